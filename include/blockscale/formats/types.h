@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+// Thin value types over the format table: one code in a storage word, exact decode, conversion
+// from float/double with the value_type_default preset (ml_dtypes behaviour where ml_dtypes has
+// the type), and arithmetic evaluated in float and rounded back (as ml_dtypes and Eigen::half do;
+// this is a convenience, not a model of any hardware).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <type_traits>
+
+#include "blockscale/formats/convert.h"
+#include "blockscale/formats/presets.h"
+
+namespace blockscale {
+
+namespace detail {
+template <int Bits>
+using storage_for = std::conditional_t<Bits <= 8, std::uint8_t,
+                                       std::conditional_t<Bits <= 16, std::uint16_t, std::uint32_t>>;
+// Cached default conversion, so constructors do not rebuild the options each time.
+std::uint32_t convert_default(Format dst, float x);
+std::uint32_t convert_default(Format dst, double x);
+}  // namespace detail
+
+template <Format F>
+class exmy {
+ public:
+  using storage_type = detail::storage_for<info(F).storage_bits>;
+  static constexpr Format format = F;
+
+  constexpr exmy() = default;
+  // From a storage word (for tf32: an fp32 bit pattern; the low 13 bits are cleared).
+  static constexpr exmy from_bits(storage_type bits) {
+    exmy r;
+    r.bits_ = static_cast<storage_type>(to_storage(F, from_storage(F, bits)));
+    return r;
+  }
+  constexpr storage_type bits() const { return bits_; }
+  constexpr std::uint32_t code() const { return from_storage(F, bits_); }
+
+  explicit exmy(float x) : bits_(static_cast<storage_type>(to_storage(F, detail::convert_default(F, x)))) {}
+  explicit exmy(double x) : bits_(static_cast<storage_type>(to_storage(F, detail::convert_default(F, x)))) {}
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  explicit exmy(I x) : exmy(static_cast<double>(x)) {}
+  // Between formats: one rounding, exact through double (every value of every format is a double).
+  template <Format G>
+  explicit exmy(exmy<G> other) : exmy(static_cast<double>(other)) {}
+
+  explicit operator float() const { return to_float(F, code()); }
+  explicit operator double() const { return to_double(F, code()); }
+
+  friend exmy operator+(exmy a, exmy b) { return exmy(float(a) + float(b)); }
+  friend exmy operator-(exmy a, exmy b) { return exmy(float(a) - float(b)); }
+  friend exmy operator*(exmy a, exmy b) { return exmy(float(a) * float(b)); }
+  friend exmy operator/(exmy a, exmy b) { return exmy(float(a) / float(b)); }
+  friend exmy operator-(exmy a) { return exmy(-float(a)); }
+  exmy& operator+=(exmy b) { return *this = *this + b; }
+  exmy& operator-=(exmy b) { return *this = *this - b; }
+  exmy& operator*=(exmy b) { return *this = *this * b; }
+  exmy& operator/=(exmy b) { return *this = *this / b; }
+  // Comparisons by value: NaN unordered, +0 == -0.
+  friend bool operator==(exmy a, exmy b) { return float(a) == float(b); }
+  friend bool operator!=(exmy a, exmy b) { return float(a) != float(b); }
+  friend bool operator<(exmy a, exmy b) { return float(a) < float(b); }
+  friend bool operator<=(exmy a, exmy b) { return float(a) <= float(b); }
+  friend bool operator>(exmy a, exmy b) { return float(a) > float(b); }
+  friend bool operator>=(exmy a, exmy b) { return float(a) >= float(b); }
+  friend std::ostream& operator<<(std::ostream& os, exmy v) { return os << float(v); }
+
+ private:
+  storage_type bits_ = 0;
+};
+
+using float4_e2m1fn = exmy<Format::float4_e2m1fn>;
+using float6_e2m3fn = exmy<Format::float6_e2m3fn>;
+using float6_e3m2fn = exmy<Format::float6_e3m2fn>;
+using float8_e4m3fn = exmy<Format::float8_e4m3fn>;
+using float8_e5m2 = exmy<Format::float8_e5m2>;
+using float8_e8m0fnu = exmy<Format::float8_e8m0fnu>;
+using float8_ue4m3 = exmy<Format::float8_ue4m3>;
+using float16 = exmy<Format::float16>;
+using bfloat16 = exmy<Format::bfloat16>;
+using tfloat32 = exmy<Format::tfloat32>;
+
+template <Format F>
+constexpr bool isnan(exmy<F> v) { return classify(F, v.code()) == ValueClass::nan; }
+template <Format F>
+constexpr bool isinf(exmy<F> v) { return classify(F, v.code()) == ValueClass::infinite; }
+template <Format F>
+constexpr bool isfinite(exmy<F> v) { return !isnan(v) && !isinf(v); }
+template <Format F>
+constexpr bool signbit(exmy<F> v) { return is_negative(F, v.code()); }
+template <Format F>
+exmy<F> abs(exmy<F> v) {
+  return exmy<F>::from_bits(static_cast<typename exmy<F>::storage_type>(to_storage(F, v.code() & ~sign_mask(F))));
+}
+
+// TF32 helpers: the tensor cores read fp32 operands as tf32 by clearing the low 13 bits
+// (numerics.md b.1: truncation, NaN payloads in the low bits become Inf).
+constexpr std::uint32_t tf32_truncate_bits(std::uint32_t fp32_bits) { return fp32_bits & 0xFFFFE000u; }
+float tf32_truncate(float x);
+// Round fp32 to tf32 with a rounding mode (PTX cvt.rna.tf32.f32 is Rounding::nearest_away).
+float tf32_round(float x, Rounding r = Rounding::nearest_even);
+
+}  // namespace blockscale
+
+namespace std {
+// numeric_limits from the table, with the C++ conventions (min_exponent is one more than the
+// exponent of the smallest normal, as for float). For formats without Inf, infinity() returns
+// their NaN (fn) or max finite (no NaN either), as ml_dtypes does.
+template <blockscale::Format F>
+class numeric_limits<blockscale::exmy<F>> {
+  using T = blockscale::exmy<F>;
+  using S = typename T::storage_type;
+  static constexpr T make(std::uint32_t code) { return T::from_bits(static_cast<S>(blockscale::to_storage(F, code))); }
+  static constexpr int p = blockscale::info(F).mantissa_bits;
+
+ public:
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = blockscale::info(F).is_signed;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = blockscale::has_inf(F);
+  static constexpr bool has_quiet_NaN = blockscale::has_nan(F);
+  static constexpr bool has_signaling_NaN = false;
+  static constexpr float_denorm_style has_denorm =
+      blockscale::info(F).has_subnormals ? denorm_present : denorm_absent;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr float_round_style round_style = round_to_nearest;
+  static constexpr bool is_iec559 = false;
+  static constexpr bool is_bounded = true;
+  static constexpr bool is_modulo = false;
+  static constexpr int digits = p + 1;
+  // floor((digits - 1) * log10(2)) and ceil(1 + digits * log10(2)), as for the IEEE types.
+  static constexpr int digits10 = (p * 30103) / 100000;
+  static constexpr int max_digits10 = 2 + ((p + 1) * 30103) / 100000;
+  static constexpr int radix = 2;
+  static constexpr int min_exponent = blockscale::emin(F) + 1;
+  static constexpr int min_exponent10 = (min_exponent - 1) * 30103 / 100000;
+  static constexpr int max_exponent = blockscale::emax(F) + 1;
+  static constexpr int max_exponent10 = (max_exponent - 1) * 30103 / 100000;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = false;
+
+  static constexpr T min() noexcept {  // smallest positive normal
+    return make(blockscale::info(F).has_subnormals ? (1u << p) : 0u);
+  }
+  static constexpr T max() noexcept { return make(blockscale::max_finite_code(F)); }
+  static constexpr T lowest() noexcept {
+    return is_signed ? make(blockscale::max_finite_code(F) | blockscale::sign_mask(F)) : make(0);
+  }
+  static constexpr T epsilon() noexcept {  // 2^-p
+    return make(static_cast<std::uint32_t>(blockscale::info(F).bias - p) << p);
+  }
+  static constexpr T round_error() noexcept {  // 0.5
+    return make(static_cast<std::uint32_t>(blockscale::info(F).bias - 1) << p);
+  }
+  static constexpr T infinity() noexcept {
+    return make(has_infinity ? blockscale::inf_code(F)
+                             : (has_quiet_NaN ? blockscale::all_ones_code(F) : blockscale::max_finite_code(F)));
+  }
+  static constexpr T quiet_NaN() noexcept {
+    return make(has_quiet_NaN ? blockscale::quiet_nan_code(F) : blockscale::max_finite_code(F));
+  }
+  static constexpr T signaling_NaN() noexcept { return quiet_NaN(); }
+  static constexpr T denorm_min() noexcept { return make(blockscale::min_positive_code(F)); }
+};
+}  // namespace std

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what blockscale needs from Debian packages (and PyPI for the Python oracles), only if
+# missing. Idempotent and silent when everything is present.
+set -euo pipefail
+
+apt_packages=(cmake ninja-build g++ ccache libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
+              python3 python3-pip clang libclang-rt-14-dev xz-utils)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python oracles for the ml_dtypes preset tests (PyPI): numpy and ml_dtypes at a pinned version.
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import ml_dtypes, numpy; assert ml_dtypes.__version__ == "0.6.0"' 2>/dev/null; then
+  echo "setup: installing numpy and ml_dtypes==0.6.0 from PyPI"
+  "$PY" -m pip install -q --disable-pip-version-check numpy "ml_dtypes==0.6.0" 2>&1 | grep -v -i "warning" || true
+fi

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "blockscale/formats/presets.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace blockscale::presets {
+
+ConvertOptions ieee(Rounding r) {
+  ConvertOptions o;
+  o.rounding = r;
+  o.overflow = Overflow::ieee;
+  o.zero = ZeroRule::min_code;
+  o.negative = NegativeRule::nan;
+  return o;
+}
+
+namespace {
+
+[[noreturn]] void reject(const std::string& what) {
+  throw std::invalid_argument(what);
+}
+
+bool is_fp8(Format f) { return f == Format::float8_e4m3fn || f == Format::float8_e5m2; }
+bool is_fp6_fp4(Format f) {
+  return f == Format::float6_e2m3fn || f == Format::float6_e3m2fn || f == Format::float4_e2m1fn;
+}
+
+}  // namespace
+
+ConvertOptions cuda(Format dst, Format src, bool from_double, std::optional<Rounding> rounding,
+                    std::optional<Overflow> overflow) {
+  const std::string pair = (from_double ? std::string("double") : to_string(src)) + " -> " + to_string(dst);
+  if (!from_double && src != Format::float32 && src != Format::float16 && src != Format::bfloat16) {
+    reject("the cuda preset has no " + pair +
+           " conversion: CUDA 13.0 converts from float, double, half and bfloat16 only");
+  }
+  ConvertOptions o;
+  if (is_fp8(dst)) {
+    const Rounding r = rounding.value_or(Rounding::nearest_even);
+    if (r != Rounding::nearest_even) {
+      reject("the cuda preset has no " + to_string(r) + " rounding for " + pair +
+             ": __nv_cvt_*_to_fp8 rounds to nearest even only");
+    }
+    const Overflow ov = overflow.value_or(Overflow::saturate);
+    if (ov != Overflow::saturate && ov != Overflow::infinity) {
+      reject("the cuda preset has no " + to_string(ov) + " overflow for " + pair +
+             ": __nv_saturation_t is __NV_SATFINITE (saturate) or __NV_NOSAT (infinity)");
+    }
+    o.rounding = r;
+    o.overflow = ov;
+    // NaN loses its sign: 0x7F. From double, e5m2 keeps the two leading payload bits with the
+    // quiet bit forced (0x7E | payload), formats.md B.2.
+    if (from_double && dst == Format::float8_e5m2) {
+      o.with_nan({0x7E, false, true});
+    } else {
+      o.with_nan({0x7F, false, false});
+    }
+    return o;
+  }
+  if (is_fp6_fp4(dst)) {
+    const Rounding r = rounding.value_or(Rounding::nearest_even);
+    if (r != Rounding::nearest_even && r != Rounding::toward_zero) {
+      reject("the cuda preset has no " + to_string(r) + " rounding for " + pair +
+             ": __nv_cvt_*_to_fp6/fp4 accept cudaRoundNearest and cudaRoundZero only (other "
+             "modes assert)");
+    }
+    const Overflow ov = overflow.value_or(Overflow::saturate);
+    if (ov != Overflow::saturate) {
+      reject("the cuda preset has no " + to_string(ov) + " overflow for " + pair +
+             ": CUDA's fp6/fp4 conversions always saturate");
+    }
+    o.rounding = r;
+    o.overflow = ov;
+    o.with_nan({max_finite_code(dst), false, false});  // NaN -> +max, sign dropped
+    return o;
+  }
+  if (dst == Format::float8_e8m0fnu) {
+    if (src == Format::float16 && !from_double) {
+      reject("the cuda preset has no " + pair + " conversion: CUDA 13.0 converts float, double and bfloat16 to e8m0");
+    }
+    const Rounding r = rounding.value_or(Rounding::upward);
+    if (r != Rounding::toward_zero && r != Rounding::upward) {
+      reject("the cuda preset has no " + to_string(r) + " rounding for " + pair +
+             ": __nv_cvt_*_to_e8m0 accepts cudaRoundZero and cudaRoundPosInf only");
+    }
+    const Overflow ov = overflow.value_or(Overflow::saturate);
+    if (ov != Overflow::saturate && ov != Overflow::infinity) {
+      reject("the cuda preset has no " + to_string(ov) + " overflow for " + pair +
+             ": __nv_saturation_t is __NV_SATFINITE (saturate) or __NV_NOSAT (infinity)");
+    }
+    o.rounding = r;
+    o.overflow = ov;
+    o.with_nan({0xFF, false, false});
+    o.zero = ZeroRule::min_code;          // +-0 -> 0x00
+    o.negative = NegativeRule::magnitude;  // the sign is ignored
+    return o;
+  }
+  if (dst == Format::float16 || dst == Format::bfloat16) {
+    const Rounding r = rounding.value_or(Rounding::nearest_even);
+    if (r == Rounding::nearest_away || r == Rounding::stochastic) {
+      reject("the cuda preset has no " + to_string(r) + " rounding for " + pair +
+             ": CUDA offers _rn, _rz, _ru and _rd");
+    }
+    if (src != Format::float32 || from_double) {
+      reject("the cuda preset covers float -> " + to_string(dst) + " only (__float2half_*, __float2bfloat16_*)");
+    }
+    const Overflow ov = overflow.value_or(Overflow::ieee);
+    if (ov != Overflow::ieee) {
+      reject("the cuda preset has no " + to_string(ov) + " overflow for " + pair +
+             ": __float2half_* and __float2bfloat16_* overflow as IEEE 754 §7.4 says");
+    }
+    o.rounding = r;
+    o.overflow = ov;
+    o.with_nan({0x7FFF, false, false});  // canonical NaN, sign dropped
+    return o;
+  }
+  reject("the cuda preset has no " + pair + " conversion: CUDA 13.0 has no host conversion to " +
+         to_string(dst));
+}
+
+ConvertOptions ml_dtypes(Format dst, Format src, bool saturate, bool truncate) {
+  ConvertOptions o;
+  o.rounding = truncate ? Rounding::toward_zero : Rounding::nearest_even;
+  // ml_dtypes overflows to NumTraits<To>::infinity() whatever the rounding (ConvertImpl step 6).
+  o.overflow = saturate ? Overflow::saturate_finite : Overflow::infinity;
+  switch (dst) {
+    case Format::float8_e4m3fn:
+      o.with_nan({0x7F, true, false});
+      return o;
+    case Format::float8_e5m2:
+      // From half, ml_dtypes keeps the payload (its half->e5m2 specialisation shifts the bits).
+      o.with_nan({0x7E, true, src == Format::float16});
+      return o;
+    case Format::float6_e2m3fn:
+    case Format::float6_e3m2fn:
+    case Format::float4_e2m1fn:
+      // quiet_NaN() is the -0 encoding, and the sign is applied by negation: +NaN -> -0, -NaN -> +0.
+      o.with_nan({sign_mask(dst), true, false});
+      return o;
+    case Format::float8_e8m0fnu:
+      o.with_nan({0xFF, false, false});
+      o.zero = saturate ? ZeroRule::min_code : ZeroRule::nan;
+      o.negative = saturate ? NegativeRule::min_code : NegativeRule::nan;
+      o.subnormal_grid_quirk = true;
+      return o;
+    default:
+      break;
+  }
+  throw std::invalid_argument("the ml_dtypes preset has no conversion to " + to_string(dst) +
+                              " (ml_dtypes has no such type)");
+}
+
+ConvertOptions value_type_default(Format dst) {
+  switch (dst) {
+    case Format::float8_e4m3fn:
+    case Format::float8_e5m2:
+    case Format::float6_e2m3fn:
+    case Format::float6_e3m2fn:
+    case Format::float4_e2m1fn:
+    case Format::float8_e8m0fnu:
+      return ml_dtypes(dst);
+    default:
+      return ieee(Rounding::nearest_even);
+  }
+}
+
+}  // namespace blockscale::presets

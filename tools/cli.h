@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `blockscale` command-line tool: a registry of subcommands, one source file each
+// (tools/cmd_<name>.cpp), and the argument parsing they share.
+//
+// Exit status: 0 success; 1 a check failed (mismatches); 2 bad usage or bad input; 3 a needed
+// device is absent (e.g. `conform` without a GPU).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace blockscale::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitMismatch = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNoDevice = 3;
+
+// Thrown for bad arguments; main prints "blockscale <cmd>: <message>" and exits with kExitUsage.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Options of the form --name value, --name=value and --flag, plus positional arguments.
+// Unknown options are an error: each command declares what it accepts.
+class Args {
+ public:
+  Args(std::vector<std::string> argv, std::vector<std::string> value_options, std::vector<std::string> flags);
+
+  bool flag(const std::string& name) const;
+  std::optional<std::string> get(const std::string& name) const;
+  std::string get_or(const std::string& name, const std::string& fallback) const;
+  // Integer options with range checks; the message names the option and the range.
+  std::int64_t get_int(const std::string& name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) const;
+  std::uint64_t get_u64(const std::string& name, std::uint64_t fallback) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> flags_set_;
+  std::vector<std::string> positional_;
+};
+
+struct Command {
+  std::string name;
+  std::string summary;  // one line for `blockscale help`
+  std::string usage;    // full help text
+  std::function<int(const std::vector<std::string>& args)> run;
+};
+
+void register_command(Command c);
+const std::map<std::string, Command>& commands();
+
+struct Registrar {
+  explicit Registrar(Command c) { register_command(std::move(c)); }
+};
+
+// Minimal JSON writer for machine-readable output beside the human tables.
+std::string json_escape(const std::string& s);
+
+}  // namespace blockscale::cli
