@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scale-factor layouts (docs/layouts.md). Every layout here is *separable*: its forward map is
+//   off(r, c) = row_term(r) + col_term(c),
+// because each one decomposes r and c into mixed-radix digits independently and gives every digit
+// its own stride. The closed forms below are those of the catalogue split into the two terms;
+// whole-tensor conversion tabulates both terms once and then moves one element per add.
+#include "blockscale/layout/scale_layout.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace blockscale {
+
+namespace {
+
+using i64 = std::int64_t;
+
+constexpr i64 cdiv(i64 a, i64 b) { return (a + b - 1) / b; }
+constexpr i64 rup(i64 a, i64 b) { return cdiv(a, b) * b; }
+
+// Extents beyond 2^40 or storage beyond 2^62 elements are refused so no index arithmetic below can
+// overflow an int64.
+constexpr i64 kMaxExtent = i64{1} << 40;
+constexpr i64 kMaxStorage = i64{1} << 62;
+
+std::string kind_name(ScaleLayoutKind k) {
+  const auto i = static_cast<std::size_t>(k);
+  if (i >= kScaleLayoutKindTable.size()) throw std::invalid_argument("scale layout: unknown ScaleLayoutKind");
+  return kScaleLayoutKindTable[i].name;
+}
+
+[[noreturn]] void fail(const ScaleLayout& l, i64 R, i64 C, const std::string& rule) {
+  throw std::invalid_argument("scale layout " + to_string(l) + " with R=" + std::to_string(R) +
+                              ", C=" + std::to_string(C) + ": " + rule);
+}
+
+// The constants of one layout at one R x C. The transposed L1 (L1a) is L1 of the C x R matrix, so
+// it is computed as that L1 with r and c exchanged (`swap`).
+struct Geometry {
+  ScaleLayout l;
+  i64 R = 0, C = 0;    // logical extents as the caller gave them
+  bool swap = false;   // tiled_128x4_transposed
+  i64 Rb = 0, Cb = 0;  // extents in the base layout's roles (= R, C unless swap)
+  i64 Rp = 0, Cp = 0;  // padded extents (base roles)
+  i64 ld = 0;          // a leading dimension / tile count where the layout has one
+  i64 size = 0;        // storage_size
+};
+
+Geometry make_geometry(const ScaleLayout& l, i64 R, i64 C) {
+  validate(l);
+  if (R < 0 || C < 0) fail(l, R, C, "extents must not be negative");
+  if (R > kMaxExtent || C > kMaxExtent) fail(l, R, C, "extents above 2^40 are not supported");
+  Geometry g;
+  g.l = l;
+  g.R = R;
+  g.C = C;
+  g.swap = l.kind == ScaleLayoutKind::tiled_128x4_transposed;
+  g.Rb = g.swap ? C : R;
+  g.Cb = g.swap ? R : C;
+  const i64 Rb = g.Rb, Cb = g.Cb;
+  switch (l.kind) {
+    case ScaleLayoutKind::linear:
+      g.Rp = Rb, g.Cp = Cb;
+      break;
+    case ScaleLayoutKind::cutile_swizzle_32_4_4:
+      // The cuda.tile sample reshapes to (M // 128, 4, 32, K_s // 4, 4) without padding.
+      if (Rb % 128 != 0) fail(l, R, C, "cuda.tile swizzle_32_4_4 does not pad: R must be a multiple of 128");
+      if (Cb % 4 != 0) fail(l, R, C, "cuda.tile swizzle_32_4_4 does not pad: C must be a multiple of 4");
+      [[fallthrough]];
+    case ScaleLayoutKind::tiled_128x4:
+    case ScaleLayoutKind::tiled_128x4_transposed:
+      g.Rp = rup(Rb, 128), g.Cp = rup(Cb, 4), g.ld = g.Cp / 4;
+      break;
+    case ScaleLayoutKind::tiled_128x4_k8:
+      g.Rp = rup(Rb, 128), g.Cp = rup(Cb, 8), g.ld = g.Cp / 4;
+      break;
+    case ScaleLayoutKind::tiled_8x4:
+      g.Rp = rup(Rb, 8), g.Cp = rup(Cb, 4), g.ld = g.Cp / 4;
+      break;
+    case ScaleLayoutKind::gluon_contiguous:
+      if (Rb % l.block_mn != 0)
+        fail(l, R, C, "relayout_scales_contiguous does not pad: R must be a multiple of BLOCK_MN = " +
+                          std::to_string(l.block_mn));
+      if (Cb % l.block_k_scales != 0)
+        fail(l, R, C, "relayout_scales_contiguous does not pad: C must be a multiple of BLOCK_K / VEC_SIZE = " +
+                          std::to_string(l.block_k_scales));
+      g.Rp = Rb, g.Cp = Cb, g.ld = Cb / l.block_k_scales;
+      break;
+    case ScaleLayoutKind::cdna4_mfma32:
+    case ScaleLayoutKind::cdna4_mfma16:
+      g.Rp = rup(Rb, 32), g.Cp = rup(Cb, 8);
+      break;
+    case ScaleLayoutKind::deepgemm_sm90_sfa:
+      g.Rp = rup(Rb, 4), g.Cp = Cb;
+      break;
+    case ScaleLayoutKind::deepgemm_sm90_sfb:
+    case ScaleLayoutKind::cutlass_blockwise:
+    case ScaleLayoutKind::cublaslt_vec128:
+      g.Rp = Rb, g.Cp = Cb;
+      break;
+    case ScaleLayoutKind::deepgemm_sm100_packed:
+      g.Rp = rup(Rb, 4), g.Cp = rup(Cb, 4);
+      break;
+    case ScaleLayoutKind::cublaslt_blk128x128:
+      g.Rp = Rb, g.Cp = rup(Cb, l.ld_align);
+      break;
+    case ScaleLayoutKind::triton_hopper:
+      g.Rp = rup(Rb, 32 * i64{l.num_warps}), g.Cp = rup(Cb, 2);
+      break;
+  }
+  if (g.Cp != 0 && g.Rp > kMaxStorage / g.Cp) fail(l, R, C, "storage above 2^62 elements is not supported");
+  // Every layout is a bijection between the padded Rp x Cp rectangle and its storage.
+  g.size = g.Rp * g.Cp;
+  return g;
+}
+
+// Contribution of the base row index rb (the M/N index, or the block index when swapped).
+i64 base_row_term(const Geometry& g, i64 r) {
+  const ScaleLayout& l = g.l;
+  switch (l.kind) {
+    case ScaleLayoutKind::linear:
+    case ScaleLayoutKind::deepgemm_sm90_sfb:
+    case ScaleLayoutKind::cutlass_blockwise:
+      if (l.kind != ScaleLayoutKind::linear && l.major == ScaleMajor::mn_major) return r;
+      return r * g.Cb;  // off = r*C + c
+    case ScaleLayoutKind::tiled_128x4:
+    case ScaleLayoutKind::tiled_128x4_k8:
+    case ScaleLayoutKind::tiled_128x4_transposed:
+    case ScaleLayoutKind::cutile_swizzle_32_4_4:
+      // L1: 512*(floor(r/128)*nk + floor(c/4)) + 16*(r mod 32) + 4*(floor(r/32) mod 4) + (c mod 4)
+      return 512 * (r / 128) * g.ld + 16 * (r % 32) + 4 * ((r / 32) % 4);
+    case ScaleLayoutKind::tiled_8x4:
+      // L2: 32*(floor(r/8)*nk + floor(c/4)) + 4*(r mod 8) + (c mod 4)
+      return 32 * (r / 8) * g.ld + 4 * (r % 8);
+    case ScaleLayoutKind::gluon_contiguous:
+      // L4: BM*SBK*(floor(r/BM)*(C/SBK) + floor(c/SBK)) + SBK*(r mod BM) + (c mod SBK)
+      return l.block_mn * l.block_k_scales * (r / l.block_mn) * g.ld + l.block_k_scales * (r % l.block_mn);
+    case ScaleLayoutKind::cdna4_mfma32:
+      // L5: 32*Cp*floor(r/32) + 256*floor(c/8) + 128*(c mod 2) + 4*(r mod 32) + floor((c mod 8)/2)
+      return 32 * g.Cp * (r / 32) + 4 * (r % 32);
+    case ScaleLayoutKind::cdna4_mfma16:
+      // L6: 32*Cp*floor(r/32) + 256*floor(c/8) + 64*(c mod 4) + 4*(r mod 16) + 2*floor((c mod 8)/4)
+      //     + floor((r mod 32)/16)
+      return 32 * g.Cp * (r / 32) + 4 * (r % 16) + (r % 32) / 16;
+    case ScaleLayoutKind::deepgemm_sm90_sfa:
+    case ScaleLayoutKind::cublaslt_vec128:
+      return r;  // L7: c*align(R,4) + r; L10 1x128: c*R + r
+    case ScaleLayoutKind::deepgemm_sm100_packed:
+      return 4 * r;  // L9: 4*(floor(c/4)*align(R,4) + r) + (c mod 4)
+    case ScaleLayoutKind::cublaslt_blk128x128:
+      return r * g.Cp;  // L10 128x128: r*ld + c
+    case ScaleLayoutKind::triton_hopper: {
+      // L12: r = mb*32nw + a*16nw + w*16 + cc*8 + q, c = 2kb + kk; stored at row mb*nw + w of
+      // width 32*Cp, column (((2kb + a)*8 + q)*2 + kk)*2 + cc = 64kb + 32a + 4q + 2kk + cc.
+      const i64 nw = l.num_warps;
+      const i64 mb = r / (32 * nw), a = (r / (16 * nw)) % 2, w = (r / 16) % nw, cc = (r / 8) % 2, q = r % 8;
+      return (mb * nw + w) * 32 * g.Cp + 32 * a + 4 * q + cc;
+    }
+  }
+  return 0;
+}
+
+// Contribution of the base column index c (the block index, or the M/N index when swapped).
+i64 base_col_term(const Geometry& g, i64 c) {
+  const ScaleLayout& l = g.l;
+  switch (l.kind) {
+    case ScaleLayoutKind::linear:
+    case ScaleLayoutKind::deepgemm_sm90_sfb:
+    case ScaleLayoutKind::cutlass_blockwise:
+      if (l.kind != ScaleLayoutKind::linear && l.major == ScaleMajor::mn_major) return c * g.Rb;
+      return c;
+    case ScaleLayoutKind::tiled_128x4:
+    case ScaleLayoutKind::tiled_128x4_k8:
+    case ScaleLayoutKind::tiled_128x4_transposed:
+    case ScaleLayoutKind::cutile_swizzle_32_4_4:
+      return 512 * (c / 4) + c % 4;
+    case ScaleLayoutKind::tiled_8x4:
+      return 32 * (c / 4) + c % 4;
+    case ScaleLayoutKind::gluon_contiguous:
+      return l.block_mn * l.block_k_scales * (c / l.block_k_scales) + c % l.block_k_scales;
+    case ScaleLayoutKind::cdna4_mfma32:
+      return 256 * (c / 8) + 128 * (c % 2) + (c % 8) / 2;
+    case ScaleLayoutKind::cdna4_mfma16:
+      return 256 * (c / 8) + 64 * (c % 4) + 2 * ((c % 8) / 4);
+    case ScaleLayoutKind::deepgemm_sm90_sfa:
+      return c * g.Rp;
+    case ScaleLayoutKind::cublaslt_vec128:
+      return c * g.Rb;
+    case ScaleLayoutKind::deepgemm_sm100_packed:
+      return 4 * (c / 4) * g.Rp + c % 4;
+    case ScaleLayoutKind::cublaslt_blk128x128:
+      return c;
+    case ScaleLayoutKind::triton_hopper:
+      return 64 * (c / 2) + 2 * (c % 2);
+  }
+  return 0;
+}
+
+// Inverse of base_row_term + base_col_term over the padded rectangle: off -> (r, c), base roles.
+std::array<i64, 2> base_decode(const Geometry& g, i64 off) {
+  const ScaleLayout& l = g.l;
+  switch (l.kind) {
+    case ScaleLayoutKind::linear:
+    case ScaleLayoutKind::deepgemm_sm90_sfb:
+    case ScaleLayoutKind::cutlass_blockwise:
+      if (l.kind != ScaleLayoutKind::linear && l.major == ScaleMajor::mn_major)
+        return {off % g.Rb, off / g.Rb};
+      return {off / g.Cb, off % g.Cb};
+    case ScaleLayoutKind::tiled_128x4:
+    case ScaleLayoutKind::tiled_128x4_k8:
+    case ScaleLayoutKind::tiled_128x4_transposed:
+    case ScaleLayoutKind::cutile_swizzle_32_4_4: {
+      // L1 inverse: t = off/512, u = off mod 512; r = 128*floor(t/nk) + 32*((u>>2)&3) + (u>>4);
+      // c = 4*(t mod nk) + (u&3).
+      const i64 t = off / 512, u = off % 512;
+      return {128 * (t / g.ld) + 32 * ((u >> 2) & 3) + (u >> 4), 4 * (t % g.ld) + (u & 3)};
+    }
+    case ScaleLayoutKind::tiled_8x4: {
+      const i64 t = off / 32, u = off % 32;
+      return {8 * (t / g.ld) + u / 4, 4 * (t % g.ld) + u % 4};
+    }
+    case ScaleLayoutKind::gluon_contiguous: {
+      const i64 tile = l.block_mn * l.block_k_scales;
+      const i64 t = off / tile, u = off % tile;
+      return {l.block_mn * (t / g.ld) + u / l.block_k_scales, l.block_k_scales * (t % g.ld) + u % l.block_k_scales};
+    }
+    case ScaleLayoutKind::cdna4_mfma32:
+    case ScaleLayoutKind::cdna4_mfma16: {
+      // 256-byte groups of 32 rows x 8 blocks, K-group fastest.
+      const i64 groups_k = g.Cp / 8;
+      const i64 grp = off / 256, u = off % 256;
+      const i64 r0 = 32 * (grp / groups_k), c0 = 8 * (grp % groups_k);
+      if (l.kind == ScaleLayoutKind::cdna4_mfma32)  // r mod 32 = (u mod 128)/4, c mod 8 = 2(u mod 4) + u/128
+        return {r0 + (u % 128) / 4, c0 + 2 * (u % 4) + u / 128};
+      // L6: c mod 4 = u/64, r mod 16 = (u mod 64)/4, (c mod 8)/4 = (u mod 4)/2, (r mod 32)/16 = u mod 2
+      return {r0 + 16 * (u % 2) + (u % 64) / 4, c0 + 4 * ((u % 4) / 2) + u / 64};
+    }
+    case ScaleLayoutKind::deepgemm_sm90_sfa:
+      return {off % g.Rp, off / g.Rp};
+    case ScaleLayoutKind::cublaslt_vec128:
+      return {off % g.Rb, off / g.Rb};
+    case ScaleLayoutKind::deepgemm_sm100_packed: {
+      const i64 w = off / 4;
+      return {w % g.Rp, 4 * (w / g.Rp) + off % 4};
+    }
+    case ScaleLayoutKind::cublaslt_blk128x128:
+      return {off / g.Cp, off % g.Cp};
+    case ScaleLayoutKind::triton_hopper: {
+      const i64 nw = l.num_warps, width = 32 * g.Cp;
+      const i64 row = off / width, col = off % width;
+      const i64 mb = row / nw, w = row % nw;
+      const i64 cc = col % 2, kk = (col / 2) % 2, q = (col / 4) % 8, a = (col / 32) % 2, kb = col / 64;
+      return {mb * 32 * nw + a * 16 * nw + 16 * w + 8 * cc + q, 2 * kb + kk};
+    }
+  }
+  return {0, 0};
+}
+
+i64 row_term(const Geometry& g, i64 r) { return g.swap ? base_col_term(g, r) : base_row_term(g, r); }
+i64 col_term(const Geometry& g, i64 c) { return g.swap ? base_row_term(g, c) : base_col_term(g, c); }
+
+// Tables of both terms for whole-tensor work.
+struct Terms {
+  std::vector<i64> rows, cols;
+};
+Terms tabulate(const Geometry& g) {
+  Terms t;
+  t.rows.resize(static_cast<std::size_t>(g.R));
+  t.cols.resize(static_cast<std::size_t>(g.C));
+  for (i64 r = 0; r < g.R; ++r) t.rows[static_cast<std::size_t>(r)] = row_term(g, r);
+  for (i64 c = 0; c < g.C; ++c) t.cols[static_cast<std::size_t>(c)] = col_term(g, c);
+  return t;
+}
+
+i64 checked_total(const Geometry& g, i64 batch, i64 per_item, const char* what) {
+  if (batch < 0) fail(g.l, g.R, g.C, std::string(what) + ": batch must not be negative");
+  if (per_item != 0 && batch > kMaxStorage / per_item)
+    fail(g.l, g.R, g.C, std::string(what) + ": batch * size above 2^62 elements is not supported");
+  return batch * per_item;
+}
+
+void check_span(const Geometry& g, const char* what, const char* name, std::size_t have, i64 need) {
+  if (static_cast<i64>(have) != need)
+    fail(g.l, g.R, g.C,
+         std::string(what) + ": " + name + " has " + std::to_string(have) + " elements, expected " +
+             std::to_string(need));
+}
+
+bool is_nan_pad(std::uint8_t pad) { return pad == 0xFF; }
+bool is_nan_pad(float pad) { return std::isnan(pad); }
+
+template <class T>
+void to_layout_impl(const ScaleLayout& layout, i64 batch, i64 R, i64 C, std::span<const T> in,
+                    std::span<T> out, T pad) {
+  const Geometry g = make_geometry(layout, R, C);
+  const i64 n_in = checked_total(g, batch, R * C, "to_layout");
+  const i64 n_out = checked_total(g, batch, g.size, "to_layout");
+  check_span(g, "to_layout", "the row-major input", in.size(), n_in);
+  check_span(g, "to_layout", "the output", out.size(), n_out);
+  if (is_nan_pad(pad))
+    fail(layout, R, C, "to_layout: the pad value is a NaN (0xFF is NaN in ue8m0 and e4m3); pad with 0");
+  const Terms t = tabulate(g);
+  const bool padded = g.size != R * C;
+  for (i64 b = 0; b < batch; ++b) {
+    T* o = out.data() + b * g.size;
+    if (padded) std::fill(o, o + g.size, pad);
+    const T* src = in.data() + b * R * C;
+    for (i64 r = 0; r < R; ++r) {
+      T* orow = o + t.rows[static_cast<std::size_t>(r)];
+      const T* srow = src + r * C;
+      for (i64 c = 0; c < C; ++c) orow[t.cols[static_cast<std::size_t>(c)]] = srow[c];
+    }
+  }
+}
+
+template <class T>
+void from_layout_impl(const ScaleLayout& layout, i64 batch, i64 R, i64 C, std::span<const T> in,
+                      std::span<T> out) {
+  const Geometry g = make_geometry(layout, R, C);
+  const i64 n_in = checked_total(g, batch, g.size, "from_layout");
+  const i64 n_out = checked_total(g, batch, R * C, "from_layout");
+  check_span(g, "from_layout", "the stored input", in.size(), n_in);
+  check_span(g, "from_layout", "the row-major output", out.size(), n_out);
+  const Terms t = tabulate(g);
+  for (i64 b = 0; b < batch; ++b) {
+    const T* src = in.data() + b * g.size;
+    T* dst = out.data() + b * R * C;
+    for (i64 r = 0; r < R; ++r) {
+      const T* srow = src + t.rows[static_cast<std::size_t>(r)];
+      T* drow = dst + r * C;
+      for (i64 c = 0; c < C; ++c) drow[c] = srow[t.cols[static_cast<std::size_t>(c)]];
+    }
+  }
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+template <class T>
+std::optional<i64> find_padding_mismatch_impl(const ScaleLayout& layout, i64 batch, i64 R, i64 C,
+                                              std::span<const T> in, T pad) {
+  const Geometry g = make_geometry(layout, R, C);
+  const i64 n_in = checked_total(g, batch, g.size, "find_padding_mismatch");
+  check_span(g, "find_padding_mismatch", "the stored input", in.size(), n_in);
+  if (g.size == R * C) return std::nullopt;
+  const Terms t = tabulate(g);
+  std::vector<std::uint8_t> holds_data(static_cast<std::size_t>(g.size), 0);
+  for (i64 r = 0; r < R; ++r)
+    for (i64 c = 0; c < C; ++c)
+      holds_data[static_cast<std::size_t>(t.rows[static_cast<std::size_t>(r)] + t.cols[static_cast<std::size_t>(c)])] = 1;
+  for (i64 b = 0; b < batch; ++b)
+    for (i64 off = 0; off < g.size; ++off)
+      if (!holds_data[static_cast<std::size_t>(off)] && !same_bits(in[static_cast<std::size_t>(b * g.size + off)], pad))
+        return b * g.size + off;
+  return std::nullopt;
+}
+
+bool has_param_block(ScaleLayoutKind k) { return k == ScaleLayoutKind::gluon_contiguous; }
+bool has_param_warps(ScaleLayoutKind k) { return k == ScaleLayoutKind::triton_hopper; }
+bool has_param_major(ScaleLayoutKind k) {
+  return k == ScaleLayoutKind::deepgemm_sm90_sfb || k == ScaleLayoutKind::cutlass_blockwise;
+}
+bool has_param_ld(ScaleLayoutKind k) { return k == ScaleLayoutKind::cublaslt_blk128x128; }
+bool has_params(ScaleLayoutKind k) {
+  return has_param_block(k) || has_param_warps(k) || has_param_major(k) || has_param_ld(k);
+}
+
+// Describes what is wrong with a layout's parameters, or returns an empty string.
+std::string layout_problem(const ScaleLayout& l) {
+  if (static_cast<std::size_t>(l.kind) >= kScaleLayoutKindTable.size()) return "unknown ScaleLayoutKind";
+  const std::string name = kind_name(l.kind);
+  const ScaleLayout defaults{};
+  if (has_param_block(l.kind)) {
+    if (l.block_mn < 1 || l.block_mn > kMaxExtent) return name + ": block_mn must be in [1, 2^40]";
+    if (l.block_k_scales < 1 || l.block_k_scales > kMaxExtent)
+      return name + ": block_k_scales (BLOCK_K / VEC_SIZE) must be in [1, 2^40]";
+  } else if (l.block_mn != defaults.block_mn || l.block_k_scales != defaults.block_k_scales) {
+    return name + " has no block_mn / block_k_scales parameters (they must stay 0)";
+  }
+  if (has_param_warps(l.kind)) {
+    // triton_kernels asserts num_warps is a power of two.
+    if (l.num_warps < 1 || l.num_warps > 64 || (l.num_warps & (l.num_warps - 1)) != 0)
+      return name + ": num_warps must be a power of two in [1, 64]";
+  } else if (l.num_warps != defaults.num_warps) {
+    return name + " has no num_warps parameter (it must stay 0)";
+  }
+  if (has_param_major(l.kind)) {
+    if (l.major != ScaleMajor::k_major && l.major != ScaleMajor::mn_major) return name + ": unknown ScaleMajor";
+  } else if (l.major != defaults.major) {
+    return name + " has no major parameter (it must stay k_major)";
+  }
+  if (has_param_ld(l.kind)) {
+    if (l.ld_align != 1 && l.ld_align != 4) return name + ": ld_align must be 1 or 4";
+  } else if (l.ld_align != defaults.ld_align) {
+    return name + " has no ld_align parameter (it must stay 1)";
+  }
+  return {};
+}
+
+bool parse_i64(std::string_view s, i64& v) {
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+// Parses `text`; on failure returns nullopt and sets `why`.
+std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
+  const std::size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  const ScaleLayoutKindInfo* ki = nullptr;
+  for (const ScaleLayoutKindInfo& k : kScaleLayoutKindTable)
+    if (name == k.name) ki = &k;
+  if (!ki) {
+    why = "unknown scale layout '" + std::string(name) + "' (known:";
+    for (const ScaleLayoutKindInfo& k : kScaleLayoutKindTable) why += std::string(" ") + k.name;
+    why += ")";
+    return std::nullopt;
+  }
+  ScaleLayout l;
+  l.kind = ki->kind;
+  bool seen_bm = false, seen_bk = false, seen_nw = false, seen_major = false, seen_ld = false;
+  if (colon != std::string_view::npos) {
+    std::string_view rest = text.substr(colon + 1);
+    if (rest.empty()) {
+      why = "empty parameter list after ':'";
+      return std::nullopt;
+    }
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (comma != std::string_view::npos && rest.empty()) {
+        why = "trailing ','";
+        return std::nullopt;
+      }
+      const std::size_t eq = item.find('=');
+      if (eq == std::string_view::npos) {
+        why = "parameter '" + std::string(item) + "' is not key=value";
+        return std::nullopt;
+      }
+      const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+      auto once = [&](bool& seen) {
+        if (seen) why = "parameter '" + std::string(key) + "' given twice";
+        seen = true;
+        return why.empty();
+      };
+      i64 v = 0;
+      if (key == "block_mn" && has_param_block(l.kind)) {
+        if (!once(seen_bm)) return std::nullopt;
+        if (!parse_i64(value, v)) why = "block_mn '" + std::string(value) + "' is not an integer";
+        l.block_mn = v;
+      } else if (key == "block_k_scales" && has_param_block(l.kind)) {
+        if (!once(seen_bk)) return std::nullopt;
+        if (!parse_i64(value, v)) why = "block_k_scales '" + std::string(value) + "' is not an integer";
+        l.block_k_scales = v;
+      } else if (key == "num_warps" && has_param_warps(l.kind)) {
+        if (!once(seen_nw)) return std::nullopt;
+        if (!parse_i64(value, v) || v < 1 || v > 64) why = "num_warps '" + std::string(value) + "' is not in [1, 64]";
+        l.num_warps = static_cast<std::int32_t>(v);
+      } else if (key == "major" && has_param_major(l.kind)) {
+        if (!once(seen_major)) return std::nullopt;
+        if (value == "k") l.major = ScaleMajor::k_major;
+        else if (value == "mn") l.major = ScaleMajor::mn_major;
+        else why = "major must be 'k' or 'mn', not '" + std::string(value) + "'";
+      } else if (key == "ld_align" && has_param_ld(l.kind)) {
+        if (!once(seen_ld)) return std::nullopt;
+        if (!parse_i64(value, v) || (v != 1 && v != 4)) why = "ld_align must be 1 or 4, not '" + std::string(value) + "'";
+        l.ld_align = static_cast<std::int32_t>(v);
+      } else {
+        why = std::string(ki->name) + " has no parameter '" + std::string(key) + "'";
+      }
+      if (!why.empty()) return std::nullopt;
+    }
+  }
+  const char* missing = nullptr;
+  if (has_param_block(l.kind) && !seen_bm) missing = "block_mn";
+  else if (has_param_block(l.kind) && !seen_bk) missing = "block_k_scales";
+  else if (has_param_warps(l.kind) && !seen_nw) missing = "num_warps";
+  else if (has_param_major(l.kind) && !seen_major) missing = "major (k or mn)";
+  else if (has_param_ld(l.kind) && !seen_ld) missing = "ld_align (1 or 4)";
+  if (missing) {
+    why = std::string(ki->name) + " needs the parameter " + missing;
+    return std::nullopt;
+  }
+  why = layout_problem(l);
+  if (!why.empty()) return std::nullopt;
+  return l;
+}
+
+}  // namespace
+
+ScaleLayout ScaleLayout::of(ScaleLayoutKind k) {
+  if (has_params(k))
+    throw std::invalid_argument("ScaleLayout::of(" + kind_name(k) +
+                                "): this kind has parameters; use its named constructor");
+  ScaleLayout l;
+  l.kind = k;
+  return l;
+}
+
+ScaleLayout ScaleLayout::gluon_contiguous(std::int64_t block_mn, std::int64_t block_k, std::int64_t vec_size) {
+  if (vec_size < 1 || block_k < 1 || block_k % vec_size != 0)
+    throw std::invalid_argument("ScaleLayout::gluon_contiguous: BLOCK_K = " + std::to_string(block_k) +
+                                " must be a positive multiple of VEC_SIZE = " + std::to_string(vec_size));
+  ScaleLayout l;
+  l.kind = ScaleLayoutKind::gluon_contiguous;
+  l.block_mn = block_mn;
+  l.block_k_scales = block_k / vec_size;
+  validate(l);
+  return l;
+}
+
+ScaleLayout ScaleLayout::triton_hopper(std::int32_t num_warps) {
+  ScaleLayout l;
+  l.kind = ScaleLayoutKind::triton_hopper;
+  l.num_warps = num_warps;
+  validate(l);
+  return l;
+}
+
+ScaleLayout ScaleLayout::deepgemm_sm90_sfb(ScaleMajor major) {
+  ScaleLayout l;
+  l.kind = ScaleLayoutKind::deepgemm_sm90_sfb;
+  l.major = major;
+  validate(l);
+  return l;
+}
+
+ScaleLayout ScaleLayout::cutlass_blockwise(ScaleMajor major) {
+  ScaleLayout l;
+  l.kind = ScaleLayoutKind::cutlass_blockwise;
+  l.major = major;
+  validate(l);
+  return l;
+}
+
+ScaleLayout ScaleLayout::cublaslt_blk128x128(std::int32_t ld_align) {
+  ScaleLayout l;
+  l.kind = ScaleLayoutKind::cublaslt_blk128x128;
+  l.ld_align = ld_align;
+  validate(l);
+  return l;
+}
+
+void validate(const ScaleLayout& layout) {
+  const std::string why = layout_problem(layout);
+  if (!why.empty()) throw std::invalid_argument("scale layout: " + why);
+}
+
+void check_shape(const ScaleLayout& layout, std::int64_t R, std::int64_t C) { (void)make_geometry(layout, R, C); }
+
+std::int64_t storage_size(const ScaleLayout& layout, std::int64_t R, std::int64_t C) {
+  return make_geometry(layout, R, C).size;
+}
+
+std::vector<std::int64_t> storage_shape(const ScaleLayout& layout, std::int64_t R, std::int64_t C) {
+  const Geometry g = make_geometry(layout, R, C);
+  const i64 Rp = g.Rp, Cp = g.Cp;
+  switch (layout.kind) {
+    case ScaleLayoutKind::linear: return {Rp, Cp};
+    case ScaleLayoutKind::tiled_128x4:
+    case ScaleLayoutKind::tiled_128x4_k8:
+    case ScaleLayoutKind::tiled_128x4_transposed: return {Rp / 128, Cp / 4, 32, 4, 4};
+    case ScaleLayoutKind::cutile_swizzle_32_4_4: return {Rp / 128, Cp / 4, 32, 16};
+    case ScaleLayoutKind::tiled_8x4: return {Rp / 8, Cp / 4, 8, 4};
+    case ScaleLayoutKind::gluon_contiguous:
+      return {Rp / layout.block_mn, Cp / layout.block_k_scales, layout.block_mn, layout.block_k_scales};
+    case ScaleLayoutKind::cdna4_mfma32:
+    case ScaleLayoutKind::cdna4_mfma16: return {Rp / 32, 32 * Cp};
+    case ScaleLayoutKind::deepgemm_sm90_sfa: return {Cp, Rp};
+    case ScaleLayoutKind::deepgemm_sm90_sfb:
+    case ScaleLayoutKind::cutlass_blockwise:
+      if (layout.major == ScaleMajor::mn_major) return {Cp, Rp};
+      return {Rp, Cp};
+    case ScaleLayoutKind::cublaslt_vec128: return {Cp, Rp};
+    case ScaleLayoutKind::cublaslt_blk128x128: return {Rp, Cp};
+    case ScaleLayoutKind::deepgemm_sm100_packed: return {Cp / 4, Rp, 4};
+    case ScaleLayoutKind::triton_hopper: return {Rp / 32, 32 * Cp};
+  }
+  return {};
+}
+
+std::int64_t offset(const ScaleLayout& layout, std::int64_t R, std::int64_t C, std::int64_t r, std::int64_t c) {
+  const Geometry g = make_geometry(layout, R, C);
+  if (r < 0 || r >= R || c < 0 || c >= C)
+    fail(layout, R, C, "offset: index (" + std::to_string(r) + ", " + std::to_string(c) + ") is outside the matrix");
+  return row_term(g, r) + col_term(g, c);
+}
+
+std::optional<std::array<std::int64_t, 2>> logical_index(const ScaleLayout& layout, std::int64_t R,
+                                                         std::int64_t C, std::int64_t off) {
+  const Geometry g = make_geometry(layout, R, C);
+  if (off < 0 || off >= g.size)
+    fail(layout, R, C,
+         "logical_index: offset " + std::to_string(off) + " is outside the storage of " + std::to_string(g.size));
+  std::array<i64, 2> rc = base_decode(g, off);
+  if (g.swap) std::swap(rc[0], rc[1]);
+  if (rc[0] >= R || rc[1] >= C) return std::nullopt;
+  return rc;
+}
+
+void to_layout(const ScaleLayout& layout, std::int64_t batch, std::int64_t R, std::int64_t C,
+               std::span<const std::uint8_t> row_major, std::span<std::uint8_t> out, std::uint8_t pad) {
+  to_layout_impl(layout, batch, R, C, row_major, out, pad);
+}
+void to_layout(const ScaleLayout& layout, std::int64_t batch, std::int64_t R, std::int64_t C,
+               std::span<const float> row_major, std::span<float> out, float pad) {
+  to_layout_impl(layout, batch, R, C, row_major, out, pad);
+}
+void from_layout(const ScaleLayout& layout, std::int64_t batch, std::int64_t R, std::int64_t C,
+                 std::span<const std::uint8_t> in, std::span<std::uint8_t> row_major) {
+  from_layout_impl(layout, batch, R, C, in, row_major);
+}
+void from_layout(const ScaleLayout& layout, std::int64_t batch, std::int64_t R, std::int64_t C,
+                 std::span<const float> in, std::span<float> row_major) {
+  from_layout_impl(layout, batch, R, C, in, row_major);
+}
+std::optional<std::int64_t> find_padding_mismatch(const ScaleLayout& layout, std::int64_t batch, std::int64_t R,
+                                                  std::int64_t C, std::span<const std::uint8_t> in,
+                                                  std::uint8_t pad) {
+  return find_padding_mismatch_impl(layout, batch, R, C, in, pad);
+}
+std::optional<std::int64_t> find_padding_mismatch(const ScaleLayout& layout, std::int64_t batch, std::int64_t R,
+                                                  std::int64_t C, std::span<const float> in, float pad) {
+  return find_padding_mismatch_impl(layout, batch, R, C, in, pad);
+}
+
+std::string to_string(ScaleLayoutKind kind) { return kind_name(kind); }
+
+std::string to_string(ScaleMajor major) { return major == ScaleMajor::mn_major ? "mn" : "k"; }
+
+std::string to_string(const ScaleLayout& l) {
+  std::string s = kind_name(l.kind);
+  if (has_param_block(l.kind))
+    s += ":block_mn=" + std::to_string(l.block_mn) + ",block_k_scales=" + std::to_string(l.block_k_scales);
+  if (has_param_warps(l.kind)) s += ":num_warps=" + std::to_string(l.num_warps);
+  if (has_param_major(l.kind)) s += ":major=" + to_string(l.major);
+  if (has_param_ld(l.kind)) s += ":ld_align=" + std::to_string(l.ld_align);
+  return s;
+}
+
+std::optional<ScaleLayout> parse_scale_layout(std::string_view text) {
+  std::string why;
+  return parse_impl(text, why);
+}
+
+ScaleLayout scale_layout_from_string(std::string_view text) {
+  std::string why;
+  auto l = parse_impl(text, why);
+  if (!l) throw std::invalid_argument("scale layout '" + std::string(text) + "': " + why);
+  return *l;
+}
+
+}  // namespace blockscale
