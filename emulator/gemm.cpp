@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "blockscale/emulator/gemm.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+
+#include "blockscale/emulator/arith.h"
+#include "engine.h"
+
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#include <omp.h>
+#endif
+
+namespace blockscale::emulator {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& m) { throw std::invalid_argument(m); }
+
+std::string dims(const CodeMatrix& m) { return std::to_string(m.rows()) + " x " + std::to_string(m.cols()); }
+
+std::string_view to_string(PromotionFma f) {
+  switch (f) {
+    case PromotionFma::scale_product: return "fma(sa*sb, p, acc)";
+    case PromotionFma::scale_b_first: return "fma(sa, sb*p, acc)";
+    case PromotionFma::mul_then_add: return "acc + (sa*sb)*p";
+  }
+  return "?";
+}
+
+std::uint32_t acc_add(Format acc, std::uint32_t x, std::uint32_t y) {
+  return acc == Format::float16 ? add_f16(static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)) : add_f32(x, y);
+}
+
+// The pairwise tree of gemm.h over partials [lo, hi).
+std::uint32_t pairwise(const std::vector<std::uint32_t>& p, std::size_t lo, std::size_t hi) {
+  if (hi - lo == 1) return p[lo];
+  const std::size_t mid = lo + (hi - lo + 1) / 2;
+  return add_f32(pairwise(p, lo, mid), pairwise(p, mid, hi));
+}
+
+}  // namespace
+
+KernelSchedule KernelSchedule::chain(const Instruction& ins, CPlacement c) {
+  KernelSchedule s;
+  s.instruction = ins;
+  s.c_placement = c;
+  s.validate();
+  return s;
+}
+
+KernelSchedule KernelSchedule::hopper_promotion(const Instruction& ins, int interval, PromotionFma fma) {
+  KernelSchedule s;
+  s.instruction = ins;
+  s.accumulation = Accumulation::promotion;
+  s.promotion_interval = interval;
+  s.promotion_fma = fma;
+  s.validate();
+  return s;
+}
+
+KernelSchedule KernelSchedule::with_split_k(int slices, SplitKReduction order) const {
+  KernelSchedule s = *this;
+  s.split_k = slices;
+  s.reduction = order;
+  s.validate();
+  return s;
+}
+
+int KernelSchedule::scale_block() const {
+  if (instruction.row != nullptr && instruction.block_scaled()) return instruction.block();
+  if (accumulation == Accumulation::promotion) return promotion_interval * instruction.k;
+  return 0;
+}
+
+void KernelSchedule::validate() const {
+  if (instruction.row == nullptr) fail("KernelSchedule: no instruction");
+  const std::string who = instruction.name();
+  if (instruction.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 GEMMs are not modelled here: use mma_f64");
+  if (accumulation == Accumulation::promotion) {
+    if (instruction.block_scaled()) fail("promotion applies fp32 scales itself: it needs a non-block-scaled instruction, got " + who);
+    if (instruction.d != Type::f32) fail("promotion accumulates in fp32: it needs an f32-output instruction, got " + who);
+    if (promotion_interval < 1) fail("promotion interval must be >= 1 instruction, got " + std::to_string(promotion_interval));
+  }
+  if (split_k < 1) fail("split_k must be >= 1, got " + std::to_string(split_k));
+  if (split_k > 1 && instruction.d != Type::f32) fail("split-K reduces in fp32: it needs an f32-output instruction, got " + who);
+}
+
+std::string KernelSchedule::name() const {
+  std::string s;
+  if (accumulation == Accumulation::chain) {
+    s = "chain";
+  } else {
+    s = "promotion(P=" + std::to_string(promotion_interval) + ", " + std::string(to_string(promotion_fma)) + ")";
+  }
+  if (c_placement == CPlacement::epilogue) s += " C in epilogue";
+  if (split_k > 1) {
+    s += " split-K " + std::to_string(split_k) + (reduction == SplitKReduction::sequential ? " sequential" : " pairwise");
+  }
+  return s + " of " + instruction.name();
+}
+
+KernelSchedule block_scaled_schedule(Arch arch, Format a, Format b, Format scale, int block) {
+  const Type ta = type_of(a), tb = type_of(b), ts = type_of(scale);
+  const bool fp4 = ta == Type::e2m1 && tb == Type::e2m1;
+  std::string id;
+  if (fp4 && ts == Type::ue4m3 && block == 16) id = "mxf4nvf4.block16.ue4m3";
+  else if (fp4 && ts == Type::ue8m0 && block == 16) id = "mxf4nvf4.block16.ue8m0";
+  else if (fp4 && ts == Type::ue8m0 && block == 32) id = "mxf4.block32.ue8m0";
+  else if (ts == Type::ue8m0 && block == 32) id = "mxf8f6f4.block32.ue8m0";
+  else {
+    fail("no block-scaled instruction takes " + std::string(to_string(ta)) + " x " + std::string(to_string(tb)) +
+         " with " + std::string(to_string(ts)) + " scales per " + std::to_string(block) +
+         " (fp8/fp6 need ue8m0 block32; e2m1 x e2m1 takes ue8m0 block16/32 or ue4m3 block16)");
+  }
+  const InstructionRow* row = nullptr;
+  if (arch == Arch::sm_100a) row = find_row("sm_100a.tcgen05." + id);
+  if (arch == Arch::sm_120a) row = find_row("sm_120a.mma." + id);
+  if (row == nullptr) fail("block-scaled MMA models exist for sm_100a and sm_120a, got " + std::string(to_string(arch)));
+  // tcgen05: the widest N (256) of M=128; mma.sync: m16n8. The shape does not change any output.
+  const ShapeRule& s = row->shapes.front();
+  return KernelSchedule::chain(make_instruction(*row, s.m, s.n_max, s.k, ta, tb));
+}
+
+std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperands& ops, const GemmOptions& options) {
+  schedule.validate();
+  const Instruction& ins = schedule.instruction;
+  const FdpaParams& p = ins.params();
+  const std::string who = schedule.name();
+  const Format acc = accumulator_format(p.rounding);
+  const Format fa = *format_of(ins.a), fb = *format_of(ins.b);
+  if (ops.a.empty() || ops.b.empty()) fail(who + ": A and B are required");
+  if (ops.a.format() != fa) fail(who + ": A holds " + to_string(ops.a.format()) + " codes, the instruction takes " + to_string(fa));
+  if (ops.b.format() != fb) fail(who + ": B holds " + to_string(ops.b.format()) + " codes, the instruction takes " + to_string(fb));
+  const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
+  if (ops.b.rows() != K) fail(who + ": A is " + dims(ops.a) + " but B is " + dims(ops.b) + " (K must match)");
+  if (!ops.c.empty()) {
+    if (ops.c.format() != acc) fail(who + ": C holds " + to_string(ops.c.format()) + " codes, the accumulator is " + to_string(acc));
+    if (ops.c.rows() != M || ops.c.cols() != N) fail(who + ": C must be " + std::to_string(M) + " x " + std::to_string(N) + ", got " + dims(ops.c));
+  }
+  const std::size_t kstep = static_cast<std::size_t>(ins.k);
+  const std::size_t steps = (K + kstep - 1) / kstep;
+  const std::size_t padded = steps * kstep;
+  const int sblock = schedule.scale_block();
+  const std::size_t blocks = sblock > 0 ? (K + static_cast<std::size_t>(sblock) - 1) / static_cast<std::size_t>(sblock) : 0;
+  if (sblock > 0) {
+    const Format fs = ins.block_scaled() ? *format_of(ins.scale_type()) : Format::float32;
+    const std::string what = ins.block_scaled() ? std::string(to_string(ins.scale_type())) + " block" + std::to_string(sblock)
+                                                : "fp32 promotion block" + std::to_string(sblock);
+    for (const auto& [m, name, rows, cols] : {std::tuple{&ops.scale_a, "SFA", M, blocks}, std::tuple{&ops.scale_b, "SFB", blocks, N}}) {
+      if (m->empty()) fail(who + ": " + name + " (" + what + " scales) is required");
+      if (m->format() != fs) fail(who + ": " + name + " holds " + to_string(m->format()) + " codes, expected " + to_string(fs));
+      if (m->rows() != rows || m->cols() != cols) {
+        fail(who + ": " + name + " must be " + std::to_string(rows) + " x " + std::to_string(cols) + " (" + what + "), got " + dims(*m));
+      }
+    }
+  } else if (!ops.scale_a.empty() || !ops.scale_b.empty()) {
+    fail(who + ": the instruction takes no block scales");
+  }
+  ops.a.check_codes("A");
+  ops.b.check_codes("B");
+  ops.c.check_codes("C");
+  ops.scale_a.check_codes("SFA");
+  ops.scale_b.check_codes("SFB");
+
+  // Decode once into K-contiguous panels (A by rows, B by columns).
+  const bool b9 = p.algorithm == Algorithm::fp8_via_f16;
+  detail::Panel pa, pb;
+  pa.decode(ops.a, true, padded, detail::decomposition_format(p.algorithm, fa), b9);
+  pb.decode(ops.b, false, padded, detail::decomposition_format(p.algorithm, fb), b9);
+  detail::ScalePanel spa, spb;
+  if (ins.block_scaled()) {
+    const std::size_t padded_blocks = padded / static_cast<std::size_t>(sblock);
+    spa.decode(ops.scale_a, true, padded_blocks, sblock);
+    spb.decode(ops.scale_b, false, padded_blocks, sblock);
+  }
+  const bool promotion = schedule.accumulation == Accumulation::promotion;
+  const std::size_t unit = promotion ? static_cast<std::size_t>(schedule.promotion_interval) : 1;  // instructions
+  const std::size_t units = (steps + unit - 1) / unit;
+  const std::size_t slices = static_cast<std::size_t>(schedule.split_k);
+  const std::size_t per_slice = (units + slices - 1) / slices;
+
+  std::vector<std::uint32_t> d(M * N);
+  // One output: the K loop of the kernel for element (i, j), in the kernel's order.
+  const auto output = [&](std::size_t i, std::size_t j) -> std::uint32_t {
+    const detail::ElementVec va = pa.vec(i), vb = pb.vec(j);
+    detail::ScaleVec sa, sb;
+    if (ins.block_scaled()) {
+      sa = spa.vec(i);
+      sb = spb.vec(j);
+    }
+    const detail::ScaleVec* psa = ins.block_scaled() ? &sa : nullptr;
+    const detail::ScaleVec* psb = ins.block_scaled() ? &sb : nullptr;
+    const std::uint32_t c = ops.c.empty() ? 0u : ops.c.word(i, j);
+    // Units [u0, u1) accumulated onto `init`.
+    const auto accumulate = [&](std::size_t u0, std::size_t u1, std::uint32_t init) {
+      std::uint32_t r = init;
+      for (std::size_t u = u0; u < u1; ++u) {
+        const std::size_t s0 = u * unit, s1 = std::min(steps, s0 + unit);
+        if (!promotion) {
+          r = detail::run_instruction(p, acc, va, vb, s0 * kstep, kstep, psa, psb, r);
+          continue;
+        }
+        // A fresh accumulator for P instructions (scale-d = 0 first), then the FFMA promotion.
+        std::uint32_t part = 0;
+        for (std::size_t s = s0; s < s1; ++s) part = detail::run_instruction(p, acc, va, vb, s * kstep, kstep, nullptr, nullptr, part);
+        const std::uint32_t a_scale = ops.scale_a.word(i, u), b_scale = ops.scale_b.word(u, j);
+        switch (schedule.promotion_fma) {
+          case PromotionFma::scale_product: r = fma_f32(mul_f32(a_scale, b_scale), part, r); break;
+          case PromotionFma::scale_b_first: r = fma_f32(a_scale, mul_f32(b_scale, part), r); break;
+          case PromotionFma::mul_then_add: r = add_f32(r, mul_f32(mul_f32(a_scale, b_scale), part)); break;
+        }
+      }
+      return r;
+    };
+    if (slices == 1) {
+      if (schedule.c_placement == CPlacement::accumulator) return accumulate(0, units, c);
+      return acc_add(acc, accumulate(0, units, 0u), c);
+    }
+    std::vector<std::uint32_t> partial;
+    for (std::size_t s = 0; s < slices; ++s) {
+      const std::size_t u0 = std::min(units, s * per_slice), u1 = std::min(units, u0 + per_slice);
+      partial.push_back(accumulate(u0, u1, 0u));
+    }
+    if (schedule.reduction == SplitKReduction::pairwise) return add_f32(c, pairwise(partial, 0, partial.size()));
+    std::uint32_t r = c;
+    for (std::uint32_t x : partial) r = add_f32(r, x);
+    return r;
+  };
+
+  // Tiles of 16 x 16 outputs; every output is independent, so any thread count gives the same bits.
+  constexpr std::size_t kTile = 16;
+  const std::size_t tiles_m = (M + kTile - 1) / kTile, tiles_n = (N + kTile - 1) / kTile;
+  const long long tiles = static_cast<long long>(tiles_m * tiles_n);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#else
+  (void)options;
+#endif
+  for (long long t = 0; t < tiles; ++t) {
+    const std::size_t ti = static_cast<std::size_t>(t) / tiles_n, tj = static_cast<std::size_t>(t) % tiles_n;
+    for (std::size_t i = ti * kTile; i < std::min(M, (ti + 1) * kTile); ++i) {
+      for (std::size_t j = tj * kTile; j < std::min(N, (tj + 1) * kTile); ++j) d[i * N + j] = output(i, j);
+    }
+  }
+  return d;
+}
+
+}  // namespace blockscale::emulator

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "blockscale/emulator/mma.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "blockscale/emulator/gemm.h"
+#include "engine.h"
+
+namespace blockscale::emulator {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& m) { throw std::invalid_argument(m); }
+
+std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m; }
+
+std::string format_name(Format f) { return blockscale::to_string(f); }
+
+}  // namespace
+
+std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops) {
+  validate(p);
+  if (p.algorithm == Algorithm::fma_chain) fail("fdpa: the f64 fma chain takes doubles: use dot_f64");
+  const Format acc = accumulator_format(p.rounding);
+  const std::size_t K = ops.a.size();
+  if (ops.b.size() != K) {
+    fail("fdpa: a has " + std::to_string(K) + " codes but b has " + std::to_string(ops.b.size()));
+  }
+  const bool scaled = p.algorithm == Algorithm::st_fdpa || p.algorithm == Algorithm::gst_fdpa;
+  const auto is_fp8 = [](Format f) { return f == Format::float8_e4m3fn || f == Format::float8_e5m2; };
+  for (Format f : {ops.a_format, ops.b_format}) {
+    if (!info(f).is_signed || f == Format::float32) {
+      fail("fdpa: operand format " + format_name(f) + " is not a tensor-core operand type");
+    }
+    if (p.algorithm == Algorithm::fp8_via_f16 && !is_fp8(f)) {
+      fail("fdpa: fp8_via_f16 (numerics.md b.9) takes e4m3/e5m2 operands, got " + format_name(f));
+    }
+    if (p.algorithm == Algorithm::gst_fdpa && f != Format::float4_e2m1fn) {
+      fail("fdpa: GST-FDPA (numerics.md b.5) takes e2m1 operands, got " + format_name(f));
+    }
+  }
+  std::size_t padded = K;
+  if (p.algorithm == Algorithm::fp8_via_f16) padded = round_up(K, 32);
+  if (p.algorithm == Algorithm::gst_fdpa) padded = round_up(K, static_cast<std::size_t>(p.group));
+  std::size_t blocks = 0;
+  if (scaled) {
+    if (p.algorithm == Algorithm::st_fdpa && ops.scale_format != Format::float8_e8m0fnu) {
+      fail("fdpa: ST-FDPA (numerics.md b.4) takes ue8m0 scales, got " + format_name(ops.scale_format));
+    }
+    if (ops.scale_format != Format::float8_e8m0fnu && ops.scale_format != Format::float8_ue4m3) {
+      fail("fdpa: block scales are ue8m0 or ue4m3, got " + format_name(ops.scale_format));
+    }
+    if (ops.block < 1) fail("fdpa: " + std::string(to_string(p.algorithm)) + " needs a scale block size >= 1");
+    if (p.algorithm == Algorithm::gst_fdpa && ops.block % p.group != 0) {
+      fail("fdpa: GST groups of " + std::to_string(p.group) + " must tile the scale block of " +
+           std::to_string(ops.block));
+    }
+    blocks = (K + static_cast<std::size_t>(ops.block) - 1) / static_cast<std::size_t>(ops.block);
+    if (ops.scale_a.size() != blocks || ops.scale_b.size() != blocks) {
+      fail("fdpa: K=" + std::to_string(K) + " with block " + std::to_string(ops.block) + " needs " +
+           std::to_string(blocks) + " scales per operand, got " + std::to_string(ops.scale_a.size()) + " and " +
+           std::to_string(ops.scale_b.size()));
+    }
+  } else if (!ops.scale_a.empty() || !ops.scale_b.empty()) {
+    fail("fdpa: " + std::string(to_string(p.algorithm)) + " takes no block scales");
+  }
+  if ((ops.c & ~(acc == Format::float16 ? 0xFFFFu : 0xFFFFFFFFu)) != 0) {
+    fail("fdpa: c = " + std::to_string(ops.c) + " is not an f16 code");
+  }
+
+  const CodeMatrix am(ops.a_format, 1, K, ops.a), bm(ops.b_format, 1, K, ops.b);
+  am.check_codes("a");
+  bm.check_codes("b");
+  const bool b9 = p.algorithm == Algorithm::fp8_via_f16;
+  detail::Panel pa, pb;
+  pa.decode(am, true, padded, detail::decomposition_format(p.algorithm, ops.a_format), b9);
+  pb.decode(bm, true, padded, detail::decomposition_format(p.algorithm, ops.b_format), b9);
+  detail::ScalePanel sa, sb;
+  detail::ScaleVec va, vb;
+  if (scaled) {
+    const CodeMatrix sam(ops.scale_format, 1, blocks, ops.scale_a), sbm(ops.scale_format, 1, blocks, ops.scale_b);
+    sam.check_codes("scale_a");
+    sbm.check_codes("scale_b");
+    const std::size_t padded_blocks = (padded + static_cast<std::size_t>(ops.block) - 1) / static_cast<std::size_t>(ops.block);
+    sa.decode(sam, true, padded_blocks, ops.block);
+    sb.decode(sbm, true, padded_blocks, ops.block);
+    va = sa.vec(0);
+    vb = sb.vec(0);
+  }
+  return detail::run_instruction(p, acc, pa.vec(0), pb.vec(0), 0, padded, scaled ? &va : nullptr,
+                                 scaled ? &vb : nullptr, ops.c);
+}
+
+std::uint32_t dot(const Instruction& ins, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                  std::uint32_t c, std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b) {
+  const std::string who = ins.name();
+  if (ins.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 operands: use dot_f64");
+  if (a.size() != static_cast<std::size_t>(ins.k) || b.size() != static_cast<std::size_t>(ins.k)) {
+    fail(who + ": a dot product needs K=" + std::to_string(ins.k) + " codes per operand, got " +
+         std::to_string(a.size()) + " and " + std::to_string(b.size()));
+  }
+  if (ins.block_scaled() && (scale_a.empty() || scale_b.empty())) {
+    fail(who + ": block-scaled instruction without scales (K/block = " + std::to_string(ins.k / ins.block()) +
+         " per operand)");
+  }
+  DotOperands ops;
+  ops.a_format = *format_of(ins.a);
+  ops.b_format = *format_of(ins.b);
+  ops.a = a;
+  ops.b = b;
+  ops.c = c;
+  if (ins.block_scaled()) {
+    ops.scale_format = *format_of(ins.scale_type());
+    ops.block = ins.block();
+    ops.scale_a = scale_a;
+    ops.scale_b = scale_b;
+  } else if (!scale_a.empty() || !scale_b.empty()) {
+    fail(who + ": takes no block scales");
+  }
+  return fdpa(ins.params(), ops);
+}
+
+std::vector<std::uint32_t> mma(const Instruction& ins, const CodeMatrix& a, const CodeMatrix& b, const CodeMatrix& c,
+                               const CodeMatrix& scale_a, const CodeMatrix& scale_b) {
+  const std::string who = ins.name();
+  if (ins.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 operands: use mma_f64");
+  const auto check = [&](const CodeMatrix& m, const char* what, std::size_t rows, std::size_t cols) {
+    if (m.rows() != rows || m.cols() != cols) {
+      fail(who + ": " + what + " must be " + std::to_string(rows) + " x " + std::to_string(cols) + ", got " +
+           std::to_string(m.rows()) + " x " + std::to_string(m.cols()));
+    }
+  };
+  const std::size_t M = static_cast<std::size_t>(ins.m), N = static_cast<std::size_t>(ins.n),
+                    K = static_cast<std::size_t>(ins.k);
+  if (a.empty() || b.empty()) fail(who + ": A and B are required");
+  check(a, "A", M, K);
+  check(b, "B", K, N);
+  if (!c.empty()) check(c, "C", M, N);
+  if (ins.block_scaled()) {
+    if (scale_a.empty() || scale_b.empty()) fail(who + ": block-scaled instruction needs SFA and SFB");
+    const std::size_t blocks = K / static_cast<std::size_t>(ins.block());
+    check(scale_a, "SFA", M, blocks);
+    check(scale_b, "SFB", blocks, N);
+  }
+  // One instruction is a GEMM of one K step: the GEMM model checks formats and codes and computes.
+  return gemm(KernelSchedule::chain(ins), GemmOperands{a, b, scale_a, scale_b, c});
+}
+
+double dot_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b, double c) {
+  if (ins.params().algorithm != Algorithm::fma_chain) fail(ins.name() + ": not an f64 instruction: use dot");
+  if (a.size() != static_cast<std::size_t>(ins.k) || b.size() != static_cast<std::size_t>(ins.k)) {
+    fail(ins.name() + ": a dot product needs K=" + std::to_string(ins.k) + " values per operand");
+  }
+  // DMMA: one IEEE fma per k, in k order (numerics.md (a), MMA-Sim Phi_FMA).
+  double d = c;
+  for (std::size_t k = 0; k < a.size(); ++k) d = std::fma(a[k], b[k], d);
+  return d;
+}
+
+std::vector<double> mma_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b,
+                            std::span<const double> c) {
+  const std::size_t M = static_cast<std::size_t>(ins.m), N = static_cast<std::size_t>(ins.n),
+                    K = static_cast<std::size_t>(ins.k);
+  if (a.size() != M * K || b.size() != K * N || c.size() != M * N) {
+    fail(ins.name() + ": A, B, C must hold M*K, K*N, M*N = " + std::to_string(M * K) + ", " + std::to_string(K * N) +
+         ", " + std::to_string(M * N) + " values");
+  }
+  std::vector<double> d(M * N), arow(K), bcol(K);
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t j = 0; j < N; ++j) {
+      for (std::size_t k = 0; k < K; ++k) {
+        arow[k] = a[i * K + k];
+        bcol[k] = b[k * N + j];
+      }
+      d[i * N + j] = dot_f64(ins, arow, bcol, c[i * N + j]);
+    }
+  }
+  return d;
+}
+
+}  // namespace blockscale::emulator

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA-core operations that kernels apply around tensor-core instructions, on bit patterns,
+// in integer arithmetic (so the host's FPU modes, FTZ/DAZ or -ffast-math cannot change them):
+// IEEE 754 round-to-nearest-even with subnormals kept, as FADD/FMUL/FFMA (no .ftz) and HADD do,
+// and NVIDIA's canonical NaN (0x7FFFFFFF, 0x7FFF) for every NaN result.
+#pragma once
+
+#include <cstdint>
+
+namespace blockscale::emulator {
+
+std::uint32_t add_f32(std::uint32_t x, std::uint32_t y);                   // FADD.RN
+std::uint32_t mul_f32(std::uint32_t x, std::uint32_t y);                   // FMUL.RN
+std::uint32_t fma_f32(std::uint32_t x, std::uint32_t y, std::uint32_t z);  // FFMA.RN: x*y + z, one rounding
+std::uint16_t add_f16(std::uint16_t x, std::uint16_t y);                   // HADD.RN
+
+}  // namespace blockscale::emulator

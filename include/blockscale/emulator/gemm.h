@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// GEMM-level kernel models: a whole D = A·B (+ C) of any K computed as the chain of instructions a
+// GPU kernel issues along K, with the accumulation schedule of that kernel:
+//   * chain:      one instruction per K step, D of one step is C of the next (a tcgen05 block-scaled
+//                 GEMM: the f32 accumulator lives in TMEM; a wgmma GEMM without promotion);
+//   * promotion:  Hopper fine-grained scaling (DeepGEMM, DeepSeek-V3 §3.3.2): every P instructions
+//                 start from a fresh accumulator, and the partial sum is added into an fp32
+//                 accumulator by an FFMA that also applies the fp32 block scales (gpu.md 3.3);
+//   * split-K:    K cut into contiguous slices, each slice accumulated from zero by the inner
+//                 schedule, then the slices reduced in a stated order with fp32 RNE adds.
+// Every output element is computed independently and in a fixed order, so the bits do not depend
+// on the thread count; OpenMP (BLOCKSCALE_ENABLE_OPENMP) parallelises over output tiles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "blockscale/emulator/code_matrix.h"
+#include "blockscale/emulator/instruction.h"
+
+namespace blockscale::emulator {
+
+enum class Accumulation : std::uint8_t { chain, promotion };
+
+// How the promotion FFMA applies the two fp32 block scales sa (A row, K block) and sb (B column,
+// K block) to the partial sum p of one promotion interval; every operation rounds to nearest even
+// as CUDA's FMUL/FFMA/FADD do (NaN results canonical).
+enum class PromotionFma : std::uint8_t {
+  scale_product,  // acc = fma(sa*sb, p, acc): DeepGEMM sm90 "final += (sa * sb) * accum" (gpu.md 3.3)
+  scale_b_first,  // acc = fma(sa, sb*p, acc)
+  mul_then_add,   // acc = acc + (sa*sb)*p, no contraction: FMUL, FMUL, FADD
+};
+
+// Where C enters: as the first instruction's accumulator (enable_input_d / scale-d = 1), or added
+// after the K loop with one fp32 (f16: half) RNE add, the first instruction then starting from a
+// zero accumulator (enable_input_d = 0, modelled as a +0 addend, i.e. a zero term, numerics.md e.7).
+enum class CPlacement : std::uint8_t { accumulator, epilogue };
+
+// Split-K reduction order of the S slice results P_0..P_{S-1} (each an fp32 sum from zero):
+//   sequential: D = (((C + P_0) + P_1) + ...) + P_{S-1};
+//   pairwise:   D = C + T(P_0..P_{S-1}) with T the balanced tree of adjacent pairs,
+//               T(x) = x, T(x_0..x_{n-1}) = T(first ceil(n/2)) + T(rest).
+enum class SplitKReduction : std::uint8_t { sequential, pairwise };
+
+struct KernelSchedule {
+  Instruction instruction;
+  Accumulation accumulation = Accumulation::chain;
+  int promotion_interval = 4;  // P: instructions per promotion (DeepGEMM: 4 x k32 = 128)
+  PromotionFma promotion_fma = PromotionFma::scale_product;
+  CPlacement c_placement = CPlacement::accumulator;
+  int split_k = 1;
+  SplitKReduction reduction = SplitKReduction::sequential;
+
+  static KernelSchedule chain(const Instruction& ins, CPlacement c = CPlacement::accumulator);
+  static KernelSchedule hopper_promotion(const Instruction& ins, int interval = 4,
+                                         PromotionFma fma = PromotionFma::scale_product);
+  KernelSchedule with_split_k(int slices, SplitKReduction order = SplitKReduction::sequential) const;
+
+  // Elements of K per scale block: the instruction's block for block-scaled instructions, P * K for
+  // promotion, 0 (no scales) otherwise.
+  int scale_block() const;
+  // Throws std::invalid_argument naming the rule broken (promotion needs a non-block-scaled
+  // instruction with f32 output, P >= 1, split_k >= 1, ...).
+  void validate() const;
+  std::string name() const;  // "chain(sm_100a tcgen05.mma... )", "promotion(P=4, scale_product, ...)"
+};
+
+// The default Blackwell block-scaled GEMM for mma_scaled operands on `arch` (sm_100a: tcgen05, M=128,
+// N=256; sm_120a: mma.sync m16n8): kind::mxf8f6f4 for fp8/fp6 (and fp4 mixed with them) with ue8m0
+// block32; kind::mxf4nvf4 for e2m1 x e2m1 (ue8m0 block32 or block16, ue4m3 block16). Throws for a
+// combination no instruction takes.
+KernelSchedule block_scaled_schedule(Arch arch, Format a, Format b, Format scale, int block);
+
+struct GemmOperands {
+  CodeMatrix a;        // M x K codes
+  CodeMatrix b;        // K x N codes
+  CodeMatrix scale_a;  // M x ceil(K / scale_block): ue8m0/ue4m3 codes, or fp32 bits for promotion
+  CodeMatrix scale_b;  // ceil(K / scale_block) x N
+  CodeMatrix c;        // M x N accumulator codes (f32 bits / f16 codes); empty means +0
+};
+
+struct GemmOptions {
+  int threads = 0;  // 0: the OpenMP default; results are identical for every value
+};
+
+// D (M x N, row-major accumulator codes). K need not be a multiple of the instruction's K: the
+// operands are padded with zero codes, as a TMA load fills out-of-bounds elements (a zero product
+// takes e_zero and cannot change e_max when C != 0; with C = 0 a zero term is present anyway).
+std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperands& operands,
+                                const GemmOptions& options = {});
+
+}  // namespace blockscale::emulator

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bit-exact models of one dot product and of one whole instruction.
+//
+// Results are accumulator codes: fp32 bit patterns for f32 outputs (rz_fp32, rz_e8m13), fp16 codes
+// for f16 outputs; NaN results are canonical (0x7FFFFFFF, 0x7FFF; numerics.md b.7). Operands are
+// codes of their format (tf32: fp32 bit patterns, truncated by clearing the low 13 bits, b.1).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "blockscale/emulator/code_matrix.h"
+#include "blockscale/emulator/instruction.h"
+#include "blockscale/emulator/params.h"
+
+namespace blockscale::emulator {
+
+// ---- Engine level: any parameters, any K (chained in steps of L; b.9 in steps of 32).
+
+struct DotOperands {
+  Format a_format = Format::float8_e4m3fn, b_format = Format::float8_e4m3fn;
+  std::span<const std::uint32_t> a, b;  // K codes each
+  // Block scales (st_fdpa: ue8m0; gst_fdpa: ue8m0 or ue4m3): ceil(K / block) codes each.
+  Format scale_format = Format::float8_e8m0fnu;
+  int block = 0;
+  std::span<const std::uint32_t> scale_a, scale_b;
+  std::uint32_t c = 0;  // accumulator code (fp32 bits or fp16 code, per accumulator_format)
+};
+
+// d = the algorithm of `p` applied to one dot product. Throws std::invalid_argument for invalid
+// parameters, mismatched lengths, scales missing or present against the algorithm, or bad codes.
+std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops);
+
+// ---- Instruction level: the instruction's own K.
+
+// One output element of `ins`: a and b hold K codes, scales K / block codes.
+std::uint32_t dot(const Instruction& ins, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
+                  std::uint32_t c, std::span<const std::uint32_t> scale_a = {},
+                  std::span<const std::uint32_t> scale_b = {});
+
+// D (M x N, row-major accumulator codes) = the instruction applied to A (M x K), B (K x N), C (M x N,
+// or empty for +0) and, for block-scaled instructions, SFA (M x K/block) and SFB (K/block x N).
+// Every size, format and code is checked; a violation throws std::invalid_argument naming it.
+std::vector<std::uint32_t> mma(const Instruction& ins, const CodeMatrix& a, const CodeMatrix& b,
+                               const CodeMatrix& c, const CodeMatrix& scale_a = {},
+                               const CodeMatrix& scale_b = {});
+
+// f64 DMMA rows (Algorithm::fma_chain): d = fma(a[K-1], b[K-1], ... fma(a[0], b[0], c)), each fma
+// rounded to nearest even. A is M x K, B is K x N, C is M x N, all row-major doubles.
+double dot_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b, double c);
+std::vector<double> mma_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b,
+                            std::span<const double> c);
+
+}  // namespace blockscale::emulator
