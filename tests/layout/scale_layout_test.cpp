@@ -191,8 +191,12 @@ TEST_P(ScaleLayoutOracle, ClosedFormsMatchReshapePermuteDefinition) {
       if (e >= 0) pos[static_cast<std::size_t>(e)] = off;
     }
     EXPECT_EQ(inverse_bad, 0) << "first wrong inverse at offset " << first_bad;
+    const ScaleOffsets table(l, R, C);  // the separable form the bulk paths use
+    EXPECT_EQ(table.storage_size(), S);
+    EXPECT_EQ(table.padded(), S > R * C);
     for (i64 e = 0; e < R * C; ++e) {
-      if (offset(l, R, C, e / C, e % C) != pos[static_cast<std::size_t>(e)] && forward_bad++ == 0)
+      const i64 want = pos[static_cast<std::size_t>(e)];
+      if ((offset(l, R, C, e / C, e % C) != want || table(e / C, e % C) != want) && forward_bad++ == 0)
         first_bad = e;
     }
     EXPECT_EQ(forward_bad, 0) << "first wrong forward offset at logical index " << first_bad;

@@ -158,8 +158,8 @@ void check_shape(const ScaleLayout& layout, std::int64_t R, std::int64_t C);
 // Elements of storage per batch item, padding included.
 std::int64_t storage_size(const ScaleLayout& layout, std::int64_t R, std::int64_t C);
 
-// The row-major shape the defining upstream code gives the stored tensor (its product is
-// storage_size), e.g. tiled_128x4: {Rp/128, Cp/4, 32, 4, 4}; cutile_swizzle_32_4_4:
+// The row-major shape of the stored tensor as the layout's definition decomposes it (its product
+// is storage_size), e.g. tiled_128x4: {Rp/128, Cp/4, 32, 4, 4}; cutile_swizzle_32_4_4:
 // {R/128, C/4, 32, 16}; cdna4_*: {Rp/32, 32*Cp}; deepgemm_sm90_sfa: {C, align(R,4)};
 // deepgemm_sm100_packed (bytes): {ceil(C/4), align(R,4), 4}.
 std::vector<std::int64_t> storage_shape(const ScaleLayout& layout, std::int64_t R, std::int64_t C);
@@ -172,6 +172,30 @@ std::int64_t offset(const ScaleLayout& layout, std::int64_t R, std::int64_t C, s
 // outside [0, storage_size).
 std::optional<std::array<std::int64_t, 2>> logical_index(const ScaleLayout& layout, std::int64_t R,
                                                          std::int64_t C, std::int64_t off);
+
+// Every layout here is separable: offset(r, c) = row_part(r) + col_part(c), because each one splits
+// r and c into mixed-radix digits independently and gives each digit its own stride. ScaleOffsets
+// validates once and tabulates both parts, so loops that write scales straight into a layout (a
+// quantizer, a GPU-image builder) pay one add per element. Element access is unchecked.
+class ScaleOffsets {
+ public:
+  ScaleOffsets(const ScaleLayout& layout, std::int64_t R, std::int64_t C);
+
+  std::int64_t rows() const { return static_cast<std::int64_t>(row_.size()); }
+  std::int64_t cols() const { return static_cast<std::int64_t>(col_.size()); }
+  std::int64_t storage_size() const { return size_; }
+  // True when the storage holds padding (storage_size > R*C).
+  bool padded() const { return size_ != rows() * cols(); }
+  std::int64_t row_part(std::int64_t r) const { return row_[static_cast<std::size_t>(r)]; }
+  std::int64_t col_part(std::int64_t c) const { return col_[static_cast<std::size_t>(c)]; }
+  std::int64_t operator()(std::int64_t r, std::int64_t c) const { return row_part(r) + col_part(c); }
+  std::span<const std::int64_t> row_parts() const { return row_; }
+  std::span<const std::int64_t> col_parts() const { return col_; }
+
+ private:
+  std::vector<std::int64_t> row_, col_;
+  std::int64_t size_ = 0;
+};
 
 // Whole tensors: `row_major` holds batch matrices of R x C (batch stride R*C), `out` batch
 // storage images (stride storage_size). Padding gets `pad`. One overload per storage type: bytes
