@@ -7,6 +7,7 @@
 #include <string>
 
 #include "blockscale/formats/detail/round.h"
+#include "bulk_kernels.h"
 
 namespace blockscale {
 
@@ -19,8 +20,11 @@ namespace {
 #endif
 
 template <Rounding R, class Out>
-inline void f32_loop(const detail::Target& t, const float* in, Out* out, std::size_t n,
-                     const std::uint32_t* rbits) {
+inline void f32_loop(const detail::Target& target, const float* __restrict in, Out* __restrict out,
+                     std::size_t n, const std::uint32_t* __restrict rbits) {
+  // A local copy: stores through a uint8_t* may alias anything, and would otherwise force the
+  // target's fields to be reloaded after every element, which stops vectorisation.
+  const detail::Target t = target;
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t r = (R == Rounding::stochastic) ? rbits[i] : 0u;
     out[i] = static_cast<Out>(detail::convert_f32_bits<R>(t, std::bit_cast<std::uint32_t>(in[i]), r));
@@ -66,12 +70,19 @@ void check_storage(Format f) {
 }
 
 template <class Out>
-void convert_f32(std::span<const float> in, Format dst, std::span<Out> out, const ConvertOptions& o,
-                 std::span<const std::uint32_t> rbits) {
+void convert_f32_impl(detail::BulkPath path, std::span<const float> in, Format dst, std::span<Out> out,
+                      const ConvertOptions& o, std::span<const std::uint32_t> rbits) {
   check_storage<Out>(dst);
   const detail::Target t = detail::make_target(dst, o);
   check_sizes(in.size(), out.size(), rbits.size(), t);
-  f32_to_codes<Out>(t, in.data(), out.data(), in.size(), rbits.data());
+  bool done = false;
+  if (path == detail::BulkPath::avx512 && !detail::avx512_available()) {
+    throw std::runtime_error("the AVX-512 conversion path was requested but this CPU has no AVX-512");
+  }
+  if (path != detail::BulkPath::portable && detail::avx512_available()) {
+    done = detail::f32_to_codes_avx512(t, in.data(), out.data(), in.size());
+  }
+  if (!done) f32_to_codes<Out>(t, in.data(), out.data(), in.size(), rbits.data());
   if (info(dst).code_shift) {
     for (Out& w : out) w = static_cast<Out>(to_storage(dst, w));
   }
@@ -93,16 +104,31 @@ void convert_generic(std::span<const In> in, std::span<std::uint8_t> out, const 
 
 void convert(std::span<const float> in, Format dst, std::span<std::uint8_t> out, const ConvertOptions& o,
              std::span<const std::uint32_t> rbits) {
-  convert_f32(in, dst, out, o, rbits);
+  convert_f32_impl(detail::BulkPath::automatic, in, dst, out, o, rbits);
 }
 void convert(std::span<const float> in, Format dst, std::span<std::uint16_t> out, const ConvertOptions& o,
              std::span<const std::uint32_t> rbits) {
-  convert_f32(in, dst, out, o, rbits);
+  convert_f32_impl(detail::BulkPath::automatic, in, dst, out, o, rbits);
 }
 void convert(std::span<const float> in, Format dst, std::span<std::uint32_t> out, const ConvertOptions& o,
              std::span<const std::uint32_t> rbits) {
-  convert_f32(in, dst, out, o, rbits);
+  convert_f32_impl(detail::BulkPath::automatic, in, dst, out, o, rbits);
 }
+
+namespace detail {
+void convert_f32(BulkPath path, std::span<const float> in, Format dst, std::span<std::uint8_t> out,
+                 const ConvertOptions& o, std::span<const std::uint32_t> rbits) {
+  convert_f32_impl(path, in, dst, out, o, rbits);
+}
+void convert_f32(BulkPath path, std::span<const float> in, Format dst, std::span<std::uint16_t> out,
+                 const ConvertOptions& o, std::span<const std::uint32_t> rbits) {
+  convert_f32_impl(path, in, dst, out, o, rbits);
+}
+void convert_f32(BulkPath path, std::span<const float> in, Format dst, std::span<std::uint32_t> out,
+                 const ConvertOptions& o, std::span<const std::uint32_t> rbits) {
+  convert_f32_impl(path, in, dst, out, o, rbits);
+}
+}  // namespace detail
 
 void convert(std::span<const double> in, Format dst, std::span<std::uint8_t> out, const ConvertOptions& o,
              std::span<const std::uint32_t> rbits) {

@@ -119,7 +119,7 @@ ConvertOptions cuda(Format dst, Format src, bool from_double, std::optional<Roun
          to_string(dst));
 }
 
-ConvertOptions ml_dtypes(Format dst, Format src, bool saturate, bool truncate) {
+ConvertOptions ml_dtypes(Format dst, Format /*src*/, bool saturate, bool truncate) {
   ConvertOptions o;
   o.rounding = truncate ? Rounding::toward_zero : Rounding::nearest_even;
   // ml_dtypes overflows to NumTraits<To>::infinity() whatever the rounding (ConvertImpl step 6).
@@ -129,8 +129,10 @@ ConvertOptions ml_dtypes(Format dst, Format src, bool saturate, bool truncate) {
       o.with_nan({0x7F, true, false});
       return o;
     case Format::float8_e5m2:
-      // From half, ml_dtypes keeps the payload (its half->e5m2 specialisation shifts the bits).
-      o.with_nan({0x7E, true, src == Format::float16});
+      // NumPy casts from float16 go through float32, so a half NaN gives the same 0x7E/0xFE as a
+      // float NaN. (The C++ ConvertImpl<half, e5m2> specialisation of newer ml_dtypes keeps the
+      // payload instead; that path is not what NumPy users get.)
+      o.with_nan({0x7E, true, false});
       return o;
     case Format::float6_e2m3fn:
     case Format::float6_e3m2fn:

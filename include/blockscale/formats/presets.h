@@ -29,9 +29,12 @@ ConvertOptions cuda(Format dst, Format src = Format::float32, bool from_double =
                     std::optional<Rounding> rounding = std::nullopt,
                     std::optional<Overflow> overflow = std::nullopt);
 
-// ml_dtypes (jax-ml, 0.5+) ConvertImpl<From, To, kSaturate, kTruncate>: the default
-// (kSaturate = false, kTruncate = false) is what `numpy_array.astype(ml_dtypes.X)` and the
-// C++ type constructors do.
+// ml_dtypes 0.6.0 as NumPy and Python use it: ConvertImpl<From, To, kSaturate, kTruncate>, whose
+// default (kSaturate = false, kTruncate = false) is what `numpy_array.astype(ml_dtypes.X)` and the
+// scalar constructors do; float16 arrays are cast through float32. Checked exhaustively against
+// ml_dtypes (tests/formats/ml_dtypes_oracle.py). One ml_dtypes 0.6.0 bug is deliberately not
+// reproduced: a double in [1.5 * 2^128, 2^129) converted to e8m0 rounds to code 256, which wraps to
+// 0x00 there; blockscale gives NaN (0xFF), as ml_dtypes does for every other overflow.
 ConvertOptions ml_dtypes(Format dst, Format src = Format::float32, bool saturate = false,
                          bool truncate = false);
 

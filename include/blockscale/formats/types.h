@@ -152,12 +152,14 @@ class numeric_limits<blockscale::exmy<F>> {
   static constexpr T lowest() noexcept {
     return is_signed ? make(blockscale::max_finite_code(F) | blockscale::sign_mask(F)) : make(0);
   }
-  static constexpr T epsilon() noexcept {  // 2^-p
-    return make(static_cast<std::uint32_t>(blockscale::info(F).bias - p) << p);
+  // The code of 2^k: normal when k >= emin, else subnormal (in e2m1 and e2m3 even 2^-p and
+  // 0.5 are subnormal).
+  static constexpr std::uint32_t power_of_two_code(int k) {
+    const int e0 = blockscale::emin(F);
+    return k >= e0 ? static_cast<std::uint32_t>(k + blockscale::info(F).bias) << p : 1u << (k - e0 + p);
   }
-  static constexpr T round_error() noexcept {  // 0.5
-    return make(static_cast<std::uint32_t>(blockscale::info(F).bias - 1) << p);
-  }
+  static constexpr T epsilon() noexcept { return make(power_of_two_code(-p)); }  // 2^-p
+  static constexpr T round_error() noexcept { return make(power_of_two_code(-1)); }  // 0.5
   static constexpr T infinity() noexcept {
     return make(has_infinity ? blockscale::inf_code(F)
                              : (has_quiet_NaN ? blockscale::all_ones_code(F) : blockscale::max_finite_code(F)));

@@ -42,6 +42,16 @@ struct Target {
   int stochastic_bits = 32;
 };
 
+// Selects written as mask arithmetic. With ?: GCC merges the chain of selects below into one
+// multi-way PHI that its if-conversion rejects ("complicated PHI"), and the loops stop
+// vectorising; masks leave nothing to merge.
+inline std::uint32_t sel(bool c, std::uint32_t a, std::uint32_t b) {
+  const std::uint32_t m = 0u - static_cast<std::uint32_t>(c);
+  return (a & m) | (b & ~m);
+}
+// a[sign] as a select of two loop invariants (no gather in vectorised loops).
+inline std::uint32_t pick(const std::uint32_t (&a)[2], std::uint32_t sign) { return sel(sign != 0, a[1], a[0]); }
+
 // Builds a Target; validates the options first (throws std::invalid_argument).
 Target make_target(Format dst, const ConvertOptions& o);
 
@@ -58,18 +68,22 @@ inline std::uint32_t round_finite(const Target& t, std::uint32_t neg, U sig, int
   // clamping the shift keeps every non-stochastic decision exact.
   const int shr = std::clamp(sh, 0, kBits - 1);
   const int shl = std::max(-sh, 0);
-  U n = (sig << shl) >> shr;
-  const U rem = sig & ((U{1} << shr) - 1);
+  const U mask = (U{1} << shr) - 1;  // the discarded bits
   const U half = (U{1} << shr) >> 1;
-  U up = 0;
+  // Every mode as n = (sig + bias) >> shr, without comparisons (they would not vectorise):
+  //   nearest_even: bias = half - 1 + (lsb of the truncated n): a tie carries only when that lsb
+  //                 is 1 (the bias trick of ml_dtypes' RoundBitsToNearestEven);
+  //   nearest_away: bias = half;  upward / downward: bias = all discarded bits when the sign
+  //   allows;  toward_zero: 0. The & mask keeps the bias 0 when nothing is discarded.
+  U bias = 0;
   if constexpr (R == Rounding::nearest_even) {
-    up = static_cast<U>((rem > half) | ((rem == half) & (rem != 0) & (n & 1)));
+    bias = (((sig >> shr) & 1) + half - 1) & mask;
   } else if constexpr (R == Rounding::nearest_away) {
-    up = static_cast<U>((rem >= half) & (rem != 0));
+    bias = half;
   } else if constexpr (R == Rounding::upward) {
-    up = static_cast<U>((rem != 0) & (neg == 0));
+    bias = mask & (U{0} - static_cast<U>(1u - neg));
   } else if constexpr (R == Rounding::downward) {
-    up = static_cast<U>((rem != 0) & (neg != 0));
+    bias = mask & (U{0} - static_cast<U>(neg));
   } else if constexpr (R == Rounding::stochastic) {
     // floor(f * 2^nb) for the discarded fraction f = (sig mod 2^sh) / 2^sh, exactly.
     const int nb = t.stochastic_bits;
@@ -84,18 +98,18 @@ inline std::uint32_t round_finite(const Target& t, std::uint32_t neg, U sig, int
       }
     }
     const std::uint64_t r = nb == 32 ? rbits : (rbits & ((std::uint64_t{1} << nb) - 1));
-    up = static_cast<U>((ftop + r) >> nb);
+    // Rounding up = adding all discarded bits (cannot carry past one unit: they are < 2^shr).
+    bias = mask & (U{0} - static_cast<U>((ftop + r) >> nb));
   }
-  // Rounding::toward_zero: up stays 0.
-  n += up;
+  const U n = ((sig << shl) + bias) >> shr;
+  // Code arithmetic in the width of U: for fp32 inputs base <= 127 + 127 - 1 and the code stays
+  // below 2^31, so 32-bit lanes suffice; double and code inputs use 64 bits.
+  using Code = std::conditional_t<sizeof(U) == 4, std::int32_t, std::int64_t>;
   const int base = qe + t.code_offset;  // >= -1; -1 only for e8m0 at its lowest binade with n >= 1
-  const std::int64_t code = static_cast<std::int64_t>(base) * (std::int64_t{1} << t.p) +
-                            static_cast<std::int64_t>(n);
-  const std::uint32_t finite =
-      static_cast<std::uint32_t>(code) | (neg ? t.sign_bit : 0u);
-  const std::uint32_t result =
-      code > static_cast<std::int64_t>(t.max_code) ? t.overflow_code[neg] : finite;
-  return n == 0 ? t.underflow_code[neg] : result;
+  const Code code = static_cast<Code>(base) * (Code{1} << t.p) + static_cast<Code>(n);
+  const std::uint32_t finite = static_cast<std::uint32_t>(code) | (t.sign_bit & (0u - neg));
+  const std::uint32_t result = sel(code > static_cast<Code>(t.max_code), pick(t.overflow_code, neg), finite);
+  return sel(n == 0, pick(t.underflow_code, neg), result);
 }
 
 // The fp32 path, written without branches on the value so that a loop over it vectorises.
@@ -112,11 +126,11 @@ inline std::uint32_t convert_f32_bits(const Target& t, std::uint32_t u, std::uin
   // -127 gives the same qe = max(E, emin) - p as the true exponent.
   const int E = ef ? static_cast<int>(ef) - 127 : -127;
   std::uint32_t r = round_finite<R, std::uint32_t>(t, neg, sig, e_lsb, E, rbits);
-  r = a == 0 ? t.zero_code[neg] : r;
-  r = a == 0x7F800000u ? t.inf_code[neg] : r;
-  r = (sign & t.neg_replace) ? t.neg_code : r;
-  const std::uint32_t payload = t.nan_payload ? (mf >> (23 - t.p)) : 0u;
-  r = a > 0x7F800000u ? (t.nan_code[sign] | payload) : r;
+  r = sel(a == 0, pick(t.zero_code, neg), r);
+  r = sel(a == 0x7F800000u, pick(t.inf_code, neg), r);
+  r = sel((sign & t.neg_replace) != 0, t.neg_code, r);
+  const std::uint32_t payload = (mf >> (23 - t.p)) & (0u - t.nan_payload);
+  r = sel(a > 0x7F800000u, pick(t.nan_code, sign) | payload, r);
   return r;
 }
 
