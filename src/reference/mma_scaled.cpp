@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+// mma_scaled (cuda.tile.mma_scaled, seed 000): rules, then the exact / sequential / hardware
+// computation on the plain row-major tensors.
+#include "blockscale/reference/mma_scaled.h"
+
+#include <bit>
+#include <cmath>
+
+#include "blockscale/reference/exact_sum.h"
+#include "blockscale/reference/rules.h"
+#include "common.h"
+#include "hardware_lookup.h"
+
+namespace blockscale::reference {
+
+namespace {
+
+// Below this much work (multiply-adds per batch) threads cost more than they save.
+constexpr std::int64_t kParallelWork = std::int64_t{1} << 18;
+
+const std::string kOp = "mma_scaled";
+
+// f32's canonical quiet NaN, what the exact and sequential numerics return for every NaN result.
+constexpr std::uint32_t kCanonicalNaN32 = 0x7FC00000u;
+
+bool is_scale_dtype(DType t) { return t == DType::float8_e8m0fnu || t == DType::float8_ue4m3; }
+
+bool is_input_dtype(DType t) {
+  for (const ScaledMmaRow& r : kScaledMmaTable)
+    if (r.input == t) return true;
+  return false;
+}
+
+std::string list_inputs() {
+  std::string s;
+  for (const ScaledMmaRow& r : kScaledMmaTable)
+    if (s.find(to_string(r.input)) == std::string::npos) s += (s.empty() ? "" : ", ") + to_string(r.input);
+  return s;
+}
+
+void check_types(DType x, DType y, DType sx, DType sy, DType acc, int B, bool ext) {
+  if (acc != DType::float32) throw RuleError(Rule::dtype, kOp, "acc dtype " + to_string(acc) + " must be float32");
+  for (const auto& [name, t] : {std::pair{"x_scale", sx}, std::pair{"y_scale", sy}})
+    if (!is_scale_dtype(t))
+      throw RuleError(Rule::dtype, kOp,
+                      std::string(name) + " dtype " + to_string(t) +
+                          " is not a block-scale type (float8_e8m0fnu, float8_ue4m3)");
+  if (sx != sy)
+    throw RuleError(Rule::dtype, kOp,
+                    "x_scale " + to_string(sx) + " and y_scale " + to_string(sy) + " must have the same scale type");
+  for (const auto& [name, t] : {std::pair{"x", x}, std::pair{"y", y}})
+    if (!is_input_dtype(t))
+      throw RuleError(Rule::dtype, kOp,
+                      std::string(name) + " dtype " + to_string(t) + " is not a block-scaled input type (" +
+                          list_inputs() + ")");
+  if (x != y) {
+    // PTX tcgen05.mma kind::mxf8f6f4: A and B each any of e4m3, e5m2, e2m3, e3m2, e2m1, with
+    // ue8m0 scales and scale_vec::1X (one scale per 32 elements).
+    if (!ext)
+      throw RuleError(Rule::extension, kOp,
+                      "x " + to_string(x) + " and y " + to_string(y) +
+                          " differ; mixed operands are the kind::mxf8f6f4 hardware extension "
+                          "(ScaledMmaOptions::hardware_extensions)");
+    if (sx != DType::float8_e8m0fnu)
+      throw RuleError(Rule::dtype, kOp,
+                      "mixed operands (kind::mxf8f6f4) require float8_e8m0fnu scales, got " + to_string(sx));
+    if (B != 32)
+      throw RuleError(Rule::block_size, kOp, "mixed operands (kind::mxf8f6f4) require B=32, got " + std::to_string(B));
+    return;
+  }
+  bool any_scale = false, allowed_scale = false, block_ok = false;
+  std::string scales, blocks;
+  for (const ScaledMmaRow& r : kScaledMmaTable) {
+    if (r.input != x) continue;
+    if (scales.find(to_string(r.scale)) == std::string::npos) scales += (scales.empty() ? "" : " or ") + to_string(r.scale);
+    if (r.scale != sx) continue;
+    any_scale = true;
+    if (r.extension && !ext) continue;
+    allowed_scale = true;
+    blocks += (blocks.empty() ? "" : " or ") + std::to_string(r.block);
+    if (r.block == B) block_ok = true;
+  }
+  if (!any_scale)
+    throw RuleError(Rule::dtype, kOp,
+                    to_string(x) + " does not take " + to_string(sx) + " scales (allowed: " + scales + ")");
+  if (!allowed_scale)
+    throw RuleError(Rule::extension, kOp,
+                    to_string(x) + " inputs are the kind::mxf8f6f4 hardware extension "
+                                   "(ScaledMmaOptions::hardware_extensions)");
+  if (!block_ok)
+    throw RuleError(Rule::block_size, kOp,
+                    to_string(x) + " with " + to_string(sx) + " scales requires B=" + blocks + ", got " +
+                        std::to_string(B));
+}
+
+// Every element x[i, k] * x_scale[i, k / B] of one batch matrix as an exact Term, stored
+// [rows][K] (for y: [N][K], i.e. transposed, so that both operands run along k contiguously).
+std::vector<detail::Term> scaled_terms(const Tensor& v, const Tensor& s, std::int64_t b, bool transpose_k,
+                                       std::int64_t B) {
+  const std::int64_t R = transpose_k ? v.extent(-1) : v.extent(-2);  // M or N
+  const std::int64_t K = transpose_k ? v.extent(-2) : v.extent(-1);
+  const std::int64_t Ks = K / B;
+  const std::int64_t vo = detail::matrix_offset(v, b), so = detail::matrix_offset(s, b);
+  std::vector<detail::Term> out(static_cast<std::size_t>(R * K));
+  for (std::int64_t r = 0; r < R; ++r) {
+    for (std::int64_t k = 0; k < K; ++k) {
+      const std::int64_t vi = transpose_k ? k * R + r : r * K + k;
+      const std::int64_t si = transpose_k ? (k / B) * R + r : r * Ks + k / B;
+      const detail::Term e = detail::term_of(decompose(v.dtype(), v.code(vo + vi)));
+      const detail::Term sc = detail::term_of(decompose(s.dtype(), s.code(so + si)));
+      out[static_cast<std::size_t>(r * K + k)] = detail::multiply(e, sc);
+    }
+  }
+  return out;
+}
+
+// The same as fp32 values: fl32(element * scale), the product the sequential numerics feed to
+// the FMA chain (exact unless it overflows fp32).
+std::vector<float> scaled_floats(const Tensor& v, const Tensor& s, std::int64_t b, bool transpose_k, std::int64_t B) {
+  const std::int64_t R = transpose_k ? v.extent(-1) : v.extent(-2);
+  const std::int64_t K = transpose_k ? v.extent(-2) : v.extent(-1);
+  const std::int64_t Ks = K / B;
+  const std::int64_t vo = detail::matrix_offset(v, b), so = detail::matrix_offset(s, b);
+  std::vector<float> out(static_cast<std::size_t>(R * K));
+  for (std::int64_t r = 0; r < R; ++r) {
+    for (std::int64_t k = 0; k < K; ++k) {
+      const std::int64_t vi = transpose_k ? k * R + r : r * K + k;
+      const std::int64_t si = transpose_k ? (k / B) * R + r : r * Ks + k / B;
+      const float e = to_float(format_of(v.dtype()), static_cast<std::uint32_t>(v.code(vo + vi)));
+      const float sc = to_float(format_of(s.dtype()), static_cast<std::uint32_t>(s.code(so + si)));
+      out[static_cast<std::size_t>(r * K + k)] = e * sc;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int check_mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, const Tensor& y_scale,
+                     const Tensor& acc, bool hardware_extensions) {
+  const std::pair<const char*, const Tensor*> all[] = {
+      {"x", &x}, {"x_scale", &x_scale}, {"y", &y}, {"y_scale", &y_scale}, {"acc", &acc}};
+  for (const auto& [name, t] : all) detail::check_rank_and_extents(kOp, name, *t);
+  for (const auto& [sname, s, oname, o] :
+       {std::tuple{"x_scale", &x_scale, "x", &x}, std::tuple{"y_scale", &y_scale, "y", &y}}) {
+    if (s->rank() != o->rank())
+      throw RuleError(Rule::scale_rank, kOp,
+                      std::string(sname) + " rank " + std::to_string(s->rank()) + " must equal " + oname + " rank " +
+                          std::to_string(o->rank()));
+    if (detail::batch_of(*s) != detail::batch_of(*o))
+      throw RuleError(Rule::scale_batch, kOp,
+                      std::string(sname) + " batch " + std::to_string(detail::batch_of(*s)) + " must equal " + oname +
+                          " batch " + std::to_string(detail::batch_of(*o)));
+  }
+  const std::int64_t M = x.extent(-2), K = x.extent(-1), N = y.extent(-1);
+  if (y.extent(-2) != K)
+    throw RuleError(Rule::contraction, kOp,
+                    "x K=" + std::to_string(K) + " must equal y K=" + std::to_string(y.extent(-2)));
+  if (x_scale.extent(-2) != M)
+    throw RuleError(Rule::scale_shape, kOp,
+                    "x_scale M=" + std::to_string(x_scale.extent(-2)) + " must equal x M=" + std::to_string(M));
+  if (y_scale.extent(-1) != N)
+    throw RuleError(Rule::scale_shape, kOp,
+                    "y_scale N=" + std::to_string(y_scale.extent(-1)) + " must equal y N=" + std::to_string(N));
+  const std::int64_t Ks = x_scale.extent(-1);
+  if (y_scale.extent(-2) != Ks)
+    throw RuleError(Rule::scale_shape, kOp,
+                    "x_scale K_s=" + std::to_string(Ks) + " must equal y_scale K_s=" + std::to_string(y_scale.extent(-2)));
+  if (K % Ks != 0)
+    throw RuleError(Rule::k_divisible, kOp, "K=" + std::to_string(K) + " not divisible by K_s=" + std::to_string(Ks));
+  if (acc.extent(-2) != M)
+    throw RuleError(Rule::output_shape, kOp,
+                    "acc M=" + std::to_string(acc.extent(-2)) + " must equal x M=" + std::to_string(M));
+  if (acc.extent(-1) != N)
+    throw RuleError(Rule::output_shape, kOp,
+                    "acc N=" + std::to_string(acc.extent(-1)) + " must equal y N=" + std::to_string(N));
+  // Batches: x and y broadcast against each other, and their broadcast batch against acc's.
+  const std::int64_t bx = detail::batch_of(x), by = detail::batch_of(y);
+  if (bx != by && bx != 1 && by != 1)
+    throw RuleError(Rule::batch_broadcast, kOp,
+                    "x batch " + std::to_string(bx) + " and y batch " + std::to_string(by) +
+                        " do not broadcast (each must be 1 or equal to the other)");
+  for (const auto& [name, t] : {std::pair{"x", &x}, std::pair{"y", &y}})
+    if (acc.rank() == 2 && t->rank() == 3)
+      throw RuleError(Rule::batch_broadcast, kOp,
+                      std::string(name) + " has rank 3 (batch " + std::to_string(t->extent(0)) +
+                          ") but acc has rank 2; the result takes acc's shape");
+  const std::int64_t bxy = std::max(bx, by), bc = detail::batch_of(acc);
+  if (bxy != 1 && bxy != bc)
+    throw RuleError(Rule::batch_broadcast, kOp,
+                    "x and y broadcast to batch " + std::to_string(bxy) + ", which must be 1 or equal the acc batch " +
+                        std::to_string(bc));
+  const int B = static_cast<int>(K / Ks);
+  check_types(x.dtype(), y.dtype(), x_scale.dtype(), y_scale.dtype(), acc.dtype(), B, hardware_extensions);
+  return B;
+}
+
+Tensor mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, const Tensor& y_scale, const Tensor& acc,
+                  const ScaledMmaOptions& options) {
+  const int B = check_mma_scaled(x, x_scale, y, y_scale, acc, options.hardware_extensions);
+  const Numerics& num = options.numerics;
+  detail::check_numerics_fields(kOp, num);
+  const std::int64_t M = x.extent(-2), K = x.extent(-1), N = y.extent(-1);
+  const std::int64_t batches = detail::batch_of(acc);
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(acc.size()));
+
+  if (num.mode == Mode::hardware) {
+    const ScaledMmaModel model = detail::find_scaled_mma_model(num.model);
+    for (std::int64_t b = 0; b < batches; ++b) {
+      const Tensor r = model(detail::slice2d(x, b), detail::slice2d(x_scale, b), detail::slice2d(y, b),
+                             detail::slice2d(y_scale, b), detail::slice2d(acc, b));
+      if (r.dtype() != DType::float32 || r.shape() != Shape{M, N})
+        throw std::logic_error("hardware model '" + num.model + "' returned " + to_string(r.dtype()) + " " +
+                               to_string(r.shape()) + ", expected float32 " + to_string(Shape{M, N}));
+      std::copy(r.codes().begin(), r.codes().end(), out.begin() + b * M * N);
+    }
+    return Tensor(DType::float32, acc.shape(), std::move(out));
+  }
+
+  for (std::int64_t b = 0; b < batches; ++b) {
+    const std::int64_t ao = detail::matrix_offset(acc, b);
+    if (num.mode == Mode::exact) {
+      const std::vector<detail::Term> xs = scaled_terms(x, x_scale, b, false, B);
+      const std::vector<detail::Term> ys = scaled_terms(y, y_scale, b, true, B);
+#pragma omp parallel for schedule(static) if (M * N * K >= kParallelWork)
+      for (std::int64_t i = 0; i < M; ++i) {
+        ExactSum sum;
+        for (std::int64_t j = 0; j < N; ++j) {
+          sum.clear();
+          const detail::Term* xr = xs.data() + i * K;
+          const detail::Term* yr = ys.data() + j * K;
+          for (std::int64_t k = 0; k < K; ++k) {
+            const detail::Term& a = xr[k];
+            const detail::Term& c = yr[k];
+            if ((a.kind | c.kind) == detail::kFinite) {
+              sum.add_product(a.negative != c.negative, a.sig, c.sig, a.exp + c.exp);
+            } else {
+              const detail::Term p = detail::multiply(a, c);
+              if (p.kind == detail::kNaN) sum.add_nan();
+              else sum.add_infinity(p.negative);
+            }
+          }
+          sum.add(decompose(DType::float32, acc.code(ao + i * N + j)));
+          out[static_cast<std::size_t>(b * M * N + i * N + j)] = sum.round_to(DType::float32, num.rounding);
+        }
+      }
+    } else {
+      // Sequential: d = acc; d = fmaf(x*xs, y*ys, d) for k = 0 .. K-1 (CUTLASS host GEMM order).
+      const std::vector<float> xs = scaled_floats(x, x_scale, b, false, B);
+      const std::vector<float> ys = scaled_floats(y, y_scale, b, true, B);
+#pragma omp parallel for schedule(static) if (M * N * K >= kParallelWork)
+      for (std::int64_t i = 0; i < M; ++i) {
+        for (std::int64_t j = 0; j < N; ++j) {
+          float d = std::bit_cast<float>(static_cast<std::uint32_t>(acc.code(ao + i * N + j)));
+          const float* xr = xs.data() + i * K;
+          const float* yr = ys.data() + j * K;
+          for (std::int64_t k = 0; k < K; ++k) d = std::fmaf(xr[k], yr[k], d);
+          const std::uint32_t bits = std::isnan(d) ? kCanonicalNaN32 : std::bit_cast<std::uint32_t>(d);
+          out[static_cast<std::size_t>(b * M * N + i * N + j)] = bits;
+        }
+      }
+    }
+  }
+  return Tensor(DType::float32, acc.shape(), std::move(out));
+}
+
+}  // namespace blockscale::reference
