@@ -2,6 +2,8 @@
 #include "blockscale/formats/bulk.h"
 
 #include <array>
+#include <atomic>
+#include <cstdlib>
 #include <bit>
 #include <stdexcept>
 #include <string>
@@ -69,12 +71,27 @@ void check_storage(Format f) {
   }
 }
 
+std::atomic<int>& automatic_path_setting() {
+  static std::atomic<int> setting = [] {
+    const char* env = std::getenv("BLOCKSCALE_SIMD");
+    const std::string v = env ? env : "auto";
+    if (v == "portable") return static_cast<int>(detail::BulkPath::portable);
+    if (v == "avx512") return static_cast<int>(detail::BulkPath::avx512);
+    if (v != "auto" && !v.empty()) {
+      throw std::invalid_argument("BLOCKSCALE_SIMD must be auto, avx512 or portable, got '" + v + "'");
+    }
+    return static_cast<int>(detail::BulkPath::automatic);
+  }();
+  return setting;
+}
+
 template <class Out>
 void convert_f32_impl(detail::BulkPath path, std::span<const float> in, Format dst, std::span<Out> out,
                       const ConvertOptions& o, std::span<const std::uint32_t> rbits) {
   check_storage<Out>(dst);
   const detail::Target t = detail::make_target(dst, o);
   check_sizes(in.size(), out.size(), rbits.size(), t);
+  if (path == detail::BulkPath::automatic) path = detail::automatic_path();
   bool done = false;
   if (path == detail::BulkPath::avx512 && !detail::avx512_available()) {
     throw std::runtime_error("the AVX-512 conversion path was requested but this CPU has no AVX-512");
@@ -116,6 +133,9 @@ void convert(std::span<const float> in, Format dst, std::span<std::uint32_t> out
 }
 
 namespace detail {
+void set_automatic_path(BulkPath p) { automatic_path_setting() = static_cast<int>(p); }
+BulkPath automatic_path() { return static_cast<BulkPath>(automatic_path_setting().load()); }
+
 void convert_f32(BulkPath path, std::span<const float> in, Format dst, std::span<std::uint8_t> out,
                  const ConvertOptions& o, std::span<const std::uint32_t> rbits) {
   convert_f32_impl(path, in, dst, out, o, rbits);

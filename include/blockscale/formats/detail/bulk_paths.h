@@ -20,6 +20,12 @@ enum class BulkPath : std::uint8_t {
 
 bool avx512_available();
 
+// What BulkPath::automatic resolves to, process-wide: the environment variable BLOCKSCALE_SIMD
+// (`auto`, `avx512` or `portable`) read at first use, or set_automatic_path(). Results are the same
+// on every path; this exists so that tests and golden-vector regeneration can prove it.
+void set_automatic_path(BulkPath p);
+BulkPath automatic_path();
+
 void convert_f32(BulkPath path, std::span<const float> in, Format dst, std::span<std::uint8_t> out,
                  const ConvertOptions& o, std::span<const std::uint32_t> rbits = {});
 void convert_f32(BulkPath path, std::span<const float> in, Format dst, std::span<std::uint16_t> out,
