@@ -155,6 +155,79 @@ std::string case_name(const ::testing::TestParamInfo<KmCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(AllFiles, KmVectors, ::testing::ValuesIn(kCases), case_name);
 
+// Matches of `params` (any algorithm parameters) on one file, through the engine-level fdpa().
+std::size_t matches_with(const char* gpu, const char* format, const char* output, Format element, const FdpaParams& params,
+                         CInput c_input) {
+  const std::string dir = km_dir() + "/" + gpu + "/" + format + "/";
+  const std::string tag = std::string(gpu) + "_";
+  const auto a_lines = read_lines(dir + "a_" + tag + format + ".txt");
+  const auto b_lines = read_lines(dir + "b_" + tag + format + ".txt");
+  const auto c_lines = read_lines(dir + "c_" + tag + "fp32.txt");
+  const auto d_lines = read_lines(dir + "d_" + tag + output + ".txt");
+  std::size_t matches = 0;
+  for (std::size_t v = 0; v < a_lines.size(); ++v) {
+    std::vector<std::uint32_t> a, b;
+    for (std::uint32_t w : hex_words(a_lines[v])) a.push_back(narrow(element, w));
+    for (std::uint32_t w : hex_words(b_lines[v])) b.push_back(narrow(element, w));
+    const float c_value = std::bit_cast<float>(binary_word(c_lines[v]));
+    DotOperands ops;
+    ops.a_format = ops.b_format = element;
+    ops.a = a;
+    ops.b = b;
+    if (c_input == CInput::fp32) ops.c = std::bit_cast<std::uint32_t>(c_value);
+    if (c_input == CInput::fp16) ops.c = convert(Format::float16, c_value, presets::ieee());
+    std::uint32_t d = fdpa(params, ops);
+    if (std::string(output) == "fp16") d = std::bit_cast<std::uint32_t>(to_float(Format::float16, d));
+    matches += d == binary_word(d_lines[v]);
+  }
+  return matches;
+}
+
+// The data discriminates neighbouring parameters: the counts of numerics.md d.2 and of the data
+// README ("[checked]" there with an independent implementation) are reproduced exactly.
+TEST(KmVectors, NeighbouringParametersGivePublishedMatchCounts) {
+  if (km_dir().empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
+  const auto params = [](const char* id) { return find_row(id)->params; };
+  const Format e4m3 = Format::float8_e4m3fn, e5m2 = Format::float8_e5m2, f16 = Format::float16;
+
+  FdpaParams wgmma = params("sm_90a.wgmma.fp8.f32");
+  EXPECT_EQ(matches_with("H100", "E4M3", "fp32", e4m3, wgmma, CInput::zero), 5000u);
+  wgmma.F = 12;
+  EXPECT_EQ(matches_with("H100", "E4M3", "fp32", e4m3, wgmma, CInput::zero), 3037u);
+  wgmma.F = 14;
+  EXPECT_EQ(matches_with("H100", "E4M3", "fp32", e4m3, wgmma, CInput::zero), 4133u);
+  EXPECT_EQ(matches_with("H100", "E5M2", "fp32", e5m2, wgmma, CInput::zero), 4548u);
+  wgmma.F = 13;
+  wgmma.rounding = OutputRounding::rz_fp32;
+  EXPECT_EQ(matches_with("H100", "E4M3", "fp32", e4m3, wgmma, CInput::zero), 3585u);
+  EXPECT_EQ(matches_with("H100", "E5M2", "fp32", e5m2, wgmma, CInput::zero), 4159u);
+  // The wgmma files were computed with C = 0: with the c_ file as C almost nothing matches.
+  EXPECT_LE(matches_with("H100", "E4M3", "fp32", e4m3, params("sm_90a.wgmma.fp8.f32"), CInput::fp32), 2u);
+
+  FdpaParams hopper_f16 = params("sm_90a.mma.f16bf16.f32");
+  hopper_f16.F = 24;
+  EXPECT_EQ(matches_with("H100", "fp16", "fp32", f16, hopper_f16, CInput::fp32), 3825u);
+  hopper_f16.F = 26;
+  EXPECT_EQ(matches_with("H100", "fp16", "fp32", f16, hopper_f16, CInput::fp32), 4464u);
+  hopper_f16.F = 25;
+  hopper_f16.L = 8;
+  EXPECT_EQ(matches_with("H100", "fp16", "fp32", f16, hopper_f16, CInput::fp32), 3467u);
+
+  // B200 fp8 mma.sync: a native fused T-FDPA (F=25, L=32, C fused) instead of the b.9 emulation.
+  FdpaParams native = params("sm_120a.mma.fp8.f32");
+  EXPECT_EQ(matches_with("B200", "E4M3", "fp32", e4m3, native, CInput::fp32), 3207u);
+  EXPECT_EQ(matches_with("B200", "E5M2", "fp32", e5m2, native, CInput::fp32), 3236u);
+  native = params("sm_120a.mma.fp8.f16");
+  EXPECT_EQ(matches_with("B200", "E4M3", "fp16", e4m3, native, CInput::fp16), 3108u);
+  EXPECT_EQ(matches_with("B200", "E5M2", "fp16", e5m2, native, CInput::fp16), 3403u);
+
+  // Ada fp8 without the 2 x 16 split.
+  FdpaParams ada = params("sm_89.mma.fp8.f32");
+  ada.L = 32;
+  EXPECT_EQ(matches_with("Ada", "E4M3", "fp32", e4m3, ada, CInput::fp32), 3940u);
+  EXPECT_EQ(matches_with("Ada", "E5M2", "fp32", e5m2, ada, CInput::fp32), 4283u);
+}
+
 // Every d_ file of the data set is in the table above (the README names an instruction for each).
 TEST(KmVectors, TableCoversEveryResultFile) {
   if (km_dir().empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
