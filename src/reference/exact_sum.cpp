@@ -177,6 +177,12 @@ void ExactSum::add_product(bool negative, std::uint64_t a, std::uint64_t b, int 
   if (hi != 0) add_magnitude(negative, hi, exp + 64);
 }
 
+void ExactSum::add_wide(bool negative, std::uint64_t hi, std::uint64_t lo, int exp) {
+  note_term(negative, hi == 0 && lo == 0);
+  if (lo != 0) add_magnitude(negative, lo, exp);
+  if (hi != 0) add_magnitude(negative, hi, exp + 64);
+}
+
 void ExactSum::add_infinity(bool negative) {
   note_term(negative, false);
   (negative ? neg_inf_ : pos_inf_) = true;

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <optional>
 
 #include "blockscale/reference/exact_sum.h"
 #include "blockscale/reference/rules.h"
@@ -91,6 +92,112 @@ void check_types(DType x, DType y, DType sx, DType sy, DType acc, int B, bool ex
     throw RuleError(Rule::block_size, kOp,
                     to_string(x) + " with " + to_string(sx) + " scales requires B=" + blocks + ", got " +
                         std::to_string(B));
+}
+
+__extension__ typedef __int128 i128;
+__extension__ typedef unsigned __int128 u128;
+
+// The exact numerics work block by block. Within one block the scales are fixed, so the products
+// of the (unscaled) elements are summed exactly in a machine integer at the lowest exponent the
+// two element formats can produce; the block sum is then scaled (the scale significands multiply
+// it, the scale exponents shift it) and added to the wide accumulator once per block. Element
+// significands have at most 4 bits and exponent spans of at most 29 (e5m2), so a block of 32
+// products needs at most 4+4+29+29+6 bits: int64 for most pairs, int128 for e5m2 x e5m2.
+// An element as the signed integer (-1)^s * sig * 2^shift, where shift is the exponent of the
+// significand's unit minus the lowest such exponent of its format (at most 4 + 29 bits).
+using Element = std::int64_t;
+struct BlockScale {
+  std::uint64_t sig;  // e8m0: 1; ue4m3: 0..15
+  int exp;
+  bool special;       // a NaN scale or a NaN / Inf element in the block
+};
+struct ScaledSide {
+  std::vector<Element> elements;  // [R][K]
+  std::vector<BlockScale> scales; // [R][K_s]
+  int lowest_exp = 0;             // exponent of a shift-0 element's unit
+  int max_shift = 0, sig_bits = 0;
+};
+
+ScaledSide scaled_side(const Tensor& v, const Tensor& s, std::int64_t b, bool transpose_k, std::int64_t B) {
+  const std::int64_t R = transpose_k ? v.extent(-1) : v.extent(-2);
+  const std::int64_t K = transpose_k ? v.extent(-2) : v.extent(-1);
+  const std::int64_t Ks = K / B;
+  const Format f = format_of(v.dtype());
+  ScaledSide out;
+  out.lowest_exp = emin(f) - info(f).mantissa_bits;
+  out.max_shift = emax(f) - emin(f);
+  out.sig_bits = info(f).mantissa_bits + 1;
+  out.elements.resize(static_cast<std::size_t>(R * K));
+  out.scales.resize(static_cast<std::size_t>(R * Ks));
+  const std::int64_t vo = detail::matrix_offset(v, b), so = detail::matrix_offset(s, b);
+  for (std::int64_t r = 0; r < R; ++r) {
+    for (std::int64_t kb = 0; kb < Ks; ++kb) {
+      const std::int64_t si = transpose_k ? kb * R + r : r * Ks + kb;
+      const Decomposed sd = decompose(s.dtype(), s.code(so + si));
+      BlockScale& bs = out.scales[static_cast<std::size_t>(r * Ks + kb)];
+      bs = {sd.kind == Decomposed::finite ? sd.sig : 0, sd.exp, sd.kind == Decomposed::nan};
+      for (std::int64_t k = kb * B; k < (kb + 1) * B; ++k) {
+        const std::int64_t vi = transpose_k ? k * R + r : r * K + k;
+        const Decomposed e = decompose(v.dtype(), v.code(vo + vi));
+        Element& el = out.elements[static_cast<std::size_t>(r * K + k)];
+        el = 0;
+        if (e.kind == Decomposed::finite) {
+          el = static_cast<std::int64_t>(e.sig << (e.exp - out.lowest_exp));
+          if (e.negative) el = -el;
+        } else if (e.kind != Decomposed::zero) {
+          bs.special = true;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// One output the term-by-term way (every product its own ExactSum term): handles NaN / Inf and
+// the signs of zero sums.
+std::uint64_t exact_by_terms(ExactSum& sum, const detail::Term* xr, const detail::Term* yr, std::int64_t K,
+                             std::uint64_t acc_code, Rounding rounding) {
+  sum.clear();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const detail::Term& a = xr[k];
+    const detail::Term& c = yr[k];
+    if ((a.kind | c.kind) == detail::kFinite) {
+      sum.add_product(a.negative != c.negative, a.sig, c.sig, a.exp + c.exp);
+    } else {
+      const detail::Term p = detail::multiply(a, c);
+      if (p.kind == detail::kNaN) sum.add_nan();
+      else sum.add_infinity(p.negative);
+    }
+  }
+  sum.add(decompose(DType::float32, acc_code));
+  return sum.round_to(DType::float32, rounding);
+}
+
+// nullopt when a block holds a NaN / Inf (the caller then takes exact_by_terms).
+template <class Acc>
+std::optional<std::uint64_t> exact_blockwise(ExactSum& sum, const ScaledSide& xd, const ScaledSide& yd, std::int64_t i, std::int64_t j,
+                              std::int64_t K, std::int64_t B, std::uint64_t acc_code, Rounding rounding) {
+  sum.clear();
+  const std::int64_t Ks = K / B;
+  const Element* xe = xd.elements.data() + i * K;
+  const Element* ye = yd.elements.data() + j * K;
+  const BlockScale* xs = xd.scales.data() + i * Ks;
+  const BlockScale* ys = yd.scales.data() + j * Ks;
+  for (std::int64_t kb = 0; kb < Ks; ++kb) {
+    const BlockScale& sx = xs[kb];
+    const BlockScale& sy = ys[kb];
+    if (sx.special || sy.special) return std::nullopt;  // NaN / Inf: the term-by-term path
+    Acc s = 0;
+    for (std::int64_t k = kb * B; k < (kb + 1) * B; ++k) s += static_cast<Acc>(xe[k]) * ye[k];
+    const std::uint64_t scale_sig = sx.sig * sy.sig;
+    if (s == 0 || scale_sig == 0) continue;
+    const bool neg = s < 0;
+    const u128 mag = static_cast<u128>(neg ? -static_cast<i128>(s) : static_cast<i128>(s)) * scale_sig;
+    sum.add_wide(neg, static_cast<std::uint64_t>(mag >> 64), static_cast<std::uint64_t>(mag),
+                 xd.lowest_exp + yd.lowest_exp + sx.exp + sy.exp);
+  }
+  sum.add(decompose(DType::float32, acc_code));
+  return sum.round_to(DType::float32, rounding);
 }
 
 // Every element x[i, k] * x_scale[i, k / B] of one batch matrix as an exact Term, stored
@@ -220,28 +327,24 @@ Tensor mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, const
   for (std::int64_t b = 0; b < batches; ++b) {
     const std::int64_t ao = detail::matrix_offset(acc, b);
     if (num.mode == Mode::exact) {
+      const ScaledSide xd = scaled_side(x, x_scale, b, false, B), yd = scaled_side(y, y_scale, b, true, B);
       const std::vector<detail::Term> xs = scaled_terms(x, x_scale, b, false, B);
       const std::vector<detail::Term> ys = scaled_terms(y, y_scale, b, true, B);
+      const bool narrow = xd.sig_bits + yd.sig_bits + xd.max_shift + yd.max_shift + std::bit_width(unsigned(B)) + 1 <= 63;
 #pragma omp parallel for schedule(static) if (M * N * K >= kParallelWork)
       for (std::int64_t i = 0; i < M; ++i) {
         ExactSum sum;
         for (std::int64_t j = 0; j < N; ++j) {
-          sum.clear();
-          const detail::Term* xr = xs.data() + i * K;
-          const detail::Term* yr = ys.data() + j * K;
-          for (std::int64_t k = 0; k < K; ++k) {
-            const detail::Term& a = xr[k];
-            const detail::Term& c = yr[k];
-            if ((a.kind | c.kind) == detail::kFinite) {
-              sum.add_product(a.negative != c.negative, a.sig, c.sig, a.exp + c.exp);
-            } else {
-              const detail::Term p = detail::multiply(a, c);
-              if (p.kind == detail::kNaN) sum.add_nan();
-              else sum.add_infinity(p.negative);
-            }
-          }
-          sum.add(decompose(DType::float32, acc.code(ao + i * N + j)));
-          out[static_cast<std::size_t>(b * M * N + i * N + j)] = sum.round_to(DType::float32, num.rounding);
+          const std::uint64_t c = acc.code(ao + i * N + j);
+          const std::optional<std::uint64_t> fast =
+              narrow ? exact_blockwise<std::int64_t>(sum, xd, yd, i, j, K, B, c, num.rounding)
+                     : exact_blockwise<i128>(sum, xd, yd, i, j, K, B, c, num.rounding);
+          // Blocks with NaN / Inf, and zero results (whose sign the rules of exact_sum.h decide
+          // from every single product), are recomputed term by term. Both are rare.
+          const std::uint64_t r = fast && (*fast & 0x7FFFFFFFu) != 0
+                                      ? *fast
+                                      : exact_by_terms(sum, xs.data() + i * K, ys.data() + j * K, K, c, num.rounding);
+          out[static_cast<std::size_t>(b * M * N + i * N + j)] = r;
         }
       }
     } else {

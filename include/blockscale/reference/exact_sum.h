@@ -34,6 +34,8 @@ class ExactSum {
   void add(bool negative, std::uint64_t sig, int exp);
   // Adds (-1)^negative * a * b * 2^exp exactly (the 128-bit product of the significands).
   void add_product(bool negative, std::uint64_t a, std::uint64_t b, int exp);
+  // Adds (-1)^negative * (hi * 2^64 + lo) * 2^exp exactly.
+  void add_wide(bool negative, std::uint64_t hi, std::uint64_t lo, int exp);
   void add_infinity(bool negative);
   void add_nan();
   // Adds a decomposed value (zero, finite, Inf or NaN).
