@@ -49,10 +49,11 @@ ConvertOptions cuda(Format dst, Format src, bool from_double, std::optional<Roun
     }
     o.rounding = r;
     o.overflow = ov;
-    // NaN loses its sign: 0x7F. From double, e5m2 keeps the two leading payload bits with the
-    // quiet bit forced (0x7E | payload), formats.md B.2.
-    if (from_double && dst == Format::float8_e5m2) {
-      o.with_nan({0x7E, false, true});
+    // From float, half and bf16 a NaN loses its sign: 0x7F. The double functions keep the sign,
+    // and for e5m2 also the two leading payload bits with the quiet bit forced (0x7E | payload):
+    // formats.md B.2, and the sign rule found by the exhaustive oracle test.
+    if (from_double) {
+      o.with_nan({dst == Format::float8_e5m2 ? 0x7Eu : 0x7Fu, true, dst == Format::float8_e5m2});
     } else {
       o.with_nan({0x7F, false, false});
     }
@@ -90,7 +91,9 @@ ConvertOptions cuda(Format dst, Format src, bool from_double, std::optional<Roun
              ": __nv_saturation_t is __NV_SATFINITE (saturate) or __NV_NOSAT (infinity)");
     }
     o.rounding = r;
-    o.overflow = ov;
+    // __NV_NOSAT overflows as IEEE 754 §7.4 says: cudaRoundPosInf gives NaN (0xFF), but
+    // cudaRoundZero gives the largest code 0xFE (seen with doubles above 2^128; no float reaches it).
+    o.overflow = ov == Overflow::saturate ? Overflow::saturate : Overflow::ieee;
     o.with_nan({0xFF, false, false});
     o.zero = ZeroRule::min_code;          // +-0 -> 0x00
     o.negative = NegativeRule::magnitude;  // the sign is ignored
