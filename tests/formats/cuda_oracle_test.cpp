@@ -26,7 +26,9 @@ namespace {
 struct CudaConversion {
   std::string name;
   Format dst;
-  ConvertOptions options;
+  ConvertOptions options;  // presets::cuda(dst, float32, false, rounding, overflow)
+  Rounding rounding;       // the preset's arguments, to build the other sources' options
+  Overflow overflow;
   // The CUDA function on a float input, returning the storage word.
   std::function<std::uint32_t(float)> from_float;
   // The same conversion from double, fp16 and bf16 (empty when CUDA has no such function).
@@ -51,8 +53,9 @@ std::vector<CudaConversion> conversions() {
   std::vector<CudaConversion> v;
   const auto fp8 = [&](Format f, __nv_fp8_interpretation_t interp, __nv_saturation_t sat) {
     const bool s = sat == __NV_SATFINITE;
+    const Overflow ov = s ? Overflow::saturate : Overflow::infinity;
     v.push_back({to_string(f) + (s ? "_satfinite" : "_nosat"), f,
-                 presets::cuda(f, Format::float32, false, Rounding::nearest_even, s ? Overflow::saturate : Overflow::infinity),
+                 presets::cuda(f, Format::float32, false, Rounding::nearest_even, ov), Rounding::nearest_even, ov,
                  [=](float x) { return static_cast<std::uint32_t>(__nv_cvt_float_to_fp8(x, sat, interp)); },
                  [=](double x) { return static_cast<std::uint32_t>(__nv_cvt_double_to_fp8(x, sat, interp)); },
                  [=](__half_raw x) { return static_cast<std::uint32_t>(__nv_cvt_halfraw_to_fp8(x, sat, interp)); },
@@ -65,8 +68,8 @@ std::vector<CudaConversion> conversions() {
   fp8(Format::float8_e5m2, __NV_E5M2, __NV_NOSAT);
   const auto fp6 = [&](Format f, __nv_fp6_interpretation_t interp, cudaRoundMode r) {
     const bool rn = r == cudaRoundNearest;
-    v.push_back({to_string(f) + (rn ? "_rn" : "_rz"), f,
-                 presets::cuda(f, Format::float32, false, rn ? Rounding::nearest_even : Rounding::toward_zero),
+    const Rounding rr = rn ? Rounding::nearest_even : Rounding::toward_zero;
+    v.push_back({to_string(f) + (rn ? "_rn" : "_rz"), f, presets::cuda(f, Format::float32, false, rr), rr, Overflow::saturate,
                  [=](float x) { return static_cast<std::uint32_t>(__nv_cvt_float_to_fp6(x, interp, r)); },
                  [=](double x) { return static_cast<std::uint32_t>(__nv_cvt_double_to_fp6(x, interp, r)); },
                  [=](__half_raw x) { return static_cast<std::uint32_t>(__nv_cvt_halfraw_to_fp6(x, interp, r)); },
@@ -79,8 +82,9 @@ std::vector<CudaConversion> conversions() {
   fp6(Format::float6_e3m2fn, __NV_E3M2, cudaRoundZero);
   for (cudaRoundMode r : {cudaRoundNearest, cudaRoundZero}) {
     const bool rn = r == cudaRoundNearest;
+    const Rounding rr = rn ? Rounding::nearest_even : Rounding::toward_zero;
     v.push_back({std::string("float4_e2m1fn") + (rn ? "_rn" : "_rz"), Format::float4_e2m1fn,
-                 presets::cuda(Format::float4_e2m1fn, Format::float32, false, rn ? Rounding::nearest_even : Rounding::toward_zero),
+                 presets::cuda(Format::float4_e2m1fn, Format::float32, false, rr), rr, Overflow::saturate,
                  [=](float x) { return static_cast<std::uint32_t>(__nv_cvt_float_to_fp4(x, __NV_E2M1, r)); },
                  [=](double x) { return static_cast<std::uint32_t>(__nv_cvt_double_to_fp4(x, __NV_E2M1, r)); },
                  [=](__half_raw x) { return static_cast<std::uint32_t>(__nv_cvt_halfraw_to_fp4(x, __NV_E2M1, r)); },
@@ -91,10 +95,10 @@ std::vector<CudaConversion> conversions() {
     for (__nv_saturation_t sat : {__NV_SATFINITE, __NV_NOSAT}) {
       const bool rp = r == cudaRoundPosInf;
       const bool s = sat == __NV_SATFINITE;
+      const Rounding rr = rp ? Rounding::upward : Rounding::toward_zero;
+      const Overflow ov = s ? Overflow::saturate : Overflow::infinity;
       v.push_back({std::string("float8_e8m0fnu") + (rp ? "_rp" : "_rz") + (s ? "_satfinite" : "_nosat"),
-                   Format::float8_e8m0fnu,
-                   presets::cuda(Format::float8_e8m0fnu, Format::float32, false, rp ? Rounding::upward : Rounding::toward_zero,
-                                 s ? Overflow::saturate : Overflow::infinity),
+                   Format::float8_e8m0fnu, presets::cuda(Format::float8_e8m0fnu, Format::float32, false, rr, ov), rr, ov,
                    [=](float x) { return static_cast<std::uint32_t>(__nv_cvt_float_to_e8m0(x, sat, r)); },
                    [=](double x) { return static_cast<std::uint32_t>(__nv_cvt_double_to_e8m0(x, sat, r)); },
                    nullptr,
@@ -115,8 +119,10 @@ std::vector<CudaConversion> conversions() {
     const auto hf = d.h;
     const auto bf = d.b;
     v.push_back({std::string("float16") + d.suffix, Format::float16, presets::cuda(Format::float16, Format::float32, false, d.r),
+                 d.r, Overflow::ieee,
                  [=](float x) { return half_bits(hf(x)); }, nullptr, nullptr, nullptr, d.r == Rounding::nearest_even});
     v.push_back({std::string("bfloat16") + d.suffix, Format::bfloat16, presets::cuda(Format::bfloat16, Format::float32, false, d.r),
+                 d.r, Overflow::ieee,
                  [=](float x) { return bf16_bits(bf(x)); }, nullptr, nullptr, nullptr, d.r == Rounding::nearest_even});
   }
   return v;
@@ -157,7 +163,7 @@ TEST_P(CudaOracle, AllHalfAndBfloat16Inputs) {
       __half_raw h;
       h.x = static_cast<unsigned short>(b);
       const std::uint32_t want = c.from_half(h);
-      ConvertOptions o = presets::cuda(c.dst, Format::float16, false, c.options.rounding, c.options.overflow);
+      ConvertOptions o = presets::cuda(c.dst, Format::float16, false, c.rounding, c.overflow);
       const std::uint32_t got = convert_code(c.dst, Format::float16, b, o);
       if (got != want && bad++ < 5) ADD_FAILURE() << c.name << " from f16 0x" << std::hex << b << ": ours 0x" << got << " cuda 0x" << want;
     }
@@ -165,7 +171,7 @@ TEST_P(CudaOracle, AllHalfAndBfloat16Inputs) {
       __nv_bfloat16_raw h;
       h.x = static_cast<unsigned short>(b);
       const std::uint32_t want = c.from_bf16(h);
-      ConvertOptions o = presets::cuda(c.dst, Format::bfloat16, false, c.options.rounding, c.options.overflow);
+      ConvertOptions o = presets::cuda(c.dst, Format::bfloat16, false, c.rounding, c.overflow);
       const std::uint32_t got = convert_code(c.dst, Format::bfloat16, b, o);
       if (got != want && bad++ < 5) ADD_FAILURE() << c.name << " from bf16 0x" << std::hex << b << ": ours 0x" << got << " cuda 0x" << want;
     }
@@ -178,7 +184,7 @@ TEST_P(CudaOracle, AllHalfAndBfloat16Inputs) {
 TEST_P(CudaOracle, Float64Inputs) {
   const CudaConversion& c = GetParam();
   if (!c.from_double) GTEST_SKIP() << "CUDA has no double-input form of " << c.name;
-  const ConvertOptions o = presets::cuda(c.dst, Format::float32, true, c.options.rounding, c.options.overflow);
+  const ConvertOptions o = presets::cuda(c.dst, Format::float32, true, c.rounding, c.overflow);
   std::mt19937_64 rng(20261121);
   std::vector<double> xs;
   // Around every code of the destination: the value, its midpoints with the neighbours, and one
