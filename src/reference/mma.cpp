@@ -88,36 +88,46 @@ Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, cons
   for (std::int64_t b = 0; b < batches; ++b) {
     const std::int64_t lo = detail::matrix_offset(lhs, b), ro = detail::matrix_offset(rhs, b);
     const std::int64_t ao = acc ? detail::matrix_offset(*acc, b) : 0;
-    // lhs as [M][K], rhs transposed to [N][K].
-    std::vector<Decomposed> L(static_cast<std::size_t>(M * K)), R(static_cast<std::size_t>(N * K));
+    // lhs as [M][K], rhs transposed to [N][K]: exact terms, and the values (exact in double) for
+    // the sequential chains.
+    std::vector<detail::Term> L(static_cast<std::size_t>(M * K)), R(static_cast<std::size_t>(N * K));
+    std::vector<double> Lv(L.size()), Rv(R.size());
     for (std::int64_t i = 0; i < M; ++i)
-      for (std::int64_t k = 0; k < K; ++k) L[static_cast<std::size_t>(i * K + k)] = decompose(lhs.dtype(), lhs.code(lo + i * K + k));
+      for (std::int64_t k = 0; k < K; ++k) {
+        const std::uint64_t code = lhs.code(lo + i * K + k);
+        L[static_cast<std::size_t>(i * K + k)] = detail::term_of(decompose(lhs.dtype(), code));
+        Lv[static_cast<std::size_t>(i * K + k)] = to_double(lhs.dtype(), code);
+      }
     for (std::int64_t k = 0; k < K; ++k)
-      for (std::int64_t j = 0; j < N; ++j) R[static_cast<std::size_t>(j * K + k)] = decompose(rhs.dtype(), rhs.code(ro + k * N + j));
+      for (std::int64_t j = 0; j < N; ++j) {
+        const std::uint64_t code = rhs.code(ro + k * N + j);
+        R[static_cast<std::size_t>(j * K + k)] = detail::term_of(decompose(rhs.dtype(), code));
+        Rv[static_cast<std::size_t>(j * K + k)] = to_double(rhs.dtype(), code);
+      }
+    // The exact product of two terms (significands up to 53 bits: the 128-bit product is exact).
+    const auto add_product = [](ExactSum& sum, const detail::Term& a, const detail::Term& c) {
+      if ((a.kind | c.kind) == detail::kFinite) {
+        sum.add_product(a.negative != c.negative, a.sig, c.sig, a.exp + c.exp);
+        return;
+      }
+      const detail::Term p = detail::multiply(a, c);
+      if (p.kind == detail::kNaN) sum.add_nan();
+      else sum.add_infinity(p.negative);
+    };
 
 #pragma omp parallel for schedule(static) if (M * N * K >= kParallelWork)
     for (std::int64_t i = 0; i < M; ++i) {
       ExactSum sum;
       for (std::int64_t j = 0; j < N; ++j) {
-        const Decomposed* lr = L.data() + i * K;
-        const Decomposed* rr = R.data() + j * K;
+        const detail::Term* lr = L.data() + i * K;
+        const detail::Term* rr = R.data() + j * K;
+        const double* lv = Lv.data() + i * K;
+        const double* rv = Rv.data() + j * K;
         const std::size_t at = static_cast<std::size_t>(b * M * N + i * N + j);
         const std::optional<std::uint64_t> c = acc ? std::optional(acc->code(ao + i * N + j)) : std::nullopt;
         if (num.mode == Mode::exact) {
           sum.clear();
-          for (std::int64_t k = 0; k < K; ++k) {
-            const detail::Term p = detail::multiply(detail::term_of(lr[k]), detail::term_of(rr[k]));
-            if (p.kind == detail::kNaN) {
-              sum.add_nan();
-            } else if (p.kind == detail::kInfinite) {
-              sum.add_infinity(p.negative);
-            } else {
-              // Significands up to 53 bits (f64): the 128-bit product is exact.
-              const bool neg = lr[k].negative != rr[k].negative;
-              const bool zero = lr[k].kind == Decomposed::zero || rr[k].kind == Decomposed::zero;
-              sum.add_product(neg, zero ? 0 : lr[k].sig, zero ? 0 : rr[k].sig, lr[k].exp + rr[k].exp);
-            }
-          }
+          for (std::int64_t k = 0; k < K; ++k) add_product(sum, lr[k], rr[k]);
           if (c) sum.add(decompose(result, *c));
           out[at] = result == DType::int32
                         ? static_cast<std::uint32_t>(sum.to_int32(num.integer_overflow))
@@ -131,9 +141,7 @@ Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, cons
           case DType::int32: {
             std::int64_t d = c ? static_cast<std::int32_t>(*c) : 0;
             for (std::int64_t k = 0; k < K; ++k) {
-              const auto a = static_cast<std::int64_t>(to_double(lhs.dtype(), lhs.code(lo + i * K + k)));
-              const auto v = static_cast<std::int64_t>(to_double(rhs.dtype(), rhs.code(ro + k * N + j)));
-              d += a * v;
+              d += static_cast<std::int64_t>(lv[k]) * static_cast<std::int64_t>(rv[k]);
               if (num.integer_overflow == IntegerOverflow::saturate)
                 d = std::clamp<std::int64_t>(d, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max());
               else
@@ -142,18 +150,15 @@ Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, cons
             out[at] = static_cast<std::uint32_t>(static_cast<std::int32_t>(d));
             break;
           }
-          case DType::float32: {
+          case DType::float32: {  // every operand type of the f32 rows is exact in float
             float d = c ? std::bit_cast<float>(static_cast<std::uint32_t>(*c)) : -0.0f;
-            for (std::int64_t k = 0; k < K; ++k)
-              d = std::fmaf(static_cast<float>(to_double(lhs.dtype(), lhs.code(lo + i * K + k))),
-                            static_cast<float>(to_double(rhs.dtype(), rhs.code(ro + k * N + j))), d);
+            for (std::int64_t k = 0; k < K; ++k) d = std::fmaf(static_cast<float>(lv[k]), static_cast<float>(rv[k]), d);
             out[at] = std::isnan(d) ? 0x7FC00000u : std::bit_cast<std::uint32_t>(d);
             break;
           }
           case DType::float64: {
             double d = c ? std::bit_cast<double>(*c) : -0.0;
-            for (std::int64_t k = 0; k < K; ++k)
-              d = std::fma(to_double(lhs.dtype(), lhs.code(lo + i * K + k)), to_double(rhs.dtype(), rhs.code(ro + k * N + j)), d);
+            for (std::int64_t k = 0; k < K; ++k) d = std::fma(lv[k], rv[k], d);
             out[at] = std::isnan(d) ? 0x7FF8000000000000u : std::bit_cast<std::uint64_t>(d);
             break;
           }
@@ -161,10 +166,7 @@ Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, cons
             std::uint64_t d = c ? *c : 0x8000u;
             for (std::int64_t k = 0; k < K; ++k) {
               sum.clear();
-              const detail::Term p = detail::multiply(detail::term_of(lr[k]), detail::term_of(rr[k]));
-              if (p.kind == detail::kNaN) sum.add_nan();
-              else if (p.kind == detail::kInfinite) sum.add_infinity(p.negative);
-              else sum.add_product(p.negative, lr[k].sig, rr[k].sig, lr[k].exp + rr[k].exp);
+              add_product(sum, lr[k], rr[k]);
               sum.add(decompose(DType::float16, d));
               d = sum.round_to(DType::float16);
             }
