@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// The engine behind block.h and tensor.h: one object per (format, options, tensor scale) that
+// turns rows of fp32 inputs into scale codes and element codes. The block API and the tensor path
+// both call quantize_row, so they cannot drift apart.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "blockscale/formats/detail/round.h"
+#include "blockscale/quantize/block.h"
+
+namespace blockscale::quantize_detail {
+
+// NVIDIA GPUs return this NaN from every fp32 operation with a NaN result (PTX ISA 9.7.3: "NaN
+// results are canonical"); the reproduced systems run there, so a NaN product takes this form
+// whatever the CPU's NaN propagation would give.
+inline constexpr std::uint32_t kCanonicalNan = 0x7FFFFFFFu;
+
+// Everything a scale rule needs, as plain data (the rule loops copy it locally).
+struct RuleParams {
+  std::uint32_t emax_e = 0;     // floor(log2(max_e)) of the element format
+  std::uint32_t even_half = 0;  // torchao EVEN: 2^(22 - mantissa bits)
+  std::uint32_t inf_code = 0xFF;  // BlockInf: 0xFF (nan_scale) or 0xFE (saturate)
+  float max_e = 0.0f;           // largest finite element value
+  float inv_max_e = 0.0f;       // fp32(1 / max_e)
+  float pow2_emax_e = 0.0f;     // 2^emax_e
+  float tensor_encode = 1.0f;   // TensorScale::encode
+  float tensor_decode = 1.0f;   // TensorScale::decode
+  float te_block_factor = 0.0f; // TE: fp32(S_enc * fp32(1/6))
+  detail::Target e8m0_rz_sat{};    // cvt.rz.satfinite.ue8m0
+  detail::Target e8m0_rp_sat{};    // cvt.rp.satfinite.ue8m0
+  detail::Target e8m0_rp_nosat{};  // cvt.rp.ue8m0 (overflow -> 0xFF)
+  detail::Target e4m3_rn_sat{};    // cvt.rn.satfinite.e4m3x2 / __nv_fp8_e4m3(float)
+  std::array<float, 256> e4m3_value{};
+};
+
+class BlockQuantizer {
+ public:
+  // Validates f and o (std::invalid_argument).
+  BlockQuantizer(const BlockFormat& f, const QuantizeOptions& o, const TensorScale& ts);
+
+  // The scale for one block amax (any NaN is taken as the canonical NaN).
+  BlockScale scale(float amax) const;
+  // Scales for n block maxima (non-negative fp32 bits or kCanonicalNan).
+  void scales(const std::uint32_t* amax, std::size_t n, std::uint8_t* code, float* mult) const;
+  // max |x| of n inputs under the options' NaN and subnormal rules, as fp32 bits (NaN canonical).
+  std::uint32_t amax_bits(const float* x, std::size_t n) const;
+
+  // Quantizes n inputs, n a multiple of the block size: codes[n], scale_codes[n / block_size].
+  // rbits: n words for stochastic rounding, else null. scratch: n floats.
+  void quantize_row(const float* x, std::size_t n, std::uint8_t* codes, std::uint8_t* scale_codes,
+                    const std::uint32_t* rbits, float* scratch) const;
+
+ private:
+  BlockFormat format_;
+  QuantizeOptions options_;
+  RuleParams params_;
+};
+
+// Decoding tables for one tensor: V = fp32(P * X) per DequantizeOptions.
+class Dequantizer {
+ public:
+  Dequantizer(const BlockFormat& f, const TensorScale& ts, const DequantizeOptions& d);
+  float value(std::uint8_t element_code, std::uint8_t scale_code) const {
+    const float p = element_[element_code & element_mask_];
+    const float v = p * scale_[scale_code];
+    if (!clamp_finite_) return v;
+    // upcast_from_mxfp_torch: clamp(finfo.min, finfo.max), then e5m2 Inf elements put back.
+    if (std::isinf(p)) return p;
+    if (std::isinf(v)) return std::copysign(FLT_MAX, v);
+    return v;
+  }
+
+ private:
+  std::array<float, 256> element_{};
+  std::array<float, 256> scale_{};
+  std::uint8_t element_mask_ = 0xFF;
+  bool clamp_finite_ = false;
+};
+
+}  // namespace blockscale::quantize_detail
