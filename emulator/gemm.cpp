@@ -2,6 +2,8 @@
 #include "blockscale/emulator/gemm.h"
 
 #include <algorithm>
+#include <bit>
+#include <span>
 #include <stdexcept>
 #include <tuple>
 
@@ -244,6 +246,60 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
     for (std::size_t i = ti * kTile; i < std::min(M, (ti + 1) * kTile); ++i) {
       for (std::size_t j = tj * kTile; j < std::min(N, (tj + 1) * kTile); ++j) d[i * N + j] = output(i, j);
     }
+  }
+  return d;
+}
+
+std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScaledTensor& a, const BlockScaledTensor& b,
+                                const CodeMatrix& c, const GemmOptions& options) {
+  schedule.validate();
+  const Instruction& ins = schedule.instruction;
+  const std::string who = schedule.name();
+  if (!ins.block_scaled()) fail(who + ": block-scaled tensors need a block-scaled instruction");
+  const BlockScaledDesc& da = a.desc();
+  const BlockScaledDesc& db = b.desc();
+  const BlockFormat want_a{*format_of(ins.a), *format_of(ins.scale_type()), ins.block()};
+  const BlockFormat want_b{*format_of(ins.b), *format_of(ins.scale_type()), ins.block()};
+  if (da.format != want_a) fail(who + ": A is " + to_string(da.format) + ", the instruction takes " + to_string(want_a));
+  if (db.format != want_b) fail(who + ": B is " + to_string(db.format) + ", the instruction takes " + to_string(want_b));
+  if (da.k() != db.k()) fail(who + ": A has K=" + std::to_string(da.k()) + " but B has K=" + std::to_string(db.k()));
+  if (da.batch() != db.batch()) {
+    fail(who + ": A has batch " + std::to_string(da.batch()) + " but B has batch " + std::to_string(db.batch()));
+  }
+  const auto M = static_cast<std::size_t>(da.rows()), N = static_cast<std::size_t>(db.rows());
+  const auto Ks = static_cast<std::size_t>(da.k_stored()), kb = static_cast<std::size_t>(da.k_blocks());
+  const std::uint32_t alpha = mul_f32(std::bit_cast<std::uint32_t>(a.tensor_scale().decode),
+                                      std::bit_cast<std::uint32_t>(b.tensor_scale().decode));
+  const bool scaled_epilogue = alpha != 0x3F800000u;  // alpha != 1.0f
+  if (!c.empty() && c.format() != Format::float32) fail(who + ": C must hold f32 codes");
+  if (!c.empty() && (c.rows() != M || c.cols() != N)) {
+    fail(who + ": C must be " + std::to_string(M) + " x " + std::to_string(N) + ", got " + dims(c));
+  }
+  const std::vector<std::uint8_t> ea = a.element_codes(), eb = b.element_codes();
+  const std::vector<std::uint8_t> sa = a.scale_codes(), sb = b.scale_codes();
+  KernelSchedule inner = schedule;
+  if (scaled_epilogue) inner.c_placement = CPlacement::accumulator;  // from +0: C is added by the FFMA below
+  std::vector<std::uint32_t> d;
+  d.reserve(static_cast<std::size_t>(da.batch()) * M * N);
+  for (std::int64_t batch = 0; batch < da.batch(); ++batch) {
+    const auto bi = static_cast<std::size_t>(batch);
+    // Stored K-major: A is M x K row-major, B (N rows of K) is K x N column-major; the scales likewise.
+    const GemmOperands ops{
+        CodeMatrix(da.format.element, M, Ks, std::span(ea).subspan(bi * M * Ks, M * Ks)),
+        CodeMatrix(db.format.element, Ks, N, std::span(eb).subspan(bi * N * Ks, N * Ks), Order::col_major),
+        CodeMatrix(da.format.scale, M, kb, std::span(sa).subspan(bi * M * kb, M * kb)),
+        CodeMatrix(db.format.scale, kb, N, std::span(sb).subspan(bi * N * kb, N * kb), Order::col_major),
+        scaled_epilogue ? CodeMatrix() : c};
+    std::vector<std::uint32_t> part = gemm(inner, ops, options);
+    if (scaled_epilogue) {
+      for (std::size_t i = 0; i < M; ++i) {
+        for (std::size_t j = 0; j < N; ++j) {
+          std::uint32_t& x = part[i * N + j];
+          x = c.empty() ? mul_f32(alpha, x) : fma_f32(alpha, x, c.word(i, j));
+        }
+      }
+    }
+    d.insert(d.end(), part.begin(), part.end());
   }
   return d;
 }

@@ -9,4 +9,5 @@
 #include "blockscale/emulator/instruction.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/emulator/params.h"
+#include "blockscale/emulator/reference_models.h"
 #include "blockscale/emulator/table.h"

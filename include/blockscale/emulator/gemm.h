@@ -18,6 +18,7 @@
 
 #include "blockscale/emulator/code_matrix.h"
 #include "blockscale/emulator/instruction.h"
+#include "blockscale/quantize/tensor.h"
 
 namespace blockscale::emulator {
 
@@ -89,5 +90,16 @@ struct GemmOptions {
 // takes e_zero and cannot change e_max when C != 0; with C = 0 a zero term is present anyway).
 std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperands& operands,
                                 const GemmOptions& options = {});
+
+// The same for quantized operands (blockscale/quantize) in any packing and scale layout: `a` holds A
+// (rows = M), `b` holds B (rows = N: quantized from [K, N] with KAxis::first, or from B^T [N, K] with
+// KAxis::last; stored K-major either way). Their block format must be the instruction's (element
+// types, scale type, block size). Rank-3 tensors need equal batches; D is [batch][M][N], C (M x N)
+// applies to every batch. NVFP4 per-tensor scales are applied as a kernel epilogue does
+// (CUTLASS LinearCombination with beta = 1): alpha = decode_a * decode_b (FMUL), the K loop runs
+// from a zero accumulator, and D = fma(alpha, acc, C) (FFMA; FMUL without C). With alpha = 1 this
+// is gemm() above with the schedule's C placement.
+std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScaledTensor& a, const BlockScaledTensor& b,
+                                const CodeMatrix& c = {}, const GemmOptions& options = {});
 
 }  // namespace blockscale::emulator
