@@ -311,7 +311,11 @@ Instruction parse_instruction(std::string_view name) {
     for (const InstructionRow* r : rows) {
       if (ds.find(to_string(r->d_type)) == std::string::npos) ds += (ds.empty() ? "" : "|") + std::string(to_string(r->d_type));
     }
-    const std::string who(rows.front()->family);
+    // Name the row family when every candidate shares it, else the instruction.
+    std::string who(rows.front()->family);
+    for (const InstructionRow* r : rows) {
+      if (r->family != rows.front()->family) who = op + (k == Kind::none ? "" : " " + kname);
+    }
     if (std::none_of(rows.begin(), rows.end(), [&](const InstructionRow* r) { return r->d_type == d; })) {
       fail(who + " on " + where + " produces D of type " + ds + ", got " + std::string(to_string(d)));
     }
