@@ -226,6 +226,8 @@ inline Expected quantize_block(const Model& m, const std::vector<float>& x, cons
   using blockscale::SubnormalInputs;
   const blockscale::QuantizeOptions& o = m.options;
   std::vector<double> in(x.size());
+  Expected e;
+  e.codes.reserve(x.size());
   const double min_normal = std::ldexp(1.0, -126);
   for (std::size_t i = 0; i < x.size(); ++i) {
     in[i] = x[i];
@@ -245,17 +247,23 @@ inline Expected quantize_block(const Model& m, const std::vector<float>& x, cons
   if (any_nan && o.nan == blockscale::BlockNan::propagate) amax = std::numeric_limits<double>::quiet_NaN();
   ScaleAndMultiplier sm = scale_of(m, amax);
   if (o.subnormals == SubnormalInputs::flush_block && amax < min_normal) sm.mult = 0.0;
-  Expected e;
   e.scale = sm.code;
   const Round mode = element_round(m);
   const int nbits = o.element.stochastic_bits;
+  // Zeros of one sign all give the same code (whatever the random word: zero is on the grid).
+  std::uint32_t zero_code[2] = {~0u, ~0u};
   for (std::size_t i = 0; i < in.size(); ++i) {
-    const double y = f32(in[i] * sm.mult);  // fp32 product
-    if (std::isnan(y)) {
-      e.codes.push_back(m.nan_code);
-    } else {
-      e.codes.push_back(round_to_grid(m.format.element, y, mode, r.empty() ? 0u : r[i], nbits));
+    const bool zero = in[i] == 0;
+    std::uint32_t& memo = zero_code[std::signbit(in[i]) ? 1 : 0];
+    if (zero && memo != ~0u) {
+      e.codes.push_back(memo);
+      continue;
     }
+    const double y = f32(in[i] * sm.mult);  // fp32 product
+    const std::uint32_t c =
+        std::isnan(y) ? m.nan_code : round_to_grid(m.format.element, y, mode, r.empty() ? 0u : r[i], nbits);
+    e.codes.push_back(c);
+    if (zero) memo = c;
   }
   return e;
 }

@@ -28,6 +28,14 @@
 #define BLOCKSCALE_QUANTIZE_FULL 0
 #endif
 
+// The exhaustive build registers its tests under another suite name, so that ctest can tell the two
+// binaries' tests apart (and -LE exhaustive leaves only the short ones out).
+#if BLOCKSCALE_QUANTIZE_FULL
+#define QUANTIZEORACLE_SUITE QuantizeOracleFull
+#else
+#define QUANTIZEORACLE_SUITE QuantizeOracle
+#endif
+
 namespace {
 
 using namespace blockscale;
@@ -234,7 +242,7 @@ std::vector<float> fp16_and_fp8_values() {
   return v;
 }
 
-TEST(QuantizeOracle, SingleElementBlocksEveryFp16AndFp8Input) {
+TEST(QUANTIZEORACLE_SUITE, SingleElementBlocksEveryFp16AndFp8Input) {
   const std::vector<float> values = fp16_and_fp8_values();
   for (const std::vector<Case>& cases : {mx_cases(), nvfp4_cases()}) {
     for (const Case& c : cases) {
@@ -267,7 +275,7 @@ std::vector<float> fp32_sweep() {
   return v;
 }
 
-TEST(QuantizeOracle, SingleElementBlocksFp32Sweep) {
+TEST(QUANTIZEORACLE_SUITE, SingleElementBlocksFp32Sweep) {
   const std::vector<float> values = fp32_sweep();
   for (const std::vector<Case>& cases : {mx_cases(), nvfp4_cases()}) {
     for (const Case& c : cases) {
@@ -312,7 +320,7 @@ std::vector<float> random_blocks(std::size_t blocks, std::size_t bs, std::uint32
   return x;
 }
 
-TEST(QuantizeOracle, RandomBlocks) {
+TEST(QUANTIZEORACLE_SUITE, RandomBlocks) {
   const std::size_t blocks = BLOCKSCALE_QUANTIZE_FULL ? 400000 : 4000;
   std::uint32_t seed = 1;
   for (const std::vector<Case>& cases : {mx_cases(), nvfp4_cases()}) {
@@ -325,7 +333,7 @@ TEST(QuantizeOracle, RandomBlocks) {
 
 // Stochastic element rounding with caller random bits: TE NVFP4 (8 bits per element, the
 // cvt.rs / software fallback width) and MXFP8 / MXFP6 with all 32 bits.
-TEST(QuantizeOracle, RandomBlocksStochasticRounding) {
+TEST(QUANTIZEORACLE_SUITE, RandomBlocksStochasticRounding) {
   const std::size_t blocks = BLOCKSCALE_QUANTIZE_FULL ? 200000 : 3000;
   std::vector<Case> cases;
   QuantizeOptions te = recipes::nvfp4_transformer_engine();
@@ -351,7 +359,7 @@ TEST(QuantizeOracle, RandomBlocksStochasticRounding) {
 // RP(fp32(amax * fp32(1/max))) == RP(fp32(amax / max)) for every non-negative finite fp32 amax
 // (formats.md (c).6 reports it for [2^-100, 2^100)); the library's two rceil variants, both
 // compared with the oracle's e8m0 rounding.
-TEST(QuantizeOracle, RceilReciprocalMultiplyEqualsDivision) {
+TEST(QUANTIZEORACLE_SUITE, RceilReciprocalMultiplyEqualsDivision) {
   const std::uint32_t stride = BLOCKSCALE_QUANTIZE_FULL ? 1u : 4099u;
   for (Format el : kElements) {
     QuantizeOptions mul = recipes::transformer_engine_mxfp8(el);
@@ -394,7 +402,7 @@ TEST(QuantizeOracle, RceilReciprocalMultiplyEqualsDivision) {
 // that map onto e2m1 midpoints. The test first checks that the data tells the orders apart (an
 // algebraically equal order rounds differently somewhere), then that the library follows the
 // recipe's order on all of it.
-TEST(QuantizeOracle, Nvfp4OperationOrderEdges) {
+TEST(QUANTIZEORACLE_SUITE, Nvfp4OperationOrderEdges) {
   using qoracle::f32;
   const double e2m1_mid[] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
   for (const bool te : {true, false}) {
@@ -451,7 +459,7 @@ TEST(QuantizeOracle, Nvfp4OperationOrderEdges) {
 }
 
 // The per-tensor NVFP4 scales for special global amax values (formats.md (c).8 quirks included).
-TEST(QuantizeOracle, Nvfp4TensorScales) {
+TEST(QUANTIZEORACLE_SUITE, Nvfp4TensorScales) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (const QuantizeOptions& base : {recipes::nvfp4_transformer_engine(), recipes::nvfp4_torchao(true)}) {
     QuantizeOptions o = base;
