@@ -307,6 +307,8 @@ Tensor mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, const
   const int B = check_mma_scaled(x, x_scale, y, y_scale, acc, options.hardware_extensions);
   const Numerics& num = options.numerics;
   detail::check_numerics_fields(kOp, num);
+  if (num.integer_overflow != IntegerOverflow::wrap)
+    throw RuleError(Rule::numerics, kOp, "integer_overflow saturate applies only to int32 results, not float32");
   const std::int64_t M = x.extent(-2), K = x.extent(-1), N = y.extent(-1);
   const std::int64_t batches = detail::batch_of(acc);
   std::vector<std::uint64_t> out(static_cast<std::size_t>(acc.size()));
