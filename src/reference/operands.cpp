@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "blockscale/reference/rules.h"
+
 namespace blockscale::reference {
 
 Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side side, std::int64_t batch, std::int64_t R,
@@ -26,6 +28,40 @@ Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side sid
   Shape shape = side == Side::x ? Shape{R, C} : Shape{C, R};
   if (batch != 0) shape.insert(shape.begin(), batch);
   return Tensor(scale_dtype, std::move(shape), std::move(codes));
+}
+
+ScaledOperand scaled_operand(const BlockScaledTensor& t, Side side) {
+  const BlockScaledDesc& d = t.desc();
+  const std::int64_t batch = d.batch(), rows = d.rows(), K = d.k_stored(), Ks = d.k_blocks();
+  const bool batched = d.shape.size() == 3;
+  const std::vector<std::uint8_t> e = t.element_codes();  // [batch][rows][K]
+  const std::vector<std::uint8_t> s = t.scale_codes();    // [batch][rows][K_s]
+  auto build = [&](DType dtype, const std::vector<std::uint8_t>& src, std::int64_t cols) {
+    std::vector<std::uint64_t> codes(src.size());
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const std::int64_t from = (b * rows + r) * cols + c;
+          // x keeps the stored [rows, cols]; y is its transpose [cols, rows].
+          const std::int64_t to = side == Side::x ? from : (b * cols + c) * rows + r;
+          codes[static_cast<std::size_t>(to)] = src[static_cast<std::size_t>(from)];
+        }
+    Shape shape = side == Side::x ? Shape{rows, cols} : Shape{cols, rows};
+    if (batched) shape.insert(shape.begin(), batch);
+    return Tensor(dtype, std::move(shape), std::move(codes));
+  };
+  return {build(dtype_of(d.format.element), e, K), build(dtype_of(d.format.scale), s, Ks), t.tensor_scale().decode};
+}
+
+Tensor mma_scaled(const BlockScaledTensor& x, const BlockScaledTensor& y, const Tensor& acc,
+                  const ScaledMmaOptions& options) {
+  const ScaledOperand a = scaled_operand(x, Side::x), b = scaled_operand(y, Side::y);
+  for (const auto& [name, op] : {std::pair{"x", &a}, std::pair{"y", &b}})
+    if (op->tensor_scale != 1.0f)
+      throw RuleError(Rule::tensor_scale, "mma_scaled",
+                      std::string(name) + " carries a per-tensor scale " + std::to_string(op->tensor_scale) +
+                          ", which mma_scaled does not define; use scaled_operand() and scale the result");
+  return mma_scaled(a.values, a.scales, b.values, b.scales, acc, options);
 }
 
 }  // namespace blockscale::reference

@@ -19,6 +19,7 @@ std::string to_string(Rule r) {
     case Rule::extension: return "extension";
     case Rule::numerics: return "numerics";
     case Rule::no_model: return "no_model";
+    case Rule::tensor_scale: return "tensor_scale";
   }
   return "unknown";
 }

@@ -252,6 +252,10 @@ TEST(ReferenceMmaScaledRules, Numerics) {
               "mma_scaled [numerics]: exact numerics round once; stochastic rounding is not offered");
   p.options.numerics = Numerics::hardware("");
   expect_rule([&] { p.run(); }, Rule::numerics, "mma_scaled [numerics]: hardware numerics need a model name");
+  p.options.numerics = Numerics::exact();
+  p.options.numerics.integer_overflow = IntegerOverflow::saturate;
+  expect_rule([&] { p.run(); }, Rule::numerics,
+              "mma_scaled [numerics]: integer_overflow saturate applies only to int32 results, not float32");
 }
 
 TEST(ReferenceMmaScaledRules, UnregisteredHardwareModel) {

@@ -28,6 +28,7 @@ enum class Rule : std::uint8_t {
   extension,         // a combination only the hardware extension allows, and it is off
   numerics,          // the numerics options make sense for the operation
   no_model,          // hardware(model) names a registered model
+  tensor_scale,      // block-scaled tensors passed to mma_scaled carry no per-tensor scale
 };
 
 std::string to_string(Rule r);
