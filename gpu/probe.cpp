@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: Apache-2.0
+// The probe catalogue, input validation, and packing of codes into the images the kernels read.
+#include "blockscale/gpu/probe.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "cuda_check.h"
+#include "probe_launch.h"
+
+namespace blockscale::gpu {
+
+std::string to_string(ProbeFamily f) {
+  switch (f) {
+    case ProbeFamily::mma_sync: return "mma.sync";
+    case ProbeFamily::wgmma: return "wgmma";
+    case ProbeFamily::tcgen05: return "tcgen05";
+  }
+  return "?";
+}
+
+namespace {
+
+using desc::Tcgen05Kind;
+
+std::string sname(Format f) { return info(f).short_name; }
+std::string shape(int m, int n, int k) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "m%dn%dk%d", m, n, k);
+  return buf;
+}
+
+const Format kFp8[] = {Format::float8_e4m3fn, Format::float8_e5m2};
+const Format kF8f6f4[] = {Format::float8_e4m3fn, Format::float8_e5m2, Format::float6_e2m3fn, Format::float6_e3m2fn,
+                          Format::float4_e2m1fn};
+
+void add_mma_sync(std::vector<ProbeKernel>& v) {
+  auto add = [&](int k, Format a, Format b, Format d, const std::string& note) {
+    ProbeKernel p;
+    p.family = ProbeFamily::mma_sync;
+    p.arch = Arch::sm_90a;
+    p.m = 16, p.n = 8, p.k = k;
+    p.a = a, p.b = b, p.c = d, p.d = d;
+    p.ptx = "mma.sync.aligned." + shape(16, 8, k) + ".row.col." + sname(d) + "." + sname(a) + "." + sname(b) + "." +
+            sname(d);
+    p.name = "sm_90a mma.sync.aligned " + shape(16, 8, k) + " " + sname(d) + " " + sname(a) + " " + sname(b);
+    p.note = note;
+    v.push_back(p);
+  };
+  const std::string emulated =
+      "compiler-emulated on sm_90a: fp8 -> f16 unpack (F2FP), two HMMA.16816 over k mod 4 in {0,1} then {2,3}, "
+      "then C added by FADD / HADD2 (numerics.md b.9); one warp per tile, fragments per PTX ISA 9.7.14.5";
+  for (Format a : kFp8)
+    for (Format b : kFp8)
+      for (Format d : {Format::float32, Format::float16}) add(32, a, b, d, emulated);
+  const std::string native = "one warp per tile, fragments per PTX ISA 9.7.14.5";
+  add(16, Format::float16, Format::float16, Format::float32, native);
+  add(16, Format::bfloat16, Format::bfloat16, Format::float32, native);
+  add(16, Format::float16, Format::float16, Format::float16, native);
+  add(8, Format::tfloat32, Format::tfloat32, Format::float32, native);
+}
+
+void add_wgmma(std::vector<ProbeKernel>& v) {
+  const std::string note =
+      "one warpgroup per tile; A and B from shared memory (no-swizzle K-major core matrices, LBO 128 B, SBO 256 B); "
+      "C loaded into the accumulator registers and issued with scale-d = 1, so D = A*B + C";
+  for (int n : {8, 64, 256}) {
+    auto add = [&](int k, Format a, Format b, Format d) {
+      ProbeKernel p;
+      p.family = ProbeFamily::wgmma;
+      p.arch = Arch::sm_90a;
+      p.m = 64, p.n = n, p.k = k;
+      p.a = a, p.b = b, p.c = d, p.d = d;
+      p.ptx = "wgmma.mma_async.sync.aligned." + shape(64, n, k) + "." + sname(d) + "." + sname(a) + "." + sname(b);
+      p.name = "sm_90a wgmma.mma_async " + shape(64, n, k) + " " + sname(d) + " " + sname(a) + " " + sname(b);
+      p.note = note;
+      v.push_back(p);
+    };
+    for (Format a : kFp8)
+      for (Format b : kFp8)
+        for (Format d : {Format::float32, Format::float16}) add(32, a, b, d);
+    add(16, Format::float16, Format::float16, Format::float32);
+    add(16, Format::bfloat16, Format::bfloat16, Format::float32);
+    add(16, Format::float16, Format::float16, Format::float16);
+    add(8, Format::tfloat32, Format::tfloat32, Format::float32);
+  }
+}
+
+void add_tcgen05(std::vector<ProbeKernel>& v) {
+  const std::string plain_note =
+      "sm_100a, compile-verified only. One CTA of 4 warps per tile loop; A, B in shared memory (no-swizzle K-major, "
+      "LBO 128 B, SBO 256 B); C stored to TMEM with tcgen05.st, then one thread issues the MMA with "
+      "enable_input_d = 1, commits to an mbarrier, and the 4 warps read D with tcgen05.ld.32x32b";
+  const std::string scaled_note =
+      plain_note + "; scales staged in shared memory as 128x4 atoms and copied to TMEM with tcgen05.cp.32x128b.warpx4, "
+                   "SF IDs 0";
+  auto add = [&](Tcgen05Kind kind, const std::string& qual, int n, int k, Format a, Format b, bool scaled,
+                 Format scale, int block) {
+    ProbeKernel p;
+    p.family = ProbeFamily::tcgen05;
+    p.arch = Arch::sm_100a;
+    p.tcgen05_kind = kind;
+    p.m = 128, p.n = n, p.k = k;
+    p.a = a, p.b = b, p.c = Format::float32, p.d = Format::float32;
+    p.block_scaled = scaled;
+    p.scale = scale;
+    p.scale_block = scaled ? block : 0;
+    p.ptx = std::string("tcgen05.mma.cta_group::1.kind::");
+    p.ptx += desc::to_string(kind);
+    p.ptx += qual;
+    p.name = std::string("sm_100a ");
+    for (const std::string& part : {p.ptx, shape(128, n, k), std::string("f32"), sname(a), sname(b)}) {
+      p.name += part;
+      p.name += ' ';
+    }
+    if (scaled) p.name += sname(scale);
+    if (p.name.back() == ' ') p.name.pop_back();
+    p.note = scaled ? scaled_note : plain_note;
+    v.push_back(p);
+  };
+  for (int n : {8, 256}) {
+    add(Tcgen05Kind::f16, "", n, 16, Format::float16, Format::float16, false, Format::float32, 0);
+    add(Tcgen05Kind::f16, "", n, 16, Format::bfloat16, Format::bfloat16, false, Format::float32, 0);
+    add(Tcgen05Kind::tf32, "", n, 8, Format::tfloat32, Format::tfloat32, false, Format::float32, 0);
+  }
+  // kind::f8f6f4 at M = 128: N in steps of 16 (the conservative reading of PTX Table 42, which
+  // CUTLASS and DeepGEMM assert), so the small shape is N = 16.
+  for (int n : {16, 256})
+    for (Format a : kF8f6f4)
+      for (Format b : kF8f6f4) add(Tcgen05Kind::f8f6f4, "", n, 32, a, b, false, Format::float32, 0);
+  for (int n : {8, 256}) {
+    for (Format a : kF8f6f4)
+      for (Format b : kF8f6f4)
+        add(Tcgen05Kind::mxf8f6f4, ".block_scale.block32", n, 32, a, b, true, Format::float8_e8m0fnu, 32);
+    add(Tcgen05Kind::mxf4, ".block_scale.block32", n, 64, Format::float4_e2m1fn, Format::float4_e2m1fn, true,
+        Format::float8_e8m0fnu, 32);
+    add(Tcgen05Kind::mxf4nvf4, ".block_scale.block16", n, 64, Format::float4_e2m1fn, Format::float4_e2m1fn, true,
+        Format::float8_e8m0fnu, 16);
+    add(Tcgen05Kind::mxf4nvf4, ".block_scale.block16", n, 64, Format::float4_e2m1fn, Format::float4_e2m1fn, true,
+        Format::float8_ue4m3, 16);
+    add(Tcgen05Kind::mxf4nvf4, ".block_scale.block32", n, 64, Format::float4_e2m1fn, Format::float4_e2m1fn, true,
+        Format::float8_e8m0fnu, 32);
+  }
+}
+
+std::vector<ProbeKernel> build_catalogue() {
+  std::vector<ProbeKernel> v;
+  add_mma_sync(v);
+  add_wgmma(v);
+  add_tcgen05(v);
+  return v;
+}
+
+
+// Bits of a code the format uses; anything above is an input error.
+int code_bits(Format f) { return f == Format::tfloat32 ? 32 : width(f); }
+
+void check_codes(const char* what, const std::vector<std::uint32_t>& codes, Format f) {
+  const int bits = code_bits(f);
+  if (bits >= 32) return;
+  const std::uint32_t limit = 1u << bits;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    if (codes[i] >= limit) {
+      throw std::invalid_argument(std::string("probe input ") + what + "[" + std::to_string(i) + "] = " +
+                                  std::to_string(codes[i]) + " is not a " + info(f).short_name + " code (" +
+                                  std::to_string(bits) + " bits)");
+    }
+  }
+}
+
+// One operand row (k codes) as the 32 bytes the instruction reads.
+void pack_row(const ProbeKernel& p, Format f, const std::uint32_t* codes, std::uint8_t* out) {
+  std::memset(out, 0, detail::kProbeRowBytes);
+  const bool packed_fp4 = p.family == ProbeFamily::tcgen05 &&
+                          (p.tcgen05_kind == Tcgen05Kind::mxf4 || p.tcgen05_kind == Tcgen05Kind::mxf4nvf4);
+  switch (f) {
+    case Format::float8_e4m3fn:
+    case Format::float8_e5m2:
+      for (int i = 0; i < p.k; ++i) out[i] = static_cast<std::uint8_t>(codes[i]);
+      return;
+    case Format::float16:
+    case Format::bfloat16:
+      for (int i = 0; i < p.k; ++i) {
+        out[2 * i] = static_cast<std::uint8_t>(codes[i]);
+        out[2 * i + 1] = static_cast<std::uint8_t>(codes[i] >> 8);
+      }
+      return;
+    case Format::tfloat32:
+      for (int i = 0; i < p.k; ++i)
+        for (int b = 0; b < 4; ++b) out[4 * i + b] = static_cast<std::uint8_t>(codes[i] >> (8 * b));
+      return;
+    case Format::float4_e2m1fn:
+      if (packed_fp4) {
+        // kind::mxf4 / mxf4nvf4: two per byte, element 2i in the low nibble, no padding (PTX
+        // 9.7.16.10.4.5-6; layouts.md P1).
+        for (int i = 0; i < p.k / 2; ++i) out[i] = static_cast<std::uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
+      } else {
+        // kind::f8f6f4 / mxf8f6f4: each 16 elements packed into 8 bytes, then 8 bytes of padding
+        // (PTX 9.7.16.10.4.4; layouts.md P2).
+        for (int g = 0; g < p.k / 16; ++g)
+          for (int i = 0; i < 8; ++i)
+            out[16 * g + i] = static_cast<std::uint8_t>(codes[16 * g + 2 * i] | (codes[16 * g + 2 * i + 1] << 4));
+      }
+      return;
+    case Format::float6_e2m3fn:
+    case Format::float6_e3m2fn:
+      // Each 16 elements packed LSB-first into 12 bytes (element i at bits [6i, 6i+6)), then 4
+      // bytes of padding (PTX 9.7.16.10.4.4; layouts.md P3).
+      for (int g = 0; g < p.k / 16; ++g) {
+        for (int i = 0; i < 16; ++i) {
+          const int bit = 6 * i;
+          const std::uint32_t c = codes[16 * g + i];
+          out[16 * g + bit / 8] |= static_cast<std::uint8_t>(c << (bit % 8));
+          if (bit % 8 > 2) out[16 * g + bit / 8 + 1] |= static_cast<std::uint8_t>(c >> (8 - bit % 8));
+        }
+      }
+      return;
+    default: throw std::logic_error("probe operand format " + to_string(f) + " has no packing");
+  }
+}
+
+// Scale bytes of `rows` rows into 128x4 atoms (byte (r % 32) * 16 + (r / 32) * 4 + j within the
+// atom of rows [128q, 128q + 128)); bytes no row uses hold the format's 1.0.
+void pack_scale_atoms(const std::uint8_t* scales, int rows, int per_row, Format scale, std::uint8_t* out,
+                      int atoms) {
+  const std::uint8_t one = scale == Format::float8_e8m0fnu ? 127 : 0x38;
+  std::memset(out, one, static_cast<std::size_t>(atoms) * detail::kScaleAtomBytes);
+  for (int r = 0; r < rows; ++r)
+    for (int j = 0; j < per_row; ++j)
+      out[(r / 128) * detail::kScaleAtomBytes + (r % 32) * 16 + ((r % 128) / 32) * 4 + j] = scales[r * per_row + j];
+}
+
+}  // namespace
+
+const std::vector<ProbeKernel>& probe_kernels() {
+  static const std::vector<ProbeKernel> all = build_catalogue();
+  return all;
+}
+
+const ProbeKernel& find_probe(std::string_view name) {
+  for (const ProbeKernel& p : probe_kernels())
+    if (p.name == name) return p;
+  throw std::invalid_argument("no probe kernel named '" + std::string(name) +
+                              "' (blockscale::gpu::probe_kernels() lists them)");
+}
+
+void validate_probe_inputs(const ProbeKernel& p, const ProbeInputs& in) {
+  auto need = [&](const char* what, std::size_t have, std::size_t per_tile) {
+    if (have != in.tiles * per_tile) {
+      throw std::invalid_argument(std::string("probe '") + p.name + "': " + what + " has " + std::to_string(have) +
+                                  " elements; " + std::to_string(in.tiles) + " tiles need " +
+                                  std::to_string(in.tiles * per_tile));
+    }
+  };
+  if (in.tiles == 0) throw std::invalid_argument("probe '" + p.name + "': no tiles");
+  need("a", in.a.size(), probe_a_size(p));
+  need("b", in.b.size(), probe_b_size(p));
+  need("c", in.c.size(), probe_c_size(p));
+  need("sfa", in.sfa.size(), probe_sfa_size(p));
+  need("sfb", in.sfb.size(), probe_sfb_size(p));
+  check_codes("a", in.a, p.a);
+  check_codes("b", in.b, p.b);
+  check_codes("c", in.c, p.c);
+}
+
+std::vector<std::uint32_t> run_probe(const ProbeKernel& p, const ProbeInputs& in, int device) {
+  validate_probe_inputs(p, in);
+  require(p.name, p.arch, device);
+  detail::DeviceScope scope(device);
+
+  const std::size_t T = in.tiles;
+  const int rb = detail::kProbeRowBytes;
+  std::vector<std::uint8_t> a_img(T * p.m * rb), b_img(T * p.n * rb);
+  for (std::size_t r = 0; r < T * p.m; ++r) pack_row(p, p.a, &in.a[r * p.k], &a_img[r * rb]);
+  for (std::size_t r = 0; r < T * p.n; ++r) pack_row(p, p.b, &in.b[r * p.k], &b_img[r * rb]);
+
+  const std::size_t cbytes = p.c == Format::float16 ? 2 : 4;
+  std::vector<std::uint8_t> c_img(T * probe_c_size(p) * cbytes);
+  for (std::size_t i = 0; i < in.c.size(); ++i) std::memcpy(&c_img[i * cbytes], &in.c[i], cbytes);  // little-endian
+
+  std::vector<std::uint8_t> sfa_img, sfb_img;
+  const int sfb_atoms = detail::probe_sfb_atoms(p.n);
+  if (p.block_scaled) {
+    const int per_row = p.k / p.scale_block;
+    sfa_img.resize(T * detail::kScaleAtomBytes);
+    sfb_img.resize(T * detail::kScaleAtomBytes * sfb_atoms);
+    for (std::size_t t = 0; t < T; ++t) {
+      pack_scale_atoms(&in.sfa[t * probe_sfa_size(p)], p.m, per_row, p.scale, &sfa_img[t * detail::kScaleAtomBytes],
+                       1);
+      pack_scale_atoms(&in.sfb[t * probe_sfb_size(p)], p.n, per_row, p.scale,
+                       &sfb_img[t * detail::kScaleAtomBytes * sfb_atoms], sfb_atoms);
+    }
+  }
+
+  detail::DeviceBuffer da(a_img.size()), db(b_img.size()), dc(c_img.size()), dd(c_img.size());
+  detail::DeviceBuffer dsfa(sfa_img.size()), dsfb(sfb_img.size());
+  da.upload(a_img.data(), a_img.size());
+  db.upload(b_img.data(), b_img.size());
+  dc.upload(c_img.data(), c_img.size());
+  if (p.block_scaled) {
+    dsfa.upload(sfa_img.data(), sfa_img.size());
+    dsfb.upload(sfb_img.data(), sfb_img.size());
+  }
+  BLOCKSCALE_CUDA(cudaMemset(dd.get(), 0xFF, dd.bytes()));  // poison: every output must be written
+
+  detail::ProbeDeviceArgs args;
+  args.a_rows = da.as<std::uint8_t>();
+  args.b_rows = db.as<std::uint8_t>();
+  args.c = dc.get();
+  args.d = dd.get();
+  args.sfa = dsfa.as<std::uint8_t>();
+  args.sfb = dsfb.as<std::uint8_t>();
+  args.tiles = T;
+  BLOCKSCALE_CUDA(cudaDeviceGetAttribute(&args.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  if (p.family == ProbeFamily::tcgen05) {
+    desc::Tcgen05Instr instr;
+    instr.kind = p.tcgen05_kind;
+    instr.a = p.a, instr.b = p.b, instr.d = p.d;
+    instr.m = p.m, instr.n = p.n;
+    instr.scale = p.scale;
+    args.idesc = desc::encode_tcgen05_idesc(instr);
+    detail::launch_probe_sm100(p, args);
+  } else {
+    detail::launch_probe_sm90(p, args);
+  }
+  BLOCKSCALE_CUDA(cudaDeviceSynchronize());
+
+  std::vector<std::uint8_t> d_img(dd.bytes());
+  dd.download(d_img.data(), d_img.size());
+  std::vector<std::uint32_t> out(T * probe_c_size(p), 0);
+  for (std::size_t i = 0; i < out.size(); ++i) std::memcpy(&out[i], &d_img[i * cbytes], cbytes);
+  return out;
+}
+
+}  // namespace blockscale::gpu

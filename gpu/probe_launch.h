@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: what the probe kernels receive. probe.cpp packs the caller's codes into these images.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "blockscale/gpu/probe.h"
+
+namespace blockscale::gpu::detail {
+
+// Every probe instruction reads exactly 32 bytes of each A row and each B^T row (k32 x 8-bit,
+// k16 x 16-bit, k8 x 32-bit, k32 fp6/fp4 padded to one byte per element, k64 packed fp4), so an
+// operand image is rows x 32 bytes, row-major, in the byte order the instruction consumes.
+inline constexpr int kProbeRowBytes = 32;
+
+// The operand tiles in shared memory use the canonical no-swizzle K-major layout: core matrices
+// of 8 rows x 16 bytes, stored [row / 8][k-half][row % 8][16 bytes], so the step between the two
+// core matrices along K (LBO) is 128 bytes and between 8-row groups (SBO) 256 bytes (gpu.md §1.6
+// and §3.2: ((8,m),(T,2k)) : ((1T,SBO),(1,LBO))).
+inline constexpr std::uint32_t kProbeLbo = 128;
+inline constexpr std::uint32_t kProbeSbo = 256;
+__host__ __device__ constexpr std::uint32_t probe_smem_offset(int row, int half) {
+  return std::uint32_t(row / 8) * kProbeSbo + std::uint32_t(half) * kProbeLbo + std::uint32_t(row % 8) * 16;
+}
+
+// tcgen05 block-scaled probes: per tile, the scale bytes of A (one 512-byte 128x4 atom: byte
+// (r % 32) * 16 + (r / 32) * 4 + j holds scale j of row r, the tcgen05.cp.32x128b.warpx4 source)
+// and of B (one atom per 128 columns).
+inline constexpr int kScaleAtomBytes = 512;
+inline int probe_sfb_atoms(int n) { return (n + 127) / 128; }
+
+struct ProbeDeviceArgs {
+  const std::uint8_t* a_rows = nullptr;  // tiles * m * 32
+  const std::uint8_t* b_rows = nullptr;  // tiles * n * 32
+  const void* c = nullptr;               // tiles * m * n codes, 4 bytes (f32) or 2 (f16)
+  void* d = nullptr;                     // tiles * m * n codes, as c
+  const std::uint8_t* sfa = nullptr;     // tiles * 512
+  const std::uint8_t* sfb = nullptr;     // tiles * 512 * probe_sfb_atoms(n)
+  std::size_t tiles = 0;
+  std::uint32_t idesc = 0;               // tcgen05 instruction descriptor
+  int multiprocessors = 1;
+  cudaStream_t stream = nullptr;
+};
+
+void launch_probe_sm90(const ProbeKernel& probe, const ProbeDeviceArgs& args);
+void launch_probe_sm100(const ProbeKernel& probe, const ProbeDeviceArgs& args);
+
+}  // namespace blockscale::gpu::detail

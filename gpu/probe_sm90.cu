@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+// sm_90a probe kernels: mma.sync (one warp per tile) and wgmma.mma_async (one warpgroup per tile).
+// Each CTA walks tiles with a grid-stride loop; inputs are the 32-byte row images of probe.cpp.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "blockscale/gpu/descriptors.h"
+#include "cuda_check.h"
+#include "probe_launch.h"
+#include "ptx.cuh"
+#include "ptx_sm90.cuh"
+#include "wgmma_ops.cuh"
+
+namespace blockscale::gpu::detail {
+namespace {
+
+// ---- mma.sync --------------------------------------------------------------------------------
+//
+// Fragments (PTX ISA 9.7.14.5.x), with g = lane / 4 and t = lane % 4, in terms of the 32-byte
+// rows: for m16n8k32 (8-bit), m16n8k16 (16-bit) and m16n8k8 (tf32) alike, A's four registers are
+// the 32-bit words t and t + 4 of rows g and g + 8 (a0 = row g word t, a1 = row g+8 word t,
+// a2 = row g word t+4, a3 = row g+8 word t+4), and B's two registers are words t and t + 4 of B^T
+// row g. C/D: f32 c0, c1 = row g columns 2t, 2t+1 and c2, c3 = row g+8; f16 packs each pair.
+
+enum class MmaSync {
+  k32_f32_e4m3_e4m3, k32_f32_e4m3_e5m2, k32_f32_e5m2_e4m3, k32_f32_e5m2_e5m2,
+  k32_f16_e4m3_e4m3, k32_f16_e4m3_e5m2, k32_f16_e5m2_e4m3, k32_f16_e5m2_e5m2,
+  k16_f32_f16_f16, k16_f32_bf16_bf16, k16_f16_f16_f16, k8_f32_tf32_tf32,
+};
+
+constexpr bool mma_sync_f32(MmaSync op) {
+  return !(op == MmaSync::k32_f16_e4m3_e4m3 || op == MmaSync::k32_f16_e4m3_e5m2 || op == MmaSync::k32_f16_e5m2_e4m3 ||
+           op == MmaSync::k32_f16_e5m2_e5m2 || op == MmaSync::k16_f16_f16_f16);
+}
+
+template <MmaSync Op>
+__device__ __forceinline__ void mma_sync_f32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+#define BLOCKSCALE_MMA_F32(OPCODE)                                                                           \
+  asm volatile(OPCODE " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                     \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                              \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+  if constexpr (Op == MmaSync::k32_f32_e4m3_e4m3) {
+    BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
+  } else if constexpr (Op == MmaSync::k32_f32_e4m3_e5m2) {
+    BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32");
+  } else if constexpr (Op == MmaSync::k32_f32_e5m2_e4m3) {
+    BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32");
+  } else if constexpr (Op == MmaSync::k32_f32_e5m2_e5m2) {
+    BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32");
+  } else if constexpr (Op == MmaSync::k16_f32_f16_f16) {
+    BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  } else if constexpr (Op == MmaSync::k16_f32_bf16_bf16) {
+    BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+  } else {
+    static_assert(Op == MmaSync::k8_f32_tf32_tf32);
+    BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+  }
+#undef BLOCKSCALE_MMA_F32
+}
+
+template <MmaSync Op>
+__device__ __forceinline__ void mma_sync_f16(std::uint32_t (&d)[2], const std::uint32_t (&a)[4],
+                                             const std::uint32_t (&b)[2]) {
+#define BLOCKSCALE_MMA_F16(OPCODE)                                                                           \
+  asm volatile(OPCODE " {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};"                                     \
+               : "+r"(d[0]), "+r"(d[1])                                                                      \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+  if constexpr (Op == MmaSync::k32_f16_e4m3_e4m3) {
+    BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16");
+  } else if constexpr (Op == MmaSync::k32_f16_e4m3_e5m2) {
+    BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16");
+  } else if constexpr (Op == MmaSync::k32_f16_e5m2_e4m3) {
+    BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e4m3.f16");
+  } else if constexpr (Op == MmaSync::k32_f16_e5m2_e5m2) {
+    BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k32.row.col.f16.e5m2.e5m2.f16");
+  } else {
+    static_assert(Op == MmaSync::k16_f16_f16_f16);
+    BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16");
+  }
+#undef BLOCKSCALE_MMA_F16
+}
+
+constexpr int kMmaSyncWarpsPerBlock = 8;
+
+template <MmaSync Op>
+__global__ void __launch_bounds__(32 * kMmaSyncWarpsPerBlock)
+    mma_sync_probe_kernel(const std::uint8_t* __restrict__ a_rows, const std::uint8_t* __restrict__ b_rows,
+                          const void* __restrict__ c, void* __restrict__ d, std::size_t tiles) {
+  const int lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const std::size_t warps = std::size_t(gridDim.x) * kMmaSyncWarpsPerBlock;
+  for (std::size_t tile = std::size_t(blockIdx.x) * kMmaSyncWarpsPerBlock + threadIdx.x / 32; tile < tiles;
+       tile += warps) {
+    const auto* aw = reinterpret_cast<const std::uint32_t*>(a_rows + tile * 16 * kProbeRowBytes);
+    const auto* bw = reinterpret_cast<const std::uint32_t*>(b_rows + tile * 8 * kProbeRowBytes);
+    const std::uint32_t a[4] = {aw[g * 8 + t], aw[(g + 8) * 8 + t], aw[g * 8 + t + 4], aw[(g + 8) * 8 + t + 4]};
+    const std::uint32_t b[2] = {bw[g * 8 + t], bw[g * 8 + t + 4]};
+    if constexpr (mma_sync_f32(Op)) {
+      const auto* cf = static_cast<const float*>(c) + tile * 128;
+      float acc[4] = {cf[g * 8 + 2 * t], cf[g * 8 + 2 * t + 1], cf[(g + 8) * 8 + 2 * t], cf[(g + 8) * 8 + 2 * t + 1]};
+      mma_sync_f32<Op>(acc, a, b);
+      auto* df = static_cast<float*>(d) + tile * 128;
+      df[g * 8 + 2 * t] = acc[0];
+      df[g * 8 + 2 * t + 1] = acc[1];
+      df[(g + 8) * 8 + 2 * t] = acc[2];
+      df[(g + 8) * 8 + 2 * t + 1] = acc[3];
+    } else {
+      // f16 pairs (columns 2t, 2t+1) are adjacent in the row-major tile: one 32-bit word each.
+      const auto* cw = static_cast<const std::uint32_t*>(c) + tile * 64;
+      std::uint32_t acc[2] = {cw[g * 4 + t], cw[(g + 8) * 4 + t]};
+      mma_sync_f16<Op>(acc, a, b);
+      auto* dw = static_cast<std::uint32_t*>(d) + tile * 64;
+      dw[g * 4 + t] = acc[0];
+      dw[(g + 8) * 4 + t] = acc[1];
+    }
+  }
+}
+
+// ---- wgmma -----------------------------------------------------------------------------------
+//
+// Accumulator fragment (PTX ISA 9.7.15.5.1, m64nNk*): warp w of the warpgroup owns rows
+// 16w..16w+15; f32 register i holds row 16w + lane/4 + 8*((i%4)/2), column 8*(i/4) + 2*(lane%4) +
+// (i%2). The f16 accumulator packs the same element pairs (i, i+1) into one register.
+
+template <class Op>
+__global__ void __launch_bounds__(128) wgmma_probe_kernel(const std::uint8_t* __restrict__ a_rows,
+                                                          const std::uint8_t* __restrict__ b_rows,
+                                                          const void* __restrict__ c, void* __restrict__ d,
+                                                          std::size_t tiles) {
+  constexpr int N = Op::kN;
+  __shared__ alignas(128) std::uint8_t sa[64 * kProbeRowBytes];
+  __shared__ alignas(128) std::uint8_t sb[N * kProbeRowBytes];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int row0 = 16 * warp + lane / 4;
+  const std::uint64_t a_desc = desc::pack_wgmma_desc(smem_addr(sa), kProbeLbo, kProbeSbo, desc::WgmmaSwizzle::none);
+  const std::uint64_t b_desc = desc::pack_wgmma_desc(smem_addr(sb), kProbeLbo, kProbeSbo, desc::WgmmaSwizzle::none);
+
+  for (std::size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    // 16-byte chunks: chunk q is row q / 2, K-half q % 2.
+    const auto* ga = reinterpret_cast<const uint4*>(a_rows + tile * 64 * kProbeRowBytes);
+    const auto* gb = reinterpret_cast<const uint4*>(b_rows + tile * N * kProbeRowBytes);
+    for (int q = tid; q < 64 * 2; q += 128) *reinterpret_cast<uint4*>(sa + probe_smem_offset(q / 2, q % 2)) = ga[q];
+    for (int q = tid; q < N * 2; q += 128) *reinterpret_cast<uint4*>(sb + probe_smem_offset(q / 2, q % 2)) = gb[q];
+
+    typename Op::Reg acc[Op::kRegs];
+    if constexpr (Op::kF32) {
+      const auto* cf = static_cast<const float*>(c) + tile * 64 * N;
+#pragma unroll
+      for (int i = 0; i < Op::kRegs; ++i) {
+        acc[i] = cf[(row0 + 8 * ((i % 4) / 2)) * N + 8 * (i / 4) + 2 * (lane % 4) + (i % 2)];
+      }
+    } else {
+      const auto* cw = static_cast<const std::uint32_t*>(c) + tile * 64 * N / 2;
+#pragma unroll
+      for (int j = 0; j < Op::kRegs; ++j) acc[j] = cw[((row0 + 8 * (j % 2)) * N + 8 * (j / 2) + 2 * (lane % 4)) / 2];
+    }
+    fence_proxy_async_shared();  // thread-written operands, read by the async proxy
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < Op::kRegs; ++i) reg_fence(acc[i]);
+    wgmma_fence();
+    Op::mma(acc, a_desc, b_desc, 1);
+    wgmma_commit();
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < Op::kRegs; ++i) reg_fence(acc[i]);
+
+    if constexpr (Op::kF32) {
+      auto* df = static_cast<float*>(d) + tile * 64 * N;
+#pragma unroll
+      for (int i = 0; i < Op::kRegs; ++i) {
+        df[(row0 + 8 * ((i % 4) / 2)) * N + 8 * (i / 4) + 2 * (lane % 4) + (i % 2)] = acc[i];
+      }
+    } else {
+      auto* dw = static_cast<std::uint32_t*>(d) + tile * 64 * N / 2;
+#pragma unroll
+      for (int j = 0; j < Op::kRegs; ++j) dw[((row0 + 8 * (j % 2)) * N + 8 * (j / 2) + 2 * (lane % 4)) / 2] = acc[j];
+    }
+    __syncthreads();  // the next tile overwrites sa / sb
+  }
+}
+
+// ---- dispatch --------------------------------------------------------------------------------
+
+template <MmaSync Op>
+void launch_mma_sync(const ProbeDeviceArgs& a, const char* name) {
+  const std::size_t blocks_needed = (a.tiles + kMmaSyncWarpsPerBlock - 1) / kMmaSyncWarpsPerBlock;
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(blocks_needed, std::size_t(a.multiprocessors) * 16));
+  mma_sync_probe_kernel<Op><<<grid, 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles);
+  BLOCKSCALE_CUDA_LAUNCHED(name);
+}
+
+template <class Op>
+void launch_wgmma(const ProbeDeviceArgs& a, const char* name) {
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(a.tiles, std::size_t(a.multiprocessors) * 8));
+  wgmma_probe_kernel<Op><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles);
+  BLOCKSCALE_CUDA_LAUNCHED(name);
+}
+
+template <int N>
+bool dispatch_wgmma_n(const ProbeKernel& p, const ProbeDeviceArgs& a) {
+  using F = Format;
+  const char* nm = p.name.c_str();
+  const bool f32 = p.d == F::float32;
+  const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
+#define BLOCKSCALE_CASE(A, B, D, OP)                 \
+  if (p.a == (A) && p.b == (B) && p.d == (D)) {     \
+    launch_wgmma<OP>(a, nm);                         \
+    return true;                                     \
+  }
+  if constexpr (N == 8) {
+    BLOCKSCALE_CASE(e4, e4, F::float32, Wgmma_m64n8k32_f32_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float32, Wgmma_m64n8k32_f32_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float32, Wgmma_m64n8k32_f32_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float32, Wgmma_m64n8k32_f32_e5m2_e5m2)
+    BLOCKSCALE_CASE(e4, e4, F::float16, Wgmma_m64n8k32_f16_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float16, Wgmma_m64n8k32_f16_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float16, Wgmma_m64n8k32_f16_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float16, Wgmma_m64n8k32_f16_e5m2_e5m2)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float32, Wgmma_m64n8k16_f32_f16_f16)
+    BLOCKSCALE_CASE(F::bfloat16, F::bfloat16, F::float32, Wgmma_m64n8k16_f32_bf16_bf16)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float16, Wgmma_m64n8k16_f16_f16_f16)
+    BLOCKSCALE_CASE(F::tfloat32, F::tfloat32, F::float32, Wgmma_m64n8k8_f32_tf32_tf32)
+  } else if constexpr (N == 64) {
+    BLOCKSCALE_CASE(e4, e4, F::float32, Wgmma_m64n64k32_f32_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float32, Wgmma_m64n64k32_f32_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float32, Wgmma_m64n64k32_f32_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float32, Wgmma_m64n64k32_f32_e5m2_e5m2)
+    BLOCKSCALE_CASE(e4, e4, F::float16, Wgmma_m64n64k32_f16_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float16, Wgmma_m64n64k32_f16_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float16, Wgmma_m64n64k32_f16_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float16, Wgmma_m64n64k32_f16_e5m2_e5m2)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float32, Wgmma_m64n64k16_f32_f16_f16)
+    BLOCKSCALE_CASE(F::bfloat16, F::bfloat16, F::float32, Wgmma_m64n64k16_f32_bf16_bf16)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float16, Wgmma_m64n64k16_f16_f16_f16)
+    BLOCKSCALE_CASE(F::tfloat32, F::tfloat32, F::float32, Wgmma_m64n64k8_f32_tf32_tf32)
+  } else {
+    static_assert(N == 256);
+    BLOCKSCALE_CASE(e4, e4, F::float32, Wgmma_m64n256k32_f32_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float32, Wgmma_m64n256k32_f32_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float32, Wgmma_m64n256k32_f32_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float32, Wgmma_m64n256k32_f32_e5m2_e5m2)
+    BLOCKSCALE_CASE(e4, e4, F::float16, Wgmma_m64n256k32_f16_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float16, Wgmma_m64n256k32_f16_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float16, Wgmma_m64n256k32_f16_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float16, Wgmma_m64n256k32_f16_e5m2_e5m2)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float32, Wgmma_m64n256k16_f32_f16_f16)
+    BLOCKSCALE_CASE(F::bfloat16, F::bfloat16, F::float32, Wgmma_m64n256k16_f32_bf16_bf16)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float16, Wgmma_m64n256k16_f16_f16_f16)
+    BLOCKSCALE_CASE(F::tfloat32, F::tfloat32, F::float32, Wgmma_m64n256k8_f32_tf32_tf32)
+  }
+#undef BLOCKSCALE_CASE
+  (void)f32;
+  return false;
+}
+
+bool dispatch_mma_sync(const ProbeKernel& p, const ProbeDeviceArgs& a) {
+  using F = Format;
+  const char* nm = p.name.c_str();
+  const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
+#define BLOCKSCALE_CASE(A, B, D, OP)                 \
+  if (p.a == (A) && p.b == (B) && p.d == (D)) {     \
+    launch_mma_sync<MmaSync::OP>(a, nm);             \
+    return true;                                     \
+  }
+  BLOCKSCALE_CASE(e4, e4, F::float32, k32_f32_e4m3_e4m3)
+  BLOCKSCALE_CASE(e4, e5, F::float32, k32_f32_e4m3_e5m2)
+  BLOCKSCALE_CASE(e5, e4, F::float32, k32_f32_e5m2_e4m3)
+  BLOCKSCALE_CASE(e5, e5, F::float32, k32_f32_e5m2_e5m2)
+  BLOCKSCALE_CASE(e4, e4, F::float16, k32_f16_e4m3_e4m3)
+  BLOCKSCALE_CASE(e4, e5, F::float16, k32_f16_e4m3_e5m2)
+  BLOCKSCALE_CASE(e5, e4, F::float16, k32_f16_e5m2_e4m3)
+  BLOCKSCALE_CASE(e5, e5, F::float16, k32_f16_e5m2_e5m2)
+  BLOCKSCALE_CASE(F::float16, F::float16, F::float32, k16_f32_f16_f16)
+  BLOCKSCALE_CASE(F::bfloat16, F::bfloat16, F::float32, k16_f32_bf16_bf16)
+  BLOCKSCALE_CASE(F::float16, F::float16, F::float16, k16_f16_f16_f16)
+  BLOCKSCALE_CASE(F::tfloat32, F::tfloat32, F::float32, k8_f32_tf32_tf32)
+#undef BLOCKSCALE_CASE
+  return false;
+}
+
+}  // namespace
+
+void launch_probe_sm90(const ProbeKernel& p, const ProbeDeviceArgs& a) {
+  bool ok = false;
+  if (p.family == ProbeFamily::mma_sync) {
+    ok = dispatch_mma_sync(p, a);
+  } else if (p.family == ProbeFamily::wgmma) {
+    if (p.n == 8) ok = dispatch_wgmma_n<8>(p, a);
+    if (p.n == 64) ok = dispatch_wgmma_n<64>(p, a);
+    if (p.n == 256) ok = dispatch_wgmma_n<256>(p, a);
+  }
+  if (!ok) throw std::logic_error("no sm_90a probe kernel instantiated for '" + p.name + "'");
+}
+
+}  // namespace blockscale::gpu::detail

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gpu_cases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <span>
+#include <stdexcept>
+
+#include "blockscale/emulator.h"
+#include "blockscale/formats.h"
+
+namespace blockscale::gputest {
+
+std::uint64_t Rng::next() {
+  std::uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double Rng::gaussian() {
+  const double u1 = 1.0 - uniform(), u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+std::string to_string(Data d) {
+  switch (d) {
+    case Data::small_integers: return "small_integers";
+    case Data::random_bits: return "random_bits";
+    case Data::finite_bits: return "finite_bits";
+    case Data::realistic: return "realistic";
+  }
+  return "?";
+}
+
+namespace {
+
+ConvertOptions rne_saturating() {
+  ConvertOptions o;
+  o.rounding = Rounding::nearest_even;
+  o.overflow = Overflow::saturate;
+  return o;
+}
+
+// A value as the probe's operand word: the format's code, or fp32 bits for tf32 operands.
+std::uint32_t encode(Format f, double v) {
+  if (f == Format::tfloat32 || f == Format::float32) {
+    const float x = static_cast<float>(v);
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    return u;
+  }
+  return convert(f, v, rne_saturating());
+}
+
+bool finite_word(Format f, std::uint32_t w) {
+  if (f == Format::tfloat32 || f == Format::float32) return ((w >> 23) & 0xFF) != 0xFF;
+  const ValueClass c = classify(f, w);
+  return c != ValueClass::nan && c != ValueClass::infinite;
+}
+
+std::uint32_t random_word(Format f, Rng& r) {
+  if (f == Format::tfloat32 || f == Format::float32) return static_cast<std::uint32_t>(r.next());
+  return r.below(1u << width(f));
+}
+
+// C for random-bit tiles: one tile in four random bits, one in four zeros, the rest values whose
+// exponents overlap the products' (where alignment and truncation are visible).
+std::uint32_t random_c(Format f, Rng& r, std::size_t tile) {
+  switch (tile % 4) {
+    case 0: return random_word(f, r);
+    case 1: return 0;
+    default: {
+      const double mag = std::ldexp(1.0 + r.uniform(), static_cast<int>(r.below(41)) - 20);
+      return encode(f, r.below(2) ? -mag : mag);
+    }
+  }
+}
+
+std::uint8_t one_scale(Format scale) { return scale == Format::float8_e8m0fnu ? 127 : 0x38; }
+
+}  // namespace
+
+gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles, std::uint64_t seed, Data data) {
+  gpu::ProbeInputs in;
+  in.tiles = tiles;
+  in.a.resize(tiles * gpu::probe_a_size(p));
+  in.b.resize(tiles * gpu::probe_b_size(p));
+  in.c.resize(tiles * gpu::probe_c_size(p));
+  in.sfa.resize(tiles * gpu::probe_sfa_size(p));
+  in.sfb.resize(tiles * gpu::probe_sfb_size(p));
+  const std::size_t na = gpu::probe_a_size(p), nb = gpu::probe_b_size(p), nc = gpu::probe_c_size(p);
+  const std::size_t nsa = gpu::probe_sfa_size(p), nsb = gpu::probe_sfb_size(p);
+  // Each tile has its own generator, so the tiles can be made in parallel with the same bits.
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::size_t t = 0; t < tiles; ++t) {
+    Rng r(seed * 0x100000001B3ull + t);
+    auto element = [&](Format f, double scale) -> std::uint32_t {
+      switch (data) {
+        case Data::small_integers: return encode(f, static_cast<double>(static_cast<int>(r.below(9)) - 4));
+        case Data::random_bits: return random_word(f, r);
+        case Data::finite_bits: {
+          std::uint32_t w;
+          do w = random_word(f, r);
+          while (!finite_word(f, w));
+          return w;
+        }
+        case Data::realistic: {
+          double g = r.gaussian();
+          if (t % 4 == 3) g /= std::max(r.uniform(), 0.05);  // heavy-tailed tiles
+          return encode(f, g * scale);
+        }
+      }
+      return 0;
+    };
+    const double sa = std::ldexp(1.0, static_cast<int>(r.below(7)) - 3);
+    const double sb = std::ldexp(1.0, static_cast<int>(r.below(7)) - 3);
+    for (std::size_t i = 0; i < na; ++i) in.a[t * na + i] = element(p.a, sa);
+    for (std::size_t i = 0; i < nb; ++i) in.b[t * nb + i] = element(p.b, sb);
+    for (std::size_t i = 0; i < nc; ++i) {
+      switch (data) {
+        case Data::small_integers:
+          in.c[t * nc + i] = encode(p.c, static_cast<double>(static_cast<int>(r.below(129)) - 64));
+          break;
+        case Data::random_bits:
+        case Data::finite_bits: {
+          std::uint32_t w;
+          do w = random_c(p.c, r, t);
+          while (data == Data::finite_bits && !finite_word(p.c, w));
+          in.c[t * nc + i] = w;
+          break;
+        }
+        case Data::realistic:
+          in.c[t * nc + i] = (t % 8 == 5) ? 0u : encode(p.c, r.gaussian() * sa * sb * std::sqrt(double(p.k)));
+          break;
+      }
+    }
+    for (std::size_t i = 0; i < nsa + nsb; ++i) {
+      std::uint8_t s = one_scale(p.scale);
+      if (data == Data::random_bits) {
+        s = static_cast<std::uint8_t>(r.below(256));
+      } else if (data == Data::finite_bits || data == Data::realistic) {
+        do s = static_cast<std::uint8_t>(p.scale == Format::float8_e8m0fnu ? 127 + int(r.below(33)) - 16
+                                                                            : r.below(256));
+        while (classify(p.scale, s) == ValueClass::nan || (p.scale == Format::float8_ue4m3 && (s & 0x7F) == 0));
+      }
+      if (i < nsa) {
+        in.sfa[t * nsa + i] = s;
+      } else {
+        in.sfb[t * nsb + i - nsa] = s;
+      }
+    }
+  }
+  return in;
+}
+
+std::vector<std::uint32_t> emulate_probe(const gpu::ProbeKernel& p, const gpu::ProbeInputs& in) {
+  using emulator::CodeMatrix;
+  using emulator::Order;
+  const emulator::Instruction ins = emulator::parse_instruction(p.name);
+  const std::size_t na = gpu::probe_a_size(p), nb = gpu::probe_b_size(p), nc = gpu::probe_c_size(p);
+  const std::size_t nsa = gpu::probe_sfa_size(p), nsb = gpu::probe_sfb_size(p);
+  const std::size_t blocks = p.block_scaled ? std::size_t(p.k / p.scale_block) : 0;
+  std::vector<std::uint32_t> out(in.tiles * nc);
+  // An exception must not leave an OpenMP region: keep the first one and rethrow it after.
+  std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::size_t t = 0; t < in.tiles; ++t) {
+    try {
+      const CodeMatrix a(p.a, p.m, p.k, std::span<const std::uint32_t>(&in.a[t * na], na));
+      const CodeMatrix b(p.b, p.k, p.n, std::span<const std::uint32_t>(&in.b[t * nb], nb), Order::col_major);
+      const CodeMatrix c(p.c, p.m, p.n, std::span<const std::uint32_t>(&in.c[t * nc], nc));
+      CodeMatrix sa, sb;
+      if (p.block_scaled) {
+        sa = CodeMatrix(p.scale, p.m, blocks, std::span<const std::uint8_t>(&in.sfa[t * nsa], nsa));
+        sb = CodeMatrix(p.scale, blocks, p.n, std::span<const std::uint8_t>(&in.sfb[t * nsb], nsb), Order::col_major);
+      }
+      const std::vector<std::uint32_t> d = emulator::mma(ins, a, b, c, sa, sb);
+      std::copy(d.begin(), d.end(), out.begin() + static_cast<std::ptrdiff_t>(t * nc));
+    } catch (...) {
+#pragma omp critical
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// GEMM cases
+
+namespace {
+
+
+std::size_t tiled_offset(int r, int c, int blocks) {
+  const int nk = (blocks + 3) / 4;
+  return 512u * (std::size_t(r / 128) * nk + c / 4) + 16u * (r % 32) + 4u * ((r / 32) % 4) + (c % 4);
+}
+
+}  // namespace
+
+GemmCase make_gemm_case(const gpu::GemmKernel& kern, int m, int n, int k, gpu::ScaleLayout layout,
+                        gpu::GemmOutput output, bool with_c, std::uint64_t seed, Data data) {
+  GemmCase gc;
+  gc.args.m = m, gc.args.n = n, gc.args.k = k;
+  gc.args.scale_layout = layout;
+  gc.args.output = output;
+  const int blocks = k / kern.block;
+  Rng r(seed);
+
+  // Element and scale codes, one operand at a time (A: rows = m, format kern.a; B: rows = n).
+  auto operand = [&](int rows, Format ef, std::vector<std::uint8_t>& codes, std::vector<std::uint8_t>& scales) {
+    codes.assign(std::size_t(rows) * k, 0);
+    scales.assign(std::size_t(rows) * blocks, 0);
+    for (int i = 0; i < rows; ++i) {
+      const double row_scale = std::ldexp(1.0, static_cast<int>(r.below(9)) - 4);
+      const bool heavy = i % 7 == 3;
+      for (int bk = 0; bk < blocks; ++bk) {
+        std::uint8_t& sc = scales[std::size_t(i) * blocks + bk];
+        std::uint8_t* el = &codes[std::size_t(i) * k + std::size_t(bk) * kern.block];
+        switch (data) {
+          case Data::small_integers:
+            sc = one_scale(kern.scale);
+            for (int j = 0; j < kern.block; ++j) el[j] = static_cast<std::uint8_t>(encode(ef, double(int(r.below(9)) - 4)));
+            break;
+          case Data::random_bits:
+          case Data::finite_bits:
+            if (kern.scale == Format::float8_e8m0fnu) {
+              const std::uint32_t pick = r.below(10000);
+              sc = (pick == 0 && data == Data::random_bits) ? std::uint8_t(0xFF)
+                   : pick < 100                            ? static_cast<std::uint8_t>(r.below(255))
+                                                           : static_cast<std::uint8_t>(127 + int(r.below(49)) - 24);
+            } else {
+              std::uint8_t v;
+              do v = static_cast<std::uint8_t>(r.below(0x7F));
+              while (v == 0);
+              if (data == Data::random_bits && r.below(10000) == 0) v = 0x7F;
+              sc = static_cast<std::uint8_t>(v | (r.below(2) << 7));  // bit 7 is ignored
+            }
+            for (int j = 0; j < kern.block; ++j) {
+              std::uint32_t w;
+              do w = random_word(ef, r);
+              while (!finite_word(ef, w));
+              el[j] = static_cast<std::uint8_t>(w);
+            }
+            break;
+          case Data::realistic: {
+            double x[32];
+            double amax = 0;
+            for (int j = 0; j < kern.block; ++j) {
+              double g = r.gaussian();
+              if (heavy) g /= std::max(r.uniform(), 0.02);
+              x[j] = g * row_scale;
+              amax = std::max(amax, std::abs(x[j]));
+            }
+            double scale_value;
+            if (kern.scale == Format::float8_e8m0fnu) {
+              // OCP MX v1.0 §6.3: X = 2^(floor(log2(amax)) - emax_elem).
+              const int e = amax > 0 ? static_cast<int>(std::floor(std::log2(amax))) - emax(ef) : 0;
+              sc = static_cast<std::uint8_t>(std::clamp(e + 127, 0, 254));
+            } else {
+              sc = static_cast<std::uint8_t>(
+                  convert(Format::float8_ue4m3, std::max(amax / 6.0, 0x1p-9), rne_saturating()));
+            }
+            scale_value = to_double(kern.scale, sc);
+            for (int j = 0; j < kern.block; ++j) el[j] = static_cast<std::uint8_t>(encode(ef, x[j] / scale_value));
+            break;
+          }
+        }
+      }
+    }
+  };
+  operand(m, kern.a, gc.a_codes, gc.sfa_codes);
+  operand(n, kern.b, gc.b_codes, gc.sfb_codes);
+
+  // As the kernel reads them: fp4 packed two per byte (element 2j in the low nibble), scales in
+  // the requested layout (tiled padding bytes: the format's 1.0).
+  auto pack = [&](const std::vector<std::uint8_t>& codes) {
+    if (kern.recipe == gpu::GemmRecipe::mxfp8) return codes;
+    std::vector<std::uint8_t> p(codes.size() / 2);
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<std::uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
+    return p;
+  };
+  gc.ops.a = pack(gc.a_codes);
+  gc.ops.b = pack(gc.b_codes);
+  auto lay = [&](const std::vector<std::uint8_t>& s, int rows) {
+    if (layout == gpu::ScaleLayout::linear) return s;
+    std::vector<std::uint8_t> t(gpu::gemm_scale_bytes(kern, layout, rows, k), one_scale(kern.scale));
+    for (int i = 0; i < rows; ++i)
+      for (int c = 0; c < blocks; ++c) t[tiled_offset(i, c, blocks)] = s[std::size_t(i) * blocks + c];
+    return t;
+  };
+  gc.ops.sfa = lay(gc.sfa_codes, m);
+  gc.ops.sfb = lay(gc.sfb_codes, n);
+  if (with_c) {
+    gc.ops.c.resize(std::size_t(m) * n);
+    for (std::size_t i = 0; i < gc.ops.c.size(); ++i) {
+      switch (data) {
+        case Data::small_integers: gc.ops.c[i] = static_cast<float>(int(r.below(129)) - 64); break;
+        case Data::realistic: gc.ops.c[i] = static_cast<float>(r.gaussian() * std::sqrt(double(k))); break;
+        default: {
+          std::uint32_t w;
+          do w = random_c(Format::float32, r, i);
+          while (!finite_word(Format::float32, w));
+          std::memcpy(&gc.ops.c[i], &w, 4);
+        }
+      }
+    }
+  }
+  return gc;
+}
+
+std::vector<std::uint32_t> emulate_gemm(const gpu::GemmKernel& kern, const GemmCase& gc) {
+  using emulator::CodeMatrix;
+  using emulator::Order;
+  if (kern.arch != gpu::Arch::sm_90a) throw std::invalid_argument("emulate_gemm models the sm_90a kernels");
+  const int m = gc.args.m, n = gc.args.n, k = gc.args.k, blocks = k / kern.block;
+  // The tensor-core operands: fp4 expanded to e4m3 (exact); NVFP4 blocks of 16 padded with 16
+  // zero codes to fill a k32 slot.
+  const bool fp4 = kern.recipe != gpu::GemmRecipe::mxfp8;
+  const Format fa = fp4 ? Format::float8_e4m3fn : kern.a, fb = fp4 ? Format::float8_e4m3fn : kern.b;
+  const int pad = kern.block == 16 ? 2 : 1;
+  const int kk = k * pad;
+  auto expand = [&](const std::vector<std::uint8_t>& codes, int rows) {
+    std::vector<std::uint8_t> e(std::size_t(rows) * kk, 0);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < k; ++j) {
+        const std::uint8_t c = codes[std::size_t(i) * k + j];
+        const int jj = pad == 1 ? j : (j / 16) * 32 + (j % 16);
+        e[std::size_t(i) * kk + jj] =
+            fp4 ? static_cast<std::uint8_t>(convert_code(Format::float8_e4m3fn, Format::float4_e2m1fn, c)) : c;
+      }
+    return e;
+  };
+  const std::vector<std::uint8_t> ea = expand(gc.a_codes, m), eb = expand(gc.b_codes, n);
+  // Block scales decoded to fp32 bits, exactly as the kernel decodes them (ue4m3: bit 7 ignored).
+  auto decode = [&](const std::vector<std::uint8_t>& s) {
+    std::vector<std::uint32_t> f(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const std::uint32_t code = kern.scale == Format::float8_ue4m3 ? (s[i] & 0x7Fu) : s[i];
+      const float v = to_float(kern.scale, code);
+      std::memcpy(&f[i], &v, 4);
+    }
+    return f;
+  };
+  const std::vector<std::uint32_t> sa = decode(gc.sfa_codes), sb = decode(gc.sfb_codes);
+  std::vector<std::uint32_t> cbits;
+  if (!gc.ops.c.empty()) {
+    cbits.resize(gc.ops.c.size());
+    std::memcpy(cbits.data(), gc.ops.c.data(), cbits.size() * 4);
+  }
+
+  const emulator::Instruction ins = emulator::parse_instruction(
+      std::string("sm_90a wgmma.mma_async m64n128k32 f32 ") + info(fa).short_name + " " + info(fb).short_name);
+  const emulator::KernelSchedule sched =
+      emulator::KernelSchedule::hopper_promotion(ins, kern.promotion_interval, emulator::PromotionFma::scale_product);
+  emulator::GemmOperands ops;
+  ops.a = CodeMatrix(fa, m, kk, std::span<const std::uint8_t>(ea));
+  ops.b = CodeMatrix(fb, kk, n, std::span<const std::uint8_t>(eb), Order::col_major);
+  ops.scale_a = CodeMatrix(Format::float32, m, blocks, std::span<const std::uint32_t>(sa));
+  ops.scale_b = CodeMatrix(Format::float32, blocks, n, std::span<const std::uint32_t>(sb), Order::col_major);
+  if (!cbits.empty()) ops.c = CodeMatrix(Format::float32, m, n, std::span<const std::uint32_t>(cbits));
+  std::vector<std::uint32_t> d = emulator::gemm(sched, ops);
+  if (gc.args.output == gpu::GemmOutput::bf16) {
+    // cvt.rn.bf16.f32: round to nearest even; NaN becomes the canonical 0x7FFF.
+    for (std::uint32_t& x : d) {
+      if ((x & 0x7FFFFFFFu) > 0x7F800000u) {
+        x = 0x7FFFu;
+      } else {
+        x = (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;
+      }
+    }
+  }
+  return d;
+}
+
+Agreement compare_codes(const std::vector<std::uint32_t>& gpu, const std::vector<std::uint32_t>& model,
+                        std::size_t row_length, int max_reported) {
+  Agreement a;
+  a.compared = gpu.size();
+  if (gpu.size() != model.size()) {
+    a.mismatches = std::max(gpu.size(), model.size());
+    a.first_mismatches = "sizes differ: gpu " + std::to_string(gpu.size()) + ", model " + std::to_string(model.size());
+    return a;
+  }
+  for (std::size_t i = 0; i < gpu.size(); ++i) {
+    if (gpu[i] == model[i]) continue;
+    if (++a.mismatches <= static_cast<std::size_t>(max_reported)) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "  [%zu] (row %zu, col %zu): gpu 0x%08X, model 0x%08X\n", i, i / row_length,
+                    i % row_length, gpu[i], model[i]);
+      a.first_mismatches += buf;
+    }
+  }
+  return a;
+}
+
+void report(const std::string& kind, const std::string& name, const std::string& data, const Agreement& a) {
+  const char* path = std::getenv("BLOCKSCALE_GPU_REPORT");
+  if (!path || !*path) return;
+  std::ofstream f(path, std::ios::app);
+  f << "{\"kind\": \"" << kind << "\", \"name\": \"" << name << "\", \"data\": \"" << data
+    << "\", \"outputs\": " << a.compared << ", \"mismatches\": " << a.mismatches << "}\n";
+}
+
+}  // namespace blockscale::gputest

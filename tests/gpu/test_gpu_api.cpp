@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// blockscale::gpu host API without running kernels: catalogues, names the emulator accepts,
+// input validation, and the errors for a missing GPU or a GPU of another compute capability.
+// Runs everywhere (CI has no GPU); on a GPU machine the same checks take the other branch.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "blockscale/emulator.h"
+#include "blockscale/gpu/gemm.h"
+#include "blockscale/gpu/probe.h"
+
+namespace {
+
+using namespace blockscale;
+using namespace blockscale::gpu;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(ProbeCatalogue, NamesAreUniqueAndEveryOneIsAnEmulatorInstruction) {
+  std::set<std::string> names;
+  int sm90 = 0, sm100 = 0;
+  for (const ProbeKernel& p : probe_kernels()) {
+    EXPECT_TRUE(names.insert(p.name).second) << "duplicate " << p.name;
+    // The harness diffs each probe against emulator::parse_instruction(name): the name must be
+    // the emulator's canonical spelling of exactly this shape and these types.
+    const emulator::Instruction ins = emulator::parse_instruction(p.name);
+    EXPECT_EQ(ins.name(), p.name);
+    EXPECT_EQ(ins.m, p.m) << p.name;
+    EXPECT_EQ(ins.n, p.n) << p.name;
+    EXPECT_EQ(ins.k, p.k) << p.name;
+    EXPECT_EQ(ins.block_scaled(), p.block_scaled) << p.name;
+    (p.arch == Arch::sm_90a ? sm90 : sm100)++;
+  }
+  // sm_90a: 12 mma.sync + 12 wgmma forms x N in {8, 64, 256}. sm_100a: f16, bf16, tf32 and 25
+  // f8f6f4 mixes, 25 mxf8f6f4 mixes, mxf4, mxf4nvf4 x 3, each at two N.
+  EXPECT_EQ(sm90, 12 + 36);
+  EXPECT_EQ(sm100, 2 * (3 + 25 + 25 + 4));
+  EXPECT_EQ(&find_probe("sm_90a wgmma.mma_async m64n256k32 f32 e5m2 e4m3"), &find_probe("sm_90a wgmma.mma_async m64n256k32 f32 e5m2 e4m3"));
+  EXPECT_THROW(find_probe("sm_90a wgmma.mma_async m64n12k32 f32 e5m2 e4m3"), std::invalid_argument);
+}
+
+TEST(ProbeInputs, ValidationNamesTheRuleBroken) {
+  const ProbeKernel& p = find_probe("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3");
+  ProbeInputs in;
+  in.tiles = 2;
+  in.a.assign(2 * probe_a_size(p), 0);
+  in.b.assign(2 * probe_b_size(p), 0);
+  in.c.assign(2 * probe_c_size(p), 0);
+  EXPECT_NO_THROW(validate_probe_inputs(p, in));
+  in.a[17] = 0x100;  // not an e4m3 code
+  try {
+    validate_probe_inputs(p, in);
+    ADD_FAILURE() << "accepted a 9-bit e4m3 code";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "a[17]")) << e.what();
+  }
+  in.a[17] = 0;
+  in.b.pop_back();
+  try {
+    validate_probe_inputs(p, in);
+    ADD_FAILURE() << "accepted a short b";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "b has")) << e.what();
+  }
+  const ProbeKernel& scaled =
+      find_probe("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3");
+  ProbeInputs s;
+  s.tiles = 1;
+  s.a.assign(probe_a_size(scaled), 0);
+  s.b.assign(probe_b_size(scaled), 0);
+  s.c.assign(probe_c_size(scaled), 0);
+  EXPECT_THROW(validate_probe_inputs(scaled, s), std::invalid_argument);  // scales missing
+  s.sfa.assign(probe_sfa_size(scaled), 0x38);
+  s.sfb.assign(probe_sfb_size(scaled), 0x38);
+  EXPECT_NO_THROW(validate_probe_inputs(scaled, s));
+}
+
+TEST(Availability, KernelsSayWhatTheyNeedAndWhatIsPresent) {
+  const SystemInfo sys = query_system();
+  const ProbeKernel& b200 =
+      find_probe("sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 e4m3 e4m3 ue8m0");
+  ProbeInputs in;
+  in.tiles = 1;
+  in.a.assign(probe_a_size(b200), 0x38);
+  in.b.assign(probe_b_size(b200), 0x38);
+  in.c.assign(probe_c_size(b200), 0);
+  in.sfa.assign(probe_sfa_size(b200), 127);
+  in.sfb.assign(probe_sfb_size(b200), 127);
+  const bool blackwell = !sys.devices.empty() && sys.devices[0].compute_capability() == 100;
+  if (blackwell) GTEST_SKIP() << "device 0 is a Blackwell GPU: the sm_100a probe would run";
+  try {
+    run_probe(b200, in);
+    ADD_FAILURE() << "an sm_100a probe ran on " << (sys.devices.empty() ? "no GPU" : sys.devices[0].name);
+  } catch (const Unavailable& e) {
+    const std::string w = e.what();
+    EXPECT_TRUE(contains(w, "needs sm_100a (compute capability 10.0)")) << w;
+    EXPECT_TRUE(contains(w, b200.name)) << w;
+    if (sys.devices.empty()) {
+      EXPECT_TRUE(contains(w, "no CUDA GPU is present")) << w;
+    } else {
+      EXPECT_TRUE(contains(w, sys.devices[0].name)) << w;
+    }
+  }
+}
+
+TEST(GemmCatalogue, SelectionByComputeCapability) {
+  int sm90 = 0, sm100 = 0;
+  for (const GemmKernel& k : gemm_kernels()) (k.arch == Arch::sm_90a ? sm90 : sm100)++;
+  EXPECT_EQ(sm90, 6);
+  EXPECT_EQ(sm100, 5);
+  const SystemInfo sys = query_system();
+  const int cc = sys.devices.empty() ? 0 : sys.devices[0].compute_capability();
+  if (cc == 90 || cc == 100) {
+    const GemmKernel& k = select_gemm_kernel(GemmRecipe::mxfp8, Format::float8_e4m3fn, Format::float8_e4m3fn);
+    EXPECT_EQ(k.arch, cc == 90 ? Arch::sm_90a : Arch::sm_100a);
+  } else {
+    try {
+      select_gemm_kernel(GemmRecipe::nvfp4, Format::float4_e2m1fn, Format::float4_e2m1fn);
+      ADD_FAILURE() << "a GEMM kernel was selected without a Hopper or Blackwell GPU";
+    } catch (const Unavailable& e) {
+      EXPECT_TRUE(contains(e.what(), "needs sm_90a")) << e.what();
+      EXPECT_TRUE(contains(e.what(), "needs sm_100a")) << e.what();
+    }
+  }
+  EXPECT_THROW(select_gemm_kernel(GemmRecipe::mxfp8, Format::float4_e2m1fn, Format::float8_e4m3fn),
+               std::invalid_argument);
+}
+
+TEST(GemmArgs, ValidationNamesTheRuleBroken) {
+  const GemmKernel& k90 = find_gemm_kernel("sm_90a gemm mxfp8 e4m3 e4m3 ue8m0 block32 (wgmma promotion P=1)");
+  GemmArgs a;
+  a.m = 256, a.n = 256, a.k = 96;
+  try {
+    validate_gemm(k90, a);
+    ADD_FAILURE() << "accepted K = 96";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "multiple of 128")) << e.what();
+  }
+  const GemmKernel& k100 = find_gemm_kernel("sm_100a gemm nvfp4 e2m1 e2m1 ue4m3 block16 (tcgen05 chain)");
+  a.k = 512;
+  a.scale_layout = gpu::ScaleLayout::linear;
+  try {
+    validate_gemm(k100, a);
+    ADD_FAILURE() << "accepted linear scales for tcgen05";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "128x4")) << e.what();
+  }
+  // layouts.md L1: M = 500 rows, K_s = 20 blocks pad to 512 x 20 bytes.
+  EXPECT_EQ(gemm_scale_bytes(k90, gpu::ScaleLayout::tiled_128x4, 500, 640), 512u * 4 * 5);
+  EXPECT_EQ(gemm_scale_bytes(k90, gpu::ScaleLayout::linear, 500, 640), 500u * 20);
+  EXPECT_EQ(gemm_element_bytes(k100, 256, 512), 256u * 256);
+}
+
+}  // namespace
