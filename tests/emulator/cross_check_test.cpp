@@ -27,8 +27,10 @@ namespace {
 
 #if defined(BLOCKSCALE_FULL_SWEEP)
 constexpr std::size_t kCasesPerRow = 1000000;
+#define CROSS_CHECK_SUITE EmulatorCrossCheckFull
 #else
 constexpr std::size_t kCasesPerRow = 4000;
+#define CROSS_CHECK_SUITE EmulatorCrossCheck
 #endif
 
 using Rng = std::mt19937_64;
@@ -232,7 +234,7 @@ Counts sweep(const FdpaParams& p, Format fa, Format fb, Format fs, int block, st
 }
 
 // Every row (all its operand-type pairs in turn) at its largest K, and the chained K of 2 instructions.
-TEST(CrossCheck, EngineEqualsReferenceOnEveryRow) {
+TEST(CROSS_CHECK_SUITE, EngineEqualsReferenceOnEveryRow) {
   std::uint64_t seed = 1;
   for (const InstructionRow& row : instruction_table()) {
     if (row.params.algorithm == Algorithm::fma_chain) continue;

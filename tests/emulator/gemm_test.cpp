@@ -54,7 +54,7 @@ std::vector<std::uint32_t> col_slice(const std::vector<std::uint32_t>& m, std::s
 float f(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 std::uint32_t u(float x) { return std::isnan(x) ? 0x7FFFFFFFu : std::bit_cast<std::uint32_t>(x); }
 
-TEST(Gemm, ChainIsOneInstructionPerKStepWithPaddingAndAnyThreadCount) {
+TEST(EmulatorGemm, ChainIsOneInstructionPerKStepWithPaddingAndAnyThreadCount) {
   Rng rng(7);
   const Instruction ins =
       parse_instruction("sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale m128n256k32 f32 e4m3 e5m2 ue8m0");
@@ -95,7 +95,7 @@ TEST(Gemm, ChainIsOneInstructionPerKStepWithPaddingAndAnyThreadCount) {
   }
 }
 
-TEST(Gemm, HopperPromotionEveryFfmaOrder) {
+TEST(EmulatorGemm, HopperPromotionEveryFfmaOrder) {
   Rng rng(11);
   const Instruction ins = parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
   const std::size_t M = 9, N = 11, K = 300;  // 10 instructions: promotions of 4, 4 and 2 (padded)
@@ -129,7 +129,7 @@ TEST(Gemm, HopperPromotionEveryFfmaOrder) {
   }
 }
 
-TEST(Gemm, SplitKInBothReductionOrders) {
+TEST(EmulatorGemm, SplitKInBothReductionOrders) {
   Rng rng(13);
   const Instruction ins = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f32 bf16 bf16");
   const std::size_t M = 8, N = 8, K = 16 * 7;  // 7 instructions in 3 slices of 3, 3, 1
@@ -156,7 +156,7 @@ TEST(Gemm, SplitKInBothReductionOrders) {
   }
 }
 
-TEST(Gemm, InstructionLevelMmaIsTheDotOfEveryOutput) {
+TEST(EmulatorGemm, InstructionLevelMmaIsTheDotOfEveryOutput) {
   Rng rng(17);
   for (const char* name : {"sm_89 mma.sync.aligned m16n8k32 f16 e5m2 e4m3", "sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e5m2",
                            "sm_120a mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X m16n8k64 f32 e2m1 e2m1 ue4m3",
@@ -196,7 +196,7 @@ TEST(Gemm, InstructionLevelMmaIsTheDotOfEveryOutput) {
 
 // Quantized operands in two scale layouts and both B orientations give the bits of the plain-array
 // GEMM on the same codes; NVFP4's per-tensor scales go through the FFMA epilogue.
-TEST(Gemm, BlockScaledTensorsInAnyLayout) {
+TEST(EmulatorGemm, BlockScaledTensorsInAnyLayout) {
   Rng rng(19);
   const std::int64_t M = 40, N = 24, K = 96;
   std::normal_distribution<float> g(0.0f, 3.0f);
@@ -251,7 +251,7 @@ TEST(Gemm, BlockScaledTensorsInAnyLayout) {
 }
 
 // mma_scaled(..., hardware("sm_100a")) and mma(..., hardware("sm_90a.wgmma")) through the registry.
-TEST(Gemm, ReferenceHardwareModels) {
+TEST(EmulatorGemm, ReferenceHardwareModels) {
   register_reference_models();
   using reference::DType;
   using reference::Numerics;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,9 +102,12 @@ std::uint32_t narrow(Format f, std::uint32_t fp32_bits) {
   return code;
 }
 
-class KmVectors : public ::testing::TestWithParam<KmCase> {};
+// Test names and failure messages show the file, not the bytes of the struct.
+void PrintTo(const KmCase& c, std::ostream* os) { *os << c.gpu << "/" << c.format << " d_" << c.output; }
 
-TEST_P(KmVectors, EveryVectorMatchesBitExactly) {
+class EmulatorKmVectors : public ::testing::TestWithParam<KmCase> {};
+
+TEST_P(EmulatorKmVectors, EveryVectorMatchesBitExactly) {
   const KmCase& kc = GetParam();
   if (km_dir().empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set (blockscale_add_test sets it)";
   const std::string dir = km_dir() + "/" + kc.gpu + "/" + kc.format + "/";
@@ -153,7 +157,7 @@ std::string case_name(const ::testing::TestParamInfo<KmCase>& info) {
   return std::string(info.param.gpu) + "_" + info.param.format + "_" + info.param.output;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFiles, KmVectors, ::testing::ValuesIn(kCases), case_name);
+INSTANTIATE_TEST_SUITE_P(AllFiles, EmulatorKmVectors, ::testing::ValuesIn(kCases), case_name);
 
 // Matches of `params` (any algorithm parameters) on one file, through the engine-level fdpa().
 std::size_t matches_with(const char* gpu, const char* format, const char* output, Format element, const FdpaParams& params,
@@ -185,7 +189,7 @@ std::size_t matches_with(const char* gpu, const char* format, const char* output
 
 // The data discriminates neighbouring parameters: the counts of numerics.md d.2 and of the data
 // README ("[checked]" there with an independent implementation) are reproduced exactly.
-TEST(KmVectors, NeighbouringParametersGivePublishedMatchCounts) {
+TEST(EmulatorKmVectors, NeighbouringParametersGivePublishedMatchCounts) {
   if (km_dir().empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
   const auto params = [](const char* id) { return find_row(id)->params; };
   const Format e4m3 = Format::float8_e4m3fn, e5m2 = Format::float8_e5m2, f16 = Format::float16;
@@ -229,7 +233,7 @@ TEST(KmVectors, NeighbouringParametersGivePublishedMatchCounts) {
 }
 
 // Every d_ file of the data set is in the table above (the README names an instruction for each).
-TEST(KmVectors, TableCoversEveryResultFile) {
+TEST(EmulatorKmVectors, TableCoversEveryResultFile) {
   if (km_dir().empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
   std::size_t files = 0;
   for (const char* gpu : {"H100", "H200", "B200", "Ada"}) {

@@ -86,7 +86,7 @@ double pow2(int e) { return std::ldexp(1.0, e); }
 
 // d.3-1: C = 128 and one product 3*2^-9 * 2^-9 = 0.75 ulp(128). The emulated mma.sync (RNE FADD of C)
 // gives 128 + 2^-16; every native fused RZ path gives 128.
-TEST(Probes, EmulationProbeSeparatesEmulatedFp8MmaSync) {
+TEST(EmulatorProbes, EmulationProbeSeparatesEmulatedFp8MmaSync) {
   const Dot d{{3 * pow2(-9)}, {pow2(-9)}, 128.0};
   EXPECT_EQ(run("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3", d), 128.0 + pow2(-16));
   EXPECT_EQ(run("sm_100a mma.sync.aligned m16n8k32 f32 e4m3 e4m3", d), 128.0 + pow2(-16));
@@ -98,7 +98,7 @@ TEST(Probes, EmulationProbeSeparatesEmulatedFp8MmaSync) {
 
 // d.3-2: the "Table 8" vector: c = 2^23, a = [-2^13, -0.5, -0.25, -0.125], b = [2^10, 1, 1, 1].
 // Exact -0.875; F = 23 keeps nothing, 24 keeps -0.5, 25 keeps -0.75, 13 nothing, GST (F = 35) all.
-TEST(Probes, Table8VectorSeparatesTheArchitectures) {
+TEST(EmulatorProbes, Table8VectorSeparatesTheArchitectures) {
   const Dot d{{-pow2(13), -0.5, -0.25, -0.125}, {pow2(10), 1, 1, 1}, pow2(23)};
   EXPECT_EQ(run("sm_70 mma.sync.aligned m8n8k4 f32 f16 f16", d), 0.0);
   EXPECT_EQ(run("sm_75 mma.sync.aligned m16n8k8 f32 f16 f16", d), -0.5);
@@ -137,7 +137,7 @@ TEST(Probes, Table8VectorSeparatesTheArchitectures) {
 // d.3-3: the F sweep per slot. A pair [M, -M] * [M, M] with M = 2^7 fixes e_max = 14 and sums to 0;
 // 2^e in the probed slot (or in C) survives down to e = 14 - F. Same F in every slot of the first
 // fused step, and for C.
-TEST(Probes, FractionBitsAreTheSameInEverySlot) {
+TEST(EmulatorProbes, FractionBitsAreTheSameInEverySlot) {
   int rows_probed = 0;
   for (const InstructionRow& row : instruction_table()) {
     const Algorithm alg = row.params.algorithm;
@@ -200,7 +200,7 @@ TEST(Probes, FractionBitsAreTheSameInEverySlot) {
 
 // d.3-4: output rounding. Hopper wgmma fp8 -> f32: C = 1 + 2^-13 plus 1 * 1 is exactly 2 + 2^-13 on
 // the F = 13 grid, and RZ-E8M13 at exponent 1 gives 2.0; an RZ-FP32 path keeps 2 + 2^-13.
-TEST(Probes, OutputRoundingE8M13VersusFp32) {
+TEST(EmulatorProbes, OutputRoundingE8M13VersusFp32) {
   const Dot d{{1.0}, {1.0}, 1.0 + pow2(-13)};
   EXPECT_EQ(run("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", d), 2.0);
   EXPECT_EQ(run("sm_89 mma.sync.aligned m16n8k32 f32 e4m3 e4m3", d), 2.0);
@@ -213,7 +213,7 @@ TEST(Probes, OutputRoundingE8M13VersusFp32) {
 }
 
 // d.3-4: RNE-FP16 ties at 0.5 and 1.5 ulp, and 0.25 / 0.75 ulp (ulp(1) = 2^-10 in fp16).
-TEST(Probes, Fp16OutputRoundsToNearestEven) {
+TEST(EmulatorProbes, Fp16OutputRoundsToNearestEven) {
   for (const char* name : {"sm_90a mma.sync.aligned m16n8k16 f16 f16 f16", "sm_90a wgmma.mma_async m64n8k16 f16 f16 f16",
                            "sm_100a tcgen05.mma.cta_group::1.kind::f16 m64n8k16 f16 f16 f16",
                            "sm_89 mma.sync.aligned m16n8k16 f16 f16 f16", "sm_70 mma.sync.aligned m8n8k4 f16 f16 f16"}) {
@@ -227,7 +227,7 @@ TEST(Probes, Fp16OutputRoundsToNearestEven) {
 
 // d.3-5: C = (2 - 2^-10) * 2^-14 against a cancelling pair X*X - X*X with X = 2^j: C keeps its bits
 // exactly while they lie on the 2^(2j - 25) grid (F = 25) and loses them below it.
-TEST(Probes, CIsAlignedAndTruncatedWithTheProducts) {
+TEST(EmulatorProbes, CIsAlignedAndTruncatedWithTheProducts) {
   const double c = (2 - pow2(-10)) * pow2(-14);
   for (int j = 0; j <= 8; ++j) {
     const double X = pow2(j);
@@ -242,7 +242,7 @@ TEST(Probes, CIsAlignedAndTruncatedWithTheProducts) {
 
 // d.3-6: products are not renormalised: 12 * 24 = 2.25 * 2^7 aligns at 2^7, 18 * 16 = 1.125 * 2^8 at
 // 2^8, so a small term at the 2^(7 - F) grid point survives only in the first case.
-TEST(Probes, ProductsAreNotNormalisedBeforeAlignment) {
+TEST(EmulatorProbes, ProductsAreNotNormalisedBeforeAlignment) {
   const char* f16 = "sm_90a mma.sync.aligned m16n8k16 f32 f16 f16";
   EXPECT_EQ(run(f16, {{12, -12, pow2(-9)}, {24, 24, pow2(-9)}, 0.0}), pow2(-18));
   EXPECT_EQ(run(f16, {{18, -18, pow2(-9)}, {16, 16, pow2(-9)}, 0.0}), 0.0);
@@ -252,7 +252,7 @@ TEST(Probes, ProductsAreNotNormalisedBeforeAlignment) {
 }
 
 // d.3-7: the e_zero floor with C = 0.
-TEST(Probes, ZeroTermExponentFloor) {
+TEST(EmulatorProbes, ZeroTermExponentFloor) {
   // fp16 output on mma.sync (F = 25): 2^-24 if e_zero <= -22 (MMA-Sim v2), 0 if -21 (K&M).
   const Dot h{{pow2(-14), pow2(-24), 0}, {pow2(-11), pow2(-23), 1}, 0.0};
   EXPECT_EQ(run_bits("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16", h), 0x0001u);
@@ -297,7 +297,7 @@ TEST(Probes, ZeroTermExponentFloor) {
 }
 
 // d.3-9: block-scale specific probes.
-TEST(Probes, BlockScales) {
+TEST(EmulatorProbes, BlockScales) {
   const char* mx = "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 e4m3 e4m3 ue8m0";
   const char* nv = "sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3";
   const char* nv8 = "sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue8m0";
@@ -335,7 +335,7 @@ TEST(Probes, BlockScales) {
 
 // d.3-10: chaining. sm_80 k16 is two 8-product steps in k order (C fused with the first); Hopper's k16
 // is one fused step.
-TEST(Probes, ChainingOfSteps) {
+TEST(EmulatorProbes, ChainingOfSteps) {
   Dot d;
   d.a.assign(16, 0);
   d.b.assign(16, 0);

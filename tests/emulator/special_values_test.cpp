@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -66,9 +67,11 @@ struct TableCase {
   const char* instruction;
 };
 
-class SpecialValueTable : public ::testing::TestWithParam<TableCase> {};
+void PrintTo(const TableCase& c, std::ostream* os) { *os << c.instruction; }
 
-TEST_P(SpecialValueTable, EveryClassCombination) {
+class EmulatorSpecialValueTable : public ::testing::TestWithParam<TableCase> {};
+
+TEST_P(EmulatorSpecialValueTable, EveryClassCombination) {
   const Instruction ins = parse_instruction(GetParam().instruction);
   const Format fa = *format_of(ins.a), fb = *format_of(ins.b), acc = accumulator_format(ins.params().rounding);
   std::vector<std::uint32_t> sa, sb;
@@ -120,7 +123,7 @@ TEST_P(SpecialValueTable, EveryClassCombination) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Instructions, SpecialValueTable,
+    Instructions, EmulatorSpecialValueTable,
     ::testing::Values(TableCase{"sm_90a wgmma.mma_async m64n8k32 f32 e5m2 e5m2"},
                       TableCase{"sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e5m2"},
                       TableCase{"sm_90a mma.sync.aligned m16n8k16 f16 f16 f16"},
@@ -148,7 +151,7 @@ std::uint32_t dot1(const char* name, std::vector<std::uint32_t> a_codes, std::ve
 }
 
 // Table (c), row by row.
-TEST(SpecialValues, CornerCasesOfTableC) {
+TEST(EmulatorSpecialValues, CornerCasesOfTableC) {
   const char* bf = "sm_90a mma.sync.aligned m16n8k16 f32 bf16 bf16";
   const char* h = "sm_90a mma.sync.aligned m16n8k16 f16 f16 f16";
   const char* tf = "sm_90a mma.sync.aligned m16n8k8 f32 tf32 tf32";
@@ -213,7 +216,7 @@ TEST(SpecialValues, CornerCasesOfTableC) {
 }
 
 // The b.9 emulation adds C with an IEEE RNE add: its special cases are FADD's.
-TEST(SpecialValues, EmulatedFp8AddsCWithFadd) {
+TEST(EmulatorSpecialValues, EmulatedFp8AddsCWithFadd) {
   const char* e = "sm_90a mma.sync.aligned m16n8k32 f32 e5m2 e5m2";
   EXPECT_EQ(dot1(e, {0x7C}, {0x3C}, 0xFF800000u), 0x7FFFFFFFu);                 // +Inf + -Inf
   EXPECT_EQ(dot1(e, {0x80}, {0x3C}, 0x80000000u), 0u);                          // HMMAs give +0; +0 + -0 = +0
@@ -227,7 +230,7 @@ TEST(SpecialValues, EmulatedFp8AddsCWithFadd) {
 }
 
 // The CUDA-core operations of arith.h against the reference's big-integer adds and the host FPU.
-TEST(SpecialValues, ArithmeticOperationsAgreeWithOracles) {
+TEST(EmulatorSpecialValues, ArithmeticOperationsAgreeWithOracles) {
   std::uint64_t state = 12345;
   const auto next = [&] {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;

@@ -3,7 +3,11 @@
 // and every shape, type and argument rule as a clear std::invalid_argument.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,7 +17,7 @@
 namespace blockscale::emulator {
 namespace {
 
-TEST(Table, RowsAreConsistent) {
+TEST(EmulatorTable, RowsAreConsistent) {
   std::set<std::string_view> ids;
   int hardware_rows = 0;
   for (const InstructionRow& row : instruction_table()) {
@@ -49,7 +53,7 @@ TEST(Table, RowsAreConsistent) {
   EXPECT_EQ(hardware_rows, 16);
 }
 
-TEST(Table, EveryRowAndTypePairRoundTripsThroughItsName) {
+TEST(EmulatorTable, EveryRowAndTypePairRoundTripsThroughItsName) {
   std::size_t names = 0;
   for (const InstructionRow& row : instruction_table()) {
     for (int a = 0; a < kTypeCount; ++a) {
@@ -73,7 +77,7 @@ TEST(Table, EveryRowAndTypePairRoundTripsThroughItsName) {
   EXPECT_GT(names, 500u);
 }
 
-TEST(Table, ParsesPtxSpellings) {
+TEST(EmulatorTable, ParsesPtxSpellings) {
   const Instruction mx = parse_instruction(
       "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 e4m3 e2m1 ue8m0");
   EXPECT_EQ(mx.row->id, "sm_100a.tcgen05.mxf8f6f4.block32.ue8m0");
@@ -113,7 +117,7 @@ void expect_error(const std::string& name, const std::string& message) {
   }
 }
 
-TEST(Table, EveryNameRuleGivesAClearError) {
+TEST(EmulatorTable, EveryNameRuleGivesAClearError) {
   const std::string mx = "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 ";
   expect_error(mx + "m64n8k32 f32 e4m3 e4m3 ue8m0", "tcgen05 kind::mxf8f6f4 block_scale requires M=128, got 64");
   expect_error(mx + "m128n8k64 f32 e4m3 e4m3 ue8m0", "requires K=32, got 64");
@@ -174,7 +178,7 @@ void expect_throw_with(F&& f, const std::string& message) {
   }
 }
 
-TEST(Table, EveryArgumentRuleGivesAClearError) {
+TEST(EmulatorTable, EveryArgumentRuleGivesAClearError) {
   const Instruction mx = parse_instruction(
       "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 e4m3 e4m3 ue8m0");
   std::vector<std::uint8_t> a(128 * 32, 0x38), b(32 * 8, 0x38), sa(128, 127), sb(8, 127);
@@ -263,6 +267,26 @@ TEST(Table, EveryArgumentRuleGivesAClearError) {
   expect_throw_with([&] { mma_f64(d64, std::vector<double>(3), std::vector<double>(32), std::vector<double>(64)); },
                     "A, B, C must hold M*K, K*N, M*N = 32, 32, 64 values");
   EXPECT_EQ(mma_f64(d64, std::vector<double>(32, 0.5), std::vector<double>(32, 2.0), std::vector<double>(64, 1.0))[0], 5.0);
+}
+
+// docs/emulator.md carries the table (blockscale models --markdown): every row with its parameters.
+TEST(EmulatorTable, DocumentationListsEveryRowWithItsParameters) {
+  const char* src = std::getenv("BLOCKSCALE_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "BLOCKSCALE_SOURCE_DIR is not set (blockscale_add_test sets it)";
+  std::ifstream in(std::string(src) + "/docs/emulator.md");
+  ASSERT_TRUE(in) << "docs/emulator.md";
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  for (const InstructionRow& row : instruction_table()) {
+    const std::string key = "| `" + std::string(row.id) + "` |";
+    const auto it = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(key, 0) == 0; });
+    ASSERT_NE(it, lines.end()) << row.id << " is missing from docs/emulator.md";
+    if (row.params.algorithm == Algorithm::fma_chain) continue;
+    std::ostringstream cells;
+    cells << "| " << row.params.L << " | " << row.params.F << " | " << to_string(row.params.rounding);
+    EXPECT_NE(it->find(cells.str()), std::string::npos) << row.id << ": " << *it;
+    EXPECT_NE(it->find("| " + std::to_string(row.params.e_zero) + " |"), std::string::npos) << row.id;
+  }
 }
 
 }  // namespace
