@@ -203,7 +203,7 @@ std::uint32_t gst_step(const FdpaParams& p, Format acc, const ElementVec& a, con
     for (std::size_t k = k0 + g * G; k < k0 + (g + 1) * G; ++k) {
       const std::int64_t prod = static_cast<std::int64_t>(a.sig[k]) * b.sig[k];
       nonzero |= prod != 0;
-      P += prod != 0 ? prod << (a.exp[k] + b.exp[k] - emin2) : 0;
+      P += prod != 0 ? prod * (std::int64_t{1} << (a.exp[k] + b.exp[k] - emin2)) : 0;
     }
     // Steps 3-5: the group's scales; a group with every product zero or a zero scale product takes
     // e_zero; a group that cancels to zero keeps its scale exponent.
