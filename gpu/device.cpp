@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -86,23 +87,28 @@ DeviceInfo describe(int index) {
 }  // namespace
 
 SystemInfo query_system() {
-  SystemInfo s;
-  cudaRuntimeGetVersion(&s.cuda_runtime_version);
-  if (cudaDriverGetVersion(&s.cuda_driver_api_version) != cudaSuccess) s.cuda_driver_api_version = 0;
-  s.driver_version = kernel_module_version();
-  int count = 0;
-  const cudaError_t st = cudaGetDeviceCount(&count);
-  if (st != cudaSuccess) {
-    cudaGetLastError();
-    s.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(st) + ": " + cudaGetErrorString(st);
+  // The devices of a process do not change, and cudaGetDeviceProperties costs about a millisecond,
+  // far more than a kernel launch: query once, on first use.
+  static const SystemInfo cached = [] {
+    SystemInfo s;
+    cudaRuntimeGetVersion(&s.cuda_runtime_version);
+    if (cudaDriverGetVersion(&s.cuda_driver_api_version) != cudaSuccess) s.cuda_driver_api_version = 0;
+    s.driver_version = kernel_module_version();
+    int count = 0;
+    const cudaError_t st = cudaGetDeviceCount(&count);
+    if (st != cudaSuccess) {
+      cudaGetLastError();
+      s.reason = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(st) + ": " + cudaGetErrorString(st);
+      return s;
+    }
+    if (count == 0) {
+      s.reason = "no CUDA device";
+      return s;
+    }
+    for (int i = 0; i < count; ++i) s.devices.push_back(describe(i));
     return s;
-  }
-  if (count == 0) {
-    s.reason = "no CUDA device";
-    return s;
-  }
-  for (int i = 0; i < count; ++i) s.devices.push_back(describe(i));
-  return s;
+  }();
+  return cached;
 }
 
 DeviceInfo device_info(int index) {

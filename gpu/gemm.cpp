@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "cuda_check.h"
 #include "gemm_launch.h"
@@ -30,7 +31,7 @@ std::string sname(Format f) { return info(f).short_name; }
 
 const char* kHopperSchedule =
     "Hopper promotion, P = 1: acc = C (or +0.0); for each K-block b in increasing order: partial = one "
-    "wgmma.mma_async m64n128k32 f32 fp8 instruction into a fresh accumulator (scale-d = 0: T-FDPA F = 13, RZ to "
+    "wgmma.mma_async m64nNk32 f32 fp8 instruction (per 64 rows) into a fresh accumulator (scale-d = 0: T-FDPA F = 13, RZ to "
     "e8m13) over block b's k32 slot; s = fp32 round-to-nearest product SFA(i,b) * SFB(j,b) (FMUL); acc = fma(s, "
     "partial, acc) rounded to nearest (FFMA). f32 output: acc; bf16 output: cvt.rn.bf16.f32(acc). No flush of "
     "subnormals; NaN results are the GPU's canonical 0x7FFFFFFF.";
@@ -47,12 +48,24 @@ std::vector<GemmKernel> build() {
       k.scale = Format::float8_e8m0fnu;
       k.block = 32;
       k.k_multiple = 128;
-      k.instruction = "wgmma.mma_async.sync.aligned.m64n128k32.f32." + sname(a) + "." + sname(b);
+      k.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32." + sname(a) + "." + sname(b);
       k.promotion_interval = 1;
       k.name = "sm_90a gemm mxfp8 " + sname(a) + " " + sname(b) + " ue8m0 block32 (wgmma promotion P=1)";
       k.schedule = std::string(kHopperSchedule) + " The k32 slot holds the block's 32 elements.";
       v.push_back(k);
     }
+  // Tile variants of the e4m3 x e4m3 kernel: the same numerics, other tile shapes and wgmma
+  // batching (the default above is listed first and is what select_gemm_kernel returns).
+  for (const auto& [tm, tn, rows, x] : {std::tuple{128, 128, 64, 1}, std::tuple{192, 64, 64, 2}, std::tuple{128, 96, 128, 2}}) {
+    GemmKernel k = v.front();
+    k.tile_m = tm, k.tile_n = tn, k.consumer_rows = rows, k.blocks_per_wait = x;
+    const int wgmma_n = rows == 64 ? tn : (tn == 96 ? 32 : 64);
+    k.instruction = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(wgmma_n) + "k32.f32.e4m3.e4m3";
+    k.name = "sm_90a gemm mxfp8 e4m3 e4m3 ue8m0 block32 (wgmma promotion P=1, tile " + std::to_string(tm) + "x" +
+             std::to_string(tn) + ", " + std::to_string(rows) + "-row warpgroups, " + std::to_string(x) +
+             " block(s) per wait)";
+    v.push_back(k);
+  }
   {
     GemmKernel k;
     k.arch = Arch::sm_90a;
@@ -61,7 +74,7 @@ std::vector<GemmKernel> build() {
     k.scale = Format::float8_e8m0fnu;
     k.block = 32;
     k.k_multiple = 128;
-    k.instruction = "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3";
+    k.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3";
     k.name = "sm_90a gemm mxfp4 e2m1 e2m1 ue8m0 block32 (e4m3 wgmma promotion P=1)";
     k.schedule = std::string(kHopperSchedule) +
                  " e2m1 codes are expanded exactly to e4m3 on chip; the k32 slot holds the block's 32 elements.";
@@ -75,7 +88,7 @@ std::vector<GemmKernel> build() {
     k.scale = Format::float8_ue4m3;
     k.block = 16;
     k.k_multiple = 64;
-    k.instruction = "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3";
+    k.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3";
     k.name = "sm_90a gemm nvfp4 e2m1 e2m1 ue4m3 block16 (e4m3 wgmma promotion P=1)";
     k.schedule = std::string(kHopperSchedule) +
                  " e2m1 codes are expanded exactly to e4m3 on chip; the k32 slot holds the block's 16 elements in k = "
@@ -93,6 +106,7 @@ std::vector<GemmKernel> build() {
       k.block = 32;
       k.k_multiple = 128;
       k.linear_scales = false;
+      k.tile_n = 256;
       k.instruction = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 " + sname(a) + " " +
                       sname(b) + " ue8m0";
       k.promotion_interval = 0;
@@ -112,6 +126,7 @@ std::vector<GemmKernel> build() {
     k.block = 16;
     k.k_multiple = 256;
     k.linear_scales = false;
+    k.tile_n = 256;
     k.instruction = "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n256k64 f32 e2m1 e2m1 ue4m3";
     k.promotion_interval = 0;
     k.name = "sm_100a gemm nvfp4 e2m1 e2m1 ue4m3 block16 (tcgen05 chain)";

@@ -39,26 +39,45 @@
 namespace blockscale::gpu::detail {
 namespace {
 
-constexpr int kBM = 128, kBN = 128;
 constexpr int kRowBytes = 128;          // bytes of e4m3 per tile row per stage: 4 k32 slots
 constexpr int kBlocksPerStage = 4;      // scale blocks (= wgmma k32 slots) per stage
-constexpr int kStages = 6;
-constexpr int kThreads = 384;
-constexpr int kConsumerArrivals = 8;    // lane 0 of each consumer warp releases a slot
+constexpr int kGroupRows = 8;           // row tiles per L2 group in the tile order
 
 enum class Recipe { mxfp8, mxfp4, nvfp4 };
 
-struct alignas(1024) Shared {
-  std::uint8_t a[kStages][kBM * kRowBytes];  // 16 KB each, 128-byte swizzle, 1024-byte aligned
-  std::uint8_t b[kStages][kBN * kRowBytes];
-  float sa[kStages][kBlocksPerStage][kBM];   // decoded A scales, [block][row]
-  // Decoded B scales in the order a consumer thread reads them: column n = 8i + 2t + e goes to
-  // [t * 32 + 2i + e], so a thread with lane % 4 = t reads its 32 columns as 8 float4.
-  float sb[kStages][kBlocksPerStage][kBN];
-  std::uint64_t full[kStages];
-  std::uint64_t empty[kStages];
+// Consumer warpgroups in a WM x WN grid; each covers MH x 64 rows (MH m64 wgmmas per block, one
+// per 64-row half) and BN columns, and issues X blocks' wgmmas into X fresh partial
+// accumulators before each wait. A thread of a consumer holds 2 MH rows and BN / 4 columns, so
+// the B scales it reads per block serve 2 MH rows.
+template <int WM, int WN, int BN, int MH, int X>
+struct Config {
+  static constexpr int kConsumers = WM * WN;
+  static constexpr int kWM = WM, kWN = WN, kMH = MH, kX = X, kBNw = BN;
+  static constexpr int kBM = 64 * MH * WM, kBN = BN * WN;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kAcc = BN / 2;       // f32 registers of one m64nBN accumulator
+  static constexpr int kSbRow = BN / 4 + 4;  // B-scale floats per (t, consumer column); +4 pads banks
+  static constexpr std::size_t kScaleBytes = 4u * kBlocksPerStage * (kBM + 4 * WN * kSbRow);
+  static constexpr std::size_t kStageBytes = std::size_t(kBM + kBN) * kRowBytes + kScaleBytes;
+  static constexpr int kStages = int((225u * 1024u) / kStageBytes) < 8 ? int((225u * 1024u) / kStageBytes) : 8;
+  static_assert(kBlocksPerStage % X == 0, "X must divide the blocks of a stage");
+  static_assert(kBM <= 256 && kBN <= 256, "a TMA box holds at most 256 rows");
 };
-constexpr std::size_t kSharedBytes = sizeof(Shared) + 1024;  // + alignment slack
+
+template <class C>
+struct alignas(1024) Shared {
+  std::uint8_t a[C::kStages][C::kBM * kRowBytes];  // 128-byte swizzle; each stage 1024-byte aligned
+  std::uint8_t b[C::kStages][C::kBN * kRowBytes];
+  // Decoded A scales, per block, in the order a consumer thread reads them: its 2 MH rows
+  // (64 h + 16 w + g + 8 e for warp w, lane / 4 = g) are 2 MH consecutive floats.
+  float sa[C::kStages][kBlocksPerStage][C::kBM];
+  // Decoded B scales per block: for consumer column cn, thread lane % 4 = t reads its BN / 4
+  // columns (8 i + 2 t + e at [cn][t][2 i + e]) as float4s. Rows of kSbRow = BN / 4 + 4 floats put
+  // the four t in different banks, so the loads are free of bank conflicts.
+  float sb[C::kStages][kBlocksPerStage][C::kWN][4][C::kSbRow];
+  std::uint64_t full[C::kStages];
+  std::uint64_t empty[C::kStages];
+};
 
 struct Params {
   int m, n, k;
@@ -107,23 +126,63 @@ __device__ __forceinline__ std::uint32_t swizzled(int row, int chunk) {
   return std::uint32_t(row) * kRowBytes + std::uint32_t((chunk ^ (row & 7)) * 16);
 }
 
-template <class Op, Recipe R>
-__global__ void __launch_bounds__(kThreads, 1)
+// fp4 recipes: `rows` rows of packed e2m1 (row stride k / 2 bytes) from `src`, this stage's
+// elements, expanded to e4m3 into the swizzled tile `dst`. MXFP4 stages hold 128 elements per row
+// (4 loads of 16 bytes, one block each); NVFP4 stages hold 64 (2 loads, two blocks of 16 each;
+// each block fills the first half of its k32 slot, the second half is zero).
+template <Recipe R>
+__device__ __forceinline__ void expand_fp4_tile(const std::uint8_t* src, int base_row, int limit, int rows,
+                                                std::size_t row_stride, int kt, std::uint8_t* dst, int t128) {
+  constexpr int kElems = R == Recipe::mxfp4 ? 128 : 64;
+  constexpr int kLoadsPerRow = kElems / 32;
+  for (int q = t128; q < rows * kLoadsPerRow; q += 128) {
+    const int row = q / kLoadsPerRow, ch = q % kLoadsPerRow;
+    const uint4 v = base_row + row < limit
+                        ? __ldg(reinterpret_cast<const uint4*>(src + std::size_t(base_row + row) * row_stride +
+                                                                std::size_t(kt) * (kElems / 2) + ch * 16))
+                        : make_uint4(0, 0, 0, 0);
+    const uint2 e0 = expand_e2m1x8(v.x), e1 = expand_e2m1x8(v.y);
+    const uint2 e2 = expand_e2m1x8(v.z), e3 = expand_e2m1x8(v.w);
+    const uint4 lo = make_uint4(e0.x, e0.y, e1.x, e1.y), hi = make_uint4(e2.x, e2.y, e3.x, e3.y);
+    if constexpr (R == Recipe::mxfp4) {
+      *reinterpret_cast<uint4*>(dst + swizzled(row, 2 * ch)) = lo;
+      *reinterpret_cast<uint4*>(dst + swizzled(row, 2 * ch + 1)) = hi;
+    } else {
+      const uint4 zero = make_uint4(0, 0, 0, 0);
+      *reinterpret_cast<uint4*>(dst + swizzled(row, 4 * ch)) = lo;
+      *reinterpret_cast<uint4*>(dst + swizzled(row, 4 * ch + 1)) = zero;
+      *reinterpret_cast<uint4*>(dst + swizzled(row, 4 * ch + 2)) = hi;
+      *reinterpret_cast<uint4*>(dst + swizzled(row, 4 * ch + 3)) = zero;
+    }
+  }
+}
+
+// The A-scale slot of tile row `row`: consumer row-group, then each thread's 2 MH rows together.
+template <class C>
+__device__ __forceinline__ int sa_slot(int row) {
+  constexpr int kRowsW = 64 * C::kMH;  // rows of one consumer row-group
+  const int cm = row / kRowsW, rr = row % kRowsW;
+  const int h = rr / 64, w = (rr % 64) / 16, g = rr % 8, e = (rr % 16) / 8;
+  return cm * kRowsW + (w * 8 + g) * (2 * C::kMH) + h * 2 + e;
+}
+
+template <class Op, Recipe R, class C>
+__global__ void __launch_bounds__(C::kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                      const Params p) {
+  constexpr int kBM = C::kBM, kBN = C::kBN, kStages = C::kStages, X = C::kX, kAcc = C::kAcc, MH = C::kMH;
   extern __shared__ std::uint8_t smem_raw[];
   const std::uint32_t pad = (1024u - (smem_addr(smem_raw) & 1023u)) & 1023u;
-  Shared& s = *reinterpret_cast<Shared*>(smem_raw + pad);
+  Shared<C>& s = *reinterpret_cast<Shared<C>*>(smem_raw + pad);
 
-  // Tile order: groups of 8 row-tiles sweep the column tiles, so concurrently running CTAs share
-  // A and B tiles in L2.
+  // Tile order: groups of kGroupRows row tiles sweep the column tiles, so concurrently running
+  // CTAs share A and B tiles in L2.
   const int tiles_m = (p.m + kBM - 1) / kBM, tiles_n = (p.n + kBN - 1) / kBN;
-  constexpr int kGroup = 8;
   const int bid = blockIdx.x;
-  const int group = bid / (kGroup * tiles_n);
-  const int first_m = group * kGroup;
-  const int group_rows = min(tiles_m - first_m, kGroup);
-  const int in_group = bid % (kGroup * tiles_n);
+  const int group = bid / (kGroupRows * tiles_n);
+  const int first_m = group * kGroupRows;
+  const int group_rows = min(tiles_m - first_m, kGroupRows);
+  const int in_group = bid % (kGroupRows * tiles_n);
   const int m0 = (first_m + in_group % group_rows) * kBM;
   const int n0 = (in_group / group_rows) * kBN;
 
@@ -131,7 +190,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int i = 0; i < kStages; ++i) {
       mbarrier_init(&s.full[i], 128);
-      mbarrier_init(&s.empty[i], kConsumerArrivals);
+      mbarrier_init(&s.empty[i], 4 * C::kConsumers);  // lane 0 of each consumer warp
     }
     fence_mbarrier_init();
   }
@@ -139,21 +198,29 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // ------------------------------------------------------------------ producer warpgroup
-    const int ra = m0 + t128, rb = n0 + t128;  // this thread's A row and B column
-    const bool ra_ok = ra < p.m, rb_ok = rb < p.n;
-    // Tiled scales are padded to 128 rows, so every row of a tile has a word; linear ones do not.
-    const bool ra_read = p.tiled_scales || ra_ok, rb_read = p.tiled_scales || rb_ok;
-    const int col_slot = ((t128 % 8) / 2) * 32 + (t128 / 8) * 2 + (t128 % 2);
     // Rows past M (linear scales) get the format's 1.0; they only reach outputs that are not stored.
     constexpr std::uint32_t kOnes = R == Recipe::nvfp4 ? 0x38383838u : 0x7F7F7F7Fu;
+    constexpr int kRowsA = (kBM + 127) / 128, kRowsB = (kBN + 127) / 128;  // rows per producer thread
     for (int kt = 0; kt < p.stages_k; ++kt) {
       const int st = kt % kStages;
-      const std::uint32_t wa =
-          ra_read ? __ldg(reinterpret_cast<const std::uint32_t*>(p.sfa + scale_word_offset(p.tiled_scales, ra, kt, p.blocks)))
-                  : kOnes;
-      const std::uint32_t wb =
-          rb_read ? __ldg(reinterpret_cast<const std::uint32_t*>(p.sfb + scale_word_offset(p.tiled_scales, rb, kt, p.blocks)))
-                  : kOnes;
+      // One 32-bit word per row holds the stage's 4 scales, in either layout (gemm_launch.h).
+      std::uint32_t wa[kRowsA], wb[kRowsB];
+#pragma unroll
+      for (int u = 0; u < kRowsA; ++u) {
+        const int row = t128 + 128 * u, ra = m0 + row;
+        wa[u] = kOnes;
+        if (row < kBM && (p.tiled_scales || ra < p.m)) {
+          wa[u] = __ldg(reinterpret_cast<const std::uint32_t*>(p.sfa + scale_word_offset(p.tiled_scales, ra, kt, p.blocks)));
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kRowsB; ++u) {
+        const int col = t128 + 128 * u, cb = n0 + col;
+        wb[u] = kOnes;
+        if (col < kBN && (p.tiled_scales || cb < p.n)) {
+          wb[u] = __ldg(reinterpret_cast<const std::uint32_t*>(p.sfb + scale_word_offset(p.tiled_scales, cb, kt, p.blocks)));
+        }
+      }
       mbarrier_wait(&s.empty[st], ((kt / kStages) & 1) ^ 1);
       if constexpr (R == Recipe::mxfp8) {
         if (t128 == 0) {
@@ -162,155 +229,159 @@ __global__ void __launch_bounds__(kThreads, 1)
           tma_load_2d(s.b[st], &tmap_b, &s.full[st], kt * kRowBytes, n0);
         }
       } else {
-        // fp4: 16 packed bytes (32 elements) per load. MXFP4 stages hold 128 elements per row (4
-        // loads per row, one block each); NVFP4 stages hold 64 (2 loads per row, two blocks each).
-        constexpr int kElems = R == Recipe::mxfp4 ? 128 : 64;
-        constexpr int kLoadsPerRow = kElems / 32;
         const std::size_t row_stride = std::size_t(p.k) / 2;
-#pragma unroll
-        for (int operand = 0; operand < 2; ++operand) {
-          const std::uint8_t* src = operand == 0 ? p.a4 : p.b4;
-          const int base_row = operand == 0 ? m0 : n0, limit = operand == 0 ? p.m : p.n;
-          std::uint8_t* dst = operand == 0 ? s.a[st] : s.b[st];
-          uint4 v[kLoadsPerRow];
-#pragma unroll
-          for (int u = 0; u < kLoadsPerRow; ++u) {
-            const int q = t128 + 128 * u, row = q / kLoadsPerRow, ch = q % kLoadsPerRow;
-            v[u] = base_row + row < limit
-                       ? __ldg(reinterpret_cast<const uint4*>(src + std::size_t(base_row + row) * row_stride +
-                                                               std::size_t(kt) * (kElems / 2) + ch * 16))
-                       : make_uint4(0, 0, 0, 0);
-          }
-#pragma unroll
-          for (int u = 0; u < kLoadsPerRow; ++u) {
-            const int q = t128 + 128 * u, row = q / kLoadsPerRow, ch = q % kLoadsPerRow;
-            const uint2 e0 = expand_e2m1x8(v[u].x), e1 = expand_e2m1x8(v[u].y);
-            const uint2 e2 = expand_e2m1x8(v[u].z), e3 = expand_e2m1x8(v[u].w);
-            const uint4 lo = make_uint4(e0.x, e0.y, e1.x, e1.y), hi = make_uint4(e2.x, e2.y, e3.x, e3.y);
-            if constexpr (R == Recipe::mxfp4) {
-              // Elements 32ch .. 32ch+31 are block ch: k32 slot ch = 16-byte chunks 2ch, 2ch+1.
-              *reinterpret_cast<uint4*>(dst + swizzled(row, 2 * ch)) = lo;
-              *reinterpret_cast<uint4*>(dst + swizzled(row, 2 * ch + 1)) = hi;
-            } else {
-              // Blocks 2ch and 2ch+1 (16 elements each) go to slots 2ch and 2ch+1, first half;
-              // the second half of each slot is zero.
-              const uint4 zero = make_uint4(0, 0, 0, 0);
-              *reinterpret_cast<uint4*>(dst + swizzled(row, 4 * ch)) = lo;
-              *reinterpret_cast<uint4*>(dst + swizzled(row, 4 * ch + 1)) = zero;
-              *reinterpret_cast<uint4*>(dst + swizzled(row, 4 * ch + 2)) = hi;
-              *reinterpret_cast<uint4*>(dst + swizzled(row, 4 * ch + 3)) = zero;
-            }
-          }
-        }
+        expand_fp4_tile<R>(p.a4, m0, p.m, kBM, row_stride, kt, s.a[st], t128);
+        expand_fp4_tile<R>(p.b4, n0, p.n, kBN, row_stride, kt, s.b[st], t128);
         fence_proxy_async_shared();  // thread-written operands, read by wgmma (async proxy)
       }
 #pragma unroll
       for (int j = 0; j < kBlocksPerStage; ++j) {
-        const std::uint32_t ca = (wa >> (8 * j)) & 0xFFu, cb = (wb >> (8 * j)) & 0xFFu;
-        if constexpr (R == Recipe::nvfp4) {
-          s.sa[st][j][t128] = decode_ue4m3(ca);
-          s.sb[st][j][col_slot] = decode_ue4m3(cb);
-        } else {
-          s.sa[st][j][t128] = decode_e8m0(ca);
-          s.sb[st][j][col_slot] = decode_e8m0(cb);
+#pragma unroll
+        for (int u = 0; u < kRowsA; ++u) {
+          const int row = t128 + 128 * u;
+          if (row < kBM) {
+            const std::uint32_t ca = (wa[u] >> (8 * j)) & 0xFFu;
+            s.sa[st][j][sa_slot<C>(row)] = R == Recipe::nvfp4 ? decode_ue4m3(ca) : decode_e8m0(ca);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kRowsB; ++u) {
+          const int col = t128 + 128 * u;
+          if (col < kBN) {
+            const int cn = col / C::kBNw, cl = col % C::kBNw;
+            const std::uint32_t cb = (wb[u] >> (8 * j)) & 0xFFu;
+            s.sb[st][j][cn][(cl % 8) / 2][(cl / 8) * 2 + cl % 2] = R == Recipe::nvfp4 ? decode_ue4m3(cb) : decode_e8m0(cb);
+          }
         }
       }
       mbarrier_arrive(&s.full[st]);
     }
   } else {
-  // -------------------------------------------------------------------- consumer warpgroups
-  const int cw = wg - 1;                       // rows 64 cw .. 64 cw + 63 of the tile
-  const int warp = t128 / 32, lane = t128 % 32, t = lane % 4;
-  const int r0 = 64 * cw + 16 * warp + lane / 4, r1 = r0 + 8;  // tile rows of this thread
+    // ---------------------------------------------------------------- consumer warpgroups
+    const int cw = wg - 1;
+    const int cm = cw % C::kWM, cn = cw / C::kWM;  // this consumer's row group and column group
+    const int warp = t128 / 32, lane = t128 % 32, t = lane % 4, g = lane / 4;
+    const int row_base = cm * 64 * MH + 16 * warp + g;  // + 64 h + 8 e
+    const int col_base = cn * C::kBNw + 2 * t;          // + 8 q + e
 
-  float acc[64];
-  {
-    // acc = C (or +0.0): register 4q + 2h + e holds row r_h, column 8q + 2t + e.
+    // acc[h] = C (or +0.0): register 4q + 2e_row + e_col holds row row_base + 64 h + 8 e_row,
+    // column col_base + 8 q + e_col.
+    float acc[MH][kAcc];
 #pragma unroll
-    for (int q = 0; q < 16; ++q)
+    for (int h = 0; h < MH; ++h)
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int row = m0 + (h ? r1 : r0), col = n0 + 8 * q + 2 * t + e;
-          acc[4 * q + 2 * h + e] = (p.c != nullptr && row < p.m && col < p.n) ? p.c[std::size_t(row) * p.n + col] : 0.0f;
-        }
-  }
+      for (int i = 0; i < kAcc; ++i) {
+        const int row = m0 + row_base + 64 * h + 8 * ((i % 4) / 2), col = n0 + col_base + 8 * (i / 4) + (i % 2);
+        acc[h][i] = (p.c != nullptr && row < p.m && col < p.n) ? p.c[std::size_t(row) * p.n + col] : 0.0f;
+      }
 
-  float part[64];
-  const std::uint32_t a_base = smem_addr(s.a[0]) + std::uint32_t(cw * 64 * kRowBytes);
-  const std::uint32_t b_base = smem_addr(s.b[0]);
-  constexpr std::uint32_t kStageBytes = kBM * kRowBytes;
+    float part[X][MH][kAcc];
+    const std::uint32_t a_base = smem_addr(s.a[0]) + std::uint32_t(cm * 64 * MH * kRowBytes);
+    const std::uint32_t b_base = smem_addr(s.b[0]) + std::uint32_t(cn * C::kBNw * kRowBytes);
+    const int sa_at = cm * 64 * MH + (warp * 8 + g) * (2 * MH);
 
 #pragma unroll 1
-  for (int b = 0; b < p.blocks; ++b) {
-    const int kt = b / kBlocksPerStage, j = b % kBlocksPerStage, st = kt % kStages;
-    if (j == 0) mbarrier_wait(&s.full[st], (kt / kStages) & 1);
-    // K-major, 128-byte swizzle: 8-row groups 1024 bytes apart (SBO); LBO unused (16). The k32
-    // slot j starts 32 j bytes into the swizzle atom (gpu.md §3.2).
-    const std::uint64_t ad =
-        desc::pack_wgmma_desc(a_base + st * kStageBytes + 32 * j, 16, 1024, desc::WgmmaSwizzle::b128);
-    const std::uint64_t bd =
-        desc::pack_wgmma_desc(b_base + st * kStageBytes + 32 * j, 16, 1024, desc::WgmmaSwizzle::b128);
-    wgmma_fence();
-    Op::mma_fresh(part, ad, bd);
-    wgmma_commit();
-    const float sa0 = s.sa[st][j][r0], sa1 = s.sa[st][j][r1];  // read while the MMA runs
-    wgmma_wait<0>();
+    for (int kt = 0; kt < p.stages_k; ++kt) {
+      const int st = kt % kStages;
+      mbarrier_wait(&s.full[st], (kt / kStages) & 1);
+      // K-major, 128-byte swizzle: 8-row groups 1024 bytes apart (SBO); LBO unused (16). Within the
+      // stage, the k32 slot j starts 32 j bytes into the swizzle atom (gpu.md §3.2) and the second
+      // 64-row half 64 rows further: both are additions to the start-address field (bytes >> 4).
+      const std::uint64_t a_desc = desc::pack_wgmma_desc(a_base + st * (kBM * kRowBytes), 16, 1024, desc::WgmmaSwizzle::b128);
+      const std::uint64_t b_desc = desc::pack_wgmma_desc(b_base + st * (kBN * kRowBytes), 16, 1024, desc::WgmmaSwizzle::b128);
+#pragma unroll 1
+      for (int j0 = 0; j0 < kBlocksPerStage; j0 += X) {
+        // X x MH wgmmas into fresh accumulators, one commit, one wait: the FP32 work below never
+        // overlaps a wgmma of this warpgroup (ptxas would serialise it, C7514), only the other
+        // consumers' wgmmas. No branch may sit between wgmma.fence and the wgmmas (C7520).
+        wgmma_fence();
 #pragma unroll
-    for (int i = 0; i < 64; ++i) reg_fence(part[i]);
-    const float4* sbv = reinterpret_cast<const float4*>(&s.sb[st][j][t * 32]);
+        for (int x = 0; x < X; ++x)
 #pragma unroll
-    for (int q2 = 0; q2 < 8; ++q2) {
-      const float4 v = sbv[q2];
-      const float sbs[4] = {v.x, v.y, v.z, v.w};  // columns (q = 2 q2, e = 0, 1), (q = 2 q2 + 1, e = 0, 1)
+          for (int h = 0; h < MH; ++h) {
+            Op::mma_fresh(part[x][h], a_desc + std::uint64_t((h * 64 * kRowBytes + 32 * (j0 + x)) >> 4),
+                          b_desc + std::uint64_t((32 * (j0 + x)) >> 4));
+          }
+        wgmma_commit();
+        float sa[X][2 * MH];  // read while the MMAs run
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int q = 2 * q2 + u / 2, e = u % 2;
-        acc[4 * q + e] = __fmaf_rn(__fmul_rn(sa0, sbs[u]), part[4 * q + e], acc[4 * q + e]);
-        acc[4 * q + 2 + e] = __fmaf_rn(__fmul_rn(sa1, sbs[u]), part[4 * q + 2 + e], acc[4 * q + 2 + e]);
+        for (int x = 0; x < X; ++x) {
+          if constexpr (MH == 2) {
+            const float4 v = *reinterpret_cast<const float4*>(&s.sa[st][j0 + x][sa_at]);
+            sa[x][0] = v.x, sa[x][1] = v.y, sa[x][2] = v.z, sa[x][3] = v.w;
+          } else {
+            const float2 v = *reinterpret_cast<const float2*>(&s.sa[st][j0 + x][sa_at]);
+            sa[x][0] = v.x, sa[x][1] = v.y;
+          }
+        }
+        wgmma_wait<0>();
+#pragma unroll
+        for (int x = 0; x < X; ++x)
+#pragma unroll
+          for (int h = 0; h < MH; ++h)
+#pragma unroll
+            for (int i = 0; i < kAcc; ++i) reg_fence(part[x][h][i]);
+#pragma unroll
+        for (int x = 0; x < X; ++x) {
+          const float4* sbv = reinterpret_cast<const float4*>(&s.sb[st][j0 + x][cn][t][0]);
+#pragma unroll
+          for (int q2 = 0; q2 < C::kBNw / 16; ++q2) {
+            const float4 v = sbv[q2];
+            const float sbs[4] = {v.x, v.y, v.z, v.w};  // columns (q = 2 q2, e = 0, 1), (q = 2 q2 + 1, e = 0, 1)
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+              const int q = 2 * q2 + u / 2, e = u % 2;
+#pragma unroll
+              for (int h = 0; h < MH; ++h)
+#pragma unroll
+                for (int er = 0; er < 2; ++er) {
+                  const int i = 4 * q + 2 * er + e;
+                  acc[h][i] = __fmaf_rn(__fmul_rn(sa[x][2 * h + er], sbs[u]), part[x][h][i], acc[h][i]);
+                }
+            }
+          }
+        }
       }
-    }
-    if (j == kBlocksPerStage - 1) {
-      // The stage's last wgmma has completed and its scales are in registers: the slot can be
-      // refilled once all 8 consumer warps say so.
+      // The stage's wgmmas have completed and its scales are in registers: the slot can be refilled
+      // once every consumer warp says so.
       __syncwarp();
       if (lane == 0) mbarrier_arrive(&s.empty[st]);
     }
-  }
 
-  // Epilogue: f32 pairs (or bf16 pairs) straight from the fragment.
+    // Epilogue: f32 pairs (or bf16 pairs) straight from the fragment.
 #pragma unroll
-  for (int q = 0; q < 16; ++q)
+    for (int h = 0; h < MH; ++h)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = m0 + (h ? r1 : r0), col = n0 + 8 * q + 2 * t;
-      if (row >= p.m) continue;
-      const float v0 = acc[4 * q + 2 * h], v1 = acc[4 * q + 2 * h + 1];
-      const std::size_t idx = std::size_t(row) * p.n + col;
-      const bool pair = col + 1 < p.n && (p.n % 2 == 0);
-      if (p.d_bf16) {
-        auto* d = static_cast<__nv_bfloat16*>(p.d);
-        if (pair) {
-          *reinterpret_cast<__nv_bfloat162*>(d + idx) = __floats2bfloat162_rn(v0, v1);
-        } else {
-          if (col < p.n) d[idx] = __float2bfloat16_rn(v0);
-          if (col + 1 < p.n) d[idx + 1] = __float2bfloat16_rn(v1);
+      for (int q = 0; q < kAcc / 4; ++q)
+#pragma unroll
+        for (int er = 0; er < 2; ++er) {
+          const int row = m0 + row_base + 64 * h + 8 * er, col = n0 + col_base + 8 * q;
+          if (row >= p.m) continue;
+          const float v0 = acc[h][4 * q + 2 * er], v1 = acc[h][4 * q + 2 * er + 1];
+          const std::size_t idx = std::size_t(row) * p.n + col;
+          const bool pair = col + 1 < p.n && (p.n % 2 == 0);
+          if (p.d_bf16) {
+            auto* d = static_cast<__nv_bfloat16*>(p.d);
+            if (pair) {
+              *reinterpret_cast<__nv_bfloat162*>(d + idx) = __floats2bfloat162_rn(v0, v1);
+            } else {
+              if (col < p.n) d[idx] = __float2bfloat16_rn(v0);
+              if (col + 1 < p.n) d[idx + 1] = __float2bfloat16_rn(v1);
+            }
+          } else {
+            auto* d = static_cast<float*>(p.d);
+            if (pair) {
+              *reinterpret_cast<float2*>(d + idx) = make_float2(v0, v1);
+            } else {
+              if (col < p.n) d[idx] = v0;
+              if (col + 1 < p.n) d[idx + 1] = v1;
+            }
+          }
         }
-      } else {
-        auto* d = static_cast<float*>(p.d);
-        if (pair) {
-          *reinterpret_cast<float2*>(d + idx) = make_float2(v0, v1);
-        } else {
-          if (col < p.n) d[idx] = v0;
-          if (col + 1 < p.n) d[idx + 1] = v1;
-        }
-      }
-    }
   }
 }
 
-template <class Op, Recipe R>
+template <class Op, Recipe R, class C>
 void launch(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOperands& ops, cudaStream_t stream) {
   Params p{};
   p.m = args.m, p.n = args.n, p.k = args.k;
@@ -324,18 +395,19 @@ void launch(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOper
   p.d_bf16 = args.output == GemmOutput::bf16;
   CUtensorMap ma{}, mb{};
   if constexpr (R == Recipe::mxfp8) {
-    ma = make_byte_matrix_map(ops.a, std::uint64_t(args.m), std::uint64_t(args.k), kBM, kRowBytes,
+    ma = make_byte_matrix_map(ops.a, std::uint64_t(args.m), std::uint64_t(args.k), C::kBM, kRowBytes,
                               CU_TENSOR_MAP_SWIZZLE_128B);
-    mb = make_byte_matrix_map(ops.b, std::uint64_t(args.n), std::uint64_t(args.k), kBN, kRowBytes,
+    mb = make_byte_matrix_map(ops.b, std::uint64_t(args.n), std::uint64_t(args.k), C::kBN, kRowBytes,
                               CU_TENSOR_MAP_SWIZZLE_128B);
   } else {
     p.a4 = static_cast<const std::uint8_t*>(ops.a);
     p.b4 = static_cast<const std::uint8_t*>(ops.b);
   }
-  auto* fn = gemm_sm90_kernel<Op, R>;
-  BLOCKSCALE_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSharedBytes)));
-  const unsigned grid = unsigned(((args.m + kBM - 1) / kBM) * ((args.n + kBN - 1) / kBN));
-  fn<<<grid, kThreads, kSharedBytes, stream>>>(ma, mb, p);
+  auto* fn = gemm_sm90_kernel<Op, R, C>;
+  constexpr std::size_t kShared = sizeof(Shared<C>) + 1024;  // + alignment slack
+  BLOCKSCALE_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kShared)));
+  const unsigned grid = unsigned(((args.m + C::kBM - 1) / C::kBM) * ((args.n + C::kBN - 1) / C::kBN));
+  fn<<<grid, C::kThreads, kShared, stream>>>(ma, mb, p);
   BLOCKSCALE_CUDA_LAUNCHED(kernel.name.c_str());
 }
 
@@ -345,15 +417,28 @@ void launch_gemm_sm90(const GemmKernel& kernel, const GemmArgs& args, const Gemm
                       cudaStream_t stream) {
   using F = Format;
   const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
-  switch (kernel.recipe) {
-    case GemmRecipe::mxfp8:
-      if (kernel.a == e4 && kernel.b == e4) return launch<Wgmma_m64n128k32_f32_e4m3_e4m3, Recipe::mxfp8>(kernel, args, ops, stream);
-      if (kernel.a == e4 && kernel.b == e5) return launch<Wgmma_m64n128k32_f32_e4m3_e5m2, Recipe::mxfp8>(kernel, args, ops, stream);
-      if (kernel.a == e5 && kernel.b == e4) return launch<Wgmma_m64n128k32_f32_e5m2_e4m3, Recipe::mxfp8>(kernel, args, ops, stream);
-      if (kernel.a == e5 && kernel.b == e5) return launch<Wgmma_m64n128k32_f32_e5m2_e5m2, Recipe::mxfp8>(kernel, args, ops, stream);
-      break;
-    case GemmRecipe::mxfp4: return launch<Wgmma_m64n128k32_f32_e4m3_e4m3, Recipe::mxfp4>(kernel, args, ops, stream);
-    case GemmRecipe::nvfp4: return launch<Wgmma_m64n128k32_f32_e4m3_e4m3, Recipe::nvfp4>(kernel, args, ops, stream);
+  const int tm = kernel.tile_m, tn = kernel.tile_n, rows = kernel.consumer_rows, x = kernel.blocks_per_wait;
+  if (tm == 128 && tn == 128 && rows == 128 && x == 1) {
+    // The default: two consumers side by side, 128 rows x 64 columns each (two m64n64 wgmmas).
+    using C = Config<1, 2, 64, 2, 1>;
+    switch (kernel.recipe) {
+      case GemmRecipe::mxfp8:
+        if (kernel.a == e4 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp8, C>(kernel, args, ops, stream);
+        if (kernel.a == e4 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e4m3_e5m2, Recipe::mxfp8, C>(kernel, args, ops, stream);
+        if (kernel.a == e5 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e5m2_e4m3, Recipe::mxfp8, C>(kernel, args, ops, stream);
+        if (kernel.a == e5 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e5m2_e5m2, Recipe::mxfp8, C>(kernel, args, ops, stream);
+        break;
+      case GemmRecipe::mxfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp4, C>(kernel, args, ops, stream);
+      case GemmRecipe::nvfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::nvfp4, C>(kernel, args, ops, stream);
+    }
+  } else if (kernel.recipe == GemmRecipe::mxfp8 && kernel.a == e4 && kernel.b == e4) {
+    // Tile variants of e4m3 x e4m3 (benchmarked against the default).
+    if (tm == 128 && tn == 128 && rows == 64 && x == 1)
+      return launch<Wgmma_m64n128k32_f32_e4m3_e4m3, Recipe::mxfp8, Config<2, 1, 128, 1, 1>>(kernel, args, ops, stream);
+    if (tm == 192 && tn == 64 && rows == 64 && x == 2)
+      return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp8, Config<3, 1, 64, 1, 2>>(kernel, args, ops, stream);
+    if (tm == 128 && tn == 96 && rows == 128 && x == 2)
+      return launch<Wgmma_m64n32k32_f32_e4m3_e4m3, Recipe::mxfp8, Config<1, 3, 32, 2, 2>>(kernel, args, ops, stream);
   }
   throw std::logic_error("no sm_90a GEMM instantiated for '" + kernel.name + "'");
 }

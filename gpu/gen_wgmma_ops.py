@@ -10,7 +10,7 @@ Operand order and the scale/transpose immediates follow PTX ISA 9.7.15.5 (wgmma.
 The transpose immediates exist only for .f16/.bf16 inputs; both operands are K-major here (0, 0).
 """
 
-SHAPES_N = [8, 64, 128, 256]
+SHAPES_N = [8, 32, 64, 128, 256]
 # (atype, btype, k, has_transpose_immediates)
 INPUTS = [
     ("e4m3", "e4m3", 32, False), ("e4m3", "e5m2", 32, False),

@@ -342,6 +342,342 @@ struct Wgmma_m64n8k8_f32_tf32_tf32 {
   }
 };
 
+struct Wgmma_m64n32k32_f32_e4m3_e4m3 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k32_f16_e4m3_e4m3 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 8;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k32_f32_e4m3_e5m2 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k32_f16_e4m3_e5m2 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 8;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e5m2";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k32_f32_e5m2_e4m3 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k32_f16_e5m2_e4m3 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 8;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e4m3";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k32_f32_e5m2_e5m2 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k32_f16_e5m2_e5m2 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 8;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e5m2";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k16_f32_f16_f16 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 16;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k16_f16_f16_f16 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 16;
+  static constexpr int kRegs = 8;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k16.f16.f16.f16";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f16.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[8], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f16.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k16_f32_bf16_bf16 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 16;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
+struct Wgmma_m64n32k8_f32_tf32_tf32 {
+  static constexpr int kN = 32;
+  static constexpr int kK = 8;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32";
+  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
+        : "memory");
+  }
+  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+  // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
+  __device__ static void mma_fresh(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15])
+        : "l"(a_desc), "l"(b_desc)
+        : "memory");
+  }
+};
+
 struct Wgmma_m64n64k32_f32_e4m3_e4m3 {
   static constexpr int kN = 64;
   static constexpr int kK = 32;

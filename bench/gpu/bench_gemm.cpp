@@ -9,8 +9,8 @@
 // scales, f32 and bf16 D. Each benchmark reports TFLOPS (2 M N K / time) and, for ours, the
 // ratio to the cuBLASLt block-scaled time measured just before in the same process.
 //
-// Timing: CUDA events around each launch (manual time), inputs of 64 MiB+ per operand (larger
-// than L2), random data (never zeros), a warm-up launch first.
+// Timing: CUDA events around a batch of kBatch back-to-back launches (manual time, per launch),
+// inputs of 64 MiB+ per operand (larger than L2), random data (never zeros), a warm-up first.
 #include <benchmark/benchmark.h>
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -100,6 +100,8 @@ Buffers& buffers(const Shape& s) {
 }
 
 // Times one launch with CUDA events.
+constexpr int kBatch = 5;
+
 template <class Launch>
 void run_timed(benchmark::State& state, const Shape& s, Launch&& launch) {
   cudaEvent_t e0, e1;
@@ -110,13 +112,13 @@ void run_timed(benchmark::State& state, const Shape& s, Launch&& launch) {
   double total = 0;
   for (auto _ : state) {
     BENCH_CUDA(cudaEventRecord(e0));
-    launch();
+    for (int i = 0; i < kBatch; ++i) launch();
     BENCH_CUDA(cudaEventRecord(e1));
     BENCH_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
     BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    state.SetIterationTime(ms * 1e-3);
-    total += ms * 1e-3;
+    state.SetIterationTime(ms * 1e-3 / kBatch);
+    total += ms * 1e-3 / kBatch;
   }
   BENCH_CUDA(cudaGetLastError());
   const double flops = 2.0 * s.m * s.n * s.k;
@@ -190,9 +192,9 @@ void BM_cublaslt_fp8(benchmark::State& state, Shape s, Scaling scaling) {
   }
 }
 
-void BM_blockscale_mxfp8(benchmark::State& state, Shape s, GemmOutput out) {
+void BM_blockscale_mxfp8(benchmark::State& state, Shape s, GemmOutput out, const GemmKernel* kernel) {
   try {
-    const GemmKernel& k = select_gemm_kernel(GemmRecipe::mxfp8, Format::float8_e4m3fn, Format::float8_e4m3fn);
+    const GemmKernel& k = *kernel;
     Buffers& b = buffers(s);
     GemmArgs args;
     args.m = s.m, args.n = s.n, args.k = s.k;
@@ -220,10 +222,20 @@ void register_all() {
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
     benchmark::RegisterBenchmark(("cublaslt_fp8_vec128_blk128x128/" + sh).c_str(), BM_cublaslt_fp8, s, Scaling::block)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-    benchmark::RegisterBenchmark(("blockscale_mxfp8_e4m3_bf16/" + sh).c_str(), BM_blockscale_mxfp8, s, GemmOutput::bf16)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-    benchmark::RegisterBenchmark(("blockscale_mxfp8_e4m3_f32/" + sh).c_str(), BM_blockscale_mxfp8, s, GemmOutput::f32)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+    // Every sm_90a e4m3 x e4m3 MXFP8 kernel (the default first, then its tile variants).
+    for (const GemmKernel& k : gemm_kernels()) {
+      if (k.arch != Arch::sm_90a || k.recipe != GemmRecipe::mxfp8 || k.a != Format::float8_e4m3fn ||
+          k.b != Format::float8_e4m3fn) {
+        continue;
+      }
+      const std::string tile = std::to_string(k.tile_m) + "x" + std::to_string(k.tile_n) + "_r" +
+                               std::to_string(k.consumer_rows) + "_b" + std::to_string(k.blocks_per_wait);
+      for (GemmOutput out : {GemmOutput::bf16, GemmOutput::f32}) {
+        benchmark::RegisterBenchmark(("blockscale_mxfp8_e4m3_" + to_string(out) + "_" + tile + "/" + sh).c_str(),
+                                     BM_blockscale_mxfp8, s, out, &k)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+      }
+    }
   }
 }
 

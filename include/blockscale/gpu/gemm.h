@@ -52,6 +52,9 @@ struct GemmKernel {
   bool linear_scales = true;            // accepts ScaleLayout::linear as well as tiled_128x4
   std::string instruction;              // the tensor-core instruction issued per K step
   int promotion_interval = 1;           // sm_90a: P, instructions per fresh accumulator
+  int tile_m = 128, tile_n = 128;       // output tile of one CTA
+  int consumer_rows = 128;              // sm_90a: rows of one consumer warpgroup (64 per m64 wgmma)
+  int blocks_per_wait = 1;              // sm_90a: blocks whose wgmmas are issued before each wait
   std::string schedule;                 // the emulator schedule the bits follow, in words
 };
 
