@@ -7,7 +7,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 
 #include "cuda_check.h"
 #include "gemm_launch.h"
@@ -39,62 +38,50 @@ const char* kHopperSchedule =
 std::vector<GemmKernel> build() {
   std::vector<GemmKernel> v;
   const Format fp8[] = {Format::float8_e4m3fn, Format::float8_e5m2};
-  for (Format a : fp8)
-    for (Format b : fp8) {
-      GemmKernel k;
-      k.arch = Arch::sm_90a;
-      k.recipe = GemmRecipe::mxfp8;
-      k.a = a, k.b = b;
-      k.scale = Format::float8_e8m0fnu;
-      k.block = 32;
-      k.k_multiple = 128;
-      k.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32." + sname(a) + "." + sname(b);
-      k.promotion_interval = 1;
-      k.name = "sm_90a gemm mxfp8 " + sname(a) + " " + sname(b) + " ue8m0 block32 (wgmma promotion P=1)";
-      k.schedule = std::string(kHopperSchedule) + " The k32 slot holds the block's 32 elements.";
-      v.push_back(k);
-    }
-  // Tile variants of the e4m3 x e4m3 kernel: the same numerics, other tile shapes and wgmma
-  // batching (the default above is listed first and is what select_gemm_kernel returns).
-  for (const auto& [tm, tn, rows, x] : {std::tuple{128, 128, 64, 1}, std::tuple{192, 64, 64, 2}, std::tuple{128, 96, 128, 2}}) {
-    GemmKernel k = v.front();
-    k.tile_m = tm, k.tile_n = tn, k.consumer_rows = rows, k.blocks_per_wait = x;
-    const int wgmma_n = rows == 64 ? tn : (tn == 96 ? 32 : 64);
-    k.instruction = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(wgmma_n) + "k32.f32.e4m3.e4m3";
-    k.name = "sm_90a gemm mxfp8 e4m3 e4m3 ue8m0 block32 (wgmma promotion P=1, tile " + std::to_string(tm) + "x" +
-             std::to_string(tn) + ", " + std::to_string(rows) + "-row warpgroups, " + std::to_string(x) +
-             " block(s) per wait)";
-    v.push_back(k);
-  }
-  {
-    GemmKernel k;
-    k.arch = Arch::sm_90a;
-    k.recipe = GemmRecipe::mxfp4;
-    k.a = k.b = Format::float4_e2m1fn;
-    k.scale = Format::float8_e8m0fnu;
-    k.block = 32;
-    k.k_multiple = 128;
-    k.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3";
-    k.name = "sm_90a gemm mxfp4 e2m1 e2m1 ue8m0 block32 (e4m3 wgmma promotion P=1)";
-    k.schedule = std::string(kHopperSchedule) +
-                 " e2m1 codes are expanded exactly to e4m3 on chip; the k32 slot holds the block's 32 elements.";
-    v.push_back(k);
-  }
-  {
-    GemmKernel k;
-    k.arch = Arch::sm_90a;
-    k.recipe = GemmRecipe::nvfp4;
-    k.a = k.b = Format::float4_e2m1fn;
-    k.scale = Format::float8_ue4m3;
-    k.block = 16;
-    k.k_multiple = 64;
-    k.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3";
-    k.name = "sm_90a gemm nvfp4 e2m1 e2m1 ue4m3 block16 (e4m3 wgmma promotion P=1)";
-    k.schedule = std::string(kHopperSchedule) +
-                 " e2m1 codes are expanded exactly to e4m3 on chip; the k32 slot holds the block's 16 elements in k = "
-                 "0..15 and zeros in k = 16..31. ue4m3 scales ignore bit 7 (0x7F is NaN). The per-tensor fp32 scale "
-                 "of NVFP4 is not applied (fold it into C / D outside).";
-    v.push_back(k);
+  // sm_90a, twice: consumers taking turns on the tensor cores (the default, listed first, which
+  // select_gemm_kernel returns) and free-running consumers. Identical numerics.
+  for (const bool ping_pong : {true, false}) {
+    const std::string sched = ping_pong ? "wgmma promotion P=1" : "wgmma promotion P=1, consumers free-running";
+    for (Format a : fp8)
+      for (Format b : fp8) {
+        GemmKernel k;
+        k.arch = Arch::sm_90a;
+        k.recipe = GemmRecipe::mxfp8;
+        k.a = a, k.b = b;
+        k.scale = Format::float8_e8m0fnu;
+        k.block = 32;
+        k.k_multiple = 128;
+        k.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32." + sname(a) + "." + sname(b);
+        k.promotion_interval = 1;
+        k.ping_pong = ping_pong;
+        k.name = "sm_90a gemm mxfp8 " + sname(a) + " " + sname(b) + " ue8m0 block32 (" + sched + ")";
+        k.schedule = std::string(kHopperSchedule) + " The k32 slot holds the block's 32 elements.";
+        v.push_back(k);
+      }
+    GemmKernel k4;
+    k4.arch = Arch::sm_90a;
+    k4.recipe = GemmRecipe::mxfp4;
+    k4.a = k4.b = Format::float4_e2m1fn;
+    k4.scale = Format::float8_e8m0fnu;
+    k4.block = 32;
+    k4.k_multiple = 128;
+    k4.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3";
+    k4.ping_pong = ping_pong;
+    k4.name = "sm_90a gemm mxfp4 e2m1 e2m1 ue8m0 block32 (e4m3 " + sched + ")";
+    k4.schedule = std::string(kHopperSchedule) +
+                  " e2m1 codes are expanded exactly to e4m3 on chip; the k32 slot holds the block's 32 elements.";
+    v.push_back(k4);
+    GemmKernel nv = k4;
+    nv.recipe = GemmRecipe::nvfp4;
+    nv.scale = Format::float8_ue4m3;
+    nv.block = 16;
+    nv.k_multiple = 64;
+    nv.name = "sm_90a gemm nvfp4 e2m1 e2m1 ue4m3 block16 (e4m3 " + sched + ")";
+    nv.schedule = std::string(kHopperSchedule) +
+                  " e2m1 codes are expanded exactly to e4m3 on chip; the k32 slot holds the block's 16 elements in k = "
+                  "0..15 and zeros in k = 16..31. ue4m3 scales ignore bit 7 (0x7F is NaN). The per-tensor fp32 scale "
+                  "of NVFP4 is not applied (fold it into C / D outside).";
+    v.push_back(nv);
   }
   for (Format a : fp8)
     for (Format b : fp8) {

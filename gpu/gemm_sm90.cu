@@ -42,17 +42,21 @@ namespace {
 constexpr int kRowBytes = 128;          // bytes of e4m3 per tile row per stage: 4 k32 slots
 constexpr int kBlocksPerStage = 4;      // scale blocks (= wgmma k32 slots) per stage
 constexpr int kGroupRows = 8;           // row tiles per L2 group in the tile order
+constexpr int kTurnBarrier = 1;         // named barriers 1, 2: ping-pong turns of consumers 0, 1
 
 enum class Recipe { mxfp8, mxfp4, nvfp4 };
 
 // Consumer warpgroups in a WM x WN grid; each covers MH x 64 rows (MH m64 wgmmas per block, one
 // per 64-row half) and BN columns, and issues X blocks' wgmmas into X fresh partial
 // accumulators before each wait. A thread of a consumer holds 2 MH rows and BN / 4 columns, so
-// the B scales it reads per block serve 2 MH rows.
-template <int WM, int WN, int BN, int MH, int X>
+// the B scales it reads per block serve 2 MH rows. PingPong (two consumers): the consumers take
+// turns on the tensor cores, so that one's FP32 scaling overlaps the other's wgmmas instead of
+// both waiting for their wgmmas together and then competing for the FP32 pipes.
+template <int WM, int WN, int BN, int MH, int X, bool PingPong>
 struct Config {
   static constexpr int kConsumers = WM * WN;
   static constexpr int kWM = WM, kWN = WN, kMH = MH, kX = X, kBNw = BN;
+  static constexpr bool kPingPong = PingPong;
   static constexpr int kBM = 64 * MH * WM, kBN = BN * WN;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kAcc = BN / 2;       // f32 registers of one m64nBN accumulator
@@ -62,6 +66,7 @@ struct Config {
   static constexpr int kStages = int((225u * 1024u) / kStageBytes) < 8 ? int((225u * 1024u) / kStageBytes) : 8;
   static_assert(kBlocksPerStage % X == 0, "X must divide the blocks of a stage");
   static_assert(kBM <= 256 && kBN <= 256, "a TMA box holds at most 256 rows");
+  static_assert(kConsumers == 2, "the kernel runs two consumer warpgroups (ping-pong alternates them)");
 };
 
 template <class C>
@@ -166,11 +171,164 @@ __device__ __forceinline__ int sa_slot(int row) {
   return cm * kRowsW + (w * 8 + g) * (2 * C::kMH) + h * 2 + e;
 }
 
+// One consumer warpgroup (cw = 0 or 1, a runtime value: instantiating a copy per consumer makes
+// ptxas spill in the hot loop).
+template <class Op, Recipe R, class C>
+__device__ __forceinline__ void consume(const Params& p, Shared<C>& s, int m0, int n0, int t128, int cw) {
+  constexpr int kStages = C::kStages, X = C::kX, kAcc = C::kAcc, MH = C::kMH, kBM = C::kBM, kBN = C::kBN;
+  const int cm = cw % C::kWM, cn = cw / C::kWM;  // this consumer's row group and column group
+  const int warp = t128 / 32, lane = t128 % 32, t = lane % 4, g = lane / 4;
+  const int row_base = cm * 64 * MH + 16 * warp + g;  // + 64 h + 8 e
+  const int col_base = cn * C::kBNw + 2 * t;          // + 8 q + e
+
+  // acc[h] = C (or +0.0): register 4q + 2e_row + e_col holds row row_base + 64 h + 8 e_row,
+  // column col_base + 8 q + e_col.
+  float acc[MH][kAcc];
+#pragma unroll
+  for (int h = 0; h < MH; ++h)
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) {
+      const int row = m0 + row_base + 64 * h + 8 * ((i % 4) / 2), col = n0 + col_base + 8 * (i / 4) + (i % 2);
+      acc[h][i] = (p.c != nullptr && row < p.m && col < p.n) ? p.c[std::size_t(row) * p.n + col] : 0.0f;
+    }
+
+  float part[X][MH][kAcc];
+  const std::uint32_t a_base = smem_addr(s.a[0]) + std::uint32_t(cm * 64 * MH * kRowBytes);
+  const std::uint32_t b_base = smem_addr(s.b[0]) + std::uint32_t(cn * C::kBNw * kRowBytes);
+  const int sa_at = cm * 64 * MH + (warp * 8 + g) * (2 * MH);
+  if constexpr (C::kPingPong) {
+    if (cw == 1) named_barrier_arrive<kTurnBarrier, 256>();  // consumer 0 goes first
+  }
+
+#pragma unroll 1
+  for (int kt = 0; kt < p.stages_k; ++kt) {
+    const int st = kt % kStages;
+    mbarrier_wait(&s.full[st], (kt / kStages) & 1);
+    // K-major, 128-byte swizzle: 8-row groups 1024 bytes apart (SBO); LBO unused (16). Within the
+    // stage, the k32 slot j starts 32 j bytes into the swizzle atom (gpu.md §3.2) and the second
+    // 64-row half 64 rows further: both are additions to the start-address field (bytes >> 4).
+    // The descriptor's high word (SBO, swizzle) is the same for every operand tile; the low word
+    // (start address, LBO) is 32-bit arithmetic that cannot carry into it (addresses < 2^18).
+    constexpr std::uint64_t kDescHi = desc::pack_wgmma_desc(0, 0, 1024, desc::WgmmaSwizzle::b128);
+    constexpr std::uint32_t kDescLbo = std::uint32_t(desc::pack_wgmma_desc(0, 16, 0, desc::WgmmaSwizzle::none));
+    const std::uint32_t a_lo = ((a_base + st * (kBM * kRowBytes)) >> 4) | kDescLbo;
+    const std::uint32_t b_lo = ((b_base + st * (kBN * kRowBytes)) >> 4) | kDescLbo;
+    const float* sa_st = &s.sa[st][0][sa_at];
+    const float* sb_st = &s.sb[st][0][cn][t][0];
+#pragma unroll 1
+    for (int j0 = 0; j0 < kBlocksPerStage; j0 += X) {
+      // Ping-pong: wait for this consumer's turn on the tensor cores (the other consumer's
+      // wgmmas have completed).
+      if constexpr (C::kPingPong) {
+        if (cw == 0) {
+          named_barrier_sync<kTurnBarrier, 256>();
+        } else {
+          named_barrier_sync<kTurnBarrier + 1, 256>();
+        }
+      }
+      // X x MH wgmmas into fresh accumulators, one commit, one wait: the FP32 work below never
+      // overlaps a wgmma of this warpgroup (ptxas would serialise it, C7514), only the other
+      // consumers' wgmmas. No branch may sit between wgmma.fence and the wgmmas (C7520).
+      wgmma_fence();
+#pragma unroll
+      for (int x = 0; x < X; ++x)
+#pragma unroll
+        for (int h = 0; h < MH; ++h) {
+          Op::mma_fresh(part[x][h], kDescHi | (a_lo + std::uint32_t((h * 64 * kRowBytes + 32 * (j0 + x)) >> 4)),
+                        kDescHi | (b_lo + std::uint32_t((32 * (j0 + x)) >> 4)));
+        }
+      wgmma_commit();
+      float sa[X][2 * MH];  // read while the MMAs run
+#pragma unroll
+      for (int x = 0; x < X; ++x) {
+        if constexpr (MH == 2) {
+          const float4 v = *reinterpret_cast<const float4*>(&s.sa[st][j0 + x][sa_at]);
+          sa[x][0] = v.x, sa[x][1] = v.y, sa[x][2] = v.z, sa[x][3] = v.w;
+        } else {
+          const float2 v = *reinterpret_cast<const float2*>(&s.sa[st][j0 + x][sa_at]);
+          sa[x][0] = v.x, sa[x][1] = v.y;
+        }
+      }
+      wgmma_wait<0>();
+      if constexpr (C::kPingPong) {
+        // The other consumer's turn; consumer 1 passes none after its last block (consumer 0
+        // syncs once per block, and had consumer 1's first pass before the loop).
+        if (cw == 0) {
+          named_barrier_arrive<kTurnBarrier + 1, 256>();
+        } else if (kt + 1 < p.stages_k || j0 + X < kBlocksPerStage) {
+          named_barrier_arrive<kTurnBarrier, 256>();
+        }
+      }
+#pragma unroll
+      for (int x = 0; x < X; ++x)
+#pragma unroll
+        for (int h = 0; h < MH; ++h)
+#pragma unroll
+          for (int i = 0; i < kAcc; ++i) reg_fence(part[x][h][i]);
+#pragma unroll
+      for (int x = 0; x < X; ++x) {
+        const float4* sbv = reinterpret_cast<const float4*>(sb_st + (j0 + x) * (C::kWN * 4 * C::kSbRow));
+#pragma unroll
+        for (int q2 = 0; q2 < C::kBNw / 16; ++q2) {
+          const float4 v = sbv[q2];
+          const float sbs[4] = {v.x, v.y, v.z, v.w};  // columns (q = 2 q2, e = 0, 1), (q = 2 q2 + 1, e = 0, 1)
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int q = 2 * q2 + u / 2, e = u % 2;
+#pragma unroll
+            for (int h = 0; h < MH; ++h)
+#pragma unroll
+              for (int er = 0; er < 2; ++er) {
+                const int i = 4 * q + 2 * er + e;
+                acc[h][i] = __fmaf_rn(__fmul_rn(sa[x][2 * h + er], sbs[u]), part[x][h][i], acc[h][i]);
+              }
+          }
+        }
+      }
+    }
+    // The stage's wgmmas have completed and its scales are in registers: the slot can be refilled
+    // once every consumer warp says so.
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(&s.empty[st]);
+  }
+
+  // Epilogue: f32 pairs (or bf16 pairs) straight from the fragment.
+#pragma unroll
+  for (int h = 0; h < MH; ++h)
+#pragma unroll
+    for (int q = 0; q < kAcc / 4; ++q)
+#pragma unroll
+      for (int er = 0; er < 2; ++er) {
+        const int row = m0 + row_base + 64 * h + 8 * er, col = n0 + col_base + 8 * q;
+        if (row >= p.m) continue;
+        const float v0 = acc[h][4 * q + 2 * er], v1 = acc[h][4 * q + 2 * er + 1];
+        const std::size_t idx = std::size_t(row) * p.n + col;
+        const bool pair = col + 1 < p.n && (p.n % 2 == 0);
+        if (p.d_bf16) {
+          auto* d = static_cast<__nv_bfloat16*>(p.d);
+          if (pair) {
+            *reinterpret_cast<__nv_bfloat162*>(d + idx) = __floats2bfloat162_rn(v0, v1);
+          } else {
+            if (col < p.n) d[idx] = __float2bfloat16_rn(v0);
+            if (col + 1 < p.n) d[idx + 1] = __float2bfloat16_rn(v1);
+          }
+        } else {
+          auto* d = static_cast<float*>(p.d);
+          if (pair) {
+            *reinterpret_cast<float2*>(d + idx) = make_float2(v0, v1);
+          } else {
+            if (col < p.n) d[idx] = v0;
+            if (col + 1 < p.n) d[idx + 1] = v1;
+          }
+        }
+      }
+}
+
 template <class Op, Recipe R, class C>
 __global__ void __launch_bounds__(C::kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                      const Params p) {
-  constexpr int kBM = C::kBM, kBN = C::kBN, kStages = C::kStages, X = C::kX, kAcc = C::kAcc, MH = C::kMH;
+  constexpr int kBM = C::kBM, kBN = C::kBN, kStages = C::kStages;
   extern __shared__ std::uint8_t smem_raw[];
   const std::uint32_t pad = (1024u - (smem_addr(smem_raw) & 1023u)) & 1023u;
   Shared<C>& s = *reinterpret_cast<Shared<C>*>(smem_raw + pad);
@@ -198,7 +356,8 @@ __global__ void __launch_bounds__(C::kThreads, 1)
 
   if (wg == 0) {
     // ------------------------------------------------------------------ producer warpgroup
-    // Rows past M (linear scales) get the format's 1.0; they only reach outputs that are not stored.
+    // Rows past M (columns past N) get the format's 1.0 without a load (a tile may reach past the
+    // 128-row padding of tiled scales); they only reach outputs that are not stored.
     constexpr std::uint32_t kOnes = R == Recipe::nvfp4 ? 0x38383838u : 0x7F7F7F7Fu;
     constexpr int kRowsA = (kBM + 127) / 128, kRowsB = (kBN + 127) / 128;  // rows per producer thread
     for (int kt = 0; kt < p.stages_k; ++kt) {
@@ -209,7 +368,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int u = 0; u < kRowsA; ++u) {
         const int row = t128 + 128 * u, ra = m0 + row;
         wa[u] = kOnes;
-        if (row < kBM && (p.tiled_scales || ra < p.m)) {
+        if (row < kBM && ra < p.m) {
           wa[u] = __ldg(reinterpret_cast<const std::uint32_t*>(p.sfa + scale_word_offset(p.tiled_scales, ra, kt, p.blocks)));
         }
       }
@@ -217,7 +376,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       for (int u = 0; u < kRowsB; ++u) {
         const int col = t128 + 128 * u, cb = n0 + col;
         wb[u] = kOnes;
-        if (col < kBN && (p.tiled_scales || cb < p.n)) {
+        if (col < kBN && cb < p.n) {
           wb[u] = __ldg(reinterpret_cast<const std::uint32_t*>(p.sfb + scale_word_offset(p.tiled_scales, cb, kt, p.blocks)));
         }
       }
@@ -257,127 +416,7 @@ __global__ void __launch_bounds__(C::kThreads, 1)
       mbarrier_arrive(&s.full[st]);
     }
   } else {
-    // ---------------------------------------------------------------- consumer warpgroups
-    const int cw = wg - 1;
-    const int cm = cw % C::kWM, cn = cw / C::kWM;  // this consumer's row group and column group
-    const int warp = t128 / 32, lane = t128 % 32, t = lane % 4, g = lane / 4;
-    const int row_base = cm * 64 * MH + 16 * warp + g;  // + 64 h + 8 e
-    const int col_base = cn * C::kBNw + 2 * t;          // + 8 q + e
-
-    // acc[h] = C (or +0.0): register 4q + 2e_row + e_col holds row row_base + 64 h + 8 e_row,
-    // column col_base + 8 q + e_col.
-    float acc[MH][kAcc];
-#pragma unroll
-    for (int h = 0; h < MH; ++h)
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) {
-        const int row = m0 + row_base + 64 * h + 8 * ((i % 4) / 2), col = n0 + col_base + 8 * (i / 4) + (i % 2);
-        acc[h][i] = (p.c != nullptr && row < p.m && col < p.n) ? p.c[std::size_t(row) * p.n + col] : 0.0f;
-      }
-
-    float part[X][MH][kAcc];
-    const std::uint32_t a_base = smem_addr(s.a[0]) + std::uint32_t(cm * 64 * MH * kRowBytes);
-    const std::uint32_t b_base = smem_addr(s.b[0]) + std::uint32_t(cn * C::kBNw * kRowBytes);
-    const int sa_at = cm * 64 * MH + (warp * 8 + g) * (2 * MH);
-
-#pragma unroll 1
-    for (int kt = 0; kt < p.stages_k; ++kt) {
-      const int st = kt % kStages;
-      mbarrier_wait(&s.full[st], (kt / kStages) & 1);
-      // K-major, 128-byte swizzle: 8-row groups 1024 bytes apart (SBO); LBO unused (16). Within the
-      // stage, the k32 slot j starts 32 j bytes into the swizzle atom (gpu.md §3.2) and the second
-      // 64-row half 64 rows further: both are additions to the start-address field (bytes >> 4).
-      const std::uint64_t a_desc = desc::pack_wgmma_desc(a_base + st * (kBM * kRowBytes), 16, 1024, desc::WgmmaSwizzle::b128);
-      const std::uint64_t b_desc = desc::pack_wgmma_desc(b_base + st * (kBN * kRowBytes), 16, 1024, desc::WgmmaSwizzle::b128);
-#pragma unroll 1
-      for (int j0 = 0; j0 < kBlocksPerStage; j0 += X) {
-        // X x MH wgmmas into fresh accumulators, one commit, one wait: the FP32 work below never
-        // overlaps a wgmma of this warpgroup (ptxas would serialise it, C7514), only the other
-        // consumers' wgmmas. No branch may sit between wgmma.fence and the wgmmas (C7520).
-        wgmma_fence();
-#pragma unroll
-        for (int x = 0; x < X; ++x)
-#pragma unroll
-          for (int h = 0; h < MH; ++h) {
-            Op::mma_fresh(part[x][h], a_desc + std::uint64_t((h * 64 * kRowBytes + 32 * (j0 + x)) >> 4),
-                          b_desc + std::uint64_t((32 * (j0 + x)) >> 4));
-          }
-        wgmma_commit();
-        float sa[X][2 * MH];  // read while the MMAs run
-#pragma unroll
-        for (int x = 0; x < X; ++x) {
-          if constexpr (MH == 2) {
-            const float4 v = *reinterpret_cast<const float4*>(&s.sa[st][j0 + x][sa_at]);
-            sa[x][0] = v.x, sa[x][1] = v.y, sa[x][2] = v.z, sa[x][3] = v.w;
-          } else {
-            const float2 v = *reinterpret_cast<const float2*>(&s.sa[st][j0 + x][sa_at]);
-            sa[x][0] = v.x, sa[x][1] = v.y;
-          }
-        }
-        wgmma_wait<0>();
-#pragma unroll
-        for (int x = 0; x < X; ++x)
-#pragma unroll
-          for (int h = 0; h < MH; ++h)
-#pragma unroll
-            for (int i = 0; i < kAcc; ++i) reg_fence(part[x][h][i]);
-#pragma unroll
-        for (int x = 0; x < X; ++x) {
-          const float4* sbv = reinterpret_cast<const float4*>(&s.sb[st][j0 + x][cn][t][0]);
-#pragma unroll
-          for (int q2 = 0; q2 < C::kBNw / 16; ++q2) {
-            const float4 v = sbv[q2];
-            const float sbs[4] = {v.x, v.y, v.z, v.w};  // columns (q = 2 q2, e = 0, 1), (q = 2 q2 + 1, e = 0, 1)
-#pragma unroll
-            for (int u = 0; u < 4; ++u) {
-              const int q = 2 * q2 + u / 2, e = u % 2;
-#pragma unroll
-              for (int h = 0; h < MH; ++h)
-#pragma unroll
-                for (int er = 0; er < 2; ++er) {
-                  const int i = 4 * q + 2 * er + e;
-                  acc[h][i] = __fmaf_rn(__fmul_rn(sa[x][2 * h + er], sbs[u]), part[x][h][i], acc[h][i]);
-                }
-            }
-          }
-        }
-      }
-      // The stage's wgmmas have completed and its scales are in registers: the slot can be refilled
-      // once every consumer warp says so.
-      __syncwarp();
-      if (lane == 0) mbarrier_arrive(&s.empty[st]);
-    }
-
-    // Epilogue: f32 pairs (or bf16 pairs) straight from the fragment.
-#pragma unroll
-    for (int h = 0; h < MH; ++h)
-#pragma unroll
-      for (int q = 0; q < kAcc / 4; ++q)
-#pragma unroll
-        for (int er = 0; er < 2; ++er) {
-          const int row = m0 + row_base + 64 * h + 8 * er, col = n0 + col_base + 8 * q;
-          if (row >= p.m) continue;
-          const float v0 = acc[h][4 * q + 2 * er], v1 = acc[h][4 * q + 2 * er + 1];
-          const std::size_t idx = std::size_t(row) * p.n + col;
-          const bool pair = col + 1 < p.n && (p.n % 2 == 0);
-          if (p.d_bf16) {
-            auto* d = static_cast<__nv_bfloat16*>(p.d);
-            if (pair) {
-              *reinterpret_cast<__nv_bfloat162*>(d + idx) = __floats2bfloat162_rn(v0, v1);
-            } else {
-              if (col < p.n) d[idx] = __float2bfloat16_rn(v0);
-              if (col + 1 < p.n) d[idx + 1] = __float2bfloat16_rn(v1);
-            }
-          } else {
-            auto* d = static_cast<float*>(p.d);
-            if (pair) {
-              *reinterpret_cast<float2*>(d + idx) = make_float2(v0, v1);
-            } else {
-              if (col < p.n) d[idx] = v0;
-              if (col + 1 < p.n) d[idx + 1] = v1;
-            }
-          }
-        }
+    consume<Op, R, C>(p, s, m0, n0, t128, wg - 1);
   }
 }
 
@@ -411,36 +450,31 @@ void launch(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOper
   BLOCKSCALE_CUDA_LAUNCHED(kernel.name.c_str());
 }
 
+template <class C>
+void launch_config(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOperands& ops, cudaStream_t stream) {
+  using F = Format;
+  const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
+  switch (kernel.recipe) {
+    case GemmRecipe::mxfp8:
+      if (kernel.a == e4 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp8, C>(kernel, args, ops, stream);
+      if (kernel.a == e4 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e4m3_e5m2, Recipe::mxfp8, C>(kernel, args, ops, stream);
+      if (kernel.a == e5 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e5m2_e4m3, Recipe::mxfp8, C>(kernel, args, ops, stream);
+      if (kernel.a == e5 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e5m2_e5m2, Recipe::mxfp8, C>(kernel, args, ops, stream);
+      break;
+    case GemmRecipe::mxfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp4, C>(kernel, args, ops, stream);
+    case GemmRecipe::nvfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::nvfp4, C>(kernel, args, ops, stream);
+  }
+  throw std::logic_error("no sm_90a GEMM instantiated for '" + kernel.name + "'");
+}
+
 }  // namespace
 
 void launch_gemm_sm90(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOperands& ops,
                       cudaStream_t stream) {
-  using F = Format;
-  const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
-  const int tm = kernel.tile_m, tn = kernel.tile_n, rows = kernel.consumer_rows, x = kernel.blocks_per_wait;
-  if (tm == 128 && tn == 128 && rows == 128 && x == 1) {
-    // The default: two consumers side by side, 128 rows x 64 columns each (two m64n64 wgmmas).
-    using C = Config<1, 2, 64, 2, 1>;
-    switch (kernel.recipe) {
-      case GemmRecipe::mxfp8:
-        if (kernel.a == e4 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp8, C>(kernel, args, ops, stream);
-        if (kernel.a == e4 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e4m3_e5m2, Recipe::mxfp8, C>(kernel, args, ops, stream);
-        if (kernel.a == e5 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e5m2_e4m3, Recipe::mxfp8, C>(kernel, args, ops, stream);
-        if (kernel.a == e5 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e5m2_e5m2, Recipe::mxfp8, C>(kernel, args, ops, stream);
-        break;
-      case GemmRecipe::mxfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp4, C>(kernel, args, ops, stream);
-      case GemmRecipe::nvfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::nvfp4, C>(kernel, args, ops, stream);
-    }
-  } else if (kernel.recipe == GemmRecipe::mxfp8 && kernel.a == e4 && kernel.b == e4) {
-    // Tile variants of e4m3 x e4m3 (benchmarked against the default).
-    if (tm == 128 && tn == 128 && rows == 64 && x == 1)
-      return launch<Wgmma_m64n128k32_f32_e4m3_e4m3, Recipe::mxfp8, Config<2, 1, 128, 1, 1>>(kernel, args, ops, stream);
-    if (tm == 192 && tn == 64 && rows == 64 && x == 2)
-      return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp8, Config<3, 1, 64, 1, 2>>(kernel, args, ops, stream);
-    if (tm == 128 && tn == 96 && rows == 128 && x == 2)
-      return launch<Wgmma_m64n32k32_f32_e4m3_e4m3, Recipe::mxfp8, Config<1, 3, 32, 2, 2>>(kernel, args, ops, stream);
-  }
-  throw std::logic_error("no sm_90a GEMM instantiated for '" + kernel.name + "'");
+  // Both schedules: a 128 x 128 tile, two consumers side by side with 128 rows x 64 columns each
+  // (two m64n64 wgmmas per block). They differ only in whether the consumers take turns.
+  if (kernel.ping_pong) return launch_config<Config<1, 2, 64, 2, 1, true>>(kernel, args, ops, stream);
+  return launch_config<Config<1, 2, 64, 2, 1, false>>(kernel, args, ops, stream);
 }
 
 }  // namespace blockscale::gpu::detail

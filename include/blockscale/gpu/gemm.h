@@ -53,8 +53,7 @@ struct GemmKernel {
   std::string instruction;              // the tensor-core instruction issued per K step
   int promotion_interval = 1;           // sm_90a: P, instructions per fresh accumulator
   int tile_m = 128, tile_n = 128;       // output tile of one CTA
-  int consumer_rows = 128;              // sm_90a: rows of one consumer warpgroup (64 per m64 wgmma)
-  int blocks_per_wait = 1;              // sm_90a: blocks whose wgmmas are issued before each wait
+  bool ping_pong = false;               // sm_90a: the two consumer warpgroups take turns on the tensor cores
   std::string schedule;                 // the emulator schedule the bits follow, in words
 };
 
