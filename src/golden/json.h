@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// A small strict JSON reader (RFC 8259) for manifests: objects, arrays, strings with every escape,
+// numbers kept as text, true/false/null. Nesting is limited to 32 levels; duplicate keys and
+// trailing data are errors. Every error names the line.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace blockscale::golden::detail {
+
+struct Json {
+  enum class Type { null, boolean, number, string, array, object } type = Type::null;
+  bool boolean = false;
+  std::string text;               // the string's value, or the number as written
+  std::vector<Json> items;        // array elements
+  std::vector<std::string> keys;  // object members: keys[i] names values[i] (parallel vectors,
+  std::vector<Json> values;       // since std::pair<std::string, Json> needs a complete Json)
+  std::size_t line = 0;
+
+  // The member named `key`, or nullptr.
+  const Json* find(std::string_view key) const;
+};
+
+// Throws std::invalid_argument "line N: <what>".
+Json parse_json(std::string_view text);
+
+// A JSON string literal (with quotes) for s: quotes, backslashes and control characters escaped,
+// every other byte as it is (so that parse_json gives back exactly s).
+std::string json_string(std::string_view s);
+
+}  // namespace blockscale::golden::detail

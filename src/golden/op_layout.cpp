@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+// Layout sets: scale-factor layouts (logical index -> storage offset) and sub-byte packing
+// (codes -> bytes).
+//
+//   @op scale_layout tiled_128x4
+//   @fields rows:u64 cols:u64 r:u64 c:u64 -> size:u64 offset:u64
+//
+//   @op pack fp6_dense e2m3
+//   @fields codes:e2m3[16] -> bytes:u8[12]
+#include <algorithm>
+#include <set>
+
+#include "blockscale/layout/packing.h"
+#include "blockscale/layout/scale_layout.h"
+#include "common.h"
+
+namespace blockscale::golden::detail {
+namespace {
+
+constexpr ElementType kU64{WordType::u64, Format::float32};
+constexpr ElementType kU8{WordType::u8, Format::float32};
+
+// Shapes (R, C) that a layout takes, padded and unpadded: the seed shapes of layouts.md (128 x 4,
+// 500 x 20), tiny ones, and shapes just past each padding boundary.
+std::vector<std::array<std::int64_t, 2>> layout_shapes(const ScaleLayout& l) {
+  const std::vector<std::array<std::int64_t, 2>> candidates = {{1, 1},    {3, 5},   {7, 2},   {32, 8},
+                                                               {100, 3},  {128, 4}, {129, 5}, {256, 12},
+                                                               {500, 20}, {64, 16}, {384, 8}, {9, 33}};
+  std::vector<std::array<std::int64_t, 2>> out;
+  for (const auto& s : candidates) {
+    try {
+      check_shape(l, s[0], s[1]);
+      out.push_back(s);
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  // Layouts with divisibility rules (gluon_contiguous, cutile_swizzle_32_4_4) take none of the
+  // shapes above that fail: add multiples of their tiles.
+  if (out.size() < 4) {
+    for (std::int64_t r : {128, 256, 512}) {
+      for (std::int64_t c : {4, 8, 16}) {
+        std::int64_t rr = r, cc = c;
+        if (l.kind == ScaleLayoutKind::gluon_contiguous) {
+          rr = l.block_mn * (r / 128);
+          cc = l.block_k_scales * (c / 4);
+        }
+        try {
+          check_shape(l, rr, cc);
+          if (std::find(out.begin(), out.end(), std::array<std::int64_t, 2>{rr, cc}) == out.end())
+            out.push_back({rr, cc});
+        } catch (const std::invalid_argument&) {
+        }
+      }
+    }
+  }
+  return out;
+}
+
+class ScaleLayoutOp final : public Operation {
+ public:
+  explicit ScaleLayoutOp(ScaleLayout l) : layout_(l) { validate(layout_); }
+  SetKind kind() const override { return SetKind::layout; }
+  std::string id() const override { return "layout:" + to_string(layout_); }
+  std::string file_stem() const override {
+    std::string s = "scale_" + to_string(layout_);
+    for (char& c : s) {
+      if (c == ':' || c == ',' || c == '=') c = '_';
+    }
+    return s;
+  }
+  std::vector<std::string> op_lines() const override { return {"scale_layout " + to_string(layout_)}; }
+  std::vector<std::string> notes() const override {
+    return {
+        "rows x cols logical scale matrix (rows along M or N, cols = K blocks); (r, c) -> storage offset in",
+        std::string("elements of the layout's storage (") +
+            (info(layout_.kind).element == ScaleElement::fp32 ? "fp32 scales" : "bytes") +
+            "); size = storage elements per matrix, padding included (layout/scale_layout.h)"};
+  }
+  std::vector<FieldSpec> fields() const override {
+    return {{"rows", kU64, 1, false}, {"cols", kU64, 1, false}, {"r", kU64, 1, false},
+            {"c", kU64, 1, false},    {"size", kU64, 1, true},  {"offset", kU64, 1, true}};
+  }
+  void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
+    constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
+    for (int i = 0; i < 4; ++i) {
+      if (in[i] >= kMax) invalid("index or extent 0x" + hex(in[i]) + " is beyond 2^40");
+    }
+    const auto R = static_cast<std::int64_t>(in[0]), C = static_cast<std::int64_t>(in[1]);
+    const auto r = static_cast<std::int64_t>(in[2]), c = static_cast<std::int64_t>(in[3]);
+    const std::int64_t size = storage_size(layout_, R, C);
+    const std::int64_t off = offset(layout_, R, C, r, c);
+    // The inverse map must give the index back (a case checks both directions).
+    const auto back = logical_index(layout_, R, C, off);
+    if (!back || (*back)[0] != r || (*back)[1] != c) {
+      invalid("logical_index(offset(" + std::to_string(r) + ", " + std::to_string(c) +
+              ")) does not give the index back");
+    }
+    out[0] = static_cast<std::uint64_t>(size);
+    out[1] = static_cast<std::uint64_t>(off);
+  }
+  std::size_t default_cases() const override { return 384; }
+  std::vector<std::uint64_t> generate_inputs(const GenerateOptions& o) const override {
+    Rng rng(operation_seed(o.seed, id()));
+    const auto shapes = layout_shapes(layout_);
+    if (shapes.empty()) invalid(id() + ": no test shape fits this layout");
+    std::vector<std::uint64_t> in;
+    auto push = [&](std::int64_t R, std::int64_t C, std::int64_t r, std::int64_t c) {
+      for (std::int64_t v : {R, C, r, c}) in.push_back(static_cast<std::uint64_t>(v));
+    };
+    const std::size_t total = case_count(o, default_cases());
+    // Edge: the corners and the tile boundaries of every shape (indices 0, 1, 3, 4, 7, 8, 31,
+    // 32, 127, 128 and the last ones, where they exist).
+    if (o.data == DataKind::edge || o.data == DataKind::mixed) {
+      for (const auto& [R, C] : shapes) {
+        std::set<std::int64_t> rs, cs;
+        for (std::int64_t v : {0, 1, 3, 4, 7, 8, 31, 32, 127, 128}) {
+          if (v < R) rs.insert(v);
+          if (v < C) cs.insert(v);
+        }
+        rs.insert(R - 1);
+        cs.insert(C - 1);
+        for (std::int64_t r : rs) {
+          for (std::int64_t c : cs) {
+            if (in.size() / 4 < total) push(R, C, r, c);
+          }
+        }
+      }
+    }
+    while (in.size() / 4 < total) {
+      const auto& [R, C] = shapes[rng.below(shapes.size())];
+      push(R, C, rng.range(0, R - 1), rng.range(0, C - 1));
+    }
+    return in;
+  }
+
+ private:
+  ScaleLayout layout_;
+};
+
+constexpr std::size_t kPackGroup = 16;  // codes per case: one whole unit of every packing
+
+class PackingOp final : public Operation {
+ public:
+  PackingOp(Packing p, Format f) : packing_(p), format_(f), bytes_(packed_bytes(p, f, kPackGroup)) {}
+  SetKind kind() const override { return SetKind::layout; }
+  std::string id() const override { return "pack:" + to_string(packing_) + ":" + info(format_).short_name; }
+  std::string file_stem() const override {
+    return "pack_" + to_string(packing_) + "_" + info(format_).short_name;
+  }
+  std::vector<std::string> op_lines() const override {
+    return {"pack " + to_string(packing_) + " " + info(format_).short_name};
+  }
+  std::vector<std::string> notes() const override {
+    return {
+        "16 element codes along K (element 0 first) -> their packed bytes, byte 0 first (layout/packing.h)"};
+  }
+  std::vector<FieldSpec> fields() const override {
+    return {{"codes", ElementType::of(format_), kPackGroup, false}, {"bytes", kU8, bytes_, true}};
+  }
+  void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
+    std::vector<std::uint8_t> codes(kPackGroup), packed(bytes_), back(kPackGroup);
+    for (std::size_t i = 0; i < kPackGroup; ++i) codes[i] = static_cast<std::uint8_t>(in[i]);
+    pack(packing_, format_, codes, packed);
+    unpack(packing_, format_, packed, back);
+    if (back != codes) invalid("unpack(pack(codes)) does not give the codes back");
+    for (std::size_t i = 0; i < bytes_; ++i) out[i] = packed[i];
+  }
+  std::size_t default_cases() const override { return 64; }
+  std::vector<std::uint64_t> generate_inputs(const GenerateOptions& o) const override {
+    Rng rng(operation_seed(o.seed, id()));
+    const std::uint32_t mask = code_mask(format_);
+    std::vector<std::uint64_t> in;
+    const std::size_t total = case_count(o, default_cases());
+    // Edge: all zeros, all ones, one code set per position (shows where each element lands), and
+    // alternating patterns.
+    if (o.data == DataKind::edge || o.data == DataKind::mixed) {
+      for (std::uint32_t fill : {0u, mask}) {
+        for (std::size_t i = 0; i < kPackGroup; ++i) in.push_back(fill);
+      }
+      for (std::size_t pos = 0; pos < kPackGroup; ++pos) {
+        for (std::size_t i = 0; i < kPackGroup; ++i) in.push_back(i == pos ? mask : 0u);
+      }
+      for (std::size_t i = 0; i < kPackGroup; ++i) in.push_back(i % (mask + 1));
+    }
+    // The edge patterns come first; a smaller count keeps the first of them.
+    in.resize(std::min(in.size(), total * kPackGroup));
+    while (in.size() < total * kPackGroup) in.push_back(rng.next() & mask);
+    return in;
+  }
+
+ private:
+  Packing packing_;
+  Format format_;
+  std::size_t bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operation> scale_layout_from_id(std::string_view rest) {
+  return std::make_unique<ScaleLayoutOp>(scale_layout_from_string(rest));
+}
+
+std::unique_ptr<Operation> packing_from_id(std::string_view rest) {
+  const auto parts = split(rest, ':');
+  if (parts.size() != 2) invalid("packing id " + quote(rest) + " is not <packing>:<format>");
+  const auto p = parse_packing(parts[0]);
+  if (!p) invalid("unknown packing " + quote(parts[0]));
+  const auto t = parse_element_type(parts[1]);
+  if (!t || t->word != WordType::code) invalid("unknown format " + quote(parts[1]));
+  return std::make_unique<PackingOp>(*p, t->format);
+}
+
+std::unique_ptr<Operation> layout_from_file(const GoldenFile& f) {
+  const Header& h = f.header;
+  if (h.ops.size() != 1) fail_op(f, 1, "a layout file has exactly one @op line");
+  if (!h.modes.empty()) throw GoldenError(f.name, h.mode_lines[0], "@mode lines belong to conversion files");
+  const auto parts = split(h.ops[0], ' ');
+  std::unique_ptr<Operation> op;
+  try {
+    if (parts.size() == 2 && parts[0] == "scale_layout") {
+      op = std::make_unique<ScaleLayoutOp>(scale_layout_from_string(parts[1]));
+    } else if (parts.size() == 3 && parts[0] == "pack") {
+      op = packing_from_id(parts[1] + ":" + parts[2]);
+    } else {
+      fail_op(
+          f, 0,
+          "expected '@op scale_layout <layout>' or '@op pack <packing> <format>', got " + quote(h.ops[0]));
+    }
+  } catch (const std::invalid_argument& e) {
+    fail_op(f, 0, e.what());
+  }
+  check_fields(f, op->fields());
+  return op;
+}
+
+std::vector<std::unique_ptr<Operation>> layout_family() {
+  std::vector<std::unique_ptr<Operation>> out;
+  std::vector<ScaleLayout> layouts;
+  for (const ScaleLayoutKindInfo& k : kScaleLayoutKindTable) {
+    switch (k.kind) {
+      case ScaleLayoutKind::gluon_contiguous:
+        layouts.push_back(ScaleLayout::gluon_contiguous(128, 128, 32));
+        layouts.push_back(ScaleLayout::gluon_contiguous(64, 256, 16));
+        break;
+      case ScaleLayoutKind::triton_hopper:
+        layouts.push_back(ScaleLayout::triton_hopper(4));
+        layouts.push_back(ScaleLayout::triton_hopper(8));
+        break;
+      case ScaleLayoutKind::deepgemm_sm90_sfb:
+        layouts.push_back(ScaleLayout::deepgemm_sm90_sfb(ScaleMajor::k_major));
+        layouts.push_back(ScaleLayout::deepgemm_sm90_sfb(ScaleMajor::mn_major));
+        break;
+      case ScaleLayoutKind::cutlass_blockwise:
+        layouts.push_back(ScaleLayout::cutlass_blockwise(ScaleMajor::mn_major));
+        layouts.push_back(ScaleLayout::cutlass_blockwise(ScaleMajor::k_major));
+        break;
+      case ScaleLayoutKind::cublaslt_blk128x128:
+        layouts.push_back(ScaleLayout::cublaslt_blk128x128(1));
+        layouts.push_back(ScaleLayout::cublaslt_blk128x128(4));
+        break;
+      default: layouts.push_back(ScaleLayout::of(k.kind));
+    }
+  }
+  for (const ScaleLayout& l : layouts) out.push_back(std::make_unique<ScaleLayoutOp>(l));
+  const std::pair<Packing, Format> packings[] = {
+      {Packing::byte_per_element, Format::float8_e4m3fn}, {Packing::fp4_dense, Format::float4_e2m1fn},
+      {Packing::fp6_dense, Format::float6_e2m3fn},        {Packing::fp6_dense, Format::float6_e3m2fn},
+      {Packing::fp4_padded16, Format::float4_e2m1fn},     {Packing::fp6_padded16, Format::float6_e2m3fn},
+      {Packing::fp6_padded16, Format::float6_e3m2fn},
+  };
+  for (const auto& [p, f] : packings) out.push_back(std::make_unique<PackingOp>(p, f));
+  return out;
+}
+
+}  // namespace blockscale::golden::detail
