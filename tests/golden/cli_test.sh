@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `blockscale golden` as users run it: cli_test.sh <blockscale binary> <source dir>.
+# Checks: verify of every committed set (exit 0), a malformed file (exit 2, message with file and
+# line), a mismatching file (exit 1, the line reported), show (text and JSON), gen of the GEMM sets
+# byte-identical to golden/gemms, bad arguments (exit 2).
+set -uo pipefail
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() {  # check <name> <expected exit> <grep pattern or ''> -- command...
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  "$@" >"$tmp/out" 2>&1
+  local got=$?
+  if [[ $got -ne $want ]]; then
+    echo "FAIL $name: exit $got, expected $want"; cat "$tmp/out"; fail=1; return
+  fi
+  if [[ -n $pattern ]] && ! grep -q -- "$pattern" "$tmp/out"; then
+    echo "FAIL $name: output lacks '$pattern'"; cat "$tmp/out"; fail=1; return
+  fi
+  echo "ok   $name"
+}
+
+check "verify golden/" 0 " 0 mismatches, 0 files failed" -- "$bin" golden verify "$src/golden" --quiet
+
+# A malformed file: bad hex on line 12 of a copy.
+f=$src/golden/layouts/scale_linear.txt
+sed '12s/^./z/' "$f" >"$tmp/bad_hex.txt"
+check "malformed file" 2 "bad_hex.txt:12: field rows: 'z" -- "$bin" golden verify "$tmp/bad_hex.txt"
+# A truncated file.
+head -n 20 "$f" >"$tmp/truncated.txt"
+check "truncated file" 2 "truncated.txt: file ends after 10 cases, but @cases says 384" -- "$bin" golden verify "$tmp/truncated.txt"
+# A wrong expected value on line 15: one mismatch, reported with its line.
+awk 'NR==15 { $NF = "ffff" } { print }' "$f" >"$tmp/wrong.txt"
+check "mismatching file" 1 "line 15 (case 4): offset: expected ffff" -- "$bin" golden verify "$tmp/wrong.txt"
+check "mismatch JSON" 1 '"mismatches": 1' -- "$bin" golden verify "$tmp/wrong.txt" --json
+# A manifest whose file changed.
+cp -r "$src/golden/gemms" "$tmp/gemms"
+chmod -R u+w "$tmp/gemms"
+echo "# a stray comment" >>"$tmp/gemms/sm_100a_nvfp4_chain.txt"
+check "manifest hash" 2 "sm_100a_nvfp4_chain.txt: SHA-256 mismatch" -- "$bin" golden verify "$tmp/gemms/manifest.json"
+
+check "show" 0 "blockscale reproduces this case" -- "$bin" golden show "$src/golden/instructions/sm_100a.tcgen05.mxf4nvf4.block16.ue4m3.k64.e2m1.e2m1.txt" --case 3
+check "show JSON" 0 '"match": true' -- "$bin" golden show "$src/golden/km/km_H100_E4M3_d_fp16.txt" --case 7 --json
+if command -v python3 >/dev/null; then
+  "$bin" golden verify "$src/golden/layouts" --json --quiet >"$tmp/v.json" 2>/dev/null
+  check "verify JSON parses" 0 "" -- python3 -c "import json,sys; d=json.load(open('$tmp/v.json')); assert d['mismatches']==0 and d['file_count']==28, d['file_count']"
+fi
+
+# gen through the command line reproduces a committed set byte for byte.
+"$bin" golden gen --op gemms --out "$tmp/gemms_again" >/dev/null 2>&1
+check "gen gemms identical to golden/gemms" 0 "" -- diff -r "$tmp/gemms_again" "$src/golden/gemms"
+
+check "gen without --op" 2 "gen needs --op" -- "$bin" golden gen --out "$tmp/x"
+check "gen unknown op" 2 "unknown operation kind 'warp'" -- "$bin" golden gen --op warp:drive --out "$tmp/x"
+check "gen bad data" 2 "--data must be" -- "$bin" golden gen --op layouts --data noise --out "$tmp/x"
+check "unknown subcommand" 2 "unknown subcommand 'fly'" -- "$bin" golden fly
+check "show out of range" 2 "--case must be in" -- "$bin" golden show "$f" --case 100000
+exit $fail

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+// The committed sets under golden/: every case verifies, they cover the whole instruction table,
+// every scale rule, layout, packing and conversion preset, they stay small, and they regenerate
+// byte for byte (every family, on the portable and the AVX-512 conversion paths; the K&M files from
+// the data set).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "blockscale/emulator/instruction.h"
+#include "blockscale/emulator/table.h"
+#include "blockscale/formats/detail/bulk_paths.h"
+#include "blockscale/golden/file.h"
+#include "blockscale/golden/km.h"
+#include "blockscale/golden/manifest.h"
+#include "blockscale/golden/operation.h"
+#include "blockscale/golden/set.h"
+#include "blockscale/golden/verify.h"
+#include "blockscale/layout/scale_layout.h"
+#include "blockscale/quantize/options.h"
+#include "golden/helpers.h"
+
+namespace blockscale::golden {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path golden_dir() { return fs::path(test::env("BLOCKSCALE_SOURCE_DIR")) / "golden"; }
+
+const std::vector<std::string> kSets = {"conversions",  "quantization", "layouts",
+                                        "instructions", "gemms",        "km"};
+
+class GoldenCommitted : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (test::env("BLOCKSCALE_SOURCE_DIR").empty())
+      GTEST_FAIL() << "BLOCKSCALE_SOURCE_DIR is not set (blockscale_add_test sets it)";
+  }
+  // Every text file of a set, parsed.
+  static std::vector<GoldenFile> files_of(const std::string& set) {
+    std::vector<GoldenFile> out;
+    const Manifest m = read_manifest(golden_dir() / set / "manifest.json");
+    for (const ManifestFile& f : m.files) {
+      if (f.kind != "npy") out.push_back(read_golden(golden_dir() / set / f.path));
+    }
+    return out;
+  }
+};
+
+TEST_F(GoldenCommitted, EverySetVerifies) {
+  std::uint64_t cases = 0, files = 0;
+  for (const std::string& set : kSets) {
+    ASSERT_TRUE(fs::exists(golden_dir() / set / "manifest.json")) << set;
+    std::uint64_t set_cases = 0;
+    for (const FileReport& r : verify_manifest(golden_dir() / set / "manifest.json")) {
+      EXPECT_TRUE(r.ok()) << r.path << ": " << r.error
+                          << (r.first.empty() ? ""
+                                              : " first mismatch: line " + std::to_string(r.first[0].line) +
+                                                    " " + r.first[0].detail);
+      set_cases += r.kind == "npy" ? 0 : r.cases;
+      ++files;
+    }
+    std::printf("[ golden ] %-13s %7llu cases verified\n", set.c_str(),
+                static_cast<unsigned long long>(set_cases));
+    cases += set_cases;
+  }
+  std::printf("[ golden ] %llu files, %llu cases, 0 mismatches expected\n",
+              static_cast<unsigned long long>(files), static_cast<unsigned long long>(cases));
+  // Nothing outside the sets but the format documentation.
+  for (const auto& e : fs::directory_iterator(golden_dir())) {
+    const std::string n = e.path().filename().string();
+    const bool known = n == "FORMAT.md" || std::find(kSets.begin(), kSets.end(), n) != kSets.end();
+    EXPECT_TRUE(known) << e.path() << " is not part of a set";
+  }
+}
+
+TEST_F(GoldenCommitted, StaysSmall) {
+  std::uintmax_t bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(golden_dir())) {
+    if (e.is_regular_file()) bytes += e.file_size();
+  }
+  std::printf("[ golden ] golden/ holds %.2f MB\n", static_cast<double>(bytes) / 1e6);
+  // The cap is 20 MB; FORMAT.md sets our budget at 10 MB (the tree travels to GPU machines).
+  EXPECT_LE(bytes, 10'000'000u);
+}
+
+TEST_F(GoldenCommitted, CoverEveryInstructionOfTheTable) {
+  std::set<std::string> covered;  // row id / k / a / b
+  std::set<std::string> rows;
+  for (const std::string& set : {std::string("instructions"), std::string("km")}) {
+    for (const GoldenFile& f : files_of(set)) {
+      for (const std::string& op : f.header.ops) {
+        const emulator::Instruction ins = emulator::parse_instruction(op);
+        rows.insert(std::string(ins.row->id));
+        covered.insert(std::string(ins.row->id) + "/" + std::to_string(ins.k) + "/" +
+                       std::string(emulator::to_string(ins.a)) + "/" +
+                       std::string(emulator::to_string(ins.b)));
+      }
+    }
+  }
+  std::size_t concrete = 0;
+  for (const emulator::InstructionRow& row : emulator::instruction_table()) {
+    EXPECT_TRUE(rows.count(std::string(row.id))) << row.id << " has no golden set";
+    std::set<int> ks;
+    for (const auto& s : row.shapes) ks.insert(s.k);
+    for (int k : ks) {
+      for (int ta = 0; ta < emulator::kTypeCount; ++ta) {
+        for (int tb = 0; tb < emulator::kTypeCount; ++tb) {
+          const auto a = static_cast<emulator::Type>(ta), b = static_cast<emulator::Type>(tb);
+          if (!row.a_types.contains(a) || !row.b_types.contains(b)) continue;
+          const auto shape =
+              std::find_if(row.shapes.begin(), row.shapes.end(), [&](const auto& s) { return s.k == k; });
+          try {
+            (void)emulator::make_instruction(row, shape->m, shape->n_min, k, a, b);
+          } catch (const std::invalid_argument&) {
+            continue;
+          }
+          ++concrete;
+          const std::string key = std::string(row.id) + "/" + std::to_string(k) + "/" +
+                                  std::string(emulator::to_string(a)) + "/" +
+                                  std::string(emulator::to_string(b));
+          EXPECT_TRUE(covered.count(key)) << key << " has no golden set";
+        }
+      }
+    }
+  }
+  std::printf("[ golden ] %zu table rows, %zu instructions (row x K x operand types) covered\n", rows.size(),
+              concrete);
+}
+
+TEST_F(GoldenCommitted, CoverEveryRuleLayoutPackingAndPreset) {
+  std::set<std::string> ops;
+  for (const std::string& set : {std::string("quantization"), std::string("layouts"),
+                                 std::string("conversions"), std::string("gemms")}) {
+    for (const GoldenFile& f : files_of(set)) {
+      for (const std::string& op : f.header.ops) ops.insert(op);
+      for (const std::string& m : f.header.modes) ops.insert("mode " + m);
+    }
+  }
+  const auto any = [&](const std::string& needle) {
+    for (const std::string& o : ops) {
+      if (o.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  };
+  for (ScaleRule r :
+       {ScaleRule::ocp_floor, ScaleRule::ceil, ScaleRule::even, ScaleRule::rceil, ScaleRule::triton_round_up,
+        ScaleRule::triton_round_down, ScaleRule::nvfp4_transformer_engine, ScaleRule::nvfp4_torchao}) {
+    EXPECT_TRUE(any(" rule=" + to_string(r) + " ")) << "scale rule " << to_string(r);
+  }
+  for (const ScaleLayoutKindInfo& k : kScaleLayoutKindTable)
+    EXPECT_TRUE(any("scale_layout " + std::string(k.name))) << k.name;
+  for (const char* p : {"byte_per_element", "fp4_dense", "fp6_dense", "fp4_padded16", "fp6_padded16"}) {
+    EXPECT_TRUE(any(std::string("pack ") + p + " ")) << p;
+  }
+  for (const char* preset : {"preset=ieee(", "preset=cuda(", "preset=ml_dtypes(", "rounding=stochastic"})
+    EXPECT_TRUE(any(preset)) << preset;
+  for (const FormatInfo& fi : kFormatTable) {
+    if (fi.id == Format::float32) continue;
+    EXPECT_TRUE(any("convert f32 " + std::string(fi.short_name)) &&
+                any("convert f64 " + std::string(fi.short_name)))
+        << fi.short_name;
+  }
+  EXPECT_TRUE(any("convert f64 f32"));
+  for (const char* s : {"schedule=chain", "schedule=promotion", "split_k=2", "split_k=3", "c=epilogue",
+                        "fma=scale_product", "fma=scale_b_first", "fma=mul_then_add", "reduction=pairwise"}) {
+    EXPECT_TRUE(any(s)) << s;
+  }
+}
+
+// Every family regenerated from its manifest's seed and data gives the committed bytes, on both
+// conversion paths (BLOCKSCALE_SIMD=portable and avx512 as the formats library calls them).
+TEST_F(GoldenCommitted, RegenerateByteIdenticallyOnEverySimdPath) {
+  std::vector<blockscale::detail::BulkPath> paths;
+  paths.push_back(blockscale::detail::BulkPath::portable);
+  if (blockscale::detail::avx512_available()) {
+    paths.push_back(blockscale::detail::BulkPath::avx512);
+  } else {
+    std::printf("[ golden ] this CPU has no AVX-512: the portable path only\n");
+  }
+  const auto saved = blockscale::detail::automatic_path();
+  for (const auto path : paths) {
+    blockscale::detail::set_automatic_path(path);
+    for (const std::string& set : family_names()) {
+      const Manifest m = read_manifest(golden_dir() / set / "manifest.json");
+      ASSERT_TRUE(m.seed.has_value()) << set;
+      const auto data = parse_data_kind(m.data);
+      ASSERT_TRUE(data.has_value()) << set << ": data " << m.data;
+      const std::vector<GoldenFile> files = generate_set(m.operation, *m.seed, *data, std::nullopt);
+      std::size_t i = 0;
+      for (const ManifestFile& mf : m.files) {
+        if (mf.kind == "npy") continue;
+        ASSERT_LT(i, files.size()) << set << ": the generator makes fewer files than the manifest lists";
+        EXPECT_EQ(files[i].name, mf.path);
+        const std::string text = format_golden(files[i]);
+        EXPECT_EQ(sha256_hex(text), mf.sha256)
+            << set << "/" << mf.path << " differs when regenerated on the "
+            << (path == blockscale::detail::BulkPath::portable ? "portable" : "avx512") << " path";
+        ++i;
+      }
+      EXPECT_EQ(i, files.size()) << set << ": the generator makes more files than the manifest lists";
+    }
+  }
+  blockscale::detail::set_automatic_path(saved);
+}
+
+TEST_F(GoldenCommitted, KmFilesAreTheImportOfTheDataSet) {
+  if (test::env("BLOCKSCALE_KM_DIR").empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
+  const Manifest m = read_manifest(golden_dir() / "km" / "manifest.json");
+  ASSERT_FALSE(m.files.empty());
+  const std::size_t per_file = m.files[0].cases;
+  const std::vector<GoldenFile> files = import_km(test::env("BLOCKSCALE_KM_DIR"), per_file);
+  ASSERT_EQ(files.size(), km_sets().size());
+  std::size_t i = 0;
+  for (const ManifestFile& mf : m.files) {
+    if (mf.kind == "npy") continue;
+    ASSERT_LT(i, files.size());
+    EXPECT_EQ(files[i].name, mf.path);
+    EXPECT_EQ(sha256_hex(format_golden(files[i])), mf.sha256) << mf.path;
+    ++i;
+  }
+}
+
+// All 5000 vectors of all 32 K&M result files, through the import and the verifier.
+TEST(GoldenKm, FullImportVerifies) {
+  if (test::env("BLOCKSCALE_KM_DIR").empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
+  const std::vector<GoldenFile> files = import_km(test::env("BLOCKSCALE_KM_DIR"));
+  ASSERT_EQ(files.size(), 32u);
+  std::uint64_t cases = 0;
+  for (const GoldenFile& f : files) {
+    const FileReport r = verify_golden(f);
+    EXPECT_TRUE(r.ok()) << f.name << ": " << r.error << " " << r.mismatches << " mismatches";
+    EXPECT_EQ(r.cases, 5000u) << f.name;
+    cases += r.cases;
+  }
+  std::printf("[ golden ] K&M: %llu hardware vectors imported and verified\n",
+              static_cast<unsigned long long>(cases));
+}
+
+TEST(GoldenKm, MalformedDataIsReportedWithFileAndLine) {
+  if (test::env("BLOCKSCALE_KM_DIR").empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
+  // A copy of the data set made of hard links, but for the one file that is spoiled.
+  const fs::path dir = test::scratch_dir("km_bad");
+  fs::copy(test::env("BLOCKSCALE_KM_DIR"), dir,
+           fs::copy_options::recursive | fs::copy_options::create_hard_links);
+  const fs::path c = dir / "H100" / "fp16" / "c_H100_fp32.txt";
+  std::string text = test::read(c);
+  fs::remove(c);
+  text[33 * 41 + 5] = '2';  // line 42 of 33-byte lines: not a binary digit
+  test::write(c, text);
+  try {
+    (void)import_km(dir, 100);
+    FAIL() << "accepted a bad c_ file";
+  } catch (const GoldenError& e) {
+    EXPECT_EQ(e.file(), c.string());
+    EXPECT_EQ(e.line(), 42u);
+    EXPECT_NE(std::string(e.what()).find("expected 32 binary digits"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace blockscale::golden
