@@ -69,8 +69,8 @@ struct KernelSchedule {
 
 // The default Blackwell block-scaled GEMM for mma_scaled operands on `arch` (sm_100a: tcgen05, M=128,
 // N=256; sm_120a: mma.sync m16n8): kind::mxf8f6f4 for fp8/fp6 (and fp4 mixed with them) with ue8m0
-// block32; kind::mxf4nvf4 for e2m1 x e2m1 (ue8m0 block32 or block16, ue4m3 block16). Throws for a
-// combination no instruction takes.
+// block32; for e2m1 x e2m1 kind::mxf4 with ue8m0 block32 (MXFP4) and kind::mxf4nvf4 with block16
+// (ue8m0, or ue4m3 for NVFP4). Throws for a combination no instruction takes.
 KernelSchedule block_scaled_schedule(Arch arch, Format a, Format b, Format scale, int block);
 
 struct GemmOperands {
