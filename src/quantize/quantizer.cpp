@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Scale rules (formats.md (c)) and the row engine. Every scale rounding goes through the
-// conversion engine of the formats library (detail/round.h), with the options of the CUDA
-// instruction the system uses; the bit tricks left here are the systems' own definitions
-// (torchao EVEN, the triton_kernels masks), not roundings of ours.
+// Scale rules (formats.md (c)) and the row engine. Every scale and element rounding is a bulk
+// conversion of the formats library, with the options of the CUDA instruction the system uses; the
+// bit operations left here are the systems' own definitions (torchao EVEN, the triton_kernels
+// masks, exponent arithmetic), not roundings of ours.
 #include "quantizer.h"
 
 #include <algorithm>
@@ -16,9 +16,6 @@
 #include "blockscale/formats/bulk.h"
 #include "blockscale/formats/presets.h"
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 namespace blockscale::quantize_detail {
 
@@ -58,10 +55,21 @@ inline std::uint32_t e8m0_reciprocal_bits(std::uint32_t c) {
 // fminf(x, FLT_MAX) for x >= 0 or NaN (C fmin returns the non-NaN operand), as selects.
 inline float fmin_flt_max(float x) { return fsel((x != x) | (x > FLT_MAX), FLT_MAX, x); }
 
+// Value of a ue4m3 code c < 0x80, as arithmetic the loops can vectorise (a table lookup would need a
+// gather). The constructor checks it against the formats library's to_float for all 128 codes.
+inline float ue4m3_value(std::uint32_t c) {
+  const float normal = from_bits((((c >> 3) + 120u) << 23) | ((c & 7u) << 20));
+  const float subnormal = static_cast<float>(static_cast<std::int32_t>(c)) * 0x1p-9f;
+  return fsel(c == 0x7F, from_bits(kCanonicalNan), fsel(c < 8, subnormal, normal));
+}
+
 // torch.clamp(s, lo, hi): NaN passes through.
 inline float clamp_keep_nan(float s, float lo, float hi) {
   return fsel(s < lo, lo, fsel(s > hi, hi, s));  // NaN compares false both times
 }
+
+// Blocks ahead to prefetch in block_maxima (prefetching past the end of the input is harmless).
+constexpr std::size_t kPrefetchBlocks = 64;
 
 // ---- Block maxima: |x| as fp32 bits. For non-negative floats the integer order is the value
 // ---- order and every NaN is above 0x7F800000, so one integer max also finds NaN. Exact and
@@ -70,6 +78,8 @@ template <int BS, bool kFlushElements, bool kIgnoreNan>
 BLOCKSCALE_QUANTIZE_CLONES void block_maxima(const float* __restrict x, std::size_t blocks,
                                              std::uint32_t* __restrict out) {
   for (std::size_t j = 0; j < blocks; ++j) {
+    // This is the first read of the input (from memory): ask for the lines a chunk ahead.
+    __builtin_prefetch(x + (j + kPrefetchBlocks) * BS);
     std::uint32_t m = 0;
     for (int i = 0; i < BS; ++i) {
       std::uint32_t a = std::bit_cast<std::uint32_t>(x[j * BS + i]) & 0x7FFFFFFFu;
@@ -121,6 +131,9 @@ BLOCKSCALE_QUANTIZE_CLONES void apply_multipliers(const float* __restrict x, std
                                                   const float* __restrict m, float* __restrict y) {
   for (std::size_t j = 0; j < blocks; ++j) {
     const float mj = m[j];
+    // Kept as a loop: fully unrolled, GCC vectorises across blocks with permutes instead of one
+    // broadcast multiplier per block.
+#pragma GCC unroll 1
     for (int i = 0; i < BS; ++i) {
       std::uint32_t u = std::bit_cast<std::uint32_t>(x[j * BS + i]);
       if constexpr (kFlushElements) u &= mask_of((u & 0x7FFFFFFFu) >= kMinNormalBits) | 0x80000000u;
@@ -130,42 +143,51 @@ BLOCKSCALE_QUANTIZE_CLONES void apply_multipliers(const float* __restrict x, std
   }
 }
 
-// ---- Scale rules over a chunk of block maxima (non-negative fp32 bits or the canonical NaN).
-// ---- Branch-free loops so that they vectorise; the scalar API runs them with n = 1.
+// ---- Scale rules over block maxima (non-negative fp32 bits or the canonical NaN). Each rule is a
+// ---- vectorisable loop that forms the value to round, one bulk conversion of the formats library
+// ---- with the options of the CUDA instruction the system uses (rounding_options), and a
+// ---- vectorisable loop for the special cases and the multiplier.
 
-// ocp_floor, ceil, even, rceil. The e8m0 code is E' - emax_e clamped at 0, where E' is the biased
-// exponent the rule derives from amax (255 standing for 2^128).
+// ocp_floor, ceil, rceil: the value the e8m0 conversion rounds.
 template <ScaleRule R, bool kDivide>
-BLOCKSCALE_QUANTIZE_CLONES void mx_exponent_rule(const RuleParams& params, const std::uint32_t* __restrict amax,
-                                                 std::size_t n, std::uint8_t* __restrict code,
-                                                 float* __restrict mult) {
-  const RuleParams p = params;  // a local copy: uint8_t stores may alias anything
+BLOCKSCALE_QUANTIZE_CLONES void mx_rounded_value(const std::uint32_t* __restrict amax, std::size_t n, float max_e,
+                                                 float inv_max_e, float* __restrict v) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float a = from_bits(amax[i]);
+    if constexpr (R == ScaleRule::rceil) {
+      // fp32(amax * fp32(1/max_e)) or fp32(amax / max_e), then cvt.rp.satfinite.ue8m0x2.f32.
+      v[i] = kDivide ? a / max_e : a * inv_max_e;
+    } else {
+      // ocp_floor: cvt.rz.satfinite.ue8m0 of amax is its biased exponent (0 and fp32 subnormals
+      // -> 0x00). ceil: cvt.rp.ue8m0 without saturation, where a finite amax above 2^127
+      // overflows to 0xFF, the biased exponent of 2^128.
+      v[i] = a;
+    }
+  }
+}
+
+// ocp_floor, ceil, even, rceil, after the conversion (`code` holds it; even has none): the e8m0
+// code is E' - emax_e clamped at 0 (E' the biased exponent of the rounded amax; 255 = 2^128), or
+// the rounded quotient itself for rceil; NaN and Inf as the options say.
+template <ScaleRule R>
+BLOCKSCALE_QUANTIZE_CLONES void mx_finish(const std::uint32_t* __restrict amax, std::size_t n, std::uint32_t emax_e,
+                                          std::uint32_t even_half, std::uint32_t inf_code,
+                                          std::uint8_t* __restrict code, float* __restrict mult) {
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t a = amax[i];
     bool inf = a == kInfBits;
-    std::uint32_t c = 0;
-    if constexpr (R == ScaleRule::rceil) {
-      // RP_e8m0(fp32(amax * fp32(1/max_e))) or of fp32(amax / max_e): cvt.rp.satfinite.ue8m0x2.f32.
-      const float q = kDivide ? from_bits(a) / p.max_e : from_bits(a) * p.inv_max_e;
-      c = detail::convert_f32_bits<Rounding::upward>(p.e8m0_rp_sat, to_bits(q), 0);
-    } else {
-      std::uint32_t biased = 0;
-      if constexpr (R == ScaleRule::ocp_floor) {
-        // floor(log2 amax) clamped to [-127, 127]: cvt.rz.satfinite.ue8m0 (0, fp32 subnormals -> 0x00).
-        biased = detail::convert_f32_bits<Rounding::toward_zero>(p.e8m0_rz_sat, a, 0);
-      } else if constexpr (R == ScaleRule::ceil) {
-        // ceil(log2 amax): cvt.rp.ue8m0 without saturation; above 2^127 it overflows to 0xFF, which
-        // is the biased exponent of 2^128.
-        biased = detail::convert_f32_bits<Rounding::upward>(p.e8m0_rp_nosat, a, 0);
-      } else {
+    std::uint32_t c = code[i];
+    if constexpr (R != ScaleRule::rceil) {
+      std::uint32_t biased = c;
+      if constexpr (R == ScaleRule::even) {
         // torchao EVEN: (bits + 2^(22 - mbits)) & 0xFF800000, then FLOOR; 2^128 counts as Inf.
-        const std::uint32_t r = (a + p.even_half) & 0xFF800000u;
+        const std::uint32_t r = (a + even_half) & 0xFF800000u;
         inf = inf | (r == kInfBits);
         biased = r >> 23;
       }
-      c = (biased - p.emax_e) & mask_of(biased > p.emax_e);
+      c = (biased - emax_e) & mask_of(biased > emax_e);
     }
-    c = sel(inf, p.inf_code, c);
+    c = sel(inf, inf_code, c);
     c = sel(a > kInfBits, 0xFFu, c);
     code[i] = static_cast<std::uint8_t>(c);
     mult[i] = from_bits(e8m0_reciprocal_bits(c));
@@ -175,16 +197,15 @@ BLOCKSCALE_QUANTIZE_CLONES void mx_exponent_rule(const RuleParams& params, const
 // triton_kernels downcast_to_mxfp_torch: the fp32 dequant scale with only its exponent field kept
 // (after adding 0x7FFFFF for ROUND_UP, uint32 wrap-around included); quant scale 1/scale, or 0.
 template <bool kRoundUp>
-BLOCKSCALE_QUANTIZE_CLONES void triton_rule(const RuleParams& params, const std::uint32_t* __restrict amax,
-                                            std::size_t n, std::uint8_t* __restrict code, float* __restrict mult) {
-  const RuleParams p = params;
+BLOCKSCALE_QUANTIZE_CLONES void triton_rule(const std::uint32_t* __restrict amax, std::size_t n, float divisor,
+                                            std::uint8_t* __restrict code, float* __restrict mult) {
   for (std::size_t i = 0; i < n; ++i) {
     const float x = from_bits(amax[i]);
     std::uint32_t s = 0;
     if constexpr (kRoundUp) {
-      s = (to_bits(x / p.max_e) + 0x007FFFFFu) & kInfBits;
+      s = (to_bits(x / divisor) + 0x007FFFFFu) & kInfBits;
     } else {
-      s = to_bits(x / p.pow2_emax_e) & kInfBits;
+      s = to_bits(x / divisor) & kInfBits;
     }
     code[i] = static_cast<std::uint8_t>(s >> 23);
     mult[i] = 1.0f / from_bits(s | (kInfBits & mask_of(s == 0)));  // s == 0: 1 / Inf = 0
@@ -192,31 +213,28 @@ BLOCKSCALE_QUANTIZE_CLONES void triton_rule(const RuleParams& params, const std:
 }
 
 // TransformerEngine NVFP4: compute_decoding_scaling_factor (quantization_and_transposition_SF,
-// with its fminf) and block_scale_inverse of quantize_transpose_nvfp4.cuh.
-BLOCKSCALE_QUANTIZE_CLONES void nvfp4_te_rule(const RuleParams& params, const std::uint32_t* __restrict amax,
-                                              std::size_t n, std::uint8_t* __restrict code, float* __restrict mult) {
-  const RuleParams p = params;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float sdb = fmin_flt_max(from_bits(amax[i]) * p.te_block_factor);
-    const std::uint32_t c = detail::convert_f32_bits<Rounding::nearest_even>(p.e4m3_rn_sat, to_bits(sdb), 0);
-    code[i] = static_cast<std::uint8_t>(c);
-    mult[i] = fmin_flt_max(1.0f / (p.e4m3_value[c] * p.tensor_decode));
-  }
+// with its fminf) rounds fminf(amax * fp32(S_enc * fp32(1/6)), FLT_MAX) to e4m3 (satfinite)...
+BLOCKSCALE_QUANTIZE_CLONES void nvfp4_te_value(const std::uint32_t* __restrict amax, std::size_t n, float factor,
+                                               float* __restrict v) {
+  for (std::size_t i = 0; i < n; ++i) v[i] = fmin_flt_max(from_bits(amax[i]) * factor);
+}
+// ... and block_scale_inverse of quantize_transpose_nvfp4.cuh is fminf(1 / (scale * S_dec), FLT_MAX).
+BLOCKSCALE_QUANTIZE_CLONES void nvfp4_te_finish(std::size_t n, float decode, const std::uint8_t* __restrict code,
+                                                float* __restrict mult) {
+  for (std::size_t i = 0; i < n; ++i) mult[i] = fmin_flt_max(1.0f / (ue4m3_value(code[i]) * decode));
 }
 
-// torchao nvfp4_quantize, two-level; single-level is the same arithmetic with per_tensor_scale 1
-// (x / 1 and 1 / 1 are exact).
-BLOCKSCALE_QUANTIZE_CLONES void nvfp4_torchao_rule(const RuleParams& params, const std::uint32_t* __restrict amax,
-                                                   std::size_t n, std::uint8_t* __restrict code,
-                                                   float* __restrict mult) {
-  const RuleParams p = params;
+// torchao nvfp4_quantize, two-level: clamp(fp32(fp32(amax / 6) / P), 2^-6, 448) to e4m3, then
+// multiplier fp32(fp32(1 / P) / scale). Single-level is the same arithmetic with P = 1 (x / 1 and
+// 1 / 1 are exact).
+BLOCKSCALE_QUANTIZE_CLONES void nvfp4_torchao_value(const std::uint32_t* __restrict amax, std::size_t n, float decode,
+                                                    float* __restrict v) {
   constexpr float kMinScale = 0x1p-6f;  // torch.finfo(torch.float8_e4m3fn).tiny
-  for (std::size_t i = 0; i < n; ++i) {
-    const float s = clamp_keep_nan((from_bits(amax[i]) / 6.0f) / p.tensor_decode, kMinScale, 448.0f);
-    const std::uint32_t c = detail::convert_f32_bits<Rounding::nearest_even>(p.e4m3_rn_sat, to_bits(s), 0);
-    code[i] = static_cast<std::uint8_t>(c);
-    mult[i] = p.tensor_encode / p.e4m3_value[c];
-  }
+  for (std::size_t i = 0; i < n; ++i) v[i] = clamp_keep_nan((from_bits(amax[i]) / 6.0f) / decode, kMinScale, 448.0f);
+}
+BLOCKSCALE_QUANTIZE_CLONES void nvfp4_torchao_finish(std::size_t n, float encode, const std::uint8_t* __restrict code,
+                                                     float* __restrict mult) {
+  for (std::size_t i = 0; i < n; ++i) mult[i] = encode / ue4m3_value(code[i]);
 }
 
 }  // namespace
@@ -232,35 +250,84 @@ BlockQuantizer::BlockQuantizer(const BlockFormat& f, const QuantizeOptions& o, c
   p.inv_max_e = 1.0f / p.max_e;
   p.pow2_emax_e = std::ldexp(1.0f, emax(el));
   p.inf_code = o.inf == BlockInf::saturate ? 0xFEu : 0xFFu;
-  const Format e8m0 = Format::float8_e8m0fnu;
-  p.e8m0_rz_sat = detail::make_target(
-      e8m0, presets::cuda(e8m0, Format::float32, false, Rounding::toward_zero, Overflow::saturate));
-  p.e8m0_rp_sat = detail::make_target(
-      e8m0, presets::cuda(e8m0, Format::float32, false, Rounding::upward, Overflow::saturate));
-  p.e8m0_rp_nosat = detail::make_target(
-      e8m0, presets::cuda(e8m0, Format::float32, false, Rounding::upward, Overflow::infinity));
-  p.e4m3_rn_sat = detail::make_target(Format::float8_e4m3fn, presets::cuda(Format::float8_e4m3fn));
-  for (std::uint32_t c = 0; c < 256; ++c) p.e4m3_value[c] = to_float(Format::float8_e4m3fn, c);
   p.tensor_encode = ts.encode;
   p.tensor_decode = ts.decode;
   constexpr float kInv6 = 1.0f / 6.0f;  // TypeExtrema<fp4e2m1>::max reciprocal, as TE writes it
   p.te_block_factor = ts.encode * kInv6;
+  // The scale roundings, as the CUDA conversions the systems use.
+  constexpr Format e8m0 = Format::float8_e8m0fnu;
+  switch (o.rule) {
+    case ScaleRule::ocp_floor:  // cvt.rz.satfinite.ue8m0
+      scale_format_ = e8m0;
+      scale_rounding_ = presets::cuda(e8m0, Format::float32, false, Rounding::toward_zero, Overflow::saturate);
+      break;
+    case ScaleRule::ceil:  // cvt.rp.ue8m0 (no saturation: 2^128 is 0xFF)
+      scale_format_ = e8m0;
+      scale_rounding_ = presets::cuda(e8m0, Format::float32, false, Rounding::upward, Overflow::infinity);
+      break;
+    case ScaleRule::rceil:  // cvt.rp.satfinite.ue8m0x2.f32
+      scale_format_ = e8m0;
+      scale_rounding_ = presets::cuda(e8m0, Format::float32, false, Rounding::upward, Overflow::saturate);
+      break;
+    case ScaleRule::nvfp4_transformer_engine:  // __nv_fp8_e4m3(float): RNE satfinite
+    case ScaleRule::nvfp4_torchao:             // Tensor.to(float8_e4m3fn) of values within range
+      scale_format_ = Format::float8_e4m3fn;
+      scale_rounding_ = presets::cuda(Format::float8_e4m3fn);
+      break;
+    case ScaleRule::even:
+    case ScaleRule::triton_round_up:
+    case ScaleRule::triton_round_down:
+      break;  // bit operations on amax, no conversion
+  }
+  for (std::uint32_t c = 0; c < 0x80; ++c) {
+    const float want = to_float(Format::float8_ue4m3, c), got = ue4m3_value(c);
+    if (to_bits(want) != to_bits(got) && !(std::isnan(want) && std::isnan(got))) {
+      throw std::logic_error("ue4m3 decode of code " + std::to_string(c) + " disagrees with the formats library");
+    }
+  }
 }
 
-void BlockQuantizer::scales(const std::uint32_t* amax, std::size_t n, std::uint8_t* code, float* mult) const {
-  const bool divide = options_.ratio == ScaleRatio::divide;
+void BlockQuantizer::scales(const std::uint32_t* amax, std::size_t n, std::uint8_t* code, float* mult,
+                            float* value) const {
+  const RuleParams& p = params_;
+  const auto round = [&] {
+    convert(std::span<const float>(value, n), scale_format_, std::span<std::uint8_t>(code, n), scale_rounding_);
+  };
   switch (options_.rule) {
-    case ScaleRule::ocp_floor: mx_exponent_rule<ScaleRule::ocp_floor, false>(params_, amax, n, code, mult); break;
-    case ScaleRule::ceil: mx_exponent_rule<ScaleRule::ceil, false>(params_, amax, n, code, mult); break;
-    case ScaleRule::even: mx_exponent_rule<ScaleRule::even, false>(params_, amax, n, code, mult); break;
-    case ScaleRule::rceil:
-      divide ? mx_exponent_rule<ScaleRule::rceil, true>(params_, amax, n, code, mult)
-             : mx_exponent_rule<ScaleRule::rceil, false>(params_, amax, n, code, mult);
+    case ScaleRule::ocp_floor:
+      mx_rounded_value<ScaleRule::ocp_floor, false>(amax, n, p.max_e, p.inv_max_e, value);
+      round();
+      mx_finish<ScaleRule::ocp_floor>(amax, n, p.emax_e, p.even_half, p.inf_code, code, mult);
       break;
-    case ScaleRule::triton_round_up: triton_rule<true>(params_, amax, n, code, mult); break;
-    case ScaleRule::triton_round_down: triton_rule<false>(params_, amax, n, code, mult); break;
-    case ScaleRule::nvfp4_transformer_engine: nvfp4_te_rule(params_, amax, n, code, mult); break;
-    case ScaleRule::nvfp4_torchao: nvfp4_torchao_rule(params_, amax, n, code, mult); break;
+    case ScaleRule::ceil:
+      mx_rounded_value<ScaleRule::ceil, false>(amax, n, p.max_e, p.inv_max_e, value);
+      round();
+      mx_finish<ScaleRule::ceil>(amax, n, p.emax_e, p.even_half, p.inf_code, code, mult);
+      break;
+    case ScaleRule::even:
+      mx_finish<ScaleRule::even>(amax, n, p.emax_e, p.even_half, p.inf_code, code, mult);
+      break;
+    case ScaleRule::rceil:
+      if (options_.ratio == ScaleRatio::divide) {
+        mx_rounded_value<ScaleRule::rceil, true>(amax, n, p.max_e, p.inv_max_e, value);
+      } else {
+        mx_rounded_value<ScaleRule::rceil, false>(amax, n, p.max_e, p.inv_max_e, value);
+      }
+      round();
+      mx_finish<ScaleRule::rceil>(amax, n, p.emax_e, p.even_half, p.inf_code, code, mult);
+      break;
+    case ScaleRule::triton_round_up: triton_rule<true>(amax, n, p.max_e, code, mult); break;
+    case ScaleRule::triton_round_down: triton_rule<false>(amax, n, p.pow2_emax_e, code, mult); break;
+    case ScaleRule::nvfp4_transformer_engine:
+      nvfp4_te_value(amax, n, p.te_block_factor, value);
+      round();
+      nvfp4_te_finish(n, p.tensor_decode, code, mult);
+      break;
+    case ScaleRule::nvfp4_torchao:
+      nvfp4_torchao_value(amax, n, p.tensor_decode, value);
+      round();
+      nvfp4_torchao_finish(n, p.tensor_encode, code, mult);
+      break;
   }
   // microxcaling mx_flush_fp32_subnorms: A * (shared_exp > -127), i.e. amax below 2^-126.
   if (options_.subnormals == SubnormalInputs::flush_block) {
@@ -272,7 +339,8 @@ BlockScale BlockQuantizer::scale(float amax) const {
   std::uint32_t a = to_bits(amax);
   a = (a & 0x7FFFFFFFu) > kInfBits ? kCanonicalNan : a;
   BlockScale s;
-  scales(&a, 1, &s.code, &s.multiplier);
+  float value = 0.0f;
+  scales(&a, 1, &s.code, &s.multiplier, &value);
   return s;
 }
 
@@ -294,35 +362,38 @@ std::uint32_t BlockQuantizer::amax_bits(const float* x, std::size_t n) const {
 }
 
 void BlockQuantizer::quantize_row(const float* x, std::size_t n, std::uint8_t* codes, std::uint8_t* scale_codes,
-                                  const std::uint32_t* rbits, float* scratch) const {
+                                  const std::uint32_t* rbits, RowScratch& scratch) const {
   const auto bs = static_cast<std::size_t>(format_.block_size);
   const std::size_t blocks = n / bs;
-  // A chunk of blocks at a time: its inputs (64 x 32 x 4 = 8 KiB) stay in L1 between the maxima
-  // and the multiplication, and maxima and multipliers live in small stack arrays.
-  constexpr std::size_t kChunk = 64;
-  std::uint32_t maxima[kChunk];
-  float mult[kChunk];
+  scratch.reserve(n, blocks);
+  std::uint32_t* maxima = scratch.amax.data();
+  float* mult = scratch.mult.data();
+  float* y = scratch.scaled.data();
   const bool flush = options_.subnormals == SubnormalInputs::flush_elements;
   const bool ignore = options_.nan == BlockNan::ignore;
-  for (std::size_t j0 = 0; j0 < blocks; j0 += kChunk) {
-    const std::size_t nb = std::min(kChunk, blocks - j0);
-    const float* xc = x + j0 * bs;
-    float* yc = scratch + j0 * bs;
-    if (bs == 16) {
-      maxima_of<16>(flush, ignore, xc, nb, maxima);
-    } else {
-      maxima_of<32>(flush, ignore, xc, nb, maxima);
-    }
-    for (std::size_t j = 0; j < nb; ++j) maxima[j] = maxima[j] > kInfBits ? kCanonicalNan : maxima[j];
-    scales(maxima, nb, scale_codes + j0, mult);
-    if (bs == 16) {
-      flush ? apply_multipliers<16, true>(xc, nb, mult, yc) : apply_multipliers<16, false>(xc, nb, mult, yc);
-    } else {
-      flush ? apply_multipliers<32, true>(xc, nb, mult, yc) : apply_multipliers<32, false>(xc, nb, mult, yc);
-    }
+  if (bs == 16) {
+    maxima_of<16>(flush, ignore, x, blocks, maxima);
+  } else {
+    maxima_of<32>(flush, ignore, x, blocks, maxima);
   }
-  convert(std::span<const float>(scratch, n), format_.element, std::span<std::uint8_t>(codes, n), options_.element,
+  for (std::size_t j = 0; j < blocks; ++j) maxima[j] = maxima[j] > kInfBits ? kCanonicalNan : maxima[j];
+  scales(maxima, blocks, scale_codes, mult, scratch.value.data());
+  if (bs == 16) {
+    flush ? apply_multipliers<16, true>(x, blocks, mult, y) : apply_multipliers<16, false>(x, blocks, mult, y);
+  } else {
+    flush ? apply_multipliers<32, true>(x, blocks, mult, y) : apply_multipliers<32, false>(x, blocks, mult, y);
+  }
+  convert(std::span<const float>(y, n), format_.element, std::span<std::uint8_t>(codes, n), options_.element,
           rbits ? std::span<const std::uint32_t>(rbits, n) : std::span<const std::uint32_t>());
+}
+
+void RowScratch::reserve(std::size_t n, std::size_t blocks) {
+  if (scaled.size() < n) scaled.resize(n);
+  if (amax.size() < blocks) {
+    amax.resize(blocks);
+    value.resize(blocks);
+    mult.resize(blocks);
+  }
 }
 
 Dequantizer::Dequantizer(const BlockFormat& f, const TensorScale& ts, const DequantizeOptions& d)
@@ -394,13 +465,14 @@ void block_scales_for_amax(const BlockFormat& f, const QuantizeOptions& o, const
   const BlockQuantizer q(f, o, ts);
   constexpr std::size_t kChunk = 1024;
   std::uint32_t a[kChunk];
+  float value[kChunk];
   for (std::size_t i0 = 0; i0 < amax.size(); i0 += kChunk) {
     const std::size_t n = std::min(kChunk, amax.size() - i0);
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint32_t u = std::bit_cast<std::uint32_t>(amax[i0 + i]) & 0x7FFFFFFFu;
       a[i] = u > 0x7F800000u ? kCanonicalNan : u;
     }
-    q.scales(a, n, codes.data() + i0, multipliers.data() + i0);
+    q.scales(a, n, codes.data() + i0, multipliers.data() + i0, value);
   }
 }
 
@@ -421,13 +493,14 @@ std::uint8_t quantize_block(std::span<const float> x, const BlockFormat& f, cons
     throw std::invalid_argument(sr ? "quantize_block: stochastic rounding needs one random word per element"
                                    : "quantize_block: random bits given but the element rounding is not stochastic");
   }
-  std::vector<float> in(bs, 0.0f), scratch(bs);
+  std::vector<float> in(bs, 0.0f);
+  quantize_detail::RowScratch scratch;
   std::vector<std::uint32_t> r(sr ? bs : 0, 0u);
   std::copy(x.begin(), x.end(), in.begin());
   std::copy(rbits.begin(), rbits.end(), r.begin());
   std::vector<std::uint8_t> out(bs);
   std::uint8_t scale_code = 0;
-  q.quantize_row(in.data(), bs, out.data(), &scale_code, sr ? r.data() : nullptr, scratch.data());
+  q.quantize_row(in.data(), bs, out.data(), &scale_code, sr ? r.data() : nullptr, scratch);
   std::copy_n(out.begin(), x.size(), codes.begin());
   return scale_code;
 }

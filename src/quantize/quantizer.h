@@ -11,8 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
-#include "blockscale/formats/detail/round.h"
+#include "blockscale/formats/convert.h"
 #include "blockscale/quantize/block.h"
 
 namespace blockscale::quantize_detail {
@@ -22,22 +23,26 @@ namespace blockscale::quantize_detail {
 // whatever the CPU's NaN propagation would give.
 inline constexpr std::uint32_t kCanonicalNan = 0x7FFFFFFFu;
 
-// Everything a scale rule needs, as plain data (the rule loops copy it locally).
+// The constants of a scale rule.
 struct RuleParams {
-  std::uint32_t emax_e = 0;     // floor(log2(max_e)) of the element format
-  std::uint32_t even_half = 0;  // torchao EVEN: 2^(22 - mantissa bits)
+  std::uint32_t emax_e = 0;       // floor(log2(max_e)) of the element format
+  std::uint32_t even_half = 0;    // torchao EVEN: 2^(22 - mantissa bits)
   std::uint32_t inf_code = 0xFF;  // BlockInf: 0xFF (nan_scale) or 0xFE (saturate)
-  float max_e = 0.0f;           // largest finite element value
-  float inv_max_e = 0.0f;       // fp32(1 / max_e)
-  float pow2_emax_e = 0.0f;     // 2^emax_e
-  float tensor_encode = 1.0f;   // TensorScale::encode
-  float tensor_decode = 1.0f;   // TensorScale::decode
-  float te_block_factor = 0.0f; // TE: fp32(S_enc * fp32(1/6))
-  detail::Target e8m0_rz_sat{};    // cvt.rz.satfinite.ue8m0
-  detail::Target e8m0_rp_sat{};    // cvt.rp.satfinite.ue8m0
-  detail::Target e8m0_rp_nosat{};  // cvt.rp.ue8m0 (overflow -> 0xFF)
-  detail::Target e4m3_rn_sat{};    // cvt.rn.satfinite.e4m3x2 / __nv_fp8_e4m3(float)
-  std::array<float, 256> e4m3_value{};
+  float max_e = 0.0f;             // largest finite element value
+  float inv_max_e = 0.0f;         // fp32(1 / max_e)
+  float pow2_emax_e = 0.0f;       // 2^emax_e
+  float tensor_encode = 1.0f;     // TensorScale::encode
+  float tensor_decode = 1.0f;     // TensorScale::decode
+  float te_block_factor = 0.0f;   // TE: fp32(S_enc * fp32(1/6))
+};
+
+// Per-thread working memory of quantize_row (grown on demand).
+struct RowScratch {
+  std::vector<float> scaled;        // fp32(x * m), one per element
+  std::vector<std::uint32_t> amax;  // one per block
+  std::vector<float> value;         // the value a rule rounds, one per block
+  std::vector<float> mult;          // one per block
+  void reserve(std::size_t n, std::size_t blocks);
 };
 
 class BlockQuantizer {
@@ -47,20 +52,23 @@ class BlockQuantizer {
 
   // The scale for one block amax (any NaN is taken as the canonical NaN).
   BlockScale scale(float amax) const;
-  // Scales for n block maxima (non-negative fp32 bits or kCanonicalNan).
-  void scales(const std::uint32_t* amax, std::size_t n, std::uint8_t* code, float* mult) const;
+  // Scales for n block maxima (non-negative fp32 bits or kCanonicalNan); value: n floats of
+  // working memory.
+  void scales(const std::uint32_t* amax, std::size_t n, std::uint8_t* code, float* mult, float* value) const;
   // max |x| of n inputs under the options' NaN and subnormal rules, as fp32 bits (NaN canonical).
   std::uint32_t amax_bits(const float* x, std::size_t n) const;
 
   // Quantizes n inputs, n a multiple of the block size: codes[n], scale_codes[n / block_size].
-  // rbits: n words for stochastic rounding, else null. scratch: n floats.
+  // rbits: n words for stochastic rounding, else null.
   void quantize_row(const float* x, std::size_t n, std::uint8_t* codes, std::uint8_t* scale_codes,
-                    const std::uint32_t* rbits, float* scratch) const;
+                    const std::uint32_t* rbits, RowScratch& scratch) const;
 
  private:
   BlockFormat format_;
   QuantizeOptions options_;
   RuleParams params_;
+  Format scale_format_ = Format::float8_e8m0fnu;  // what the rule rounds to, and how
+  ConvertOptions scale_rounding_{};
 };
 
 // Decoding tables for one tensor: V = fp32(P * X) per DequantizeOptions.

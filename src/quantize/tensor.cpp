@@ -4,15 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "quantizer.h"
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 namespace blockscale {
 
@@ -258,7 +254,7 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
     const auto n = static_cast<std::size_t>(ks);
     std::vector<float> in((k_axis == KAxis::first || padded) ? n * static_cast<std::size_t>(group) : 0);
     std::vector<std::uint32_t> rin((sr && (k_axis == KAxis::first || padded)) ? n * static_cast<std::size_t>(group) : 0);
-    std::vector<float> scratch(n);
+    quantize_detail::RowScratch scratch;
     std::vector<std::uint8_t> codes(direct_codes ? 0 : n);
 #if defined(_OPENMP)
 #pragma omp for schedule(static)
@@ -296,7 +292,7 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
         const std::uint32_t* rr = !sr ? nullptr : gathered ? rin.data() + g * ks : rbits.data() + row * K;
         std::uint8_t* out_row = elements.data() + static_cast<std::size_t>(row) * rb;
         std::uint8_t* code_row = direct_codes ? out_row : codes.data();
-        q.quantize_row(xr, n, code_row, scales_rm.data() + row * kb, rr, scratch.data());
+        q.quantize_row(xr, n, code_row, scales_rm.data() + row * kb, rr, scratch);
         if (!direct_codes) pack(d.packing, f.element, codes, std::span<std::uint8_t>(out_row, rb));
       }
     }
