@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// External fp8 GEMMs on Hopper (cuBLASLt, torch._scaled_mm) diffed against emulator schedules.
+//
+// A library GEMM is run on known e4m3 inputs; its output is then compared with every candidate
+// schedule the emulator can express: one wgmma k32 chain over the whole K (what FAST_ACCUM's
+// "no periodic promotion" means), Hopper promotion every P instructions into fp32 (P = 1 .. 32),
+// split-K over slices with sequential or pairwise reduction, and, for the block-scaled modes, the
+// three orders of the promotion FMA; tensor-wise and row-wise scales are applied in an epilogue
+// (two orders of the two multiplications). The best candidate is reported with its match count:
+// bit for bit means every output agrees.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace blockscale::harness {
+
+enum class ExternalScaling : std::uint8_t {
+  tensor,         // one fp32 scale per operand (cuBLASLt SCALAR_32F)
+  rowwise,        // fp32 per row of A and per column of B (cuBLASLt OUTER_VEC_32F)
+  block_1x128,    // fp32 per 1 x 128 block of A and of B (VEC128_32F x VEC128_32F)
+  block_128x128,  // A 1 x 128, B 128 x 128 (VEC128_32F x BLK128x128_32F): DeepSeek-V3 style
+};
+std::string to_string(ExternalScaling s);
+
+// One library GEMM D = (A sa) (B sb), A: M x K, B given as N x K, both e4m3 codes (K-major, "TN").
+struct ExternalRun {
+  std::string library;  // "cuBLASLt 130100", "torch 2.11.0+cu130 _scaled_mm"
+  std::string config;   // human description of the call
+  std::string algo;     // what the library chose (cuBLASLt: algo id, tile, split-K), when known
+  std::string error;    // non-empty: the call was refused or failed
+  ExternalScaling scaling = ExternalScaling::tensor;
+  bool fast_accum = false;
+  int m = 0, n = 0, k = 0;
+  std::vector<std::uint8_t> a, b;
+  // Scales, logical and expanded: sa[i * kb + q] for row i, K-block q of 128 (tensor: one value,
+  // rowwise: M values, block: M x kb); sb[j * kb + q] likewise for column j.
+  std::vector<float> sa, sb;
+  bool bf16_output = false;
+  std::vector<std::uint32_t> d;  // M x N row-major: f32 bits, or bf16 codes
+};
+
+struct ScheduleFit {
+  std::string schedule;  // "promotion P=4 (FADD), epilogue (sa*sb)*acc"
+  std::uint64_t matches = 0, outputs = 0;
+  std::uint64_t worst_ulps = 0;  // over the mismatches (NaN mismatches aside)
+};
+
+struct ExternalStudy {
+  ExternalRun run;  // inputs and outputs cleared after fitting (counts kept)
+  std::vector<ScheduleFit> fits;  // best first
+  bool bit_exact() const { return !fits.empty() && fits.front().matches == fits.front().outputs; }
+};
+
+// Compares the run with the candidate schedules (OpenMP inside the emulator).
+ExternalStudy fit_schedules(ExternalRun run);
+
+// cuBLASLt fp8 GEMMs on device 0: per-tensor scaling with FAST_ACCUM off and on (unit and
+// non-unit scales), VEC128_32F x VEC128_32F and VEC128_32F x BLK128x128_32F block scaling, on a
+// square and a skinny long-K shape. Empty with `why_not` set when this build or machine cannot.
+std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not);
+
+// Runs written by scripts/conform_scaled_mm.py (torch._scaled_mm on the device machine): every
+// *.scaled_mm file in `dir`. Throws std::invalid_argument for a malformed file.
+std::vector<ExternalRun> read_scaled_mm_runs(const std::filesystem::path& dir);
+
+}  // namespace blockscale::harness

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+// cuBLASLt fp8 GEMMs on a Hopper GPU, for the schedule study of external.h. Compiled only in
+// builds with CUDA. The call follows gpu.md section 4: "TN" (both operands K-major), compute type
+// CUBLAS_COMPUTE_32F, scale type CUDA_R_32F, A/B scales through A_SCALE_POINTER / B_SCALE_POINTER
+// and, for block scaling, A_SCALE_MODE / B_SCALE_MODE (VEC128_32F, BLK128x128_32F; Hopper only).
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "blockscale/formats/convert.h"
+#include "blockscale/gpu/device.h"
+#include "blockscale/harness/cases.h"
+#include "blockscale/harness/external.h"
+
+namespace blockscale::harness {
+
+namespace {
+
+void check(cudaError_t st, const char* call) {
+  if (st != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(st) + ": " + cudaGetErrorString(st));
+  }
+}
+void check(cublasStatus_t st, const char* call) {
+  if (st != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(call) + " failed: cublasStatus " + std::to_string(int(st)));
+}
+#define LT_CHECK(call) check((call), #call)
+
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(std::size_t bytes) { LT_CHECK(cudaMalloc(&p, std::max<std::size_t>(bytes, 16))); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void upload(const void* src, std::size_t bytes) { LT_CHECK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice)); }
+};
+
+struct LtConfig {
+  std::string name;
+  ExternalScaling scaling;
+  bool fast_accum;
+  int m, n, k;
+  int data;  // 0: uniform [0, 1) (one-signed: accumulation error grows), 1: Gaussian, 2: per-block ranges
+  float scale_a, scale_b;  // tensor scaling
+};
+
+std::uint8_t e4m3(double v) {
+  ConvertOptions o;
+  o.rounding = Rounding::nearest_even;
+  o.overflow = Overflow::saturate;
+  return static_cast<std::uint8_t>(convert(Format::float8_e4m3fn, v, o));
+}
+
+// Operand codes and logical scales (see ExternalRun) for one side: rows x k.
+void make_operand(const LtConfig& c, int rows, Rng& r, std::vector<std::uint8_t>& codes, std::vector<float>& scales,
+                  bool b_side) {
+  const int kb = c.k / 128;
+  codes.resize(std::size_t(rows) * c.k);
+  const bool block = c.scaling == ExternalScaling::block_1x128 || c.scaling == ExternalScaling::block_128x128;
+  if (!block) {
+    for (auto& x : codes) x = e4m3(c.data == 0 ? r.uniform() : r.gaussian());
+    scales = {b_side ? c.scale_b : c.scale_a};
+    return;
+  }
+  // DeepSeek-style quantization: each 1 x 128 (or 128 x 128 for B in block_128x128) block gets
+  // scale amax / 448 and its elements x / scale in e4m3; magnitudes vary from block to block.
+  scales.assign(std::size_t(rows) * kb, 1.0f);
+  const bool square = b_side && c.scaling == ExternalScaling::block_128x128;
+  std::vector<double> x(std::size_t(rows) * c.k);
+  std::vector<double> mag(std::size_t((rows + 127) / 128 + rows) * kb);
+  for (auto& m : mag) m = std::ldexp(1.0, static_cast<int>(r.below(17)) - 8);
+  for (int i = 0; i < rows; ++i)
+    for (int k = 0; k < c.k; ++k) {
+      const std::size_t mi = square ? std::size_t(i / 128) * kb + k / 128 : std::size_t(i) * kb + k / 128;
+      x[std::size_t(i) * c.k + k] = r.gaussian() * mag[mi];
+    }
+  for (int q = 0; q < kb; ++q) {
+    const int group = square ? 128 : 1;
+    for (int i0 = 0; i0 < rows; i0 += group) {
+      double amax = 0;
+      for (int i = i0; i < std::min(rows, i0 + group); ++i)
+        for (int k = q * 128; k < (q + 1) * 128; ++k) amax = std::max(amax, std::fabs(x[std::size_t(i) * c.k + k]));
+      const float s = amax > 0 ? static_cast<float>(amax / 448.0) : 1.0f;
+      for (int i = i0; i < std::min(rows, i0 + group); ++i) {
+        scales[std::size_t(i) * kb + q] = s;
+        for (int k = q * 128; k < (q + 1) * 128; ++k) codes[std::size_t(i) * c.k + k] = e4m3(x[std::size_t(i) * c.k + k] / s);
+      }
+    }
+  }
+}
+
+std::string algo_text(const cublasLtMatmulAlgo_t& algo) {
+  int32_t id = 0, splitk = 1;
+  uint32_t tile = 0, reduction = 0, stages = 0;
+  size_t w = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction, sizeof reduction, &w);
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, &w);
+  return "algo " + std::to_string(id) + ", tile id " + std::to_string(tile) + ", stages id " + std::to_string(stages) +
+         ", split-K " + std::to_string(splitk) + ", reduction scheme " + std::to_string(reduction);
+}
+
+// One cuBLASLt call; fills run.d (row-major) or run.error.
+void run_one(cublasLtHandle_t lt, const LtConfig& c, ExternalRun& run) {
+  const int kb = c.k / 128;
+  const bool block = c.scaling == ExternalScaling::block_1x128 || c.scaling == ExternalScaling::block_128x128;
+  DeviceBuffer da(run.a.size()), db(run.b.size());
+  da.upload(run.a.data(), run.a.size());
+  db.upload(run.b.data(), run.b.size());
+  // Scales as cuBLASLt reads them (gpu.md section 4): tensor: one float; VEC128 for A: (M, K/128)
+  // with M contiguous; VEC128 for B: (N, K/128) with N contiguous; BLK128x128 for B:
+  // (round_up(K/128, 4), N/128) with the K-blocks contiguous.
+  std::vector<float> sa_dev, sb_dev;
+  if (!block) {
+    sa_dev = {run.sa[0]};
+    sb_dev = {run.sb[0]};
+  } else {
+    sa_dev.resize(std::size_t(c.m) * kb);
+    for (int i = 0; i < c.m; ++i)
+      for (int q = 0; q < kb; ++q) sa_dev[std::size_t(q) * c.m + i] = run.sa[std::size_t(i) * kb + q];
+    if (c.scaling == ExternalScaling::block_1x128) {
+      sb_dev.resize(std::size_t(c.n) * kb);
+      for (int j = 0; j < c.n; ++j)
+        for (int q = 0; q < kb; ++q) sb_dev[std::size_t(q) * c.n + j] = run.sb[std::size_t(j) * kb + q];
+    } else {
+      const int kpad = (kb + 3) / 4 * 4, nb = (c.n + 127) / 128;
+      sb_dev.assign(std::size_t(kpad) * nb, 1.0f);
+      for (int jb = 0; jb < nb; ++jb)
+        for (int q = 0; q < kb; ++q) sb_dev[std::size_t(jb) * kpad + q] = run.sb[std::size_t(jb * 128) * kb + q];
+    }
+  }
+  DeviceBuffer dsa(sa_dev.size() * 4), dsb(sb_dev.size() * 4);
+  dsa.upload(sa_dev.data(), sa_dev.size() * 4);
+  dsb.upload(sb_dev.data(), sb_dev.size() * 4);
+  const std::size_t workspace_bytes = std::size_t(64) << 20;
+  DeviceBuffer ws(workspace_bytes);
+
+  for (bool bf16 : {false, true}) {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    const int8_t fast = c.fast_accum ? 1 : 0;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    void* pa = dsa.p;
+    void* pb = dsb.p;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof pa));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb, sizeof pb));
+    if (block) {
+      const cublasLtMatmulMatrixScale_t ma = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+      const cublasLtMatmulMatrixScale_t mb = c.scaling == ExternalScaling::block_1x128
+                                                 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+                                                 : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+      LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &ma, sizeof ma));
+      LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mb, sizeof mb));
+    }
+    const cudaDataType_t dt = bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, c.k, c.m, c.k));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, c.k, c.n, c.k));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&ld, dt, c.m, c.n, c.m));
+    LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                  sizeof workspace_bytes));
+    cublasLtMatmulHeuristicResult_t heur{};
+    int found = 0;
+    const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, ld, ld, pref, 1, &heur, &found);
+    bool done = false;
+    if (hs == CUBLAS_STATUS_SUCCESS && found > 0) {
+      const std::size_t out_bytes = std::size_t(c.m) * c.n * (bf16 ? 2 : 4);
+      DeviceBuffer dd(out_bytes);
+      LT_CHECK(cudaMemset(dd.p, 0xFF, out_bytes));
+      const float alpha = 1.0f, beta = 0.0f;
+      LT_CHECK(cublasLtMatmul(lt, op, &alpha, da.p, la, db.p, lb, &beta, dd.p, ld, dd.p, ld, &heur.algo, ws.p,
+                              workspace_bytes, nullptr));
+      LT_CHECK(cudaDeviceSynchronize());
+      std::vector<std::uint8_t> raw(out_bytes);
+      LT_CHECK(cudaMemcpy(raw.data(), dd.p, out_bytes, cudaMemcpyDeviceToHost));
+      run.d.assign(std::size_t(c.m) * c.n, 0);
+      for (int i = 0; i < c.m; ++i)
+        for (int j = 0; j < c.n; ++j) {
+          const std::size_t src = (std::size_t(j) * c.m + i) * (bf16 ? 2 : 4);  // column-major D
+          std::uint32_t v = 0;
+          std::memcpy(&v, &raw[src], bf16 ? 2 : 4);
+          run.d[std::size_t(i) * c.n + j] = v;
+        }
+      run.bf16_output = bf16;
+      run.algo = algo_text(heur.algo) + (bf16 ? "; D bf16 (no f32-output algorithm)" : "; D f32");
+      done = true;
+    } else if (bf16) {
+      run.error = "no cuBLASLt algorithm for this configuration (heuristic status " + std::to_string(int(hs)) +
+                  ", f32 and bf16 output tried)";
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(ld);
+    cublasLtMatmulDescDestroy(op);
+    if (done) return;
+  }
+}
+
+}  // namespace
+
+std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) {
+  const gpu::SystemInfo s = gpu::query_system();
+  if (s.devices.empty()) {
+    why_not = "no CUDA GPU is present (" + s.reason + ")";
+    return {};
+  }
+  if (s.devices.front().compute_capability() != 90) {
+    why_not = "the cuBLASLt study covers Hopper (compute capability 9.0); device 0 is " + s.devices.front().name;
+    return {};
+  }
+  const std::vector<LtConfig> configs = {
+      {"tensor-wise scaling, FAST_ACCUM off, uniform [0,1) data", ExternalScaling::tensor, false, 128, 128, 4096, 0, 1.0f, 1.0f},
+      {"tensor-wise scaling, FAST_ACCUM on, uniform [0,1) data", ExternalScaling::tensor, true, 128, 128, 4096, 0, 1.0f, 1.0f},
+      {"tensor-wise scaling 0.3 x 1.7, FAST_ACCUM off, Gaussian data", ExternalScaling::tensor, false, 256, 256, 2048, 1, 0.3f, 1.7f},
+      {"tensor-wise scaling, FAST_ACCUM off, skinny long K", ExternalScaling::tensor, false, 64, 128, 16384, 0, 1.0f, 1.0f},
+      {"tensor-wise scaling, FAST_ACCUM on, skinny long K", ExternalScaling::tensor, true, 64, 128, 16384, 0, 1.0f, 1.0f},
+      {"VEC128_32F x VEC128_32F block scaling", ExternalScaling::block_1x128, false, 256, 256, 2048, 2, 1.0f, 1.0f},
+      {"VEC128_32F x BLK128x128_32F block scaling", ExternalScaling::block_128x128, false, 256, 256, 2048, 2, 1.0f, 1.0f},
+      {"VEC128_32F x BLK128x128_32F block scaling, skinny long K", ExternalScaling::block_128x128, false, 64, 256, 16384, 2,
+       1.0f, 1.0f},
+  };
+  cublasLtHandle_t lt = nullptr;
+  LT_CHECK(cublasLtCreate(&lt));
+  std::vector<ExternalRun> runs;
+  const std::string lib = "cuBLASLt " + std::to_string(cublasLtGetVersion());
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const LtConfig& c = configs[i];
+    ExternalRun run;
+    run.library = lib;
+    run.config = c.name + ", e4m3 x e4m3, M=" + std::to_string(c.m) + " N=" + std::to_string(c.n) + " K=" + std::to_string(c.k);
+    run.scaling = c.scaling;
+    run.fast_accum = c.fast_accum;
+    run.m = c.m, run.n = c.n, run.k = c.k;
+    Rng r(case_seed(seed, "cublaslt:" + c.name, DataKind::realistic, i));
+    make_operand(c, c.m, r, run.a, run.sa, false);
+    make_operand(c, c.n, r, run.b, run.sb, true);
+    try {
+      run_one(lt, c, run);
+    } catch (const std::exception& e) {
+      run.error = e.what();
+    }
+    runs.push_back(std::move(run));
+  }
+  cublasLtDestroy(lt);
+  return runs;
+}
+
+}  // namespace blockscale::harness

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fitting emulator schedules to library fp8 GEMM outputs, and reading torch._scaled_mm runs.
+#include "blockscale/harness/external.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "blockscale/emulator/arith.h"
+#include "blockscale/emulator/gemm.h"
+#include "blockscale/harness/compare.h"
+
+namespace blockscale::harness {
+
+std::string to_string(ExternalScaling s) {
+  switch (s) {
+    case ExternalScaling::tensor: return "tensor";
+    case ExternalScaling::rowwise: return "rowwise";
+    case ExternalScaling::block_1x128: return "block_1x128";
+    case ExternalScaling::block_128x128: return "block_128x128";
+  }
+  return "?";
+}
+
+namespace {
+
+using emulator::CodeMatrix;
+using emulator::KernelSchedule;
+using emulator::Order;
+using emulator::PromotionFma;
+using emulator::SplitKReduction;
+
+constexpr int kScaleBlock = 128;  // the K extent of one scale in the 1x128 / 128x128 modes
+
+std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
+
+std::uint32_t to_bf16(std::uint32_t x) {
+  return (x & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFu : (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;
+}
+
+std::string fma_text(PromotionFma f) {
+  switch (f) {
+    case PromotionFma::scale_product: return "acc = fma(sa*sb, p, acc)";
+    case PromotionFma::scale_b_first: return "acc = fma(sa, sb*p, acc)";
+    case PromotionFma::mul_then_add: return "acc = acc + (sa*sb)*p";
+  }
+  return "?";
+}
+
+struct Fitter {
+  const ExternalRun& run;
+  emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
+  CodeMatrix a, b;
+  int kb = 0;  // scale blocks along K
+  std::vector<ScheduleFit> fits;
+
+  explicit Fitter(const ExternalRun& r) : run(r) {
+    a = CodeMatrix(Format::float8_e4m3fn, r.m, r.k, std::span<const std::uint8_t>(r.a));
+    b = CodeMatrix(Format::float8_e4m3fn, r.k, r.n, std::span<const std::uint8_t>(r.b), Order::col_major);
+    kb = (r.k + kScaleBlock - 1) / kScaleBlock;
+  }
+
+  bool block_scaled() const {
+    return run.scaling == ExternalScaling::block_1x128 || run.scaling == ExternalScaling::block_128x128;
+  }
+  float sa(int i, int q) const {
+    switch (run.scaling) {
+      case ExternalScaling::tensor: return run.sa[0];
+      case ExternalScaling::rowwise: return run.sa[std::size_t(i)];
+      default: return run.sa[std::size_t(i) * kb + q];
+    }
+  }
+  float sb(int j, int q) const {
+    switch (run.scaling) {
+      case ExternalScaling::tensor: return run.sb[0];
+      case ExternalScaling::rowwise: return run.sb[std::size_t(j)];
+      default: return run.sb[std::size_t(j) * kb + q];
+    }
+  }
+
+  // The accumulator of a schedule (f32 bits, M x N), scales of the block modes applied inside.
+  std::vector<std::uint32_t> accumulate(const KernelSchedule& s) const {
+    emulator::GemmOperands ops;
+    ops.a = a;
+    ops.b = b;
+    std::vector<std::uint32_t> sa_bits, sb_bits;
+    if (s.accumulation == emulator::Accumulation::promotion) {
+      const int span = s.scale_block();  // K elements per promotion
+      const int intervals = (run.k + span - 1) / span;
+      sa_bits.resize(std::size_t(run.m) * intervals);
+      sb_bits.resize(std::size_t(intervals) * run.n);
+      for (int q = 0; q < intervals; ++q) {
+        const int blk = q * span / kScaleBlock;
+        for (int i = 0; i < run.m; ++i) sa_bits[std::size_t(i) * intervals + q] = block_scaled() ? bits(sa(i, blk)) : bits(1.0f);
+        for (int j = 0; j < run.n; ++j) sb_bits[std::size_t(j) * intervals + q] = block_scaled() ? bits(sb(j, blk)) : bits(1.0f);
+      }
+      ops.scale_a = CodeMatrix(Format::float32, run.m, intervals, std::span<const std::uint32_t>(sa_bits));
+      ops.scale_b = CodeMatrix(Format::float32, intervals, run.n, std::span<const std::uint32_t>(sb_bits), Order::col_major);
+    }
+    return emulator::gemm(s, ops);
+  }
+
+  // Tensor / row-wise scales in an epilogue, then the output conversion; records the fit.
+  void finish(const std::string& name, const std::vector<std::uint32_t>& acc, int epilogue) {
+    std::vector<std::uint32_t> d(acc.size());
+    for (int i = 0; i < run.m; ++i)
+      for (int j = 0; j < run.n; ++j) {
+        std::uint32_t x = acc[std::size_t(i) * run.n + j];
+        if (!block_scaled()) {
+          const std::uint32_t s1 = bits(sa(i, 0)), s2 = bits(sb(j, 0));
+          x = epilogue == 0 ? emulator::mul_f32(emulator::mul_f32(s1, s2), x)
+                            : emulator::mul_f32(s1, emulator::mul_f32(s2, x));
+        }
+        d[std::size_t(i) * run.n + j] = run.bf16_output ? to_bf16(x) : x;
+      }
+    Stats st;
+    compare_outputs(run.bf16_output ? OutputFormat::bf16 : OutputFormat::f32, run.d, d, 0, std::size_t(run.m),
+                    std::size_t(run.n), st, 0);
+    ScheduleFit f;
+    f.schedule = name;
+    if (!block_scaled()) f.schedule += epilogue == 0 ? ", epilogue (sa*sb)*acc" : ", epilogue sa*(sb*acc)";
+    f.outputs = st.outputs;
+    f.matches = st.outputs - st.mismatches;
+    f.worst_ulps = st.worst_ulps;
+    fits.push_back(f);
+  }
+
+  void candidate(const std::string& name, const KernelSchedule& s) {
+    const std::vector<std::uint32_t> acc = accumulate(s);
+    finish(name, acc, 0);
+    const bool unit = !block_scaled() && std::all_of(run.sa.begin(), run.sa.end(), [](float x) { return x == 1.0f; }) &&
+                      std::all_of(run.sb.begin(), run.sb.end(), [](float x) { return x == 1.0f; });
+    if (!block_scaled() && !unit) finish(name, acc, 1);
+  }
+};
+
+}  // namespace
+
+ExternalStudy fit_schedules(ExternalRun run) {
+  ExternalStudy study;
+  if (!run.error.empty() || run.d.empty()) {
+    study.run = std::move(run);
+    return study;
+  }
+  Fitter f(run);
+  std::vector<std::pair<std::string, KernelSchedule>> tried;
+  auto add = [&](const std::string& name, const KernelSchedule& s) {
+    f.candidate(name, s);
+    tried.emplace_back(name, s);
+  };
+  if (f.block_scaled()) {
+    // The scales change every 128 elements, so a promotion happens at least that often.
+    for (int P : {4, 2, 1})
+      for (PromotionFma fma : {PromotionFma::scale_product, PromotionFma::scale_b_first, PromotionFma::mul_then_add}) {
+        add("promotion every " + std::to_string(32 * P) + " (P=" + std::to_string(P) + "), " + fma_text(fma),
+            KernelSchedule::hopper_promotion(f.ins, P, fma));
+      }
+  } else {
+    add("one wgmma chain over all of K (no promotion)", KernelSchedule::chain(f.ins));
+    for (int P : {1, 2, 4, 8, 16, 32}) {
+      if (32 * P > run.k) break;
+      add("promotion every " + std::to_string(32 * P) + " (P=" + std::to_string(P) + ", FADD)",
+          KernelSchedule::hopper_promotion(f.ins, P));
+    }
+  }
+  // Split-K on top of the two best: slices accumulated apart, then reduced.
+  std::vector<std::size_t> order(f.fits.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return f.fits[x].matches > f.fits[y].matches; });
+  if (!order.empty() && f.fits[order[0]].matches != f.fits[order[0]].outputs) {
+    std::vector<std::pair<std::string, KernelSchedule>> best;
+    for (std::size_t i = 0; i < std::min<std::size_t>(2, order.size()); ++i) {
+      // Fits and tried candidates line up one to one, except the second epilogue of a
+      // non-unit scaling: find the candidate by its name prefix.
+      for (const auto& [name, s] : tried) {
+        const bool seen = std::any_of(best.begin(), best.end(), [&](const auto& b) { return b.first == name; });
+        if (!seen && f.fits[order[i]].schedule.rfind(name, 0) == 0) best.emplace_back(name, s);
+      }
+    }
+    for (const auto& [name, s] : best)
+      for (int S : {2, 3, 4, 8})
+        for (SplitKReduction red : {SplitKReduction::sequential, SplitKReduction::pairwise}) {
+          f.candidate(name + ", split-K " + std::to_string(S) + (red == SplitKReduction::sequential ? " sequential" : " pairwise"),
+                      s.with_split_k(S, red));
+        }
+  }
+  std::stable_sort(f.fits.begin(), f.fits.end(), [](const ScheduleFit& x, const ScheduleFit& y) {
+    return x.matches != y.matches ? x.matches > y.matches : x.worst_ulps < y.worst_ulps;
+  });
+  study.fits = std::move(f.fits);
+  study.run = std::move(run);
+  study.run.a.clear();
+  study.run.b.clear();
+  study.run.d.clear();
+  return study;
+}
+
+std::vector<ExternalRun> read_scaled_mm_runs(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".scaled_mm") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<ExternalRun> runs;
+  for (const auto& path : files) {
+    std::ifstream in(path, std::ios::binary);
+    std::string header;
+    if (!std::getline(in, header)) throw std::invalid_argument(path.string() + ": empty file");
+    std::istringstream hs(header);
+    std::string magic;
+    int version = 0;
+    hs >> magic >> version;
+    if (magic != "blockscale-scaled-mm" || version != 1) {
+      throw std::invalid_argument(path.string() + ": the first line must start with 'blockscale-scaled-mm 1'");
+    }
+    std::map<std::string, std::string> kv;
+    std::string tok;
+    while (hs >> tok) {
+      const auto eq = tok.find('=');
+      if (eq == std::string::npos) throw std::invalid_argument(path.string() + ": '" + tok + "' is not key=value");
+      kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+    }
+    auto get = [&](const char* k) {
+      const auto it = kv.find(k);
+      if (it == kv.end()) throw std::invalid_argument(path.string() + ": header lacks '" + k + "'");
+      return it->second;
+    };
+    auto num = [&](const char* k) { return std::stoll(get(k)); };
+    ExternalRun r;
+    r.library = get("library");
+    r.config = get("config");
+    std::replace(r.config.begin(), r.config.end(), '_', ' ');
+    if (kv.count("error")) {
+      r.error = kv["error"];
+      std::replace(r.error.begin(), r.error.end(), '_', ' ');
+      runs.push_back(std::move(r));
+      continue;
+    }
+    r.m = static_cast<int>(num("m")), r.n = static_cast<int>(num("n")), r.k = static_cast<int>(num("k"));
+    const std::string sc = get("scaling");
+    bool known = false;
+    for (ExternalScaling s : {ExternalScaling::tensor, ExternalScaling::rowwise, ExternalScaling::block_1x128,
+                              ExternalScaling::block_128x128}) {
+      if (sc == to_string(s)) r.scaling = s, known = true;
+    }
+    if (!known) throw std::invalid_argument(path.string() + ": unknown scaling '" + sc + "'");
+    r.fast_accum = get("fast_accum") == "1";
+    r.bf16_output = get("out") == "bf16";
+    if (!r.bf16_output && get("out") != "f32") throw std::invalid_argument(path.string() + ": out must be f32 or bf16");
+    const auto na = std::size_t(r.m) * r.k, nb = std::size_t(r.n) * r.k;
+    const auto nsa = static_cast<std::size_t>(num("sa_count")), nsb = static_cast<std::size_t>(num("sb_count"));
+    r.a.resize(na);
+    r.b.resize(nb);
+    r.sa.resize(nsa);
+    r.sb.resize(nsb);
+    in.read(reinterpret_cast<char*>(r.a.data()), static_cast<std::streamsize>(na));
+    in.read(reinterpret_cast<char*>(r.b.data()), static_cast<std::streamsize>(nb));
+    in.read(reinterpret_cast<char*>(r.sa.data()), static_cast<std::streamsize>(nsa * 4));
+    in.read(reinterpret_cast<char*>(r.sb.data()), static_cast<std::streamsize>(nsb * 4));
+    const std::size_t nd = std::size_t(r.m) * r.n;
+    r.d.resize(nd);
+    if (r.bf16_output) {
+      std::vector<std::uint16_t> d16(nd);
+      in.read(reinterpret_cast<char*>(d16.data()), static_cast<std::streamsize>(nd * 2));
+      for (std::size_t i = 0; i < nd; ++i) r.d[i] = d16[i];
+    } else {
+      in.read(reinterpret_cast<char*>(r.d.data()), static_cast<std::streamsize>(nd * 4));
+    }
+    if (!in) throw std::invalid_argument(path.string() + ": truncated (the header's sizes need more bytes)");
+    const std::size_t kb = (std::size_t(r.k) + kScaleBlock - 1) / kScaleBlock;
+    const std::size_t want_sa = r.scaling == ExternalScaling::tensor ? 1 : r.scaling == ExternalScaling::rowwise ? r.m : r.m * kb;
+    const std::size_t want_sb = r.scaling == ExternalScaling::tensor ? 1 : r.scaling == ExternalScaling::rowwise ? r.n : r.n * kb;
+    if (nsa != want_sa || nsb != want_sb) {
+      throw std::invalid_argument(path.string() + ": " + to_string(r.scaling) + " scaling needs " + std::to_string(want_sa) +
+                                  " + " + std::to_string(want_sb) + " scales");
+    }
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+}  // namespace blockscale::harness

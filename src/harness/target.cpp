@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "blockscale/harness/target.h"
+
+#include <cstring>
+#include <exception>
+#include <span>
+#include <stdexcept>
+
+#include "blockscale/emulator/mma.h"
+#include "blockscale/formats/convert.h"
+
+namespace blockscale::harness {
+
+namespace {
+
+Format format_or_throw(emulator::Type t, std::string_view name) {
+  const auto f = emulator::format_of(t);
+  if (!f) throw std::invalid_argument("'" + std::string(name) + "': f64 instructions are not conformance targets");
+  return *f;
+}
+
+std::string short_name(Format f) { return info(f).short_name; }
+
+}  // namespace
+
+InstructionTarget instruction_target(std::string_view name) {
+  InstructionTarget t;
+  t.model = emulator::parse_instruction(name);
+  t.name = t.model.name();
+  t.m = t.model.m, t.n = t.model.n, t.k = t.model.k;
+  t.a = format_or_throw(t.model.a, name);
+  t.b = format_or_throw(t.model.b, name);
+  t.acc = format_or_throw(t.model.d, name);
+  t.block_scaled = t.model.block_scaled();
+  if (t.block_scaled) {
+    t.scale = format_or_throw(t.model.scale_type(), name);
+    t.block = t.model.block();
+  }
+  return t;
+}
+
+std::size_t a_words(const InstructionTarget& t) { return std::size_t(t.m) * std::size_t(t.k); }
+std::size_t b_words(const InstructionTarget& t) { return std::size_t(t.n) * std::size_t(t.k); }
+std::size_t c_words(const InstructionTarget& t) { return std::size_t(t.m) * std::size_t(t.n); }
+std::size_t scale_words(const InstructionTarget& t, int rows) {
+  return t.block_scaled ? std::size_t(rows) * std::size_t(t.k / t.block) : 0;
+}
+
+TileBatch make_batch(const InstructionTarget& t, std::size_t tiles) {
+  TileBatch b;
+  b.tiles = tiles;
+  b.a.assign(tiles * a_words(t), 0);
+  b.b.assign(tiles * b_words(t), 0);
+  b.c.assign(tiles * c_words(t), 0);
+  b.sfa.assign(tiles * scale_words(t, t.m), 0);
+  b.sfb.assign(tiles * scale_words(t, t.n), 0);
+  return b;
+}
+
+std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileBatch& in) {
+  using emulator::CodeMatrix;
+  using emulator::Order;
+  const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);
+  const std::size_t nsa = scale_words(t, t.m), nsb = scale_words(t, t.n);
+  const std::size_t blocks = t.block_scaled ? std::size_t(t.k / t.block) : 0;
+  std::vector<std::uint32_t> out(in.tiles * nc);
+  // An exception must not leave an OpenMP region: the first one is kept and rethrown after.
+  std::exception_ptr error;
+  const auto tiles = static_cast<std::ptrdiff_t>(in.tiles);
+#pragma omp parallel for schedule(dynamic, 8)
+  for (std::ptrdiff_t ti = 0; ti < tiles; ++ti) {
+    const auto tu = static_cast<std::size_t>(ti);
+    try {
+      const CodeMatrix a(t.a, t.m, t.k, std::span<const std::uint32_t>(&in.a[tu * na], na));
+      const CodeMatrix b(t.b, t.k, t.n, std::span<const std::uint32_t>(&in.b[tu * nb], nb), Order::col_major);
+      const CodeMatrix c(t.acc, t.m, t.n, std::span<const std::uint32_t>(&in.c[tu * nc], nc));
+      CodeMatrix sa, sb;
+      if (t.block_scaled) {
+        sa = CodeMatrix(t.scale, t.m, blocks, std::span<const std::uint8_t>(&in.sfa[tu * nsa], nsa));
+        sb = CodeMatrix(t.scale, blocks, t.n, std::span<const std::uint8_t>(&in.sfb[tu * nsb], nsb), Order::col_major);
+      }
+      const std::vector<std::uint32_t> d = emulator::mma(t.model, a, b, c, sa, sb);
+      std::memcpy(&out[tu * nc], d.data(), nc * sizeof(std::uint32_t));
+    } catch (...) {
+#pragma omp critical(blockscale_harness_emulate)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+std::string to_string(GemmRecipe r) {
+  switch (r) {
+    case GemmRecipe::mxfp8: return "mxfp8";
+    case GemmRecipe::mxfp4: return "mxfp4";
+    case GemmRecipe::nvfp4: return "nvfp4";
+  }
+  return "?";
+}
+
+std::string to_string(TargetKind k) { return k == TargetKind::instruction ? "instruction" : "gemm"; }
+
+emulator::KernelSchedule gemm_schedule(const GemmTarget& t) {
+  if (t.schedule_kind == GemmSchedule::tcgen05_chain) {
+    return emulator::block_scaled_schedule(emulator::Arch::sm_100a, t.a, t.b, t.scale, t.block);
+  }
+  // fp4 operands reach the tensor cores as e4m3 (every e2m1 value is an e4m3 value).
+  const bool fp4 = t.recipe != GemmRecipe::mxfp8;
+  const Format fa = fp4 ? Format::float8_e4m3fn : t.a, fb = fp4 ? Format::float8_e4m3fn : t.b;
+  const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 " +
+                                                                short_name(fa) + " " + short_name(fb));
+  return emulator::KernelSchedule::hopper_promotion(ins, t.promotion_interval, t.fma);
+}
+
+namespace {
+
+// bf16 output: cvt.rn.bf16.f32, round to nearest even; NaN becomes the canonical 0x7FFF.
+void to_bf16(std::vector<std::uint32_t>& d) {
+  for (std::uint32_t& x : d) {
+    x = (x & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFu : (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;
+  }
+}
+
+// tcgen05 chain: the element and scale codes as they are (ue4m3 bit 7 included: the model ignores
+// it as the hardware does, numerics.md b.5).
+std::vector<std::uint32_t> emulate_chain(const GemmTarget& t, const GemmProblem& p) {
+  using emulator::CodeMatrix;
+  using emulator::Order;
+  const int blocks = p.k / t.block;
+  emulator::GemmOperands ops;
+  ops.a = CodeMatrix(t.a, p.m, p.k, std::span<const std::uint8_t>(p.a));
+  ops.b = CodeMatrix(t.b, p.k, p.n, std::span<const std::uint8_t>(p.b), Order::col_major);
+  ops.scale_a = CodeMatrix(t.scale, p.m, blocks, std::span<const std::uint8_t>(p.sfa));
+  ops.scale_b = CodeMatrix(t.scale, blocks, p.n, std::span<const std::uint8_t>(p.sfb), Order::col_major);
+  if (!p.c.empty()) ops.c = CodeMatrix(Format::float32, p.m, p.n, std::span<const std::uint32_t>(p.c));
+  std::vector<std::uint32_t> d = emulator::gemm(gemm_schedule(t), ops);
+  if (p.bf16_output) to_bf16(d);
+  return d;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> emulate_gemm(const GemmTarget& t, const GemmProblem& p) {
+  using emulator::CodeMatrix;
+  using emulator::Order;
+  if (p.k % t.block != 0) throw std::invalid_argument("GEMM '" + t.name + "': K must be a multiple of the block");
+  if (t.schedule_kind == GemmSchedule::tcgen05_chain) return emulate_chain(t, p);
+  const bool fp4 = t.recipe != GemmRecipe::mxfp8;
+  const Format fa = fp4 ? Format::float8_e4m3fn : t.a, fb = fp4 ? Format::float8_e4m3fn : t.b;
+  // Each scale block occupies one k32 instruction slot; a 16-element block is followed by 16 zeros.
+  const int slot = 32, per_block = t.block;
+  const int blocks = p.k / t.block;
+  const std::size_t kk = std::size_t(blocks) * slot;
+  auto expand = [&](const std::vector<std::uint8_t>& codes, int rows) {
+    std::vector<std::uint8_t> e(std::size_t(rows) * kk, 0);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < p.k; ++j) {
+        const std::uint8_t c = codes[std::size_t(i) * p.k + j];
+        const std::size_t jj = std::size_t(j / per_block) * slot + std::size_t(j % per_block);
+        e[std::size_t(i) * kk + jj] =
+            fp4 ? static_cast<std::uint8_t>(convert_code(Format::float8_e4m3fn, Format::float4_e2m1fn, c)) : c;
+      }
+    return e;
+  };
+  const std::vector<std::uint8_t> ea = expand(p.a, p.m), eb = expand(p.b, p.n);
+  // Scales as the kernel decodes them to fp32 (ue4m3: bit 7 ignored, numerics.md b.5).
+  auto decode = [&](const std::vector<std::uint8_t>& s) {
+    std::vector<std::uint32_t> f(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const std::uint32_t code = t.scale == Format::float8_ue4m3 ? (s[i] & 0x7Fu) : s[i];
+      const float v = to_float(t.scale, code);
+      std::memcpy(&f[i], &v, 4);
+    }
+    return f;
+  };
+  const std::vector<std::uint32_t> sa = decode(p.sfa), sb = decode(p.sfb);
+  emulator::KernelSchedule sched = gemm_schedule(t);
+  emulator::GemmOperands ops;
+  ops.a = CodeMatrix(fa, p.m, kk, std::span<const std::uint8_t>(ea));
+  ops.b = CodeMatrix(fb, kk, p.n, std::span<const std::uint8_t>(eb), Order::col_major);
+  // One scale pair per promotion: with P > 1 a promotion would span P scale blocks, which the
+  // kernels of this project never do (they promote every block, P = 1).
+  if (t.promotion_interval != 1) {
+    throw std::invalid_argument("GEMM '" + t.name + "': per-block scales need promotion interval P = 1");
+  }
+  const auto sblocks = static_cast<std::size_t>(blocks);
+  ops.scale_a = CodeMatrix(Format::float32, p.m, sblocks, std::span<const std::uint32_t>(sa));
+  ops.scale_b = CodeMatrix(Format::float32, sblocks, p.n, std::span<const std::uint32_t>(sb), Order::col_major);
+  if (!p.c.empty()) ops.c = CodeMatrix(Format::float32, p.m, p.n, std::span<const std::uint32_t>(p.c));
+  std::vector<std::uint32_t> d = emulator::gemm(sched, ops);
+  if (p.bf16_output) to_bf16(d);
+  return d;
+}
+
+std::vector<Target> self_test_targets() {
+  std::vector<Target> v;
+  auto ins = [&](const std::string& name) {
+    Target t;
+    t.kind = TargetKind::instruction;
+    t.instruction = instruction_target(name);
+    v.push_back(std::move(t));
+  };
+  for (const char* d : {"f32", "f16"})
+    for (const char* a : {"e4m3", "e5m2"})
+      for (const char* b : {"e4m3", "e5m2"})
+        ins(std::string("sm_90a mma.sync.aligned m16n8k32 ") + d + " " + a + " " + b);
+  ins("sm_90a mma.sync.aligned m16n8k16 f32 f16 f16");
+  ins("sm_90a mma.sync.aligned m16n8k16 f32 bf16 bf16");
+  ins("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16");
+  ins("sm_90a mma.sync.aligned m16n8k8 f32 tf32 tf32");
+  for (const char* d : {"f32", "f16"})
+    for (const char* a : {"e4m3", "e5m2"})
+      for (const char* b : {"e4m3", "e5m2"})
+        ins(std::string("sm_90a wgmma.mma_async m64n8k32 ") + d + " " + a + " " + b);
+  ins("sm_90a wgmma.mma_async m64n8k16 f32 f16 f16");
+  ins("sm_90a wgmma.mma_async m64n8k16 f32 bf16 bf16");
+  ins("sm_90a wgmma.mma_async m64n8k16 f16 f16 f16");
+  ins("sm_90a wgmma.mma_async m64n8k8 f32 tf32 tf32");
+  ins("sm_89 mma.sync.aligned m16n8k32 f32 e4m3 e4m3");
+  ins("sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 e4m3 e2m1 ue8m0");
+  ins("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3");
+
+  auto gemm = [&](GemmRecipe r, Format a, Format b, Format scale, int block) {
+    Target t;
+    t.kind = TargetKind::gemm;
+    GemmTarget& g = t.gemm;
+    g.recipe = r, g.a = a, g.b = b, g.scale = scale, g.block = block;
+    g.k_multiple = 4 * block;
+    g.promotion_interval = 1;
+    g.name = "sm_90a gemm " + to_string(r) + " " + short_name(a) + " " + short_name(b) + " " + short_name(scale) +
+             " block" + std::to_string(block) + " (emulated promotion P=1)";
+    g.schedule = gemm_schedule(g).name();
+    v.push_back(std::move(t));
+  };
+  gemm(GemmRecipe::mxfp8, Format::float8_e4m3fn, Format::float8_e5m2, Format::float8_e8m0fnu, 32);
+  gemm(GemmRecipe::mxfp4, Format::float4_e2m1fn, Format::float4_e2m1fn, Format::float8_e8m0fnu, 32);
+  gemm(GemmRecipe::nvfp4, Format::float4_e2m1fn, Format::float4_e2m1fn, Format::float8_ue4m3, 16);
+  return v;
+}
+
+}  // namespace blockscale::harness

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `blockscale conform` as a user runs it on a machine without a GPU (CI):
+#   cli_test.sh BLOCKSCALE_BINARY SCRATCH_DIR
+set -u
+bin=$1
+scratch=$2
+rm -rf "$scratch"
+mkdir -p "$scratch"
+fail=0
+expect() {  # expect STATUS DESCRIPTION COMMAND...
+  local want=$1 what=$2
+  shift 2
+  "$@" > "$scratch/out.txt" 2>&1
+  local got=$?
+  if [[ $got -ne $want ]]; then
+    echo "FAIL: $what: exit $got, expected $want"
+    sed 's/^/    /' "$scratch/out.txt" | tail -n 20
+    fail=1
+  else
+    echo "ok: $what (exit $got)"
+  fi
+}
+
+# Without a GPU (or without CUDA in the build) the command says so and exits 3. A machine with a
+# GPU reaches the sweep instead; the check is then skipped.
+"$bin" conform --kernels 'no such kernel' > "$scratch/nogpu.txt" 2>&1
+status=$?
+if grep -q "no GPU to test" "$scratch/nogpu.txt"; then
+  [[ $status -eq 3 ]] || { echo "FAIL: no GPU: exit $status, expected 3"; fail=1; }
+  grep -q -- "--self-test" "$scratch/nogpu.txt" || { echo "FAIL: the no-GPU message does not point at --self-test"; fail=1; }
+  echo "ok: no GPU -> exit 3"
+else
+  echo "skip: a GPU is present ($(head -n 1 "$scratch/nogpu.txt"))"
+fi
+
+# The self-test: every target agrees with itself; JSON and Markdown are written.
+expect 0 "self-test agrees" "$bin" conform --self-test --outputs 4096 --quiet --json "$scratch/st.json" \
+  --markdown "$scratch/st.md"
+grep -q '"mismatches": 0, "failed": false' "$scratch/st.json" || { echo "FAIL: JSON lacks the zero-mismatch summary"; fail=1; }
+grep -q '| `sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3` |' "$scratch/st.md" || { echo "FAIL: Markdown lacks the wgmma row"; fail=1; }
+
+# A perturbed self-test device must be caught (exit 1), and its failures saved and replayed.
+expect 1 "perturbed F is caught" "$bin" conform --self-test --perturb fraction-bits --kernels 'wgmma.*f32 e4m3 e4m3' \
+  --outputs 4096 --quiet --save-failures "$scratch/failures"
+n=$(ls "$scratch/failures" 2>/dev/null | wc -l)
+[[ $n -gt 0 ]] || { echo "FAIL: no failure files written"; fail=1; }
+first=$(ls "$scratch/failures" | head -n 1)
+expect 1 "replay reproduces the saved failure" "$bin" conform --replay "$scratch/failures/$first"
+expect 1 "a rare one-ulp fault is caught" "$bin" conform --self-test --perturb output-lsb --kernels 'mma.sync.*k16 f32 bf16' \
+  --outputs 20000 --quiet
+expect 1 "C placement is caught" "$bin" conform --self-test --perturb c-placement --kernels 'm16n8k32 f32 e4m3 e4m3' \
+  --data probes --quiet
+
+# Discovery against the emulator recovers the table row; against a perturbed one it disagrees.
+expect 0 "discovery agrees with the table" "$bin" conform --self-test --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet
+expect 1 "discovery flags a wrong F" "$bin" conform --self-test --perturb fraction-bits --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet
+
+# Bad usage: exit 2 with a message naming the rule.
+expect 2 "unknown data set" "$bin" conform --self-test --data nonsense
+expect 2 "bad regular expression" "$bin" conform --self-test --kernels '('
+expect 2 "--perturb without --self-test" "$bin" conform --perturb output-lsb
+printf 'blockscale-conformance-failure 1\nkind instruction\ntarget x\n' > "$scratch/bad.failure"
+expect 2 "malformed failure file" "$bin" conform --replay "$scratch/bad.failure"
+exit $fail

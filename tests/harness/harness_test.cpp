@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: Apache-2.0
+// The conformance harness against the emulator itself: what CI can check without a GPU.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "blockscale/emulator.h"
+#include "blockscale/formats.h"
+#include "blockscale/harness.h"
+
+namespace blockscale::harness {
+namespace {
+
+TEST(HarnessCompare, UlpDistance) {
+  const auto f = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  EXPECT_EQ(ulp_distance(OutputFormat::f32, f(1.0f), f(std::nextafter(1.0f, 2.0f))), 1u);
+  EXPECT_EQ(ulp_distance(OutputFormat::f32, 0x00000000u, 0x80000000u), 0u);
+  EXPECT_EQ(ulp_distance(OutputFormat::f32, 0x00000001u, 0x80000001u), 2u);
+  EXPECT_FALSE(ulp_distance(OutputFormat::f32, 0x7FFFFFFFu, f(1.0f)).has_value());
+  EXPECT_EQ(ulp_distance(OutputFormat::f32, 0x7FFFFFFFu, 0x7FC00000u), 0u);
+  EXPECT_EQ(ulp_distance(OutputFormat::f16, 0x3C00u, 0x3C02u), 2u);
+  EXPECT_EQ(ulp_distance(OutputFormat::bf16, 0x7F80u, 0x7F7Fu), 1u);  // Inf is one above the largest value
+}
+
+TEST(HarnessCompare, CountsAndExamples) {
+  std::vector<std::uint32_t> dev(2 * 3 * 4, 0x3F800000u), model = dev;
+  dev[13] = 0x3F800001u;  // case 1, row 0, col 1
+  dev[22] = 0x7FFFFFFFu;  // case 1, row 2, col 2
+  Stats s;
+  compare_outputs(OutputFormat::f32, dev, model, 10, 3, 4, s, 8);
+  EXPECT_EQ(s.cases, 2u);
+  EXPECT_EQ(s.outputs, 24u);
+  EXPECT_EQ(s.mismatches, 2u);
+  EXPECT_EQ(s.nan_mismatches, 1u);
+  EXPECT_EQ(s.worst_ulps, 1u);
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_EQ(s.examples[0].case_index, 11u);
+  EXPECT_EQ(s.examples[0].row, 0u);
+  EXPECT_EQ(s.examples[0].col, 1u);
+  EXPECT_EQ(s.examples[1].row, 2u);
+  EXPECT_EQ(s.examples[1].col, 2u);
+}
+
+TEST(HarnessProbes, ExactCodesAndProducts) {
+  EXPECT_EQ(exact_code(Format::float8_e4m3fn, 448.0), 0x7Eu);
+  EXPECT_FALSE(exact_code(Format::float8_e4m3fn, 449.0));
+  EXPECT_FALSE(exact_code(Format::float8_e4m3fn, 512.0));
+  EXPECT_EQ(exact_code(Format::float8_e4m3fn, -0.0), 0x80u);
+  EXPECT_EQ(exact_code(Format::tfloat32, 1.0 + std::ldexp(1.0, -10)), 0x3F802000u);
+  EXPECT_FALSE(exact_code(Format::tfloat32, 1.0 + std::ldexp(1.0, -11)));
+  for (int e = -18; e <= 16; ++e) {
+    const auto p = product_codes(Format::float8_e4m3fn, Format::float8_e4m3fn, -std::ldexp(1.0, e));
+    ASSERT_TRUE(p) << "2^" << e;
+    EXPECT_EQ(to_double(Format::float8_e4m3fn, p->first) * to_double(Format::float8_e4m3fn, p->second),
+              -std::ldexp(1.0, e));
+  }
+  EXPECT_FALSE(product_codes(Format::float8_e4m3fn, Format::float8_e4m3fn, std::ldexp(1.0, -19)));
+  EXPECT_FALSE(product_codes(Format::float8_e4m3fn, Format::float8_e4m3fn, std::ldexp(1.0, 17)));
+  EXPECT_TRUE(product_codes(Format::bfloat16, Format::bfloat16, std::ldexp(1.0, -150)));
+}
+
+TEST(HarnessProbes, ProbeSetsAreBuiltAndPacked) {
+  for (const Target& t : self_test_targets()) {
+    if (t.kind != TargetKind::instruction) continue;
+    const std::vector<DotCase> dots = probe_set(t.instruction);
+    EXPECT_GT(dots.size(), 40u) << t.name();
+    const TileBatch b = pack_dots(t.instruction, dots);
+    const std::vector<std::uint32_t> d = emulate_tiles(t.instruction, b);
+    const std::vector<std::uint32_t> diag = unpack_dots(t.instruction, d, dots.size());
+    // Every probe's diagonal output is that probe's own dot product.
+    for (std::size_t i = 0; i < dots.size(); i += 7) {
+      std::vector<std::uint32_t> sa(dots[i].sa.begin(), dots[i].sa.end()), sb(dots[i].sb.begin(), dots[i].sb.end());
+      EXPECT_EQ(diag[i], emulator::dot(t.instruction.model, dots[i].a, dots[i].b, dots[i].c, sa, sb))
+          << t.name() << ": " << dots[i].label;
+    }
+  }
+}
+
+TEST(HarnessCases, DeterministicAndIndependentOfTheRange) {
+  const InstructionTarget t = instruction_target("sm_90a wgmma.mma_async m64n8k32 f32 e5m2 e4m3");
+  for (DataKind d : {DataKind::random, DataKind::realistic, DataKind::probes}) {
+    const TileBatch all = make_tiles(t, d, 7, 0, 12);
+    const TileBatch part = make_tiles(t, d, 7, 5, 4);
+    const std::size_t na = a_words(t), nc = c_words(t);
+    for (std::size_t i = 0; i < part.a.size(); ++i) ASSERT_EQ(part.a[i], all.a[5 * na + i]) << to_string(d);
+    for (std::size_t i = 0; i < part.c.size(); ++i) ASSERT_EQ(part.c[i], all.c[5 * nc + i]) << to_string(d);
+    if (d != DataKind::probes) {
+      const TileBatch other = make_tiles(t, d, 8, 0, 12);
+      EXPECT_NE(other.a, all.a) << "the seed changes the cases";
+    }
+  }
+}
+
+TEST(HarnessCases, RandomDataCoversEverySpecialClass) {
+  const InstructionTarget t = instruction_target("sm_90a mma.sync.aligned m16n8k16 f32 f16 f16");
+  const TileBatch b = make_tiles(t, DataKind::random, 1, 0, 64);
+  std::set<ValueClass> a_classes, c_classes;
+  for (std::uint32_t w : b.a) a_classes.insert(classify(Format::float16, w));
+  for (std::uint32_t w : b.c) c_classes.insert(classify(Format::float32, w));
+  EXPECT_EQ(a_classes.size(), 5u);  // zero, subnormal, normal, infinite, nan
+  EXPECT_EQ(c_classes.size(), 5u);
+}
+
+TEST(HarnessCases, RealisticDataUsesEveryScaleRule) {
+  // Block-scaled NVFP4 tiles: the TE and torchao rules both appear; the scale codes are valid.
+  const InstructionTarget t = instruction_target(
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3");
+  const TileBatch b = make_tiles(t, DataKind::realistic, 3, 0, 12);
+  for (std::uint8_t s : b.sfa) EXPECT_NE(s & 0x7F, 0x7F);
+  const InstructionTarget f8 = instruction_target("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3");
+  const TileBatch q = make_tiles(f8, DataKind::realistic, 3, 0, 30);  // 6 e8m0 rules x 5 distributions
+  std::size_t nan = 0;
+  for (std::uint32_t w : q.a) nan += classify(Format::float8_e4m3fn, w) == ValueClass::nan;
+  EXPECT_EQ(nan, 0u);
+}
+
+TEST(HarnessConform, SelfTestAgreesEverywhere) {
+  auto dev = make_emulator_device();
+  ConformOptions o;
+  o.outputs = 3000;
+  o.gemm_sizes = GemmSizes::small;
+  const ConformReport r = run_conformance(*dev, o);
+  EXPECT_FALSE(r.failed()) << conform_table(r);
+  EXPECT_EQ(r.targets.size(), self_test_targets().size());
+  for (const TargetResult& t : r.targets) {
+    EXPECT_GE(t.total.outputs, 3000u) << t.target.name();
+    EXPECT_EQ(t.data.size(), 3u);
+  }
+}
+
+class Perturbed : public ::testing::TestWithParam<Perturbation> {};
+
+TEST_P(Perturbed, IsCaughtAndReproducible) {
+  auto dev = make_emulator_device(GetParam());
+  ConformOptions o;
+  o.outputs = 20000;
+  o.gemm_sizes = GemmSizes::small;
+  o.pattern = GetParam() == Perturbation::promotion_fma ? "gemm mxfp8" : "wgmma.*f32 e4m3 e4m3|mma.sync.*k32 f16 e5m2 e5m2";
+  const ConformReport r = run_conformance(*dev, o);
+  ASSERT_FALSE(r.targets.empty());
+  for (const TargetResult& t : r.targets) {
+    EXPECT_TRUE(t.error.empty()) << t.error;
+    EXPECT_GT(t.total.mismatches, 0u) << t.target.name() << " perturbed by " << to_string(GetParam());
+  }
+  // The failures regenerate from the seed, survive the file format, and replay to the model's bits.
+  for (const TargetResult& t : r.targets) {
+    const std::vector<FailureCase> fails = failure_cases(t, o, r.device);
+    ASSERT_FALSE(fails.empty());
+    for (const FailureCase& f : fails) {
+      const FailureCase g = parse_failure(format_failure(f), "mem");
+      EXPECT_EQ(g.a, f.a);
+      EXPECT_EQ(g.sb, f.sb);
+      EXPECT_EQ(g.device_d, f.device_d);
+      EXPECT_EQ(replay_model(g), f.model_d) << t.target.name();
+      EXPECT_NE(replay_model(g), f.device_d);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Harness, Perturbed,
+                         ::testing::Values(Perturbation::fraction_bits, Perturbation::output_rounding,
+                                           Perturbation::c_placement, Perturbation::promotion_fma,
+                                           Perturbation::output_lsb),
+                         [](const auto& param_info) {
+                           std::string n = to_string(param_info.param);
+                           for (char& c : n) c = c == '-' ? '_' : c;
+                           return n;
+                         });
+
+TEST(HarnessFailures, MalformedFilesNameTheLine) {
+  EXPECT_THROW(parse_failure("", "x"), std::invalid_argument);
+  try {
+    parse_failure("blockscale-conformance-failure 1\nkind instruction\ntarget t\na 1G\n", "f.failure");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("f.failure:4:"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_failure("blockscale-conformance-failure 2\n", "x"), std::invalid_argument);
+  EXPECT_THROW(parse_failure("blockscale-conformance-failure 1\nbogus 1\n", "x"), std::invalid_argument);
+}
+
+// Discovery recovers every self-test instruction's table row from the emulator, and notices a
+// perturbed one.
+TEST(HarnessDiscover, RecoversTheTableFromTheEmulator) {
+  auto dev = make_emulator_device();
+  for (const Target& t : self_test_targets()) {
+    if (t.kind != TargetKind::instruction || t.instruction.block_scaled) continue;
+    const Discovery d = discover(*dev, t.instruction);
+    EXPECT_FALSE(d.disagrees()) << discovery_table(d);
+    std::set<std::string> determined;
+    for (const DiscoveryItem& i : d.items)
+      if (i.verdict == Verdict::agrees) determined.insert(i.parameter);
+    for (const char* p : {"fused width L", "fraction bits F", "C placement", "product normalisation", "output rounding"}) {
+      EXPECT_TRUE(determined.count(p)) << t.name() << ": " << p << "\n" << discovery_table(d);
+    }
+  }
+}
+
+TEST(HarnessDiscover, HopperFp8Parameters) {
+  auto dev = make_emulator_device();
+  const Discovery w = discover(*dev, instruction_target("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3"));
+  const Discovery m = discover(*dev, instruction_target("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3"));
+  auto item = [](const Discovery& d, const std::string& p) {
+    for (const DiscoveryItem& i : d.items)
+      if (i.parameter == p) return i.discovered;
+    return std::string("(missing)");
+  };
+  EXPECT_EQ(item(w, "fraction bits F"), "13");
+  EXPECT_EQ(item(w, "output rounding"), "RZ-E8M13");
+  EXPECT_EQ(item(m, "fraction bits F"), "25");
+  EXPECT_EQ(item(m, "C placement"), "added after the products, rounded to nearest (FADD/HADD)");
+  EXPECT_NE(item(m, "fused width L").find("k mod 4 in {0,1}"), std::string::npos);
+  const Discovery f16 = discover(*dev, instruction_target("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16"));
+  EXPECT_EQ(item(f16, "e_zero (floor of e_max)"), "-22");
+}
+
+TEST(HarnessDiscover, FlagsAPerturbedModel) {
+  auto dev = make_emulator_device(Perturbation::fraction_bits);
+  const Discovery d = discover(*dev, instruction_target("sm_90a wgmma.mma_async m64n8k16 f32 bf16 bf16"));
+  EXPECT_TRUE(d.disagrees());
+  for (const DiscoveryItem& i : d.items) {
+    if (i.parameter == "fraction bits F") {
+      EXPECT_EQ(i.discovered, "24");
+      EXPECT_EQ(i.verdict, Verdict::disagrees);
+    }
+  }
+}
+
+// Schedule fitting: a GEMM made by a known emulator schedule is recognised as that schedule.
+ExternalRun synthetic_run(ExternalScaling scaling, const emulator::KernelSchedule& s, int k) {
+  ExternalRun r;
+  r.library = "emulator";
+  r.config = "synthetic";
+  r.scaling = scaling;
+  r.m = 24, r.n = 16, r.k = k;
+  Rng rng(5);
+  r.a.resize(std::size_t(r.m) * k);
+  r.b.resize(std::size_t(r.n) * k);
+  ConvertOptions o;
+  o.overflow = Overflow::saturate;
+  for (auto& x : r.a) x = static_cast<std::uint8_t>(convert(Format::float8_e4m3fn, rng.uniform() * 3, o));
+  for (auto& x : r.b) x = static_cast<std::uint8_t>(convert(Format::float8_e4m3fn, rng.gaussian(), o));
+  const int kb = k / 128;
+  const bool block = scaling == ExternalScaling::block_1x128;
+  r.sa.assign(block ? std::size_t(r.m) * kb : 1, 1.0f);
+  r.sb.assign(block ? std::size_t(r.n) * kb : 1, 1.0f);
+  for (auto& x : r.sa) x = block ? static_cast<float>(0.1 + rng.uniform()) : 1.0f;
+  for (auto& x : r.sb) x = block ? static_cast<float>(0.1 + rng.uniform()) : 1.0f;
+  emulator::GemmOperands ops;
+  ops.a = emulator::CodeMatrix(Format::float8_e4m3fn, r.m, k, std::span<const std::uint8_t>(r.a));
+  ops.b = emulator::CodeMatrix(Format::float8_e4m3fn, k, r.n, std::span<const std::uint8_t>(r.b), emulator::Order::col_major);
+  std::vector<std::uint32_t> sa, sb;
+  if (s.accumulation == emulator::Accumulation::promotion) {
+    const int intervals = k / s.scale_block();
+    sa.resize(std::size_t(r.m) * intervals);
+    sb.resize(std::size_t(intervals) * r.n);
+    for (int q = 0; q < intervals; ++q) {
+      const int blk = q * s.scale_block() / 128;
+      for (int i = 0; i < r.m; ++i) sa[std::size_t(i) * intervals + q] = std::bit_cast<std::uint32_t>(block ? r.sa[std::size_t(i) * kb + blk] : 1.0f);
+      for (int j = 0; j < r.n; ++j) sb[std::size_t(j) * intervals + q] = std::bit_cast<std::uint32_t>(block ? r.sb[std::size_t(j) * kb + blk] : 1.0f);
+    }
+    ops.scale_a = emulator::CodeMatrix(Format::float32, r.m, intervals, std::span<const std::uint32_t>(sa));
+    ops.scale_b = emulator::CodeMatrix(Format::float32, intervals, r.n, std::span<const std::uint32_t>(sb), emulator::Order::col_major);
+  }
+  r.d = emulator::gemm(s, ops);
+  return r;
+}
+
+TEST(HarnessExternal, FitsTheGeneratingSchedule) {
+  const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
+  {
+    const ExternalStudy st = fit_schedules(synthetic_run(ExternalScaling::tensor, emulator::KernelSchedule::chain(ins), 2048));
+    ASSERT_TRUE(st.bit_exact());
+    EXPECT_EQ(st.fits.front().schedule.rfind("one wgmma chain", 0), 0u) << st.fits.front().schedule;
+    EXPECT_LT(st.fits[1].matches, st.fits[1].outputs) << "the data must tell the schedules apart";
+  }
+  {
+    const ExternalStudy st =
+        fit_schedules(synthetic_run(ExternalScaling::tensor, emulator::KernelSchedule::hopper_promotion(ins, 4), 2048));
+    ASSERT_TRUE(st.bit_exact());
+    EXPECT_NE(st.fits.front().schedule.find("(P=4"), std::string::npos) << st.fits.front().schedule;
+  }
+  {
+    const auto s = emulator::KernelSchedule::hopper_promotion(ins, 4, emulator::PromotionFma::scale_b_first);
+    const ExternalStudy st = fit_schedules(synthetic_run(ExternalScaling::block_1x128, s, 1024));
+    ASSERT_TRUE(st.bit_exact());
+    EXPECT_NE(st.fits.front().schedule.find("fma(sa, sb*p, acc)"), std::string::npos) << st.fits.front().schedule;
+  }
+}
+
+TEST(HarnessExternal, ReadsScaledMmRuns) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "blockscale_harness_scaled_mm";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "a.scaled_mm", std::ios::binary);
+    f << "blockscale-scaled-mm 1 library=torch config=tensor-wise m=2 n=1 k=128 scaling=tensor fast_accum=0 out=f32 "
+         "sa_count=1 sb_count=1\n";
+    std::vector<std::uint8_t> a(256, 0x38), b(128, 0x38);  // 1.0
+    const float one = 1.0f, d[2] = {128.0f, 128.0f};
+    f.write(reinterpret_cast<const char*>(a.data()), 256);
+    f.write(reinterpret_cast<const char*>(b.data()), 128);
+    f.write(reinterpret_cast<const char*>(&one), 4);
+    f.write(reinterpret_cast<const char*>(&one), 4);
+    f.write(reinterpret_cast<const char*>(d), 8);
+  }
+  const std::vector<ExternalRun> runs = read_scaled_mm_runs(dir);
+  ASSERT_EQ(runs.size(), 1u);
+  const ExternalStudy st = fit_schedules(runs[0]);
+  EXPECT_TRUE(st.bit_exact());
+  {
+    std::ofstream f(dir / "b.scaled_mm", std::ios::binary);
+    f << "blockscale-scaled-mm 1 library=torch config=x m=2 n=1 k=128 scaling=tensor fast_accum=0 out=f32 sa_count=1 "
+         "sb_count=1\n";
+  }
+  EXPECT_THROW(read_scaled_mm_runs(dir), std::invalid_argument);  // truncated
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace blockscale::harness

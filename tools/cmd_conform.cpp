@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+// `blockscale conform`: the conformance harness (issue 8, docs/conformance.md). Diffs the GPU's
+// kernels against the emulator bit for bit, discovers an instruction's arithmetic from targeted
+// probes, studies cuBLASLt / torch._scaled_mm schedules, and replays saved failures on a CPU.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "blockscale/harness.h"
+#include "cli.h"
+
+namespace blockscale::cli {
+namespace {
+
+using namespace blockscale::harness;
+
+const char* kUsage =
+    "usage: blockscale conform [options]\n"
+    "\n"
+    "Runs every kernel and tensor-core instruction the GPU can run on generated inputs, runs the\n"
+    "emulator's model of it on the same inputs, and compares the output bits.\n"
+    "\n"
+    "selection and cases:\n"
+    "  --kernels PATTERN     targets whose name matches this ECMAScript regular expression\n"
+    "                        (searched; e.g. 'wgmma.*e4m3', 'mma.sync', 'gemm'); default all\n"
+    "  --cases N             cases per target and data set (a case is one instruction tile or one\n"
+    "                        GEMM problem); default: enough cases for --outputs\n"
+    "  --outputs N           outputs per target over all data sets when --cases is not given\n"
+    "                        (default 1048576); the probes run once, the rest is split evenly\n"
+    "  --seed S              generator seed (default 1); every case is a function of (seed,\n"
+    "                        target, data set, case index)\n"
+    "  --data SETS           random, realistic, probes or all (default), or a comma list\n"
+    "  --list                list the targets (runnable or skipped, with the reason) and exit\n"
+    "modes (the conformance sweep runs when no other mode is named, or with --conform):\n"
+    "  --conform             run the conformance sweep together with the modes below\n"
+    "  --discover NAME       infer the parameters of an instruction from probes on the device and\n"
+    "                        set them next to its table row; NAME is an instruction name or a\n"
+    "                        regular expression over the device's instruction targets\n"
+    "  --external            cuBLASLt fp8 GEMMs (per-tensor with and without FAST_ACCUM,\n"
+    "                        VEC128_32F, BLK128x128_32F) fitted to emulator schedules\n"
+    "  --external-dir DIR    torch._scaled_mm runs written by scripts/conform_scaled_mm.py\n"
+    "  --replay FILE...      recompute saved failure files on this machine; exit 1 while the\n"
+    "                        recorded device output still differs from the model\n"
+    "  --self-test           run against the emulator itself (no GPU needed): CI's check of case\n"
+    "                        generation, comparison and reporting\n"
+    "  --perturb KIND        with --self-test: perturb the self-test device so that it must be\n"
+    "                        caught: fraction-bits, output-rounding, c-placement, promotion-fma,\n"
+    "                        output-lsb (default none)\n"
+    "output:\n"
+    "  --json FILE           everything measured, as JSON\n"
+    "  --markdown FILE       the results tables as Markdown (for docs/conformance.md)\n"
+    "  --save-failures DIR   write each mismatching case as a failure file (see --replay)\n"
+    "  --quiet               no progress lines\n"
+    "\n"
+    "exit status: 0 all outputs agree (and discovery agrees with the table); 1 a mismatch, a\n"
+    "disagreement or a kernel error; 2 bad usage or input; 3 no GPU (use --self-test).";
+
+std::vector<DataKind> parse_data(const std::string& s) {
+  if (s == "all") return {DataKind::random, DataKind::realistic, DataKind::probes};
+  std::vector<DataKind> v;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t comma = s.find(',', start);
+    const std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto d = parse_data_kind(part);
+    if (!d) throw UsageError("--data: '" + part + "' is not random, realistic, probes or all");
+    v.push_back(*d);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return v;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+int replay(const std::vector<std::string>& files) {
+  if (files.empty()) throw UsageError("--replay needs at least one failure file");
+  int still = 0;
+  for (const std::string& path : files) {
+    std::ifstream in(path);
+    if (!in) throw UsageError("cannot read " + path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    FailureCase f;
+    try {
+      f = parse_failure(text, path);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    const std::uint32_t model = replay_model(f);
+    const bool differs = model != f.device_d;
+    still += differs;
+    std::printf("%s: %s, %s case %llu (%zu,%zu): device 0x%X, model now 0x%X (recorded 0x%X): %s\n", path.c_str(),
+                f.target.c_str(), to_string(f.data).c_str(), static_cast<unsigned long long>(f.case_index), f.row, f.col,
+                f.device_d, model, f.model_d, differs ? "still differs" : "agrees now");
+  }
+  return still ? kExitMismatch : kExitOk;
+}
+
+std::string command_line(const std::vector<std::string>& args) {
+  std::string s = "blockscale conform";
+  for (const std::string& a : args) {
+    const bool quote = a.find_first_of(" '*|()[]\\$") != std::string::npos;
+    s += " " + (quote ? "'" + a + "'" : a);
+  }
+  return s;
+}
+
+int run(const std::vector<std::string>& argv) {
+  const Args args(argv,
+                  {"kernels", "cases", "outputs", "seed", "data", "json", "markdown", "save-failures", "discover",
+                   "external-dir", "perturb"},
+                  {"self-test", "list", "conform", "external", "replay", "quiet"});
+  if (args.flag("replay")) return replay(args.positional());
+  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional().front() + "'");
+
+  const bool self_test = args.flag("self-test");
+  const auto perturb = parse_perturbation(args.get_or("perturb", "none"));
+  if (!perturb) throw UsageError("--perturb: unknown kind '" + *args.get("perturb") + "'");
+  if (*perturb != Perturbation::none && !self_test) throw UsageError("--perturb needs --self-test");
+  const bool want_discover = args.get("discover").has_value();
+  const bool want_external = args.flag("external") || args.get("external-dir").has_value();
+  const bool want_conform = args.flag("conform") || (!want_discover && !want_external);
+
+  ConformOptions o;
+  o.pattern = args.get_or("kernels", "");
+  o.seed = args.get_u64("seed", 1);
+  if (args.get("cases")) o.cases = static_cast<std::uint64_t>(args.get_int("cases", 1, 1, 1ll << 40));
+  o.outputs = static_cast<std::uint64_t>(args.get_int("outputs", std::int64_t(1) << 20, 1, 1ll << 40));
+  o.data = parse_data(args.get_or("data", "all"));
+  if (self_test) o.gemm_sizes = GemmSizes::small;
+  const bool quiet = args.flag("quiet");
+
+  std::unique_ptr<Device> device;
+  std::string why_not;
+  if (self_test) {
+    device = make_emulator_device(*perturb);
+  } else {
+    device = make_gpu_device(why_not);
+    const bool files_only = !want_conform && !want_discover && !args.flag("external");
+    if (!device && !files_only) {
+      std::fprintf(stderr,
+                   "blockscale conform: no GPU to test: %s.\n"
+                   "  (`blockscale conform --self-test` runs the harness against the emulator on any machine.)\n",
+                   why_not.c_str());
+      return kExitNoDevice;
+    }
+  }
+
+  Session ses;
+  ses.date = utc_now();
+  ses.command = command_line(argv);
+  if (device) ses.device = device->describe();
+  if (device) {
+    const DeviceDescription& d = ses.device;
+    std::printf("device: %s%s%s%s\n", d.name.c_str(),
+                d.compute_capability.empty() ? "" : (", compute capability " + d.compute_capability).c_str(),
+                d.driver.empty() ? "" : (", driver " + d.driver).c_str(),
+                d.cuda_driver.empty() ? "" : (", CUDA " + d.cuda_driver + " (runtime " + d.cuda_runtime + ")").c_str());
+    const std::vector<Target> targets = select_targets(*device, o.pattern);
+    std::size_t runnable = 0;
+    for (const Target& t : targets) runnable += t.skip_reason.empty();
+    std::printf("targets: %zu selected, %zu can run here, %zu skipped\n", targets.size(), runnable,
+                targets.size() - runnable);
+    std::fflush(stdout);
+    if (args.flag("list")) {
+      for (const Target& t : targets) {
+        std::printf("  %-8s %s%s\n", t.skip_reason.empty() ? "run" : "skip", t.name().c_str(),
+                    t.skip_reason.empty() ? "" : ("\n           " + t.skip_reason).c_str());
+      }
+      return kExitOk;
+    }
+  }
+
+  int status = kExitOk;
+  if (want_conform) {
+    auto last = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+    o.progress = [&](const Progress& p) {
+      const auto now = std::chrono::steady_clock::now();
+      const bool done = p.outputs_done == p.outputs_planned;
+      if (quiet || (!done && now - last < std::chrono::seconds(2))) return;
+      last = now;
+      std::fprintf(stderr, "[%zu/%zu] %s, %s: %llu/%llu outputs, %llu mismatches, %.1f s\n", p.target_index + 1,
+                   p.targets, p.target.c_str(), to_string(p.data).c_str(),
+                   static_cast<unsigned long long>(p.outputs_done), static_cast<unsigned long long>(p.outputs_planned),
+                   static_cast<unsigned long long>(p.mismatches), p.seconds);
+    };
+    try {
+      ses.conform = run_conformance(*device, o);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::printf("\n%s", conform_table(*ses.conform).c_str());
+    if (ses.conform->failed()) status = kExitMismatch;
+    if (const auto dir = args.get("save-failures")) {
+      const auto written = save_failures(*dir, *ses.conform, o);
+      std::printf("%zu failure files written to %s\n", written.size(), dir->c_str());
+    }
+  }
+
+  if (want_discover) {
+    const std::string name = *args.get("discover");
+    std::vector<InstructionTarget> todo;
+    std::string parse_error;
+    try {
+      const InstructionTarget t = instruction_target(name);
+      for (const Target& dt : device->targets()) {
+        if (dt.kind == TargetKind::instruction && dt.instruction.name == t.name) {
+          if (!dt.skip_reason.empty()) {
+            std::fprintf(stderr, "blockscale conform: cannot discover %s here: %s\n", t.name.c_str(),
+                         dt.skip_reason.c_str());
+            return kExitNoDevice;
+          }
+          todo.push_back(dt.instruction);
+        }
+      }
+      if (todo.empty()) throw UsageError("'" + t.name + "' is not one of this device's probe instructions (see --list)");
+    } catch (const std::invalid_argument& e) {
+      parse_error = e.what();
+    }
+    if (todo.empty()) {
+      std::regex re;
+      try {
+        re = std::regex(name, std::regex::ECMAScript);
+      } catch (const std::regex_error&) {
+        throw UsageError("--discover: '" + name + "' is neither an instruction (" + parse_error +
+                         ") nor a regular expression");
+      }
+      for (const Target& dt : device->targets()) {
+        if (dt.kind == TargetKind::instruction && dt.skip_reason.empty() && std::regex_search(dt.instruction.name, re)) {
+          todo.push_back(dt.instruction);
+        }
+      }
+      if (todo.empty()) {
+        throw UsageError("--discover: no runnable instruction matches '" + name + "' (" + parse_error + ")");
+      }
+    }
+    for (const InstructionTarget& t : todo) {
+      if (!quiet) std::fprintf(stderr, "discovering %s ...\n", t.name.c_str());
+      try {
+        ses.discoveries.push_back(discover(*device, t));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "blockscale conform: discovery of %s failed: %s\n", t.name.c_str(), e.what());
+        status = kExitMismatch;
+        continue;
+      }
+      std::printf("\n%s", discovery_table(ses.discoveries.back()).c_str());
+      if (ses.discoveries.back().disagrees()) status = kExitMismatch;
+    }
+  }
+
+  if (want_external) {
+    std::vector<ExternalRun> runs;
+    if (args.flag("external")) {
+      std::string why;
+      runs = run_cublaslt(o.seed, why);
+      if (runs.empty()) ses.external_note = "cuBLASLt study not run: " + why;
+    }
+    if (const auto dir = args.get("external-dir")) {
+      // A bad directory spoils only its own part of the study (the cuBLASLt runs are still fitted).
+      try {
+        for (ExternalRun& r : read_scaled_mm_runs(*dir)) runs.push_back(std::move(r));
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "blockscale conform: --external-dir %s: %s\n", dir->c_str(), e.what());
+        ses.external_note += (ses.external_note.empty() ? "" : "; ") + std::string("torch runs not read: ") + e.what();
+        status = kExitUsage;
+      }
+    }
+    for (ExternalRun& r : runs) {
+      if (!quiet) std::fprintf(stderr, "fitting %s: %s ...\n", r.library.c_str(), r.config.c_str());
+      ses.external.push_back(fit_schedules(std::move(r)));
+    }
+    std::printf("\n%s%s\n", ses.external_note.c_str(), external_table(ses.external).c_str());
+  }
+
+  if (const auto path = args.get("json")) write_file(*path, to_json(ses));
+  if (const auto path = args.get("markdown")) write_file(*path, to_markdown(ses));
+  return status;
+}
+
+const Registrar reg({"conform", "diff GPU kernels against the emulator bit for bit (and discover, self-test)", kUsage,
+                     run});
+
+}  // namespace
+}  // namespace blockscale::cli
