@@ -38,10 +38,8 @@ const char* kHopperSchedule =
 std::vector<GemmKernel> build() {
   std::vector<GemmKernel> v;
   const Format fp8[] = {Format::float8_e4m3fn, Format::float8_e5m2};
-  // sm_90a, twice: consumers taking turns on the tensor cores (the default, listed first, which
-  // select_gemm_kernel returns) and free-running consumers. Identical numerics.
-  for (const bool ping_pong : {true, false}) {
-    const std::string sched = ping_pong ? "wgmma promotion P=1" : "wgmma promotion P=1, consumers free-running";
+  {
+    const std::string sched = "wgmma promotion P=1";
     for (Format a : fp8)
       for (Format b : fp8) {
         GemmKernel k;
@@ -53,7 +51,6 @@ std::vector<GemmKernel> build() {
         k.k_multiple = 128;
         k.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32." + sname(a) + "." + sname(b);
         k.promotion_interval = 1;
-        k.ping_pong = ping_pong;
         k.name = "sm_90a gemm mxfp8 " + sname(a) + " " + sname(b) + " ue8m0 block32 (" + sched + ")";
         k.schedule = std::string(kHopperSchedule) + " The k32 slot holds the block's 32 elements.";
         v.push_back(k);
@@ -66,7 +63,6 @@ std::vector<GemmKernel> build() {
     k4.block = 32;
     k4.k_multiple = 128;
     k4.instruction = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3";
-    k4.ping_pong = ping_pong;
     k4.name = "sm_90a gemm mxfp4 e2m1 e2m1 ue8m0 block32 (e4m3 " + sched + ")";
     k4.schedule = std::string(kHopperSchedule) +
                   " e2m1 codes are expanded exactly to e4m3 on chip; the k32 slot holds the block's 32 elements.";

@@ -42,21 +42,17 @@ namespace {
 constexpr int kRowBytes = 128;          // bytes of e4m3 per tile row per stage: 4 k32 slots
 constexpr int kBlocksPerStage = 4;      // scale blocks (= wgmma k32 slots) per stage
 constexpr int kGroupRows = 8;           // row tiles per L2 group in the tile order
-constexpr int kTurnBarrier = 1;         // named barriers 1, 2: ping-pong turns of consumers 0, 1
 
 enum class Recipe { mxfp8, mxfp4, nvfp4 };
 
 // Consumer warpgroups in a WM x WN grid; each covers MH x 64 rows (MH m64 wgmmas per block, one
 // per 64-row half) and BN columns, and issues X blocks' wgmmas into X fresh partial
 // accumulators before each wait. A thread of a consumer holds 2 MH rows and BN / 4 columns, so
-// the B scales it reads per block serve 2 MH rows. PingPong (two consumers): the consumers take
-// turns on the tensor cores, so that one's FP32 scaling overlaps the other's wgmmas instead of
-// both waiting for their wgmmas together and then competing for the FP32 pipes.
-template <int WM, int WN, int BN, int MH, int X, bool PingPong>
+// the B scales it reads per block serve 2 MH rows.
+template <int WM, int WN, int BN, int MH, int X>
 struct Config {
   static constexpr int kConsumers = WM * WN;
   static constexpr int kWM = WM, kWN = WN, kMH = MH, kX = X, kBNw = BN;
-  static constexpr bool kPingPong = PingPong;
   static constexpr int kBM = 64 * MH * WM, kBN = BN * WN;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kAcc = BN / 2;       // f32 registers of one m64nBN accumulator
@@ -66,7 +62,7 @@ struct Config {
   static constexpr int kStages = int((225u * 1024u) / kStageBytes) < 8 ? int((225u * 1024u) / kStageBytes) : 8;
   static_assert(kBlocksPerStage % X == 0, "X must divide the blocks of a stage");
   static_assert(kBM <= 256 && kBN <= 256, "a TMA box holds at most 256 rows");
-  static_assert(kConsumers == 2, "the kernel runs two consumer warpgroups (ping-pong alternates them)");
+  static_assert(kConsumers == 2, "the kernel runs two consumer warpgroups");
 };
 
 template <class C>
@@ -196,9 +192,6 @@ __device__ __forceinline__ void consume(const Params& p, Shared<C>& s, int m0, i
   const std::uint32_t a_base = smem_addr(s.a[0]) + std::uint32_t(cm * 64 * MH * kRowBytes);
   const std::uint32_t b_base = smem_addr(s.b[0]) + std::uint32_t(cn * C::kBNw * kRowBytes);
   const int sa_at = cm * 64 * MH + (warp * 8 + g) * (2 * MH);
-  if constexpr (C::kPingPong) {
-    if (cw == 1) named_barrier_arrive<kTurnBarrier, 256>();  // consumer 0 goes first
-  }
 
 #pragma unroll 1
   for (int kt = 0; kt < p.stages_k; ++kt) {
@@ -217,15 +210,6 @@ __device__ __forceinline__ void consume(const Params& p, Shared<C>& s, int m0, i
     const float* sb_st = &s.sb[st][0][cn][t][0];
 #pragma unroll 1
     for (int j0 = 0; j0 < kBlocksPerStage; j0 += X) {
-      // Ping-pong: wait for this consumer's turn on the tensor cores (the other consumer's
-      // wgmmas have completed).
-      if constexpr (C::kPingPong) {
-        if (cw == 0) {
-          named_barrier_sync<kTurnBarrier, 256>();
-        } else {
-          named_barrier_sync<kTurnBarrier + 1, 256>();
-        }
-      }
       // X x MH wgmmas into fresh accumulators, one commit, one wait: the FP32 work below never
       // overlaps a wgmma of this warpgroup (ptxas would serialise it, C7514), only the other
       // consumers' wgmmas. No branch may sit between wgmma.fence and the wgmmas (C7520).
@@ -250,15 +234,6 @@ __device__ __forceinline__ void consume(const Params& p, Shared<C>& s, int m0, i
         }
       }
       wgmma_wait<0>();
-      if constexpr (C::kPingPong) {
-        // The other consumer's turn; consumer 1 passes none after its last block (consumer 0
-        // syncs once per block, and had consumer 1's first pass before the loop).
-        if (cw == 0) {
-          named_barrier_arrive<kTurnBarrier + 1, 256>();
-        } else if (kt + 1 < p.stages_k || j0 + X < kBlocksPerStage) {
-          named_barrier_arrive<kTurnBarrier, 256>();
-        }
-      }
 #pragma unroll
       for (int x = 0; x < X; ++x)
 #pragma unroll
@@ -471,10 +446,9 @@ void launch_config(const GemmKernel& kernel, const GemmArgs& args, const GemmDev
 
 void launch_gemm_sm90(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOperands& ops,
                       cudaStream_t stream) {
-  // Both schedules: a 128 x 128 tile, two consumers side by side with 128 rows x 64 columns each
-  // (two m64n64 wgmmas per block). They differ only in whether the consumers take turns.
-  if (kernel.ping_pong) return launch_config<Config<1, 2, 64, 2, 1, true>>(kernel, args, ops, stream);
-  return launch_config<Config<1, 2, 64, 2, 1, false>>(kernel, args, ops, stream);
+  // A 128 x 128 tile; two consumers side by side, 128 rows x 64 columns each (two m64n64 wgmmas
+  // per block), one block per wait.
+  launch_config<Config<1, 2, 64, 2, 1>>(kernel, args, ops, stream);
 }
 
 }  // namespace blockscale::gpu::detail

@@ -18,15 +18,4 @@ __device__ __forceinline__ void wgmma_wait() {
 __device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 __device__ __forceinline__ void reg_fence(std::uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 
-// Named barriers (PTX ISA 9.7.13.1, bar.sync / bar.arrive): `count` threads in all, some
-// arriving without waiting, some waiting; id 0 is __syncthreads'.
-template <int Id, int Count>
-__device__ __forceinline__ void named_barrier_sync() {
-  asm volatile("bar.sync %0, %1;" ::"n"(Id), "n"(Count) : "memory");
-}
-template <int Id, int Count>
-__device__ __forceinline__ void named_barrier_arrive() {
-  asm volatile("bar.arrive %0, %1;" ::"n"(Id), "n"(Count) : "memory");
-}
-
 }  // namespace blockscale::gpu::detail

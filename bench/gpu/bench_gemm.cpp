@@ -222,18 +222,11 @@ void register_all() {
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
     benchmark::RegisterBenchmark(("cublaslt_fp8_vec128_blk128x128/" + sh).c_str(), BM_cublaslt_fp8, s, Scaling::block)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-    // Every sm_90a e4m3 x e4m3 MXFP8 kernel (the default first, then the free-running schedule).
-    for (const GemmKernel& k : gemm_kernels()) {
-      if (k.arch != Arch::sm_90a || k.recipe != GemmRecipe::mxfp8 || k.a != Format::float8_e4m3fn ||
-          k.b != Format::float8_e4m3fn) {
-        continue;
-      }
-      const std::string tile = k.ping_pong ? "pingpong" : "freerunning";
-      for (GemmOutput out : {GemmOutput::bf16, GemmOutput::f32}) {
-        benchmark::RegisterBenchmark(("blockscale_mxfp8_e4m3_" + to_string(out) + "_" + tile + "/" + sh).c_str(),
-                                     BM_blockscale_mxfp8, s, out, &k)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-      }
+    const GemmKernel& k = find_gemm_kernel("sm_90a gemm mxfp8 e4m3 e4m3 ue8m0 block32 (wgmma promotion P=1)");
+    for (GemmOutput out : {GemmOutput::bf16, GemmOutput::f32}) {
+      benchmark::RegisterBenchmark(("blockscale_mxfp8_e4m3_" + to_string(out) + "/" + sh).c_str(), BM_blockscale_mxfp8,
+                                   s, out, &k)
+          ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
     }
   }
 }

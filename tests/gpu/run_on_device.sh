@@ -45,16 +45,10 @@ if [[ $what == all || $what == tests ]]; then
   step probes 200 "$bin/gpu_probes_test" --gtest_output="json:$out/probes.json"
   step gemm 150 "$bin/gpu_gemm_test" --gtest_output="json:$out/gemm.json"
   gemm_rc=$last_rc
-  if [[ $gemm_rc -eq 124 ]]; then  # a hang: keep the free-running kernels' results at least
-    step gemm_free 150 "$bin/gpu_gemm_test" --gtest_filter='*free_running*' --gtest_output="json:$out/gemm_free.json"
-  fi
 fi
-if [[ $what == all || $what == bench ]]; then
-  # A GEMM that hung in the tests would hang the benchmark too: then benchmark the others only.
-  filter=.
-  if [[ $gemm_rc -eq 124 ]]; then filter=-pingpong; fi
-  step bench 150 "$bin/bench_gpu_gemm" --benchmark_filter="$filter" --benchmark_out="$out/bench.json" \
-    --benchmark_out_format=json
+# A GEMM that hung in the tests would hang the benchmark too.
+if [[ ($what == all || $what == bench) && $gemm_rc -ne 124 ]]; then
+  step bench 150 "$bin/bench_gpu_gemm" --benchmark_out="$out/bench.json" --benchmark_out_format=json
 fi
 if [[ $what == all || $what == sass ]]; then
   # Per kernel: counts of the tensor-core and tcgen05 mnemonics (gpu.md §2 table, numerics.md d.3).

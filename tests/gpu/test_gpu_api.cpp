@@ -109,7 +109,7 @@ TEST(Availability, KernelsSayWhatTheyNeedAndWhatIsPresent) {
 TEST(GemmCatalogue, SelectionByComputeCapability) {
   int sm90 = 0, sm100 = 0;
   for (const GemmKernel& k : gemm_kernels()) (k.arch == Arch::sm_90a ? sm90 : sm100)++;
-  EXPECT_EQ(sm90, 2 * 6);  // 4 MXFP8 mixes, MXFP4, NVFP4; ping-pong and free-running
+  EXPECT_EQ(sm90, 6);  // 4 MXFP8 mixes, MXFP4, NVFP4
   EXPECT_EQ(sm100, 5);
   const SystemInfo sys = query_system();
   const int cc = sys.devices.empty() ? 0 : sys.devices[0].compute_capability();

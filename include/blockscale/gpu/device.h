@@ -75,6 +75,8 @@ struct SystemInfo {
   static std::string version_string(int cuda_version);  // 13000 -> "13.0"
 };
 
+// Queried on first use and kept for the process (cudaGetDeviceProperties costs about a
+// millisecond, more than a kernel launch).
 SystemInfo query_system();
 
 // The device `index`, or Unavailable("no CUDA GPU is present: ...") when there is none.

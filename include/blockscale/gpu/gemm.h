@@ -42,7 +42,7 @@ std::string to_string(ScaleLayout l);
 std::string to_string(GemmOutput o);
 
 struct GemmKernel {
-  std::string name;  // "sm_90a gemm mxfp8 e4m3 e5m2 (wgmma promotion P=1)"
+  std::string name;  // "sm_90a gemm mxfp8 e4m3 e5m2 ue8m0 block32 (wgmma promotion P=1)"
   Arch arch = Arch::sm_90a;
   GemmRecipe recipe = GemmRecipe::mxfp8;
   Format a = Format::float8_e4m3fn, b = Format::float8_e4m3fn;  // element formats in memory
@@ -53,7 +53,6 @@ struct GemmKernel {
   std::string instruction;              // the tensor-core instruction issued per K step
   int promotion_interval = 1;           // sm_90a: P, instructions per fresh accumulator
   int tile_m = 128, tile_n = 128;       // output tile of one CTA
-  bool ping_pong = false;               // sm_90a: the two consumer warpgroups take turns on the tensor cores
   std::string schedule;                 // the emulator schedule the bits follow, in words
 };
 
