@@ -100,11 +100,14 @@ def run(out_dir, seed):
         xb = torch.randn(n, k, generator=gen) * mag_b.repeat_interleave(128, dim=1).repeat_interleave(b_rows, dim=0)
         a, scale_a = block_quantize(xa, 1)         # (M, kb)
         b, scale_b = block_quantize(xb, b_rows)    # (N / b_rows, kb)
+        # ScaledBlas.cpp (_scaled_block1x128_block1x128 / _block1x128_block128x128) with mat2 = B^T
+        # (K x N): scale_a (M, K/128) with stride (1, M); scale_b (K/128, N) row-major for 1x128,
+        # (K/128, N/128) with stride (1, K/128) for 128x128.
         sa_dev = scale_a.t().contiguous().t()      # (M, kb) with stride (1, M)
         if b_rows == 1:
-            sb_dev = scale_b.t().contiguous().t()  # (N, kb) with stride (1, N)
+            sb_dev = scale_b.t().contiguous()      # (kb, N), row-major
         else:
-            sb_dev = scale_b.contiguous()          # (N/128, kb), K blocks contiguous
+            sb_dev = scale_b.contiguous().t()      # (kb, N/128) with stride (1, kb)
         sb_logical = scale_b.repeat_interleave(b_rows, dim=0)  # (N, kb)
         cases.append((f"{name}_256x256x2048", "block_1x128" if b_rows == 1 else "block_128x128", False, m, n, k, a, b,
                       sa_dev, sb_dev,

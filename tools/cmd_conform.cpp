@@ -49,6 +49,11 @@ const char* kUsage =
     "  --perturb KIND        with --self-test: perturb the self-test device so that it must be\n"
     "                        caught: fraction-bits, output-rounding, c-placement, promotion-fma,\n"
     "                        output-lsb (default none)\n"
+    "  --model-override 'REGEX@key=value,...[;...]'\n"
+    "                        test a candidate table row: instructions matching REGEX are modelled\n"
+    "                        with these parameters (F, L, e_zero, underflow=positive|negative,\n"
+    "                        rounding=rz_fp32|rz_e8m13|rne_fp16) instead of the table's, in the\n"
+    "                        sweep and in discovery; e.g. 'sm_90a@underflow=positive'\n"
     "output:\n"
     "  --json FILE           everything measured, as JSON\n"
     "  --markdown FILE       the results tables as Markdown (for docs/conformance.md)\n"
@@ -115,7 +120,7 @@ std::string command_line(const std::vector<std::string>& args) {
 int run(const std::vector<std::string>& argv) {
   const Args args(argv,
                   {"kernels", "cases", "outputs", "seed", "data", "json", "markdown", "save-failures", "discover",
-                   "external-dir", "perturb"},
+                   "external-dir", "perturb", "model-override"},
                   {"self-test", "list", "conform", "external", "replay", "quiet"});
   if (args.flag("replay")) return replay(args.positional());
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional().front() + "'");
@@ -135,6 +140,18 @@ int run(const std::vector<std::string>& argv) {
   o.outputs = static_cast<std::uint64_t>(args.get_int("outputs", std::int64_t(1) << 20, 1, 1ll << 40));
   o.data = parse_data(args.get_or("data", "all"));
   if (self_test) o.gemm_sizes = GemmSizes::small;
+  if (const auto mo = args.get("model-override")) {
+    try {
+      o.model_overrides = parse_model_overrides(*mo);
+      // Check every parameter now, not in the middle of a run.
+      for (const auto& [pattern, spec] : o.model_overrides) {
+        emulator::FdpaParams probe_params;
+        apply_param_override(probe_params, spec);
+      }
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   const bool quiet = args.flag("quiet");
 
   std::unique_ptr<Device> device;
@@ -206,11 +223,13 @@ int run(const std::vector<std::string>& argv) {
 
   if (want_discover) {
     const std::string name = *args.get("discover");
+    std::vector<Target> all = device->targets();
+    apply_model_overrides(all, o.model_overrides);
     std::vector<InstructionTarget> todo;
     std::string parse_error;
     try {
       const InstructionTarget t = instruction_target(name);
-      for (const Target& dt : device->targets()) {
+      for (const Target& dt : all) {
         if (dt.kind == TargetKind::instruction && dt.instruction.name == t.name) {
           if (!dt.skip_reason.empty()) {
             std::fprintf(stderr, "blockscale conform: cannot discover %s here: %s\n", t.name.c_str(),
@@ -232,7 +251,7 @@ int run(const std::vector<std::string>& argv) {
         throw UsageError("--discover: '" + name + "' is neither an instruction (" + parse_error +
                          ") nor a regular expression");
       }
-      for (const Target& dt : device->targets()) {
+      for (const Target& dt : all) {
         if (dt.kind == TargetKind::instruction && dt.skip_reason.empty() && std::regex_search(dt.instruction.name, re)) {
           todo.push_back(dt.instruction);
         }

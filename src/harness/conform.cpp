@@ -142,6 +142,42 @@ std::vector<Target> select_targets(const Device& device, const std::string& patt
   return out;
 }
 
+void apply_model_overrides(std::vector<Target>& targets,
+                           const std::vector<std::pair<std::string, std::string>>& overrides) {
+  for (const auto& [pattern, spec] : overrides) {
+    std::regex re;
+    try {
+      re = std::regex(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw std::invalid_argument("--model-override '" + pattern + "' is not a valid regular expression: " + e.what());
+    }
+    for (Target& t : targets) {
+      if (t.kind != TargetKind::instruction || !std::regex_search(t.instruction.name, re)) continue;
+      InstructionTarget& it = t.instruction;
+      emulator::FdpaParams p = it.model_params.value_or(it.model.params());
+      apply_param_override(p, spec);
+      it.model_params = p;
+      it.model_override += (it.model_override.empty() ? "" : ",") + spec;
+    }
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> parse_model_overrides(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t semi = std::min(text.find(';', start), text.size());
+    const std::string part = text.substr(start, semi - start);
+    const std::size_t at = part.rfind('@');
+    if (at == std::string::npos || at == 0 || at + 1 == part.size()) {
+      throw std::invalid_argument("--model-override '" + part + "' is not REGEX@key=value[,key=value...]");
+    }
+    out.emplace_back(part.substr(0, at), part.substr(at + 1));
+    start = semi + 1;
+  }
+  return out;
+}
+
 bool ConformReport::failed() const {
   return std::any_of(targets.begin(), targets.end(), [](const TargetResult& r) { return r.failed(); });
 }
@@ -168,7 +204,8 @@ ConformReport run_conformance(Device& device, const ConformOptions& o) {
   report.pattern = o.pattern;
   report.data = o.data;
   const auto start = Clock::now();
-  const std::vector<Target> targets = select_targets(device, o.pattern);
+  std::vector<Target> targets = select_targets(device, o.pattern);
+  apply_model_overrides(targets, o.model_overrides);
   const std::size_t runnable = static_cast<std::size_t>(
       std::count_if(targets.begin(), targets.end(), [](const Target& t) { return t.skip_reason.empty(); }));
   Progress prog;

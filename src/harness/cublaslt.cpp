@@ -96,6 +96,13 @@ void make_operand(const LtConfig& c, int rows, Rng& r, std::vector<std::uint8_t>
   }
 }
 
+int algo_split_k(const cublasLtMatmulAlgo_t& algo) {
+  int32_t splitk = 1;
+  size_t w = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+  return splitk;
+}
+
 std::string algo_text(const cublasLtMatmulAlgo_t& algo) {
   int32_t id = 0, splitk = 1;
   uint32_t tile = 0, reduction = 0, stages = 0;
@@ -197,6 +204,7 @@ void run_one(cublasLtHandle_t lt, const LtConfig& c, ExternalRun& run) {
         }
       run.bf16_output = bf16;
       run.algo = algo_text(heur.algo) + (bf16 ? "; D bf16 (no f32-output algorithm)" : "; D f32");
+      run.split_k = algo_split_k(heur.algo);
       done = true;
     } else if (bf16) {
       run.error = "no cuBLASLt algorithm for this configuration (heuristic status " + std::to_string(int(hs)) +

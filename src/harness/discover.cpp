@@ -178,8 +178,11 @@ std::string slots_text(const std::vector<int>& s, int K) {
   return t;
 }
 
+// The parameters discovery compares with: the table row's, or the candidate under test.
+emulator::FdpaParams model_params(const InstructionTarget& t) { return t.model_params.value_or(t.model.params()); }
+
 std::vector<int> table_fused(const InstructionTarget& t) {
-  const emulator::FdpaParams& p = t.model.params();
+  const emulator::FdpaParams p = model_params(t);
   std::vector<int> s;
   for (int k = 0; k < t.k; ++k) {
     if (p.algorithm == Algorithm::fp8_via_f16 ? k % 4 < 2 : k < std::min(p.L, t.k)) s.push_back(k);
@@ -195,8 +198,9 @@ Discovery discover(Device& device, const InstructionTarget& t) {
   Discovery out;
   out.instruction = t.name;
   out.row = std::string(t.model.row->id);
+  out.model_override = t.model_override;
   Prober pr(device, t, out);
-  const emulator::FdpaParams& p = t.model.params();
+  const emulator::FdpaParams p = model_params(t);
   const bool emulated = p.algorithm == Algorithm::fp8_via_f16;
   auto add = [&](std::string param, std::string found, std::string table, Verdict v, std::string evidence) {
     out.items.push_back({std::move(param), std::move(found), std::move(table), v, std::move(evidence)});

@@ -59,48 +59,7 @@ class EmulatorDevice final : public Device {
   std::vector<std::uint32_t> run(const InstructionTarget& t, const TileBatch& in) override {
     const FdpaParams params = perturbed(t.model.params());
     const bool c_after = p_ == Perturbation::c_placement && params.algorithm != Algorithm::fp8_via_f16;
-    const std::size_t K = static_cast<std::size_t>(t.k), na = a_words(t), nb = b_words(t), nc = c_words(t);
-    const std::size_t blocks = t.block_scaled ? K / static_cast<std::size_t>(t.block) : 0;
-    std::vector<std::uint32_t> out(in.tiles * nc);
-    std::exception_ptr error;
-    const auto tiles = static_cast<std::ptrdiff_t>(in.tiles);
-#pragma omp parallel for schedule(dynamic, 4)
-    for (std::ptrdiff_t ti = 0; ti < tiles; ++ti) {
-      const auto g = static_cast<std::size_t>(ti);
-      try {
-        std::vector<std::uint32_t> sa(blocks), sb(blocks);
-        for (std::size_t i = 0; i < static_cast<std::size_t>(t.m); ++i)
-          for (std::size_t j = 0; j < static_cast<std::size_t>(t.n); ++j) {
-            emulator::DotOperands ops;
-            ops.a_format = t.a;
-            ops.b_format = t.b;
-            ops.a = std::span<const std::uint32_t>(&in.a[g * na + i * K], K);
-            ops.b = std::span<const std::uint32_t>(&in.b[g * nb + j * K], K);
-            if (t.block_scaled) {
-              for (std::size_t s = 0; s < blocks; ++s) {
-                sa[s] = in.sfa[(g * t.m + i) * blocks + s];
-                sb[s] = in.sfb[(g * t.n + j) * blocks + s];
-              }
-              ops.scale_format = t.scale;
-              ops.block = t.block;
-              ops.scale_a = sa;
-              ops.scale_b = sb;
-            }
-            const std::uint32_t c = in.c[g * nc + i * t.n + j];
-            ops.c = c_after ? 0u : c;
-            std::uint32_t d = emulator::fdpa(params, ops);
-            if (c_after) {
-              d = t.acc == Format::float16 ? emulator::add_f16(static_cast<std::uint16_t>(d), static_cast<std::uint16_t>(c))
-                                           : emulator::add_f32(d, c);
-            }
-            out[g * nc + i * t.n + j] = d;
-          }
-      } catch (...) {
-#pragma omp critical(blockscale_harness_emulator_device)
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
+    std::vector<std::uint32_t> out = emulate_tiles_by_dot(t, in, params, c_after);
     flip_lsb(out);
     return out;
   }

@@ -129,8 +129,76 @@ struct Fitter {
     fits.push_back(f);
   }
 
-  void candidate(const std::string& name, const KernelSchedule& s) {
-    const std::vector<std::uint32_t> acc = accumulate(s);
+  // Split-K at 128-element K tiles: S slices (ceil-sized, or balanced: the first T mod S slices one
+  // tile longer), each accumulated from zero by `s` over its K range, then reduced in fp32.
+  std::vector<std::uint32_t> accumulate_tile_split(const KernelSchedule& s, int S, bool balanced,
+                                                   SplitKReduction red) const {
+    const int T = kb;  // 128-element tiles
+    std::vector<int> sizes;
+    if (balanced) {
+      for (int i = 0; i < S; ++i) sizes.push_back(T / S + (i < T % S ? 1 : 0));
+    } else {
+      const int per = (T + S - 1) / S;
+      for (int left = T; left > 0; left -= per) sizes.push_back(std::min(per, left));
+    }
+    std::vector<std::vector<std::uint32_t>> parts;
+    int q0 = 0;
+    for (int size : sizes) {
+      if (size == 0) continue;
+      ExternalRun sub;
+      sub.scaling = run.scaling;
+      sub.m = run.m, sub.n = run.n, sub.k = size * kScaleBlock;
+      sub.a.resize(std::size_t(run.m) * sub.k);
+      sub.b.resize(std::size_t(run.n) * sub.k);
+      for (int i = 0; i < run.m; ++i)
+        for (int k = 0; k < sub.k; ++k) sub.a[std::size_t(i) * sub.k + k] = run.a[std::size_t(i) * run.k + q0 * kScaleBlock + k];
+      for (int j = 0; j < run.n; ++j)
+        for (int k = 0; k < sub.k; ++k) sub.b[std::size_t(j) * sub.k + k] = run.b[std::size_t(j) * run.k + q0 * kScaleBlock + k];
+      if (block_scaled()) {
+        sub.sa.resize(std::size_t(run.m) * size);
+        sub.sb.resize(std::size_t(run.n) * size);
+        for (int i = 0; i < run.m; ++i)
+          for (int q = 0; q < size; ++q) sub.sa[std::size_t(i) * size + q] = run.sa[std::size_t(i) * kb + q0 + q];
+        for (int j = 0; j < run.n; ++j)
+          for (int q = 0; q < size; ++q) sub.sb[std::size_t(j) * size + q] = run.sb[std::size_t(j) * kb + q0 + q];
+      } else {
+        sub.sa = run.sa, sub.sb = run.sb;
+      }
+      parts.push_back(Fitter(sub).accumulate(s));
+      q0 += size;
+    }
+    std::vector<std::uint32_t> d(parts.front().size());
+    for (std::size_t x = 0; x < d.size(); ++x) {
+      std::vector<std::uint32_t> v;
+      for (const auto& part : parts) v.push_back(part[x]);
+      d[x] = reduce(v, 0, v.size(), red, true);
+    }
+    return d;
+  }
+
+  // fp32 RNE reduction of v[lo, hi): sequential from +0, or the balanced pairwise tree of
+  // emulator::SplitKReduction::pairwise.
+  static std::uint32_t reduce(const std::vector<std::uint32_t>& v, std::size_t lo, std::size_t hi, SplitKReduction red,
+                              bool top) {
+    if (red == SplitKReduction::sequential) {
+      std::uint32_t acc = 0;
+      for (std::size_t i = lo; i < hi; ++i) acc = emulator::add_f32(acc, v[i]);
+      return acc;
+    }
+    if (hi - lo == 1) return top ? emulator::add_f32(0u, v[lo]) : v[lo];
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    const std::uint32_t s = emulator::add_f32(reduce(v, lo, mid, red, false), reduce(v, mid, hi, red, false));
+    return top ? emulator::add_f32(0u, s) : s;
+  }
+
+  void candidate_tile_split(const std::string& name, const KernelSchedule& s, int S, bool balanced, SplitKReduction red) {
+    const std::vector<std::uint32_t> acc = accumulate_tile_split(s, S, balanced, red);
+    record(name, acc);
+  }
+
+  void candidate(const std::string& name, const KernelSchedule& s) { record(name, accumulate(s)); }
+
+  void record(const std::string& name, const std::vector<std::uint32_t>& acc) {
     finish(name, acc, 0);
     const bool unit = !block_scaled() && std::all_of(run.sa.begin(), run.sa.end(), [](float x) { return x == 1.0f; }) &&
                       std::all_of(run.sb.begin(), run.sb.end(), [](float x) { return x == 1.0f; });
@@ -181,11 +249,20 @@ ExternalStudy fit_schedules(ExternalRun run) {
         if (!seen && f.fits[order[i]].schedule.rfind(name, 0) == 0) best.emplace_back(name, s);
       }
     }
+    std::vector<int> counts = {2, 3, 4, 8};
+    if (run.split_k > 1 && std::find(counts.begin(), counts.end(), run.split_k) == counts.end()) counts.push_back(run.split_k);
+    if (run.split_k <= 1) counts.push_back(6);
     for (const auto& [name, s] : best)
-      for (int S : {2, 3, 4, 8})
+      for (int S : counts)
         for (SplitKReduction red : {SplitKReduction::sequential, SplitKReduction::pairwise}) {
-          f.candidate(name + ", split-K " + std::to_string(S) + (red == SplitKReduction::sequential ? " sequential" : " pairwise"),
-                      s.with_split_k(S, red));
+          const std::string red_name = red == SplitKReduction::sequential ? " sequential" : " pairwise";
+          f.candidate(name + ", split-K " + std::to_string(S) + " at k32 steps," + red_name, s.with_split_k(S, red));
+          if (f.kb >= S) {
+            f.candidate_tile_split(name + ", split-K " + std::to_string(S) + " at 128-element tiles (ceil)," + red_name, s, S,
+                                   false, red);
+            f.candidate_tile_split(name + ", split-K " + std::to_string(S) + " at 128-element tiles (balanced)," + red_name, s, S,
+                                   true, red);
+          }
         }
   }
   std::stable_sort(f.fits.begin(), f.fits.end(), [](const ScheduleFit& x, const ScheduleFit& y) {

@@ -89,6 +89,7 @@ std::string conform_table(const ConformReport& r) {
     s << pad(t.target.name(), w) << "  " << lpad(std::to_string(t.total.cases), 9) << "  "
       << lpad(std::to_string(t.total.outputs), 12) << "  " << lpad(std::to_string(t.total.mismatches), 10) << "  "
       << lpad(worst(t.total), 9) << "  " << status(t) << "\n";
+    if (!t.target.instruction.model_override.empty()) s << "    model: table row with " << t.target.instruction.model_override << "\n";
     if (t.skipped()) {
       ++skipped;
       s << "    skipped: " << t.target.skip_reason << "\n";
@@ -118,7 +119,8 @@ std::string conform_table(const ConformReport& r) {
 
 std::string discovery_table(const Discovery& d) {
   std::ostringstream s;
-  s << "discovery: " << d.instruction << " (table row " << d.row << "; " << d.probes << " probe outputs)\n";
+  s << "discovery: " << d.instruction << " (table row " << d.row
+    << (d.model_override.empty() ? "" : " with " + d.model_override) << "; " << d.probes << " probe outputs)\n";
   std::size_t w1 = 9, w2 = 10, w3 = 5;
   for (const DiscoveryItem& i : d.items) {
     w1 = std::max(w1, i.parameter.size());
@@ -172,6 +174,7 @@ std::string to_json(const Session& ses) {
       if (t.skipped()) s << ", \"skip_reason\": " << q(t.target.skip_reason);
       if (!t.error.empty()) s << ", \"error\": " << q(t.error);
       if (t.target.kind == TargetKind::gemm) s << ", \"schedule\": " << q(t.target.gemm.schedule);
+      if (!t.target.instruction.model_override.empty()) s << ", \"model_override\": " << q(t.target.instruction.model_override);
       s << ", \"cases\": " << t.total.cases << ", \"outputs\": " << t.total.outputs
         << ", \"mismatches\": " << t.total.mismatches << ", \"worst_ulps\": " << t.total.worst_ulps
         << ", \"nan_mismatches\": " << t.total.nan_mismatches << ", \"data\": [";
@@ -196,6 +199,7 @@ std::string to_json(const Session& ses) {
   for (std::size_t i = 0; i < ses.discoveries.size(); ++i) {
     const Discovery& dv = ses.discoveries[i];
     s << (i ? "," : "") << "\n    {\"instruction\": " << q(dv.instruction) << ", \"row\": " << q(dv.row)
+      << ", \"model_override\": " << q(dv.model_override)
       << ", \"probes\": " << dv.probes << ", \"disagrees\": " << (dv.disagrees() ? "true" : "false") << ", \"items\": [";
     for (std::size_t j = 0; j < dv.items.size(); ++j) {
       const DiscoveryItem& it = dv.items[j];
@@ -241,7 +245,9 @@ std::string to_markdown(const Session& ses) {
         skipped.push_back(&t);
         continue;
       }
-      s << "| `" << md_escape(t.target.name()) << "` | " << t.total.cases << " | " << t.total.outputs << " | "
+      const std::string& mo = t.target.instruction.model_override;
+      s << "| `" << md_escape(t.target.name()) << "`" << (mo.empty() ? "" : " (model: `" + md_escape(mo) + "`)") << " | "
+        << t.total.cases << " | " << t.total.outputs << " | "
         << t.total.mismatches << " | " << worst(t.total) << " | " << status(t) << " |\n";
     }
     if (!skipped.empty()) {
@@ -255,8 +261,9 @@ std::string to_markdown(const Session& ses) {
     s << "\n";
   }
   for (const Discovery& d : ses.discoveries) {
-    s << "#### Discovery: `" << md_escape(d.instruction) << "`\n\nTable row `" << d.row << "`; " << d.probes
-      << " probe outputs.\n\n| parameter | discovered | table | verdict | evidence |\n|---|---|---|---|---|\n";
+    s << "#### Discovery: `" << md_escape(d.instruction) << "`\n\nTable row `" << d.row << "`"
+      << (d.model_override.empty() ? "" : " with the candidate change `" + md_escape(d.model_override) + "`") << "; "
+      << d.probes << " probe outputs.\n\n| parameter | discovered | table | verdict | evidence |\n|---|---|---|---|---|\n";
     for (const DiscoveryItem& i : d.items) {
       s << "| " << md_escape(i.parameter) << " | " << md_escape(i.discovered) << " | " << md_escape(i.table) << " | "
         << to_string(i.verdict) << " | " << md_escape(i.evidence) << " |\n";

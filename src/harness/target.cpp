@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "blockscale/harness/target.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <span>
 #include <stdexcept>
 
+#include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/formats/convert.h"
 
@@ -57,7 +59,104 @@ TileBatch make_batch(const InstructionTarget& t, std::size_t tiles) {
   return b;
 }
 
+std::vector<std::uint32_t> emulate_tiles_by_dot(const InstructionTarget& t, const TileBatch& in,
+                                                const emulator::FdpaParams& params, bool c_after) {
+  const std::size_t K = static_cast<std::size_t>(t.k), na = a_words(t), nb = b_words(t), nc = c_words(t);
+  const std::size_t blocks = t.block_scaled ? K / static_cast<std::size_t>(t.block) : 0;
+  std::vector<std::uint32_t> out(in.tiles * nc);
+  std::exception_ptr error;
+  const auto tiles = static_cast<std::ptrdiff_t>(in.tiles);
+#pragma omp parallel for schedule(dynamic, 4)
+  for (std::ptrdiff_t ti = 0; ti < tiles; ++ti) {
+    const auto g = static_cast<std::size_t>(ti);
+    try {
+      std::vector<std::uint32_t> sa(blocks), sb(blocks);
+      for (std::size_t i = 0; i < static_cast<std::size_t>(t.m); ++i)
+        for (std::size_t j = 0; j < static_cast<std::size_t>(t.n); ++j) {
+          emulator::DotOperands ops;
+          ops.a_format = t.a;
+          ops.b_format = t.b;
+          ops.a = std::span<const std::uint32_t>(&in.a[g * na + i * K], K);
+          ops.b = std::span<const std::uint32_t>(&in.b[g * nb + j * K], K);
+          if (t.block_scaled) {
+            for (std::size_t s = 0; s < blocks; ++s) {
+              sa[s] = in.sfa[(g * t.m + i) * blocks + s];
+              sb[s] = in.sfb[(g * t.n + j) * blocks + s];
+            }
+            ops.scale_format = t.scale;
+            ops.block = t.block;
+            ops.scale_a = sa;
+            ops.scale_b = sb;
+          }
+          const std::uint32_t c = in.c[g * nc + i * t.n + j];
+          ops.c = c_after ? 0u : c;
+          std::uint32_t d = emulator::fdpa(params, ops);
+          if (c_after) {
+            d = t.acc == Format::float16 ? emulator::add_f16(static_cast<std::uint16_t>(d), static_cast<std::uint16_t>(c))
+                                         : emulator::add_f32(d, c);
+          }
+          out[g * nc + i * t.n + j] = d;
+        }
+    } catch (...) {
+#pragma omp critical(blockscale_harness_emulate)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+void apply_param_override(emulator::FdpaParams& p, std::string_view spec) {
+  std::size_t start = 0;
+  while (start < spec.size()) {
+    const std::size_t comma = std::min(spec.find(',', start), spec.size());
+    const std::string_view kv = spec.substr(start, comma - start);
+    const std::size_t eq = kv.find('=');
+    if (eq == std::string_view::npos) {
+      throw std::invalid_argument("model override '" + std::string(kv) + "' is not key=value");
+    }
+    const std::string key(kv.substr(0, eq)), value(kv.substr(eq + 1));
+    auto integer = [&] {
+      std::size_t used = 0;
+      int v = 0;
+      try {
+        v = std::stoi(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size()) {
+        throw std::invalid_argument("model override " + key + "=" + value + ": not an integer");
+      }
+      return v;
+    };
+    if (key == "F") {
+      p.F = integer();
+    } else if (key == "L") {
+      p.L = integer();
+    } else if (key == "e_zero") {
+      p.e_zero = integer();
+    } else if (key == "underflow") {
+      if (value != "positive" && value != "negative") {
+        throw std::invalid_argument("model override underflow=" + value + ": positive or negative");
+      }
+      p.underflow_zero = value == "positive" ? emulator::UnderflowZero::positive : emulator::UnderflowZero::negative;
+    } else if (key == "rounding") {
+      bool found = false;
+      for (auto r : {emulator::OutputRounding::rz_fp32, emulator::OutputRounding::rz_e8m13,
+                     emulator::OutputRounding::rne_fp16}) {
+        if (value == emulator::to_string(r)) p.rounding = r, found = true;
+      }
+      if (!found) throw std::invalid_argument("model override rounding=" + value + ": rz_fp32, rz_e8m13 or rne_fp16");
+    } else {
+      throw std::invalid_argument("model override: unknown key '" + key + "' (F, L, e_zero, underflow, rounding)");
+    }
+    start = comma + 1;
+  }
+  emulator::validate(p);
+}
+
 std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileBatch& in) {
+  if (t.model_params) return emulate_tiles_by_dot(t, in, *t.model_params);
   using emulator::CodeMatrix;
   using emulator::Order;
   const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);

@@ -7,8 +7,12 @@
 # PHASE external:
 #   3. torch._scaled_mm runs (scripts/conform_scaled_mm.py) and the cuBLASLt study, fitted to
 #      emulator schedules.
-# PHASE all: both. Writes log.txt, {discover,conform,external}.{json,md} and failures.tgz (when
-# anything failed) to OUT_DIR.
+# PHASE candidate: the table changes the first H200 sweep pointed at (docs/conformance.md), as
+#   --model-override: no negative zero from underflow on sm_90a, e_zero = -21 for the fp16
+#   accumulators of HMMA (mma.sync f16 and the fp8 emulation) and wgmma f16; discovery and the sweep
+#   of the targets that had mismatched, against that candidate.
+# PHASE all: sweep and external. Writes log.txt, {discover,conform,external}.{json,md} (candidate:
+# {discover,conform}_candidate.{json,md}) and failures.tgz (when anything failed) to OUT_DIR.
 #   tests/harness/conform_on_device.sh BLOCKSCALE_BINARY OUT_DIR [PHASE] [OUTPUTS] [SCRATCH]
 set -uo pipefail
 bin=$1
@@ -47,7 +51,18 @@ if [[ $phase == sweep || $phase == all ]]; then
     tar -C "$scratch" -czf "$out/failures.tgz" failures
   fi
 fi
-if [[ $phase == external || $phase == all ]]; then
+if [[ $phase == candidate ]]; then
+  candidate='^sm_90a @underflow=positive;^sm_90a (mma.sync.aligned m16n8k16 f16 f16 f16|mma.sync.aligned m16n8k32 f16|wgmma.mma_async m64n[0-9]+k16 f16 f16 f16)@e_zero=-21'
+  mismatched='^sm_90a (mma.sync.aligned (m16n8k32 f16|m16n8k16 f32 bf16|m16n8k16 f16 f16 f16|m16n8k8)|wgmma.mma_async m64n[0-9]+k(32 f16 (e4m3 e5m2|e5m2)|16 f32 bf16|16 f16 f16 f16|8))'
+  step discover 100 "$bin" conform --discover 'sm_90a (mma.sync.aligned m16n8k(16 f16 f16 f16|32 f16)|wgmma.mma_async m64n8k(16 f16 f16 f16|32 f16))' \
+    --model-override "$candidate" --quiet --json "$out/discover_candidate.json" --markdown "$out/discover_candidate.md"
+  step conform 330 "$bin" conform --kernels "$mismatched" --model-override "$candidate" --outputs "$outputs" \
+    --json "$out/conform_candidate.json" --markdown "$out/conform_candidate.md" --save-failures "$scratch/failures"
+  if [[ -d $scratch/failures ]]; then
+    tar -C "$scratch" -czf "$out/failures.tgz" failures
+  fi
+fi
+if [[ $phase == external || $phase == all || $phase == candidate ]]; then
   step torch 120 env PYTHONUNBUFFERED=1 python3 "$here/scripts/conform_scaled_mm.py" "$scratch/scaled_mm" 1
   ext=(--external)
   if ls "$scratch"/scaled_mm/*.scaled_mm > /dev/null 2>&1; then ext+=(--external-dir "$scratch/scaled_mm"); fi

@@ -292,6 +292,25 @@ TEST(HarnessExternal, FitsTheGeneratingSchedule) {
   }
 }
 
+TEST(HarnessExternal, FitsSplitK) {
+  // 18 tiles of 128 in 6 slices of 384 elements: the emulator's split at k32 steps and the fitter's
+  // own splits at 128-element tiles cut at the same places, so they must reproduce the run, and no
+  // unsplit schedule can (384 is no power-of-two promotion interval).
+  const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
+  const auto s = emulator::KernelSchedule::chain(ins).with_split_k(6, emulator::SplitKReduction::pairwise);
+  const ExternalStudy st = fit_schedules(synthetic_run(ExternalScaling::tensor, s, 18 * 128));
+  ASSERT_TRUE(st.bit_exact());
+  std::size_t exact = 0, six = 0;
+  for (const ScheduleFit& f : st.fits) {
+    if (f.matches != f.outputs) continue;
+    ++exact;
+    six += f.schedule.find("split-K 6") != std::string::npos;
+    // Every exact fit cuts K into six slices of 3 tiles (split-K 8 at ceil-sized tiles does too).
+    EXPECT_NE(f.schedule.find("split-K"), std::string::npos) << f.schedule;
+  }
+  EXPECT_GE(six, 3u);  // k32 steps, ceil tiles, balanced tiles
+}
+
 TEST(HarnessExternal, ReadsScaledMmRuns) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "blockscale_harness_scaled_mm";
   std::filesystem::remove_all(dir);

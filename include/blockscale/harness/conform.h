@@ -37,7 +37,17 @@ struct ConformOptions {
   std::size_t max_examples = 16;               // mismatch examples kept per target and data set
   std::uint64_t chunk_outputs = std::uint64_t(1) << 22;  // outputs per device call
   std::function<void(const Progress&)> progress;        // called after every chunk
+  // Candidate table rows (--model-override): (regular expression over instruction names,
+  // "key=value,..." as apply_param_override takes), applied in order to every match.
+  std::vector<std::pair<std::string, std::string>> model_overrides;
 };
+
+// Sets model_params / model_override of the instruction targets the overrides select. Throws
+// std::invalid_argument for a bad expression or parameter.
+void apply_model_overrides(std::vector<Target>& targets,
+                           const std::vector<std::pair<std::string, std::string>>& overrides);
+// Parses "REGEX@key=value,...[;REGEX@key=value,...]".
+std::vector<std::pair<std::string, std::string>> parse_model_overrides(const std::string& text);
 
 struct DataResult {
   DataKind data = DataKind::random;

@@ -42,7 +42,7 @@ std::string to_string(Verdict v);
 struct DiscoveryItem {
   std::string parameter;   // "fraction bits F"
   std::string discovered;  // "13"
-  std::string table;       // what the table row says
+  std::string table;       // what the table row says (or the --model-override candidate)
   Verdict verdict = Verdict::undetermined;
   std::string evidence;    // the deciding observation, briefly
 };
@@ -50,6 +50,7 @@ struct DiscoveryItem {
 struct Discovery {
   std::string instruction;  // canonical name
   std::string row;          // the table row id
+  std::string model_override;  // the candidate parameters compared with, when not the table's
   std::vector<DiscoveryItem> items;
   std::uint64_t probes = 0;  // dot products run on the device
   bool disagrees() const;

@@ -4,10 +4,13 @@
 // A library GEMM is run on known e4m3 inputs; its output is then compared with every candidate
 // schedule the emulator can express: one wgmma k32 chain over the whole K (what FAST_ACCUM's
 // "no periodic promotion" means), Hopper promotion every P instructions into fp32 (P = 1 .. 32),
-// split-K over slices with sequential or pairwise reduction, and, for the block-scaled modes, the
-// three orders of the promotion FMA; tensor-wise and row-wise scales are applied in an epilogue
-// (two orders of the two multiplications). The best candidate is reported with its match count:
-// bit for bit means every output agrees.
+// and, for the block-scaled modes, the three orders of the promotion FMA; tensor-wise and row-wise
+// scales are applied in an epilogue (two orders of the two multiplications). When the best of
+// these is not bit-exact, split-K variants of the two best follow: S slices (S = 2, 3, 4, 8 and the
+// count the library reported) cut at instruction steps (emulator with_split_k) or at 128-element
+// K tiles (ceil-sized or balanced slices), each accumulated from zero, then reduced in fp32
+// sequentially or pairwise. The best candidate is reported with its match count: bit for bit
+// means every output agrees.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,7 @@ struct ExternalRun {
   std::string library;  // "cuBLASLt 130100", "torch 2.11.0+cu130 _scaled_mm"
   std::string config;   // human description of the call
   std::string algo;     // what the library chose (cuBLASLt: algo id, tile, split-K), when known
+  int split_k = 0;      // the split-K count the library reported (0: not known)
   std::string error;    // non-empty: the call was refused or failed
   ExternalScaling scaling = ExternalScaling::tensor;
   bool fast_accum = false;

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,10 @@ struct InstructionTarget {
   Format scale = Format::float8_e8m0fnu;
   int block = 0;  // elements per scale along K (block-scaled only)
   std::string note;  // how the kernel wires the operands (from the GPU catalogue), may be empty
+  // A candidate table row under test (--model-override): when set, the model computes every output
+  // with these parameters (emulator::fdpa per output) instead of the table row's.
+  std::optional<emulator::FdpaParams> model_params;
+  std::string model_override;  // how the parameters were changed, e.g. "e_zero=-21, underflow=positive"
 };
 
 // The instruction target of an emulator instruction name; std::invalid_argument names the rule a
@@ -51,9 +56,19 @@ std::size_t c_words(const InstructionTarget& t);    // m * n (= outputs per tile
 std::size_t scale_words(const InstructionTarget& t, int rows);  // rows * k / block, 0 unscaled
 TileBatch make_batch(const InstructionTarget& t, std::size_t tiles);  // zero-filled
 
-// The emulator's D for every tile (tiles * m * n accumulator codes), via emulator::mma, in
-// parallel over tiles; the bits do not depend on the thread count.
+// The emulator's D for every tile (tiles * m * n accumulator codes), via emulator::mma (or, with
+// model_params set, emulate_tiles_by_dot), in parallel over tiles; the bits do not depend on the
+// thread count.
 std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileBatch& batch);
+// Every output as one emulator::fdpa call with parameters `p`. With c_after, C is left out of the
+// fused sum and added afterwards by one RNE add (a perturbation the self-test device uses).
+std::vector<std::uint32_t> emulate_tiles_by_dot(const InstructionTarget& t, const TileBatch& batch,
+                                                const emulator::FdpaParams& p, bool c_after = false);
+
+// Parses "key=value[,key=value...]" (keys F, L, e_zero, underflow=positive|negative,
+// rounding=rz_fp32|rz_e8m13|rne_fp16) and applies it to `p`; std::invalid_argument names a bad
+// key or value.
+void apply_param_override(emulator::FdpaParams& p, std::string_view spec);
 
 // The block-scaled GEMM recipes of blockscale::gpu.
 enum class GemmRecipe : std::uint8_t { mxfp8, mxfp4, nvfp4 };
