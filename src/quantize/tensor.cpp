@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -240,7 +241,9 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
   const KAxis k_axis = d.k_axis;
   const std::int64_t batch = d.batch(), rows = d.rows(), K = d.k(), kb = d.k_blocks(), ks = d.k_stored();
   const std::size_t rb = d.row_bytes();
-  std::vector<std::uint8_t> scales_rm(static_cast<std::size_t>(batch * rows * kb));
+  // Row-major scale codes, rearranged into the layout at the end (every byte is written first).
+  const auto n_scales = static_cast<std::size_t>(batch * rows * kb);
+  const std::unique_ptr<std::uint8_t[]> scales_rm = std::make_unique_for_overwrite<std::uint8_t[]>(n_scales);
   const bool direct_codes = d.packing == Packing::byte_per_element;
   const bool padded = ks != K;
   const std::int64_t group = k_axis == KAxis::last ? 1 : kColumnGroup;
@@ -292,13 +295,13 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
         const std::uint32_t* rr = !sr ? nullptr : gathered ? rin.data() + g * ks : rbits.data() + row * K;
         std::uint8_t* out_row = elements.data() + static_cast<std::size_t>(row) * rb;
         std::uint8_t* code_row = direct_codes ? out_row : codes.data();
-        q.quantize_row(xr, n, code_row, scales_rm.data() + row * kb, rr, scratch);
+        q.quantize_row(xr, n, code_row, scales_rm.get() + row * kb, rr, scratch);
         if (!direct_codes) pack(d.packing, f.element, codes, std::span<std::uint8_t>(out_row, rb));
       }
     }
   }
 
-  to_layout(d.scale_layout, batch, rows, kb, scales_rm, scales, 0);
+  to_layout(d.scale_layout, batch, rows, kb, std::span<const std::uint8_t>(scales_rm.get(), n_scales), scales, 0);
   return ts;
 }
 
