@@ -83,7 +83,20 @@ struct Fitter {
   }
 
   // The accumulator of a schedule (f32 bits, M x N), scales of the block modes applied inside.
-  std::vector<std::uint32_t> accumulate(const KernelSchedule& s) const {
+  // With `swapped`, the library is modelled computing D^T = B^T A^T (the column-major trick): B
+  // takes A's place, so its scale comes first in the promotion FMA; the products are the same.
+  std::vector<std::uint32_t> accumulate(const KernelSchedule& s, bool swapped = false) const {
+    if (swapped) {
+      ExternalRun t;
+      t.scaling = run.scaling;
+      t.m = run.n, t.n = run.m, t.k = run.k;
+      t.a = run.b, t.b = run.a, t.sa = run.sb, t.sb = run.sa;
+      const std::vector<std::uint32_t> dt = Fitter(t).accumulate(s);
+      std::vector<std::uint32_t> d(dt.size());
+      for (int i = 0; i < run.m; ++i)
+        for (int j = 0; j < run.n; ++j) d[std::size_t(i) * run.n + j] = dt[std::size_t(j) * run.m + i];
+      return d;
+    }
     emulator::GemmOperands ops;
     ops.a = a;
     ops.b = b;
@@ -196,7 +209,9 @@ struct Fitter {
     record(name, acc);
   }
 
-  void candidate(const std::string& name, const KernelSchedule& s) { record(name, accumulate(s)); }
+  void candidate(const std::string& name, const KernelSchedule& s, bool swapped = false) {
+    record(name, accumulate(s, swapped));
+  }
 
   void record(const std::string& name, const std::vector<std::uint32_t>& acc) {
     finish(name, acc, 0);
@@ -227,6 +242,11 @@ ExternalStudy fit_schedules(ExternalRun run) {
         add("promotion every " + std::to_string(32 * P) + " (P=" + std::to_string(P) + "), " + fma_text(fma),
             KernelSchedule::hopper_promotion(f.ins, P, fma));
       }
+    // The same with the operands' roles exchanged (sb before sa where the order matters).
+    for (PromotionFma fma : {PromotionFma::scale_b_first, PromotionFma::mul_then_add}) {
+      f.candidate("promotion every 128 (P=4), operands swapped: " + fma_text(fma) + " with sa and sb exchanged",
+                  KernelSchedule::hopper_promotion(f.ins, 4, fma), true);
+    }
   } else {
     add("one wgmma chain over all of K (no promotion)", KernelSchedule::chain(f.ins));
     for (int P : {1, 2, 4, 8, 16, 32}) {

@@ -292,6 +292,33 @@ TEST(HarnessExternal, FitsTheGeneratingSchedule) {
   }
 }
 
+TEST(HarnessExternal, FitsSwappedOperandRoles) {
+  // A run made with B in A's place (fma(sb, sa*p, acc)) is recognised as such.
+  const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
+  const auto s = emulator::KernelSchedule::hopper_promotion(ins, 4, emulator::PromotionFma::scale_b_first);
+  // Operands and scales of a synthetic run; D is recomputed with the roles exchanged: the emulator
+  // computes (B, A) and the result is transposed.
+  ExternalRun r = synthetic_run(ExternalScaling::block_1x128, s, 1024);
+  emulator::GemmOperands ops;
+  ops.a = emulator::CodeMatrix(Format::float8_e4m3fn, r.n, 1024, std::span<const std::uint8_t>(r.b));
+  ops.b = emulator::CodeMatrix(Format::float8_e4m3fn, 1024, r.m, std::span<const std::uint8_t>(r.a), emulator::Order::col_major);
+  std::vector<std::uint32_t> sa, sb;
+  for (int i = 0; i < r.n; ++i)
+    for (int q = 0; q < 8; ++q) sa.push_back(std::bit_cast<std::uint32_t>(r.sb[std::size_t(i) * 8 + q]));
+  for (int j = 0; j < r.m; ++j)
+    for (int q = 0; q < 8; ++q) sb.push_back(std::bit_cast<std::uint32_t>(r.sa[std::size_t(j) * 8 + q]));
+  ops.scale_a = emulator::CodeMatrix(Format::float32, r.n, 8, std::span<const std::uint32_t>(sa));
+  ops.scale_b = emulator::CodeMatrix(Format::float32, 8, r.m, std::span<const std::uint32_t>(sb), emulator::Order::col_major);
+  const std::vector<std::uint32_t> dt = emulator::gemm(s, ops);  // r.n x r.m
+  r.d.assign(dt.size(), 0);
+  for (int i = 0; i < r.m; ++i)
+    for (int j = 0; j < r.n; ++j) r.d[std::size_t(i) * r.n + j] = dt[std::size_t(j) * r.m + i];
+  const ExternalStudy st = fit_schedules(r);
+  ASSERT_TRUE(st.bit_exact());
+  EXPECT_NE(st.fits.front().schedule.find("operands swapped: acc = fma(sa, sb*p, acc)"), std::string::npos)
+      << st.fits.front().schedule;
+}
+
 TEST(HarnessExternal, FitsSplitK) {
   // 18 tiles of 128 in 6 slices of 384 elements: the emulator's split at k32 steps and the fitter's
   // own splits at 128-element tiles cut at the same places, so they must reproduce the run, and no
