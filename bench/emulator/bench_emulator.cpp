@@ -7,7 +7,7 @@
 // M = N = 256, K = 8192 (issue 6). Operands are Gaussian data with per-row magnitudes over
 // 2^-8 .. 2^8, quantized with RCEIL (MX) or the TransformerEngine NVFP4 recipe. Counters: MAC/s
 // (items_per_second) and "vs_eigen", that rate over the Eigen fp32 GEMM rate of the same shape and
-// thread count, measured once per (shape, threads) at first use (best of 3).
+// thread count, measured once per (shape, threads) at first use (best of 5 after a warm-up).
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Dense>
@@ -53,7 +53,7 @@ int thread_count(int requested) {
 #endif
 }
 
-// Eigen fp32 GEMM MAC/s for M x K times K x N, best of 3.
+// Eigen fp32 GEMM MAC/s for M x K times K x N, best of 5 after one warm-up run.
 double eigen_rate(std::int64_t M, std::int64_t N, std::int64_t K, int threads) {
   static std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, int>, double> cache;
   const auto key = std::make_tuple(M, N, K, threads);
@@ -61,8 +61,9 @@ double eigen_rate(std::int64_t M, std::int64_t N, std::int64_t K, int threads) {
   Eigen::setNbThreads(threads);
   const Eigen::MatrixXf a = Eigen::MatrixXf::Random(M, K), b = Eigen::MatrixXf::Random(K, N);
   Eigen::MatrixXf c(M, N);
+  c.noalias() = a * b;  // warm-up: caches, page faults, Eigen's blocking buffers
   double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < 5; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     c.noalias() = a * b;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
