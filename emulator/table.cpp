@@ -19,6 +19,12 @@ constexpr FdpaParams ST(int e_zero) { return {Algorithm::st_fdpa, 32, 25, R::rz_
 constexpr FdpaParams GST() { return {Algorithm::gst_fdpa, 64, 35, R::rz_fp32, -139, 16, {}}; }
 constexpr FdpaParams B9(R inner, int e_zero) { return {Algorithm::fp8_via_f16, 16, 25, inner, e_zero, 16, {}}; }
 constexpr FdpaParams FMA() { return {Algorithm::fma_chain, 1, 53, R::rne_fp64, 0, 16, {}}; }
+// Hopper: a negative sum that underflows gives +0 (measured on an H200 by blockscale conform,
+// docs/conformance.md; numerics.md e.3 left it open, MMA-Sim v2 gives -0).
+constexpr FdpaParams plus_zero(FdpaParams p) {
+  p.underflow_zero = UnderflowZero::positive;
+  return p;
+}
 
 // ---- Shapes {M, N min, N max, N step, K}.
 constexpr ShapeRule kVoltaShapes[] = {{8, 8, 8, 8, 4}};
@@ -59,28 +65,56 @@ constexpr HardwareEvidence kAdaFp8F32[] = {{"Ada", e4m3, e4m3, 5000, "K&M Ada/E4
                                            {"Ada", e5m2, e5m2, 5000, "K&M Ada/E5M2 d_Ada_fp32 (mma.sync m16n8k32)"}};
 constexpr HardwareEvidence kAdaFp8F16[] = {{"Ada", e4m3, e4m3, 5000, "K&M Ada/E4M3 d_Ada_fp16 (mma.sync m16n8k32)"},
                                            {"Ada", e5m2, e5m2, 5000, "K&M Ada/E5M2 d_Ada_fp16 (mma.sync m16n8k32)"}};
+// blockscale conform on an H200 (docs/conformance.md, docs/conformance/h200-sweep-*.json): random,
+// realistic and probe data, >= 10^7 outputs per instruction (wgmma at N = 8, 64 and 256), 0 mismatches
+// against the rows below.
+constexpr std::string_view kH200Sweep = "blockscale conform sweep, docs/conformance/h200-sweep-*.json";
 constexpr HardwareEvidence kHopperWgmmaFp8[] = {
     {"H100", e4m3, e4m3, 5000, "K&M H100/E4M3 d_H100_fp32 (wgmma, C = 0)"},
     {"H100", e5m2, e5m2, 5000, "K&M H100/E5M2 d_H100_fp32 (wgmma, C = 0)"},
     {"H200", e4m3, e4m3, 5000, "K&M H200/E4M3 d_H200_fp32 (wgmma, C = 0)"},
     {"H200", e5m2, e5m2, 5000, "K&M H200/E5M2 d_H200_fp32 (wgmma, C = 0)"},
     {"H200", e4m3, e4m3, 1572864, "numerics.md H200 confirmation (a): m64n32k32 with C"},
-    {"H200", e5m2, e5m2, 1572864, "numerics.md H200 confirmation (a): m64n32k32 with C"}};
+    {"H200", e5m2, e5m2, 1572864, "numerics.md H200 confirmation (a): m64n32k32 with C"},
+    {"H200", e4m3, e4m3, 30029824, kH200Sweep},
+    {"H200", e4m3, e5m2, 30029824, kH200Sweep},
+    {"H200", e5m2, e4m3, 30030336, kH200Sweep},
+    {"H200", e5m2, e5m2, 30030336, kH200Sweep}};
+constexpr HardwareEvidence kHopperWgmmaFp8F16[] = {{"H200", e4m3, e4m3, 30029824, kH200Sweep},
+                                                   {"H200", e4m3, e5m2, 30030336, kH200Sweep},
+                                                   {"H200", e5m2, e4m3, 30030336, kH200Sweep},
+                                                   {"H200", e5m2, e5m2, 30029824, kH200Sweep}};
+constexpr HardwareEvidence kHopperWgmmaF16F32[] = {{"H200", f16, f16, 30018048, kH200Sweep},
+                                                   {"H200", bf16, bf16, 30018048, kH200Sweep}};
+constexpr HardwareEvidence kHopperWgmmaF16F16[] = {{"H200", f16, f16, 30017536, kH200Sweep}};
+constexpr HardwareEvidence kHopperWgmmaTf32[] = {{"H200", tf32, tf32, 30029824, kH200Sweep}};
 constexpr HardwareEvidence kHopperTf32[] = {{"H100", tf32, tf32, 5000, "K&M H100/tf32 d_H100_fp32 (wmma, 4 products)"},
-                                            {"H200", tf32, tf32, 5000, "K&M H200/tf32 d_H200_fp32 (wmma, 4 products)"}};
+                                            {"H200", tf32, tf32, 5000, "K&M H200/tf32 d_H200_fp32 (wmma, 4 products)"},
+                                            {"H200", tf32, tf32, 10000128, kH200Sweep}};
 constexpr HardwareEvidence kHopperF16F32[] = {{"H100", f16, f16, 5000, "K&M H100/fp16 d_H100_fp32 (wmma)"},
                                               {"H100", bf16, bf16, 5000, "K&M H100/bf16 d_H100_fp32 (wmma)"},
                                               {"H200", f16, f16, 5000, "K&M H200/fp16 d_H200_fp32 (wmma)"},
-                                              {"H200", bf16, bf16, 5000, "K&M H200/bf16 d_H200_fp32 (wmma)"}};
+                                              {"H200", bf16, bf16, 5000, "K&M H200/bf16 d_H200_fp32 (wmma)"},
+                                              {"H200", f16, f16, 10000000, kH200Sweep},
+                                              {"H200", bf16, bf16, 10000000, kH200Sweep}};
 constexpr HardwareEvidence kHopperF16F16[] = {{"H100", f16, f16, 5000, "K&M H100/fp16 d_H100_fp16 (wmma)"},
-                                              {"H200", f16, f16, 5000, "K&M H200/fp16 d_H200_fp16 (wmma)"}};
+                                              {"H200", f16, f16, 5000, "K&M H200/fp16 d_H200_fp16 (wmma)"},
+                                              {"H200", f16, f16, 10000000, kH200Sweep}};
 constexpr HardwareEvidence kHopperB9F32[] = {
     {"H200", e4m3, e4m3, 1048576, "numerics.md H200 confirmation (b): mma.sync m16n8k32 with C"},
-    {"H200", e5m2, e5m2, 1048576, "numerics.md H200 confirmation (b): mma.sync m16n8k32 with C"}};
+    {"H200", e5m2, e5m2, 1048576, "numerics.md H200 confirmation (b): mma.sync m16n8k32 with C"},
+    {"H200", e4m3, e4m3, 10000128, kH200Sweep},
+    {"H200", e4m3, e5m2, 10000128, kH200Sweep},
+    {"H200", e5m2, e4m3, 10000000, kH200Sweep},
+    {"H200", e5m2, e5m2, 10000000, kH200Sweep}};
 constexpr HardwareEvidence kHopperB9F16[] = {{"H100", e4m3, e4m3, 5000, "K&M H100/E4M3 d_H100_fp16 (mma.sync)"},
                                              {"H100", e5m2, e5m2, 5000, "K&M H100/E5M2 d_H100_fp16 (mma.sync)"},
                                              {"H200", e4m3, e4m3, 5000, "K&M H200/E4M3 d_H200_fp16 (mma.sync)"},
-                                             {"H200", e5m2, e5m2, 5000, "K&M H200/E5M2 d_H200_fp16 (mma.sync)"}};
+                                             {"H200", e5m2, e5m2, 5000, "K&M H200/E5M2 d_H200_fp16 (mma.sync)"},
+                                             {"H200", e4m3, e4m3, 10000128, kH200Sweep},
+                                             {"H200", e4m3, e5m2, 10000000, kH200Sweep},
+                                             {"H200", e5m2, e4m3, 10000000, kH200Sweep},
+                                             {"H200", e5m2, e5m2, 10000128, kH200Sweep}};
 constexpr HardwareEvidence kB200Tf32[] = {{"B200", tf32, tf32, 5000, "K&M B200/tf32 d_B200_fp32 (wmma, 4 products)"}};
 constexpr HardwareEvidence kB200F16F32[] = {{"B200", f16, f16, 5000, "K&M B200/fp16 d_B200_fp32 (wmma)"},
                                             {"B200", bf16, bf16, 5000, "K&M B200/bf16 d_B200_fp32 (wmma)"}};
@@ -135,34 +169,38 @@ const InstructionRow kRows[] = {
    "MMA-Sim (any e4m3/e5m2 mix); K&M Ada vectors, C = fp16(c)", "mma.sync fp8 (sm_89)"},
   // ---- Hopper sm_90a: wgmma (one FDPA per instruction), mma.sync, emulated fp8 mma.sync (b.9).
   {"sm_90a.wgmma.tf32.f32", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK8, kTf32, kTf32, f32, false, f32, 0,
-   T(8, 25, R::rz_fp32, -133), P::published_model, kNone, kNoHw, "MMA-Sim (random bit patterns)", "wgmma tf32"},
+   plus_zero(T(8, 25, R::rz_fp32, -133)), P::published_model, kNone, kHopperWgmmaTf32,
+   "MMA-Sim (random bit patterns); H200 conform sweep", "wgmma tf32"},
   {"sm_90a.wgmma.f16bf16.f32", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK16, kF16Bf16, kF16Bf16, f32, false, f32, 0,
-   T(16, 25, R::rz_fp32, -133), P::published_model, kNone, kNoHw, "MMA-Sim", "wgmma f16/bf16"},
+   plus_zero(T(16, 25, R::rz_fp32, -133)), P::published_model, kNone, kHopperWgmmaF16F32, "MMA-Sim; H200 conform sweep", "wgmma f16/bf16"},
   {"sm_90a.wgmma.f16.f16", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK16, kF16, kF16, f16, false, f32, 0,
-   T(16, 25, R::rne_fp16, -133), P::published_model, kNone, kNoHw, "MMA-Sim", "wgmma f16"},
+   plus_zero(T(16, 25, R::rne_fp16, -21)), P::published_model, kNone, kHopperWgmmaF16F16,
+   "MMA-Sim; H200 conform: e_zero -21 measured (MMA-Sim v2 gives -133)", "wgmma f16"},
   {"sm_90a.wgmma.fp8.f32", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK32, kFp8, kFp8, f32, false, f32, 0,
-   T(32, 13, R::rz_e8m13, -133), P::published_model, kNone, kHopperWgmmaFp8,
-   "MMA-Sim (any mix); K&M H100/H200 (C = 0) and H200 with C; DeepSeek-V3 '14 bits'", "wgmma fp8"},
+   plus_zero(T(32, 13, R::rz_e8m13, -133)), P::published_model, kNone, kHopperWgmmaFp8,
+   "MMA-Sim (any mix); K&M H100/H200 (C = 0), H200 with C, H200 conform sweep; DeepSeek-V3 '14 bits'", "wgmma fp8"},
   {"sm_90a.wgmma.fp8.f16", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK32, kFp8, kFp8, f16, false, f32, 0,
-   T(32, 13, R::rne_fp16, -133), P::published_model, kNone, kNoHw,
-   "MMA-Sim behaviour test (RNE-FP16 directly from the F=13 sum)", "wgmma fp8"},
+   plus_zero(T(32, 13, R::rne_fp16, -133)), P::published_model, kNone, kHopperWgmmaFp8F16,
+   "MMA-Sim behaviour test (RNE-FP16 directly from the F=13 sum); H200 conform sweep (e_zero not reachable by its probes)",
+   "wgmma fp8"},
   {"sm_90a.mma.tf32.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K4K8, kTf32, kTf32, f32, false, f32, 0,
-   T(8, 25, R::rz_fp32, -133), P::published_model, kNone, kHopperTf32,
-   "MMA-Sim; K&M H100/H200 (4 products: L = 8 not exercised)", "mma.sync (sm_90a)"},
+   plus_zero(T(8, 25, R::rz_fp32, -133)), P::published_model, kNone, kHopperTf32,
+   "MMA-Sim; K&M H100/H200 (4 products: L = 8 not exercised); H200 conform sweep", "mma.sync (sm_90a)"},
   {"sm_90a.mma.f16bf16.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K8K16, kF16Bf16, kF16Bf16, f32, false, f32, 0,
-   T(16, 25, R::rz_fp32, -133), P::published_model, kNone, kHopperF16F32, "MMA-Sim; K&M H100/H200", "mma.sync (sm_90a)"},
+   plus_zero(T(16, 25, R::rz_fp32, -133)), P::published_model, kNone, kHopperF16F32, "MMA-Sim; K&M H100/H200; H200 conform sweep",
+   "mma.sync (sm_90a)"},
   {"sm_90a.mma.f16.f16", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K8K16, kF16, kF16, f16, false, f32, 0,
-   T(16, 25, R::rne_fp16, -22), P::published_model, kNone, kHopperF16F16,
-   "MMA-Sim; K&M H100/H200, C = fp16(c) (e_zero -22 per MS-v2, K&M -21: not exercised, e.1)", "mma.sync (sm_90a)"},
+   plus_zero(T(16, 25, R::rne_fp16, -21)), P::published_model, kNone, kHopperF16F16,
+   "MMA-Sim; K&M H100/H200, C = fp16(c); e_zero -21 measured by H200 conform (K&M's value; MMA-Sim v2 -22, e.1)", "mma.sync (sm_90a)"},
   {"sm_90a.mma.f64", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kF64Shapes, kF64, kF64, f64, false, f32, 0,
    FMA(), P::published_model, kNone, kNoHw, "MMA-Sim (NaN payload not compared)", "mma.sync f64 (sm_90a)"},
   {"sm_90a.mma.fp8.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f32, false, f32, 0,
-   B9(R::rz_fp32, -133), P::inferred, kNone, kHopperB9F32,
-   "b.9 compiler emulation (SASS F2FP + 2 x HMMA.16816.F32 + FADD); H200 measured, H100 inferred; mixed types inferred",
+   plus_zero(B9(R::rz_fp32, -133)), P::inferred, kNone, kHopperB9F32,
+   "b.9 compiler emulation (SASS F2FP + 2 x HMMA.16816.F32 + FADD); H200 measured (every mix by conform), H100 inferred",
    "mma.sync fp8 (sm_90a, emulated)"},
   {"sm_90a.mma.fp8.f16", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f16, false, f32, 0,
-   B9(R::rne_fp16, -22), P::inferred, kNone, kHopperB9F16,
-   "b.9 compiler emulation (2 x HMMA.16816.F16 + HADD2); K&M H100/H200, C = fp16(c); mixed types inferred",
+   plus_zero(B9(R::rne_fp16, -21)), P::inferred, kNone, kHopperB9F16,
+   "b.9 compiler emulation (2 x HMMA.16816.F16 + HADD2); K&M H100/H200, C = fp16(c); H200 conform sweep; inner e_zero -21 as the f16 HMMA",
    "mma.sync fp8 (sm_90a, emulated)"},
   // ---- Blackwell sm_100a: tcgen05 (cta_group::1), mma.sync with sm_80 shapes, emulated fp8 mma.sync.
   {"sm_100a.tcgen05.tf32.f32", Arch::sm_100a, Opcode::tcgen05_mma, Kind::tf32, "tcgen05.mma.cta_group::1.kind::tf32", kTcK8, kTf32, kTf32, f32, false, f32, 0,

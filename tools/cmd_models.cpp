@@ -42,6 +42,11 @@ std::string provenance_text(const InstructionRow& r) {
   return s;
 }
 
+std::string underflow_text(const FdpaParams& p) {
+  if (p.algorithm == Algorithm::fma_chain) return "-";
+  return p.underflow_zero == UnderflowZero::positive ? "+0" : "-0";
+}
+
 std::string json_row(const InstructionRow& r) {
   const FdpaParams& p = r.params;
   std::string s = "{\"id\": \"" + json_escape(std::string(r.id)) + "\", \"arch\": \"" + std::string(to_string(r.arch)) +
@@ -61,7 +66,7 @@ std::string json_row(const InstructionRow& r) {
   }
   s += ", \"algorithm\": \"" + std::string(to_string(p.algorithm)) + "\", \"L\": " + std::to_string(p.L) +
        ", \"F\": " + std::to_string(p.F) + ", \"rounding\": \"" + std::string(to_string(p.rounding)) +
-       "\", \"e_zero\": " + std::to_string(p.e_zero);
+       "\", \"e_zero\": " + std::to_string(p.e_zero) + ", \"underflow_zero\": \"" + underflow_text(p) + "\"";
   if (p.algorithm == Algorithm::gst_fdpa) s += ", \"group\": " + std::to_string(p.group);
   s += ", \"provenance\": \"" + std::string(to_string(r.provenance)) + "\", \"inferred_operands\": \"" +
        r.inferred_operands.to_string() + "\", \"hardware\": [";
@@ -75,40 +80,52 @@ std::string json_row(const InstructionRow& r) {
   return s;
 }
 
+// A Markdown table cell: '|' separates cells, so type sets "e4m3|e5m2" are escaped.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
 void print_markdown() {
-  std::printf("| id | instruction | shapes (M, N range/step, K) | A | B | D | scale/block | model | L | F | rho | e_zero | provenance | confirmed on hardware (outputs) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| id | instruction | shapes (M, N range/step, K) | A | B | D | scale/block | model | L | F | rho | e_zero | "
+              "underflow | provenance | confirmed on hardware (outputs) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const InstructionRow& r : instruction_table()) {
     const FdpaParams& p = r.params;
     const bool fma = p.algorithm == Algorithm::fma_chain;
-    std::printf("| `%s` | `%s %s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+    std::printf("| `%s` | `%s %s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                 std::string(r.id).c_str(), std::string(to_string(r.arch)).c_str(), std::string(r.qualified).c_str(),
-                shapes_string(r).c_str(), r.a_types.to_string().c_str(), r.b_types.to_string().c_str(),
+                shapes_string(r).c_str(), cell(r.a_types.to_string()).c_str(), cell(r.b_types.to_string()).c_str(),
                 std::string(to_string(r.d_type)).c_str(), scale_text(r).c_str(), std::string(to_string(p.algorithm)).c_str(),
                 fma ? "1" : std::to_string(p.L).c_str(), fma ? "-" : std::to_string(p.F).c_str(), rounding_text(p).c_str(),
-                fma ? "-" : std::to_string(p.e_zero).c_str(), provenance_text(r).c_str(),
+                fma ? "-" : std::to_string(p.e_zero).c_str(), underflow_text(p).c_str(), cell(provenance_text(r)).c_str(),
                 r.hardware.empty() ? "-" : hardware_text(r).c_str());
   }
 }
 
 void print_table() {
-  std::printf("%-40s %-58s %-30s %-26s %-4s %-9s %-19s %3s %3s %-17s %6s  %s\n", "id", "instruction", "shapes", "A x B",
-              "D", "scale", "model", "L", "F", "rho", "e_zero", "provenance");
+  std::printf("%-40s %-58s %-30s %-26s %-4s %-9s %-19s %3s %3s %-17s %6s %3s  %s\n", "id", "instruction", "shapes",
+              "A x B", "D", "scale", "model", "L", "F", "rho", "e_zero", "-V0", "provenance");
   for (const InstructionRow& r : instruction_table()) {
     const FdpaParams& p = r.params;
     const bool fma = p.algorithm == Algorithm::fma_chain;
     const std::string types = r.a_types.to_string() + " x " + r.b_types.to_string();
-    std::printf("%-40s %-58s %-30s %-26s %-4s %-9s %-19s %3s %3s %-17s %6s  %s\n", std::string(r.id).c_str(),
+    std::printf("%-40s %-58s %-30s %-26s %-4s %-9s %-19s %3s %3s %-17s %6s %3s  %s\n", std::string(r.id).c_str(),
                 (std::string(to_string(r.arch)) + " " + std::string(r.qualified)).c_str(), shapes_string(r).c_str(),
                 types.c_str(), std::string(to_string(r.d_type)).c_str(), scale_text(r).c_str(),
                 std::string(to_string(p.algorithm)).c_str(), fma ? "1" : std::to_string(p.L).c_str(),
                 fma ? "-" : std::to_string(p.F).c_str(), rounding_text(p).c_str(),
-                fma ? "-" : std::to_string(p.e_zero).c_str(), provenance_text(r).c_str());
+                fma ? "-" : std::to_string(p.e_zero).c_str(), underflow_text(p).c_str(), provenance_text(r).c_str());
     if (!r.hardware.empty()) std::printf("%-40s   confirmed: %s\n", "", hardware_text(r).c_str());
   }
   std::printf("\n%zu rows. Models: numerics.md b.3 (T-FDPA), b.4 (ST-FDPA), b.5 (GST-FDPA), b.9 (fp8->f16 emulation).\n",
               instruction_table().size());
-  std::printf("Provenance: hardware = some operand-type pair reproduced bit-exactly on GPU output (counts above);\n"
+  std::printf("-V0: the zero a negative sum gives when it underflows the output (numerics.md e.3).\n"
+              "Provenance: hardware = some operand-type pair reproduced bit-exactly on GPU output (counts above);\n"
               "published model = MMA-Sim / K&M only; inferred = an extrapolation numerics.md states.\n");
 }
 
@@ -121,9 +138,10 @@ int describe(const std::string& name, bool json) {
                 json_row(*ins.row).c_str());
     return kExitOk;
   }
-  std::printf("%s\n  row %s (%s)\n  %s, L=%d, F=%d, %s, e_zero=%d\n  provenance for %s x %s: %s\n  evidence: %s\n",
+  std::printf("%s\n  row %s (%s)\n  %s, L=%d, F=%d, %s, e_zero=%d, negative underflow gives %s\n  provenance for %s x %s: %s\n  evidence: %s\n",
               ins.name().c_str(), std::string(ins.row->id).c_str(), std::string(gpu_name(ins.row->arch)).c_str(),
               std::string(to_string(p.algorithm)).c_str(), p.L, p.F, rounding_text(p).c_str(), p.e_zero,
+              underflow_text(p).c_str(),
               std::string(to_string(ins.a)).c_str(), std::string(to_string(ins.b)).c_str(),
               std::string(to_string(ins.provenance())).c_str(), std::string(ins.row->evidence).c_str());
   for (const HardwareEvidence& h : ins.row->hardware) {

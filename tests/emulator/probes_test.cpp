@@ -253,17 +253,22 @@ TEST(EmulatorProbes, ProductsAreNotNormalisedBeforeAlignment) {
 
 // d.3-7: the e_zero floor with C = 0.
 TEST(EmulatorProbes, ZeroTermExponentFloor) {
-  // fp16 output on mma.sync (F = 25): 2^-24 if e_zero <= -22 (MMA-Sim v2), 0 if -21 (K&M).
+  // fp16 output on mma.sync (F = 25): 2^-24 if e_zero <= -22 (MMA-Sim v2), 0 if -21 (K&M). The H200
+  // gives 0 (blockscale conform, docs/conformance.md), and so does the sm_90a row; sm_100a keeps -22.
   const Dot h{{pow2(-14), pow2(-24), 0}, {pow2(-11), pow2(-23), 1}, 0.0};
-  EXPECT_EQ(run_bits("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16", h), 0x0001u);
+  EXPECT_EQ(run_bits("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16", h), 0x0000u);
+  EXPECT_EQ(run_bits("sm_90a wgmma.mma_async m64n8k16 f16 f16 f16", h), 0x0000u);
   EXPECT_EQ(run_bits("sm_100a mma.sync.aligned m16n8k16 f16 f16 f16", h), 0x0001u);
-  FdpaParams km = find_row("sm_90a.mma.f16.f16")->params;
-  km.e_zero = -21;
-  EXPECT_EQ(run_bits("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16", h, &km), 0x0000u);
+  FdpaParams ms_v2 = find_row("sm_90a.mma.f16.f16")->params;
+  ms_v2.e_zero = -22;
+  EXPECT_EQ(run_bits("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16", h, &ms_v2), 0x0001u);
+  FdpaParams km = find_row("sm_100a.mma.f16.f16")->params;
   // F = 24 (Ampere / Ada) with B[1] = 2^-21: 2^-24 if e_zero <= -21, 0 if -20.
   const Dot a{{pow2(-14), pow2(-24), 0}, {pow2(-11), pow2(-21), 1}, 0.0};
   EXPECT_EQ(run_bits("sm_80 mma.sync.aligned m16n8k16 f16 f16 f16", a), 0x0001u);
   EXPECT_EQ(run_bits("sm_89 mma.sync.aligned m16n8k16 f16 f16 f16", a), 0x0001u);
+  km.e_zero = -21;
+  EXPECT_EQ(run_bits("sm_100a mma.sync.aligned m16n8k16 f16 f16 f16", h, &km), 0x0000u);
   km = find_row("sm_89.mma.f16.f16")->params;
   km.e_zero = -20;
   EXPECT_EQ(run_bits("sm_89 mma.sync.aligned m16n8k16 f16 f16 f16", a, &km), 0x0000u);

@@ -183,8 +183,10 @@ TEST(EmulatorSpecialValues, CornerCasesOfTableC) {
   EXPECT_EQ(dot1(bf, {0x8000, 0x8000}, {one_bf, one_bf}, 0x80000000u), 0u);
   EXPECT_EQ(dot1(h, {0x8000}, {0x3C00}, 0x8000), 0u);
   EXPECT_EQ(dot1(bf, {one_bf, 0xBF80}, {one_bf, one_bf}, 0), 0u);
-  // Negative V below the smallest subnormal: -0 (MMA-Sim v2, the default), +0 with UnderflowZero::positive.
-  const Instruction tf_ins = parse_instruction(tf);
+  // Negative V below the smallest subnormal: +0 on sm_90a (measured on an H200), -0 on the rows that
+  // follow MMA-Sim v2 (sm_100a here), and whatever UnderflowZero says when the parameters are changed.
+  EXPECT_EQ(dot1(tf, {0x9A000000u}, {0x19800000u}, 0), 0u);
+  const Instruction tf_ins = parse_instruction("sm_100a mma.sync.aligned m16n8k8 f32 tf32 tf32");
   DotOperands ops;
   ops.a_format = ops.b_format = Format::tfloat32;
   // -2^-75 * 2^-76 = -2^-151: kept by the 2^-158 grid of the e_zero floor, below fp32's 2^-149.
