@@ -215,7 +215,8 @@ TEST(HarnessDiscover, HopperFp8Parameters) {
   EXPECT_EQ(item(m, "C placement"), "added after the products, rounded to nearest (FADD/HADD)");
   EXPECT_NE(item(m, "fused width L").find("k mod 4 in {0,1}"), std::string::npos);
   const Discovery f16 = discover(*dev, instruction_target("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16"));
-  EXPECT_EQ(item(f16, "e_zero (floor of e_max)"), "-22");
+  // The sm_90a f16 accumulators floor at -21, as measured on an H200 (docs/conformance.md).
+  EXPECT_EQ(item(f16, "e_zero (floor of e_max)"), "-21");
 }
 
 TEST(HarnessDiscover, FlagsAPerturbedModel) {
