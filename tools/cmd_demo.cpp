@@ -22,7 +22,7 @@
 #include "blockscale/reference.h"
 #include "cli.h"
 #if BLOCKSCALE_HAVE_EMULATOR
-#include "blockscale/emulator/gemm.h"
+#include "blockscale/emulator/reference_models.h"
 #endif
 
 namespace blockscale::cli {
@@ -100,32 +100,6 @@ Comparison compare(const std::string& mode, double millis, const Tensor& result,
   return c;
 }
 
-#if BLOCKSCALE_HAVE_EMULATOR
-// The emulator's default Blackwell block-scaled GEMM (emulator/gemm.h: block_scaled_schedule, a
-// chain of tcgen05.mma / mma.sync block_scale instructions along K), registered as
-// hardware(<arch>) models of the reference's registry.
-void register_emulator_models() {
-  for (const emulator::Arch arch : {emulator::Arch::sm_100a, emulator::Arch::sm_120a}) {
-    const std::string name(emulator::to_string(arch));
-    reference::register_scaled_mma_model(
-        {name, "blockscale::emulator block_scaled_schedule(" + name + "): the instruction chain along K"},
-        [arch](const Tensor& x, const Tensor& xs, const Tensor& y, const Tensor& ys, const Tensor& acc) {
-          auto words = [](const Tensor& t) { return std::vector<std::uint32_t>(t.codes().begin(), t.codes().end()); };
-          const std::vector<std::uint32_t> a = words(x), b = words(y), sa = words(xs), sb = words(ys), c = words(acc);
-          const auto fmt = [](const Tensor& t) { return reference::format_of(t.dtype()); };
-          const std::size_t M = static_cast<std::size_t>(x.extent(0)), K = static_cast<std::size_t>(x.extent(1));
-          const std::size_t N = static_cast<std::size_t>(y.extent(1)), Ks = static_cast<std::size_t>(xs.extent(1));
-          const emulator::KernelSchedule s =
-              emulator::block_scaled_schedule(arch, fmt(x), fmt(y), fmt(xs), static_cast<int>(K / Ks));
-          emulator::GemmOperands ops{emulator::CodeMatrix(fmt(x), M, K, a), emulator::CodeMatrix(fmt(y), K, N, b),
-                                     emulator::CodeMatrix(fmt(xs), M, Ks, sa), emulator::CodeMatrix(fmt(ys), Ks, N, sb),
-                                     emulator::CodeMatrix(Format::float32, M, N, c)};
-          const std::vector<std::uint32_t> d = emulator::gemm(s, ops);
-          return Tensor(DType::float32, acc.shape(), std::vector<std::uint64_t>(d.begin(), d.end()));
-        });
-  }
-}
-#endif
 
 struct FormatStory {
   std::string name, description;
@@ -302,7 +276,8 @@ int run_demo(const std::vector<std::string>& argv) {
 
   std::vector<std::string> models;
 #if BLOCKSCALE_HAVE_EMULATOR
-  register_emulator_models();
+  // hardware(sm_100a): the emulator's block-scaled instruction chain along K (emulator/gemm.h).
+  emulator::register_reference_models();
   models = {"sm_100a"};
 #endif
   std::mt19937_64 rng(seed);
