@@ -33,16 +33,6 @@ using emulator::OutputRounding;
 
 double pow2(int e) { return std::ldexp(1.0, e); }
 
-std::string rounding_name(OutputRounding r) {
-  switch (r) {
-    case OutputRounding::rz_fp32: return "RZ-FP32";
-    case OutputRounding::rz_e8m13: return "RZ-E8M13";
-    case OutputRounding::rne_fp16: return "RNE-FP16";
-    case OutputRounding::rne_fp64: return "RNE-FP64";
-  }
-  return "?";
-}
-
 class Prober {
  public:
   Prober(Device& d, const InstructionTarget& t, Discovery& out) : dev_(d), t_(t), out_(out) {}
@@ -373,7 +363,7 @@ Discovery discover(Device& device, const InstructionTarget& t) {
       std::string fmt = t.acc == Format::float16 ? (pbits == 10 ? "FP16" : "p" + std::to_string(pbits))
                                                  : (pbits == 23 ? "FP32" : pbits == 13 ? "E8M13" : "p" + std::to_string(pbits));
       const std::string found = mode + "-" + fmt;
-      const std::string table = rounding_name(p.rounding);
+      const std::string table(emulator::to_string(p.rounding));
       char ev[160];
       std::snprintf(ev, sizeof ev, "+0.25/0.75 ulp -> %g/%g, -0.25/0.75 -> %g/%g, ties 0.5/1.5 -> %g/%g",
                     p25.value_or(-1), p75.value_or(-1), n25.value_or(-1), n75.value_or(-1), p50.value_or(-1),
