@@ -3,23 +3,24 @@
 //
 // Numerics (the emulator's "Hopper promotion" schedule with P = 1; gemm.h states it in full):
 //   for each K-block b = 0, 1, ... in order:
-//     partial = wgmma.mma_async m64n128k32 f32 (scale-d = 0) over block b's k32 slot
+//     partial = wgmma.mma_async m64n64k32 f32 (scale-d = 0) over block b's k32 slot
 //     s       = __fmul_rn(SFA(i, b), SFB(j, b))          (fp32, round to nearest even)
 //     acc     = __fmaf_rn(s, partial, acc)                 (acc starts at C(i, j), or +0.0)
 // A block of 32 (MX) fills the k32 slot; a block of 16 (NVFP4) fills k = 0..15 and zeros fill
 // k = 16..31. fp4 codes are expanded exactly to e4m3 on chip.
 //
 // Structure: one CTA computes a 128 x 128 tile of D with 3 warpgroups. Warpgroup 0 is the
-// producer: thread 0 issues the TMA loads of A and B (fp8: 128 x 128-byte boxes with the 128-byte
-// swizzle); all 128 threads load the 4 scale bytes of one row of A and one column of B per stage
-// (one 32-bit word in either scale layout), decode them to fp32 in shared memory, and for fp4
-// recipes load the packed elements, expand them to e4m3 and store them in the same swizzled layout
-// TMA would produce. Warpgroups 1 and 2 are consumers, 64 rows x 128 columns each: per block, one
-// wgmma into a fresh partial accumulator, wait, then 64 FMUL + 64 FFMA per thread. The FP32 work
-// of one consumer overlaps the other's wgmma (the DeepGEMM arrangement; a wgmma in flight while
-// the same warpgroup reads another accumulator makes ptxas serialise the pipeline, C7514). Stages
-// (A, B, scales) form a ring of kStages slots guarded by "full" (producer -> consumers) and
-// "empty" (consumers -> producer) mbarriers.
+// producer (40 registers after setmaxnreg): thread 0 issues the TMA loads of A and B (fp8:
+// 128 x 128-byte boxes with the 128-byte swizzle); all 128 threads load the 4 scale bytes of one
+// row of A and one column of B per stage (one 32-bit word in either scale layout) and write them
+// decoded to fp32 into shared memory; for fp4 recipes they also load the packed elements, expand
+// them to e4m3 and store them in the same swizzled layout TMA would produce. Warpgroups 1 and 2
+// are consumers (232 registers), side by side, 128 rows x 64 columns each. A consumer issues one
+// m64n64k32 wgmma per 64-row half of each block into a fresh partial accumulator; the two halves
+// use two partials, so the wgmma of the next half runs while the previous half is promoted
+// (32 FMUL + 32 FFMA per thread): each consumer's FP32 work overlaps its own tensor-core work as
+// well as the other consumer's. Stages (A, B, scales) form a ring of kStages slots guarded by
+// "full" (producer -> consumers) and "empty" (consumers -> producer) mbarriers.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -39,45 +40,42 @@
 namespace blockscale::gpu::detail {
 namespace {
 
-constexpr int kRowBytes = 128;          // bytes of e4m3 per tile row per stage: 4 k32 slots
-constexpr int kBlocksPerStage = 4;      // scale blocks (= wgmma k32 slots) per stage
-constexpr int kGroupRows = 8;           // row tiles per L2 group in the tile order
+constexpr int kRowBytes = 128;      // bytes of e4m3 per tile row per stage: 4 k32 slots
+constexpr int kBlocksPerStage = 4;  // scale blocks (= wgmma k32 slots) per stage
+constexpr int kGroupRows = 8;       // row tiles per L2 group in the tile order
+constexpr int kBM = 128, kBN = 128;  // CTA tile
+constexpr int kConsumers = 2;       // consumer warpgroups, side by side
+constexpr int kCols = kBN / kConsumers;  // 64 columns per consumer: two m64n64 wgmmas per block
+constexpr int kAcc = kCols / 2;     // f32 registers of one m64n64 accumulator per thread
+constexpr int kThreads = 128 * (kConsumers + 1);
+// A thread of a consumer holds 4 rows (two per 64-row half) x 16 columns; its B scales per block
+// are 16 words at [t][.], rows of kSbRow words so that the four t of a warp use different banks.
+constexpr int kSbRow = kCols / 4 + 4;
+// setmaxnreg (PTX ISA 9.7.17.1): the producer gives registers back, the consumers take them; the
+// totals stay within the 64 K registers of the SM: 128 * 40 + 256 * 232 = 64512.
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 
 enum class Recipe { mxfp8, mxfp4, nvfp4 };
 
-// Consumer warpgroups in a WM x WN grid; each covers MH x 64 rows (MH m64 wgmmas per block, one
-// per 64-row half) and BN columns, and issues X blocks' wgmmas into X fresh partial
-// accumulators before each wait. A thread of a consumer holds 2 MH rows and BN / 4 columns, so
-// the B scales it reads per block serve 2 MH rows.
-template <int WM, int WN, int BN, int MH, int X>
-struct Config {
-  static constexpr int kConsumers = WM * WN;
-  static constexpr int kWM = WM, kWN = WN, kMH = MH, kX = X, kBNw = BN;
-  static constexpr int kBM = 64 * MH * WM, kBN = BN * WN;
-  static constexpr int kThreads = 128 * (kConsumers + 1);
-  static constexpr int kAcc = BN / 2;       // f32 registers of one m64nBN accumulator
-  static constexpr int kSbRow = BN / 4 + 4;  // B-scale floats per (t, consumer column); +4 pads banks
-  static constexpr std::size_t kScaleBytes = 4u * kBlocksPerStage * (kBM + 4 * WN * kSbRow);
-  static constexpr std::size_t kStageBytes = std::size_t(kBM + kBN) * kRowBytes + kScaleBytes;
-  static constexpr int kStages = int((225u * 1024u) / kStageBytes) < 8 ? int((225u * 1024u) / kStageBytes) : 8;
-  static_assert(kBlocksPerStage % X == 0, "X must divide the blocks of a stage");
-  static_assert(kBM <= 256 && kBN <= 256, "a TMA box holds at most 256 rows");
-  static_assert(kConsumers == 2, "the kernel runs two consumer warpgroups");
+// The decoded fp32 scales of one stage, in the order the consumers read them. A: per block, each
+// consumer thread's 4 rows (64 h + 16 w + g + 8 e for warp w, lane / 4 = g) are 4 consecutive
+// floats. B: per block, consumer column group cn and thread lane % 4 = t, the thread's 16 columns
+// (8 i + 2 t + e at [cn][t][2 i + e]); rows of kSbRow floats put the four t of a warp in
+// different banks, so the 16-byte loads are free of bank conflicts.
+struct StageScales {
+  float a[kBlocksPerStage][kBM];
+  float b[kBlocksPerStage][kConsumers * 4 * kSbRow];
 };
 
-template <class C>
+constexpr std::size_t kStageBytes = std::size_t(kBM + kBN) * kRowBytes + sizeof(StageScales);
+constexpr int kStages = int((225u * 1024u) / kStageBytes) < 8 ? int((225u * 1024u) / kStageBytes) : 8;
+
 struct alignas(1024) Shared {
-  std::uint8_t a[C::kStages][C::kBM * kRowBytes];  // 128-byte swizzle; each stage 1024-byte aligned
-  std::uint8_t b[C::kStages][C::kBN * kRowBytes];
-  // Decoded A scales, per block, in the order a consumer thread reads them: its 2 MH rows
-  // (64 h + 16 w + g + 8 e for warp w, lane / 4 = g) are 2 MH consecutive floats.
-  float sa[C::kStages][kBlocksPerStage][C::kBM];
-  // Decoded B scales per block: for consumer column cn, thread lane % 4 = t reads its BN / 4
-  // columns (8 i + 2 t + e at [cn][t][2 i + e]) as float4s. Rows of kSbRow = BN / 4 + 4 floats put
-  // the four t in different banks, so the loads are free of bank conflicts.
-  float sb[C::kStages][kBlocksPerStage][C::kWN][4][C::kSbRow];
-  std::uint64_t full[C::kStages];
-  std::uint64_t empty[C::kStages];
+  std::uint8_t a[kStages][kBM * kRowBytes];  // 128-byte swizzle; each stage 1024-byte aligned
+  std::uint8_t b[kStages][kBN * kRowBytes];
+  StageScales scales[kStages];
+  std::uint64_t full[kStages];
+  std::uint64_t empty[kStages];
 };
 
 struct Params {
@@ -158,118 +156,152 @@ __device__ __forceinline__ void expand_fp4_tile(const std::uint8_t* src, int bas
   }
 }
 
-// The A-scale slot of tile row `row`: consumer row-group, then each thread's 2 MH rows together.
-template <class C>
+// The A-scale slot of tile row `row` (0..127): each consumer thread's 4 rows together.
 __device__ __forceinline__ int sa_slot(int row) {
-  constexpr int kRowsW = 64 * C::kMH;  // rows of one consumer row-group
-  const int cm = row / kRowsW, rr = row % kRowsW;
-  const int h = rr / 64, w = (rr % 64) / 16, g = rr % 8, e = (rr % 16) / 8;
-  return cm * kRowsW + (w * 8 + g) * (2 * C::kMH) + h * 2 + e;
+  const int h = row / 64, w = (row % 64) / 16, g = row % 8, e = (row % 16) / 8;
+  return (w * 8 + g) * 4 + h * 2 + e;
+}
+// The B-scale slot of tile column `col` (0..127) in StageScales::b (flattened [cn][t][i]).
+__device__ __forceinline__ int sb_slot(int col) {
+  const int cn = col / kCols, cl = col % kCols;
+  return (cn * 4 + (cl % 8) / 2) * kSbRow + (cl / 8) * 2 + cl % 2;
 }
 
-// One consumer warpgroup (cw = 0 or 1, a runtime value: instantiating a copy per consumer makes
-// ptxas spill in the hot loop).
-template <class Op, Recipe R, class C>
-__device__ __forceinline__ void consume(const Params& p, Shared<C>& s, int m0, int n0, int t128, int cw) {
-  constexpr int kStages = C::kStages, X = C::kX, kAcc = C::kAcc, MH = C::kMH, kBM = C::kBM, kBN = C::kBN;
-  const int cm = cw % C::kWM, cn = cw / C::kWM;  // this consumer's row group and column group
-  const int warp = t128 / 32, lane = t128 % 32, t = lane % 4, g = lane / 4;
-  const int row_base = cm * 64 * MH + 16 * warp + g;  // + 64 h + 8 e
-  const int col_base = cn * C::kBNw + 2 * t;          // + 8 q + e
+// K-major, 128-byte swizzle: 8-row groups 1024 bytes apart (SBO); LBO unused (16). Within a
+// stage, the k32 slot j starts 32 j bytes into the swizzle atom (gpu.md §3.2) and the second
+// 64-row half 64 rows further: both are additions to the start-address field (bytes >> 4). The
+// descriptor's high word (SBO, swizzle) is the same for every operand tile; the low word (start
+// address, LBO) is 32-bit arithmetic that cannot carry into it (addresses < 2^18).
+constexpr std::uint64_t kDescHi = desc::pack_wgmma_desc(0, 0, 1024, desc::WgmmaSwizzle::b128);
+constexpr std::uint32_t kDescLbo = std::uint32_t(desc::pack_wgmma_desc(0, 16, 0, desc::WgmmaSwizzle::none));
 
-  // acc[h] = C (or +0.0): register 4q + 2e_row + e_col holds row row_base + 64 h + 8 e_row,
-  // column col_base + 8 q + e_col.
-  float acc[MH][kAcc];
+// Half h (rows 64 h .. 64 h + 63 of the consumer) of block j of a stage (a_lo, b_lo: the
+// descriptors' low words of the stage's A rows and this consumer's B columns): one m64n64k32
+// wgmma into the fresh partial `part`, one commit group. No branch may sit between wgmma.fence
+// and the wgmma (ptxas C7520).
+template <class Op>
+__device__ __forceinline__ void issue_half(float (&part)[kAcc], std::uint32_t a_lo, std::uint32_t b_lo, int j, int h) {
+  wgmma_fence();
+  Op::mma_fresh(part, kDescHi | (a_lo + std::uint32_t((h * 64 * kRowBytes + 32 * j) >> 4)),
+                kDescHi | (b_lo + std::uint32_t((32 * j) >> 4)));
+  wgmma_commit();
+}
+
+// One block's scales in a consumer thread's registers: its 4 rows (h, er) = (0,0), (0,1), (1,0),
+// (1,1) and its 16 columns in the order of StageScales::b.
+struct BlockScales {
+  float4 a;
+  float4 b[kCols / 16];
+};
+__device__ __forceinline__ BlockScales load_block_scales(const StageScales& sc, int j, int sa_at, int sb_at) {
+  BlockScales r;
+  r.a = *reinterpret_cast<const float4*>(&sc.a[j][sa_at]);
 #pragma unroll
-  for (int h = 0; h < MH; ++h)
+  for (int q2 = 0; q2 < kCols / 16; ++q2) r.b[q2] = *reinterpret_cast<const float4*>(&sc.b[j][sb_at + 4 * q2]);
+  return r;
+}
+
+// acc[h] += (sa * sb) * part for half h of one block (FMUL, then FFMA). Register 4q + 2 er + e of
+// half h holds row 64 h + 16 w + g + 8 er, column 8 q + 2 t + e of the consumer's 64.
+// The partial is pinned first so that no read of it moves above the wgmma wait. The scale
+// products do not depend on the partial, and ptxas hoists a half's 32 FMULs above the wait into
+// the previous half, where their registers make it spill; so the row scales pass through a LOP3
+// with the partial's bits and `zero` (a runtime 0 that the compiler cannot fold), which ties the
+// products to the wait without changing a bit.
+__device__ __forceinline__ void promote_half(float (&acc)[kAcc], float (&part)[kAcc], const BlockScales& bs, int h,
+                                             std::uint32_t zero) {
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) reg_fence(part[i]);
+  const std::uint32_t tie = __float_as_uint(part[0]) & zero;
+  const float rows[2] = {__uint_as_float(__float_as_uint(h == 0 ? bs.a.x : bs.a.z) | tie),
+                         __uint_as_float(__float_as_uint(h == 0 ? bs.a.y : bs.a.w) | tie)};
+#pragma unroll
+  for (int q2 = 0; q2 < kCols / 16; ++q2) {
+    const float cols[4] = {bs.b[q2].x, bs.b[q2].y, bs.b[q2].z, bs.b[q2].w};  // (q = 2 q2, e = 0, 1), (q = 2 q2 + 1, e = 0, 1)
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+      for (int er = 0; er < 2; ++er) {
+        const int i = 4 * (2 * q2 + u / 2) + 2 * er + u % 2;
+        acc[i] = __fmaf_rn(__fmul_rn(rows[er], cols[u]), part[i], acc[i]);
+      }
+  }
+}
+
+// One consumer warpgroup (cn = 0 or 1, a runtime value: a copy per consumer doubles the hot code
+// and, compiled, still moves the descriptors to uniform registers with R2UR).
+template <class Op, Recipe R>
+__device__ __forceinline__ void consume(const Params& p, Shared& s, int m0, int n0, int t128, int cn) {
+  const int warp = t128 / 32, lane = t128 % 32, t = lane % 4, g = lane / 4;
+  const int row_base = 16 * warp + g;      // + 64 h + 8 e
+  const int col_base = cn * kCols + 2 * t;  // + 8 q + e
+
+  float acc[2][kAcc];
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) {
       const int row = m0 + row_base + 64 * h + 8 * ((i % 4) / 2), col = n0 + col_base + 8 * (i / 4) + (i % 2);
       acc[h][i] = (p.c != nullptr && row < p.m && col < p.n) ? p.c[std::size_t(row) * p.n + col] : 0.0f;
     }
 
-  float part[X][MH][kAcc];
-  const std::uint32_t a_base = smem_addr(s.a[0]) + std::uint32_t(cm * 64 * MH * kRowBytes);
-  const std::uint32_t b_base = smem_addr(s.b[0]) + std::uint32_t(cn * C::kBNw * kRowBytes);
-  const int sa_at = cm * 64 * MH + (warp * 8 + g) * (2 * MH);
+  // Two partials: half 0 of every block goes to part[0], half 1 to part[1].
+  float part[2][kAcc];
+  const std::uint32_t a_base = (smem_addr(s.a[0]) >> 4) | kDescLbo;
+  const std::uint32_t b_base = ((smem_addr(s.b[0]) + std::uint32_t(cn * kCols * kRowBytes)) >> 4) | kDescLbo;
+  constexpr std::uint32_t kStageStep = (kBM * kRowBytes) >> 4;  // descriptor units between stages
+  const int sa_at = (warp * 8 + g) * 4;
+  const int sb_at = (cn * 4 + t) * kSbRow;
+  const std::uint32_t zero = std::uint32_t(p.m) >> 31;  // 0: validate_gemm requires M >= 1
 
+  // The pipeline runs over the 8 halves of a stage's 4 blocks: issue half u + 1, wait for half u
+  // (only the newest commit group may still run), promote half u, so each warp's FP32 work
+  // overlaps its own tensor-core work. A commit group may be in flight only within an iteration
+  // (ptxas serialises every wgmma when one is still pending at a loop's back edge, C7514): the
+  // stage's last half, complete at the iteration's end, is promoted at the start of the next
+  // iteration while that iteration's first half runs on the tensor cores.
+  BlockScales last{};  // block 3's scales, for that deferred half
 #pragma unroll 1
   for (int kt = 0; kt < p.stages_k; ++kt) {
     const int st = kt % kStages;
     mbarrier_wait(&s.full[st], (kt / kStages) & 1);
-    // K-major, 128-byte swizzle: 8-row groups 1024 bytes apart (SBO); LBO unused (16). Within the
-    // stage, the k32 slot j starts 32 j bytes into the swizzle atom (gpu.md §3.2) and the second
-    // 64-row half 64 rows further: both are additions to the start-address field (bytes >> 4).
-    // The descriptor's high word (SBO, swizzle) is the same for every operand tile; the low word
-    // (start address, LBO) is 32-bit arithmetic that cannot carry into it (addresses < 2^18).
-    constexpr std::uint64_t kDescHi = desc::pack_wgmma_desc(0, 0, 1024, desc::WgmmaSwizzle::b128);
-    constexpr std::uint32_t kDescLbo = std::uint32_t(desc::pack_wgmma_desc(0, 16, 0, desc::WgmmaSwizzle::none));
-    const std::uint32_t a_lo = ((a_base + st * (kBM * kRowBytes)) >> 4) | kDescLbo;
-    const std::uint32_t b_lo = ((b_base + st * (kBN * kRowBytes)) >> 4) | kDescLbo;
-    const float* sa_st = &s.sa[st][0][sa_at];
-    const float* sb_st = &s.sb[st][0][cn][t][0];
-#pragma unroll 1
-    for (int j0 = 0; j0 < kBlocksPerStage; j0 += X) {
-      // X x MH wgmmas into fresh accumulators, one commit, one wait: the FP32 work below never
-      // overlaps a wgmma of this warpgroup (ptxas would serialise it, C7514), only the other
-      // consumers' wgmmas. No branch may sit between wgmma.fence and the wgmmas (C7520).
-      wgmma_fence();
+    const StageScales& sc = s.scales[st];
+    const std::uint32_t a_lo = a_base + st * kStageStep, b_lo = b_base + st * kStageStep;
+    // Each block's scales are loaded one half ahead of their first use.
+    BlockScales bs = load_block_scales(sc, 0, sa_at, sb_at);
+    issue_half<Op>(part[0], a_lo, b_lo, 0, 0);
+    if (kt > 0) {
+      // Half 0 of block 0 is the only commit group in flight, so this returns at once; it tells
+      // ptxas that part[1] is not written by it.
+      wgmma_wait<1>();
+      promote_half(acc[1], part[1], last, 1, zero);
+    }
 #pragma unroll
-      for (int x = 0; x < X; ++x)
-#pragma unroll
-        for (int h = 0; h < MH; ++h) {
-          Op::mma_fresh(part[x][h], kDescHi | (a_lo + std::uint32_t((h * 64 * kRowBytes + 32 * (j0 + x)) >> 4)),
-                        kDescHi | (b_lo + std::uint32_t((32 * (j0 + x)) >> 4)));
-        }
-      wgmma_commit();
-      float sa[X][2 * MH];  // read while the MMAs run
-#pragma unroll
-      for (int x = 0; x < X; ++x) {
-        if constexpr (MH == 2) {
-          const float4 v = *reinterpret_cast<const float4*>(&s.sa[st][j0 + x][sa_at]);
-          sa[x][0] = v.x, sa[x][1] = v.y, sa[x][2] = v.z, sa[x][3] = v.w;
-        } else {
-          const float2 v = *reinterpret_cast<const float2*>(&s.sa[st][j0 + x][sa_at]);
-          sa[x][0] = v.x, sa[x][1] = v.y;
-        }
-      }
-      wgmma_wait<0>();
-#pragma unroll
-      for (int x = 0; x < X; ++x)
-#pragma unroll
-        for (int h = 0; h < MH; ++h)
-#pragma unroll
-          for (int i = 0; i < kAcc; ++i) reg_fence(part[x][h][i]);
-#pragma unroll
-      for (int x = 0; x < X; ++x) {
-        const float4* sbv = reinterpret_cast<const float4*>(sb_st + (j0 + x) * (C::kWN * 4 * C::kSbRow));
-#pragma unroll
-        for (int q2 = 0; q2 < C::kBNw / 16; ++q2) {
-          const float4 v = sbv[q2];
-          const float sbs[4] = {v.x, v.y, v.z, v.w};  // columns (q = 2 q2, e = 0, 1), (q = 2 q2 + 1, e = 0, 1)
-#pragma unroll
-          for (int u = 0; u < 4; ++u) {
-            const int q = 2 * q2 + u / 2, e = u % 2;
-#pragma unroll
-            for (int h = 0; h < MH; ++h)
-#pragma unroll
-              for (int er = 0; er < 2; ++er) {
-                const int i = 4 * q + 2 * er + e;
-                acc[h][i] = __fmaf_rn(__fmul_rn(sa[x][2 * h + er], sbs[u]), part[x][h][i], acc[h][i]);
-              }
-          }
-        }
+    for (int j = 0; j < kBlocksPerStage; ++j) {
+      issue_half<Op>(part[1], a_lo, b_lo, j, 1);
+      wgmma_wait<1>();
+      promote_half(acc[0], part[0], bs, 0, zero);
+      if (j + 1 < kBlocksPerStage) {
+        const BlockScales next = load_block_scales(sc, j + 1, sa_at, sb_at);
+        issue_half<Op>(part[0], a_lo, b_lo, j + 1, 0);
+        wgmma_wait<1>();
+        promote_half(acc[1], part[1], bs, 1, zero);
+        bs = next;
+      } else {
+        last = bs;
       }
     }
-    // The stage's wgmmas have completed and its scales are in registers: the slot can be refilled
-    // once every consumer warp says so.
+    wgmma_wait<0>();
+    // Every wgmma that read this stage has completed and its scales are in registers: the slot
+    // can be refilled once every consumer warp says so.
     __syncwarp();
     if (lane == 0) mbarrier_arrive(&s.empty[st]);
   }
+  if (p.stages_k > 0) promote_half(acc[1], part[1], last, 1, zero);
 
   // Epilogue: f32 pairs (or bf16 pairs) straight from the fragment.
 #pragma unroll
-  for (int h = 0; h < MH; ++h)
+  for (int h = 0; h < 2; ++h)
 #pragma unroll
     for (int q = 0; q < kAcc / 4; ++q)
 #pragma unroll
@@ -299,14 +331,71 @@ __device__ __forceinline__ void consume(const Params& p, Shared<C>& s, int m0, i
       }
 }
 
-template <class Op, Recipe R, class C>
-__global__ void __launch_bounds__(C::kThreads, 1)
+// The producer warpgroup: operands and scales of every stage.
+template <Recipe R>
+__device__ __forceinline__ void produce(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const Params& p,
+                                        Shared& s, int m0, int n0, int t128) {
+  // Rows past M (columns past N) get the format's 1.0 without a load (a tile may reach past the
+  // 128-row padding of tiled scales); they only reach outputs that are not stored.
+  constexpr std::uint32_t kOnes = R == Recipe::nvfp4 ? 0x38383838u : 0x7F7F7F7Fu;
+  const int ra = m0 + t128, cb = n0 + t128;
+  const int slot_a = sa_slot(t128), slot_b = sb_slot(t128);
+  // One 32-bit word per row holds a stage's 4 scales, in either layout (gemm_launch.h), at an
+  // offset affine in the stage index. The words of stage kt + 1 are loaded while stage kt is
+  // written.
+  const std::uint32_t* wa_at =
+      ra < p.m ? reinterpret_cast<const std::uint32_t*>(p.sfa + scale_word_offset(p.tiled_scales, ra, 0, p.blocks)) : nullptr;
+  const std::uint32_t* wb_at =
+      cb < p.n ? reinterpret_cast<const std::uint32_t*>(p.sfb + scale_word_offset(p.tiled_scales, cb, 0, p.blocks)) : nullptr;
+  const int word_step = int(scale_word_offset(p.tiled_scales, 0, 1, p.blocks) / 4);  // words between stages
+  auto load_words = [&](int kt, std::uint32_t& wa, std::uint32_t& wb) {
+    wa = wa_at != nullptr ? __ldg(wa_at + kt * word_step) : kOnes;
+    wb = wb_at != nullptr ? __ldg(wb_at + kt * word_step) : kOnes;
+  };
+  std::uint32_t wa_next = kOnes, wb_next = kOnes;
+  if (p.stages_k > 0) load_words(0, wa_next, wb_next);
+  for (int kt = 0; kt < p.stages_k; ++kt) {
+    const int st = kt % kStages;
+    const std::uint32_t wa = wa_next, wb = wb_next;
+    if (kt + 1 < p.stages_k) load_words(kt + 1, wa_next, wb_next);
+    mbarrier_wait(&s.empty[st], ((kt / kStages) & 1) ^ 1);
+    if constexpr (R == Recipe::mxfp8) {
+      if (t128 == 0) {
+        mbarrier_expect_tx(&s.full[st], (kBM + kBN) * kRowBytes);
+        tma_load_2d(s.a[st], &tmap_a, &s.full[st], kt * kRowBytes, m0);
+        tma_load_2d(s.b[st], &tmap_b, &s.full[st], kt * kRowBytes, n0);
+      }
+    } else {
+      const std::size_t row_stride = std::size_t(p.k) / 2;
+      expand_fp4_tile<R>(p.a4, m0, p.m, kBM, row_stride, kt, s.a[st], t128);
+      expand_fp4_tile<R>(p.b4, n0, p.n, kBN, row_stride, kt, s.b[st], t128);
+      fence_proxy_async_shared();  // thread-written operands, read by wgmma (async proxy)
+    }
+    StageScales& sc = s.scales[st];
+#pragma unroll
+    for (int j = 0; j < kBlocksPerStage; ++j) {
+      const std::uint32_t ca = (wa >> (8 * j)) & 0xFFu, cbj = (wb >> (8 * j)) & 0xFFu;
+      sc.a[j][slot_a] = R == Recipe::nvfp4 ? decode_ue4m3(ca) : decode_e8m0(ca);
+      sc.b[j][slot_b] = R == Recipe::nvfp4 ? decode_ue4m3(cbj) : decode_e8m0(cbj);
+    }
+    mbarrier_arrive(&s.full[st]);
+  }
+}
+
+__device__ __forceinline__ void set_max_registers_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+}
+__device__ __forceinline__ void set_max_registers_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+}
+
+template <class Op, Recipe R>
+__global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                      const Params p) {
-  constexpr int kBM = C::kBM, kBN = C::kBN, kStages = C::kStages;
   extern __shared__ std::uint8_t smem_raw[];
   const std::uint32_t pad = (1024u - (smem_addr(smem_raw) & 1023u)) & 1023u;
-  Shared<C>& s = *reinterpret_cast<Shared<C>*>(smem_raw + pad);
+  Shared& s = *reinterpret_cast<Shared*>(smem_raw + pad);
 
   // Tile order: groups of kGroupRows row tiles sweep the column tiles, so concurrently running
   // CTAs share A and B tiles in L2.
@@ -323,79 +412,22 @@ __global__ void __launch_bounds__(C::kThreads, 1)
   if (threadIdx.x == 0) {
     for (int i = 0; i < kStages; ++i) {
       mbarrier_init(&s.full[i], 128);
-      mbarrier_init(&s.empty[i], 4 * C::kConsumers);  // lane 0 of each consumer warp
+      mbarrier_init(&s.empty[i], 4 * kConsumers);  // lane 0 of each consumer warp
     }
     fence_mbarrier_init();
   }
   __syncthreads();
 
   if (wg == 0) {
-    // ------------------------------------------------------------------ producer warpgroup
-    // Rows past M (columns past N) get the format's 1.0 without a load (a tile may reach past the
-    // 128-row padding of tiled scales); they only reach outputs that are not stored.
-    constexpr std::uint32_t kOnes = R == Recipe::nvfp4 ? 0x38383838u : 0x7F7F7F7Fu;
-    constexpr int kRowsA = (kBM + 127) / 128, kRowsB = (kBN + 127) / 128;  // rows per producer thread
-    for (int kt = 0; kt < p.stages_k; ++kt) {
-      const int st = kt % kStages;
-      // One 32-bit word per row holds the stage's 4 scales, in either layout (gemm_launch.h).
-      std::uint32_t wa[kRowsA], wb[kRowsB];
-#pragma unroll
-      for (int u = 0; u < kRowsA; ++u) {
-        const int row = t128 + 128 * u, ra = m0 + row;
-        wa[u] = kOnes;
-        if (row < kBM && ra < p.m) {
-          wa[u] = __ldg(reinterpret_cast<const std::uint32_t*>(p.sfa + scale_word_offset(p.tiled_scales, ra, kt, p.blocks)));
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kRowsB; ++u) {
-        const int col = t128 + 128 * u, cb = n0 + col;
-        wb[u] = kOnes;
-        if (col < kBN && cb < p.n) {
-          wb[u] = __ldg(reinterpret_cast<const std::uint32_t*>(p.sfb + scale_word_offset(p.tiled_scales, cb, kt, p.blocks)));
-        }
-      }
-      mbarrier_wait(&s.empty[st], ((kt / kStages) & 1) ^ 1);
-      if constexpr (R == Recipe::mxfp8) {
-        if (t128 == 0) {
-          mbarrier_expect_tx(&s.full[st], (kBM + kBN) * kRowBytes);
-          tma_load_2d(s.a[st], &tmap_a, &s.full[st], kt * kRowBytes, m0);
-          tma_load_2d(s.b[st], &tmap_b, &s.full[st], kt * kRowBytes, n0);
-        }
-      } else {
-        const std::size_t row_stride = std::size_t(p.k) / 2;
-        expand_fp4_tile<R>(p.a4, m0, p.m, kBM, row_stride, kt, s.a[st], t128);
-        expand_fp4_tile<R>(p.b4, n0, p.n, kBN, row_stride, kt, s.b[st], t128);
-        fence_proxy_async_shared();  // thread-written operands, read by wgmma (async proxy)
-      }
-#pragma unroll
-      for (int j = 0; j < kBlocksPerStage; ++j) {
-#pragma unroll
-        for (int u = 0; u < kRowsA; ++u) {
-          const int row = t128 + 128 * u;
-          if (row < kBM) {
-            const std::uint32_t ca = (wa[u] >> (8 * j)) & 0xFFu;
-            s.sa[st][j][sa_slot<C>(row)] = R == Recipe::nvfp4 ? decode_ue4m3(ca) : decode_e8m0(ca);
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < kRowsB; ++u) {
-          const int col = t128 + 128 * u;
-          if (col < kBN) {
-            const int cn = col / C::kBNw, cl = col % C::kBNw;
-            const std::uint32_t cb = (wb[u] >> (8 * j)) & 0xFFu;
-            s.sb[st][j][cn][(cl % 8) / 2][(cl / 8) * 2 + cl % 2] = R == Recipe::nvfp4 ? decode_ue4m3(cb) : decode_e8m0(cb);
-          }
-        }
-      }
-      mbarrier_arrive(&s.full[st]);
-    }
+    set_max_registers_dec();
+    produce<R>(tmap_a, tmap_b, p, s, m0, n0, t128);
   } else {
-    consume<Op, R, C>(p, s, m0, n0, t128, wg - 1);
+    set_max_registers_inc();
+    consume<Op, R>(p, s, m0, n0, t128, wg - 1);
   }
 }
 
-template <class Op, Recipe R, class C>
+template <class Op, Recipe R>
 void launch(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOperands& ops, cudaStream_t stream) {
   Params p{};
   p.m = args.m, p.n = args.n, p.k = args.k;
@@ -409,46 +441,39 @@ void launch(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOper
   p.d_bf16 = args.output == GemmOutput::bf16;
   CUtensorMap ma{}, mb{};
   if constexpr (R == Recipe::mxfp8) {
-    ma = make_byte_matrix_map(ops.a, std::uint64_t(args.m), std::uint64_t(args.k), C::kBM, kRowBytes,
+    ma = make_byte_matrix_map(ops.a, std::uint64_t(args.m), std::uint64_t(args.k), kBM, kRowBytes,
                               CU_TENSOR_MAP_SWIZZLE_128B);
-    mb = make_byte_matrix_map(ops.b, std::uint64_t(args.n), std::uint64_t(args.k), C::kBN, kRowBytes,
+    mb = make_byte_matrix_map(ops.b, std::uint64_t(args.n), std::uint64_t(args.k), kBN, kRowBytes,
                               CU_TENSOR_MAP_SWIZZLE_128B);
   } else {
     p.a4 = static_cast<const std::uint8_t*>(ops.a);
     p.b4 = static_cast<const std::uint8_t*>(ops.b);
   }
-  auto* fn = gemm_sm90_kernel<Op, R, C>;
-  constexpr std::size_t kShared = sizeof(Shared<C>) + 1024;  // + alignment slack
+  auto* fn = gemm_sm90_kernel<Op, R>;
+  constexpr std::size_t kShared = sizeof(Shared) + 1024;  // + alignment slack
   BLOCKSCALE_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kShared)));
-  const unsigned grid = unsigned(((args.m + C::kBM - 1) / C::kBM) * ((args.n + C::kBN - 1) / C::kBN));
-  fn<<<grid, C::kThreads, kShared, stream>>>(ma, mb, p);
+  const unsigned grid = unsigned(((args.m + kBM - 1) / kBM) * ((args.n + kBN - 1) / kBN));
+  fn<<<grid, kThreads, kShared, stream>>>(ma, mb, p);
   BLOCKSCALE_CUDA_LAUNCHED(kernel.name.c_str());
-}
-
-template <class C>
-void launch_config(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOperands& ops, cudaStream_t stream) {
-  using F = Format;
-  const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
-  switch (kernel.recipe) {
-    case GemmRecipe::mxfp8:
-      if (kernel.a == e4 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp8, C>(kernel, args, ops, stream);
-      if (kernel.a == e4 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e4m3_e5m2, Recipe::mxfp8, C>(kernel, args, ops, stream);
-      if (kernel.a == e5 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e5m2_e4m3, Recipe::mxfp8, C>(kernel, args, ops, stream);
-      if (kernel.a == e5 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e5m2_e5m2, Recipe::mxfp8, C>(kernel, args, ops, stream);
-      break;
-    case GemmRecipe::mxfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp4, C>(kernel, args, ops, stream);
-    case GemmRecipe::nvfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::nvfp4, C>(kernel, args, ops, stream);
-  }
-  throw std::logic_error("no sm_90a GEMM instantiated for '" + kernel.name + "'");
 }
 
 }  // namespace
 
 void launch_gemm_sm90(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOperands& ops,
                       cudaStream_t stream) {
-  // A 128 x 128 tile; two consumers side by side, 128 rows x 64 columns each (two m64n64 wgmmas
-  // per block), one block per wait.
-  launch_config<Config<1, 2, 64, 2, 1>>(kernel, args, ops, stream);
+  using F = Format;
+  const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
+  switch (kernel.recipe) {
+    case GemmRecipe::mxfp8:
+      if (kernel.a == e4 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp8>(kernel, args, ops, stream);
+      if (kernel.a == e4 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e4m3_e5m2, Recipe::mxfp8>(kernel, args, ops, stream);
+      if (kernel.a == e5 && kernel.b == e4) return launch<Wgmma_m64n64k32_f32_e5m2_e4m3, Recipe::mxfp8>(kernel, args, ops, stream);
+      if (kernel.a == e5 && kernel.b == e5) return launch<Wgmma_m64n64k32_f32_e5m2_e5m2, Recipe::mxfp8>(kernel, args, ops, stream);
+      break;
+    case GemmRecipe::mxfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::mxfp4>(kernel, args, ops, stream);
+    case GemmRecipe::nvfp4: return launch<Wgmma_m64n64k32_f32_e4m3_e4m3, Recipe::nvfp4>(kernel, args, ops, stream);
+  }
+  throw std::logic_error("no sm_90a GEMM instantiated for '" + kernel.name + "'");
 }
 
 }  // namespace blockscale::gpu::detail

@@ -34,6 +34,7 @@ std::string to_string(Data d) {
     case Data::random_bits: return "random_bits";
     case Data::finite_bits: return "finite_bits";
     case Data::realistic: return "realistic";
+    case Data::scale_range: return "scale_range";
   }
   return "?";
 }
@@ -84,6 +85,25 @@ std::uint32_t random_c(Format f, Rng& r, std::size_t tile) {
 
 std::uint8_t one_scale(Format scale) { return scale == Format::float8_e8m0fnu ? 127 : 0x38; }
 
+// Data::scale_range scale codes. e8m0: codes in [64, 190], so that scale products 2^(ea + eb - 254)
+// reach both ends of fp32's normal range (2^-126 .. 2^126), 3 in 10 of them at the ends; 1 in 4000
+// outside it (the subnormal 2^-127, 2^-126, products that underflow or overflow, NaN). ue4m3: any
+// non-NaN code with random bit 7.
+std::uint8_t scale_range_code(Format scale, Rng& r) {
+  if (scale != Format::float8_e8m0fnu) {
+    std::uint8_t v;
+    do v = static_cast<std::uint8_t>(r.below(0x7F));
+    while (v == 0);
+    return static_cast<std::uint8_t>(v | (r.below(2) << 7));
+  }
+  static constexpr std::uint8_t kEnds[] = {64, 65, 189, 190};
+  static constexpr std::uint8_t kOutside[] = {0, 1, 63, 191, 254, 255};
+  const std::uint32_t pick = r.below(4000);
+  if (pick == 0) return kOutside[r.below(6)];
+  if (pick < 1200) return kEnds[r.below(4)];
+  return static_cast<std::uint8_t>(64 + r.below(127));
+}
+
 }  // namespace
 
 gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles, std::uint64_t seed, Data data) {
@@ -104,7 +124,8 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
       switch (data) {
         case Data::small_integers: return encode(f, static_cast<double>(static_cast<int>(r.below(9)) - 4));
         case Data::random_bits: return random_word(f, r);
-        case Data::finite_bits: {
+        case Data::finite_bits:
+        case Data::scale_range: {
           std::uint32_t w;
           do w = random_word(f, r);
           while (!finite_word(f, w));
@@ -128,10 +149,11 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
           in.c[t * nc + i] = encode(p.c, static_cast<double>(static_cast<int>(r.below(129)) - 64));
           break;
         case Data::random_bits:
-        case Data::finite_bits: {
+        case Data::finite_bits:
+        case Data::scale_range: {
           std::uint32_t w;
           do w = random_c(p.c, r, t);
-          while (data == Data::finite_bits && !finite_word(p.c, w));
+          while (data != Data::random_bits && !finite_word(p.c, w));
           in.c[t * nc + i] = w;
           break;
         }
@@ -144,6 +166,8 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
       std::uint8_t s = one_scale(p.scale);
       if (data == Data::random_bits) {
         s = static_cast<std::uint8_t>(r.below(256));
+      } else if (data == Data::scale_range) {
+        s = scale_range_code(p.scale, r);
       } else if (data == Data::finite_bits || data == Data::realistic) {
         do s = static_cast<std::uint8_t>(p.scale == Format::float8_e8m0fnu ? 127 + int(r.below(33)) - 16
                                                                             : r.below(256));
@@ -230,7 +254,10 @@ GemmCase make_gemm_case(const gpu::GemmKernel& kern, int m, int n, int k, gpu::S
             break;
           case Data::random_bits:
           case Data::finite_bits:
-            if (kern.scale == Format::float8_e8m0fnu) {
+          case Data::scale_range:
+            if (data == Data::scale_range) {
+              sc = scale_range_code(kern.scale, r);
+            } else if (kern.scale == Format::float8_e8m0fnu) {
               const std::uint32_t pick = r.below(10000);
               sc = (pick == 0 && data == Data::random_bits) ? std::uint8_t(0xFF)
                    : pick < 100                            ? static_cast<std::uint8_t>(r.below(255))

@@ -32,6 +32,10 @@ enum class Data {
   random_bits,     // uniformly random codes, NaN / Inf included; C mixes random bits, zeros, nearby values
   finite_bits,     // random codes without NaN / Inf
   realistic,       // Gaussian and heavy-tailed values quantized to the operand format
+  scale_range,     // random finite codes; e8m0 scales over 2^-63 .. 2^63 with its ends weighted
+                   // (products from 2^-126 to 2^126, the normal range's ends), and rarely a code
+                   // outside it (0, 1, 63, 191, 254, 255: subnormal, NaN, overflowing and
+                   // underflowing products)
 };
 std::string to_string(Data d);
 

@@ -4,7 +4,10 @@
 # emulator (JSON lines of counts in agreement.jsonl), the cuBLASLt benchmark (bench.json), and the
 # SASS mnemonic summary of the sm_90a and sm_100a kernels (cuobjdump). Each step has a time limit,
 # so a hang costs that step only. Ends with a short summary table.
-#   tests/gpu/run_on_device.sh BIN_DIR OUT_DIR [tests|bench|sass|all]
+#   tests/gpu/run_on_device.sh BIN_DIR OUT_DIR [tests|gemm|bench|profile|sass|all]
+# gemm: the GEMM tests and the benchmark only. profile: Nsight Compute on one launch of the MXFP8
+# GEMM at 8192^3 (f32 D): throughput, scheduler and warp-state sections, pipe utilisation and
+# stall reasons, as text in profile.txt (needs ncu on the PATH).
 # BIN_DIR holds gpu_descriptors_test, gpu_api_test, gpu_probes_test, gpu_gemm_test and
 # bench_gpu_gemm (from a build with CUDA), plus any shared libraries they need.
 set -uo pipefail
@@ -46,9 +49,25 @@ if [[ $what == all || $what == tests ]]; then
   step gemm 150 "$bin/gpu_gemm_test" --gtest_output="json:$out/gemm.json"
   gemm_rc=$last_rc
 fi
+if [[ $what == gemm ]]; then
+  step gemm 150 "$bin/gpu_gemm_test" --gtest_output="json:$out/gemm.json"
+  gemm_rc=$last_rc
+fi
 # A GEMM that hung in the tests would hang the benchmark too.
-if [[ ($what == all || $what == bench) && $gemm_rc -ne 124 ]]; then
+if [[ ($what == all || $what == bench || $what == gemm) && $gemm_rc -ne 124 ]]; then
   step bench 150 "$bin/bench_gpu_gemm" --benchmark_out="$out/bench.json" --benchmark_out_format=json
+fi
+if [[ $what == profile ]]; then
+  # Clocks as found (--clock-control none: the card's settings stay as they are); launch 3 of the
+  # benchmark's GEMM (after its warm-up launches): throughput, scheduler and warp-state sections,
+  # pipe utilisation and the stall reasons per issued instruction.
+  metrics='regex:^sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active$'
+  metrics+=',regex:^sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$'
+  metrics+=',regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$'
+  step profile 200 ncu --clock-control none --kernel-name regex:gemm_sm90 --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats \
+    --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy --metrics "$metrics" \
+    "$bin/bench_gpu_gemm" --benchmark_filter='blockscale_mxfp8_e4m3_f32/8192x8192x8192' --benchmark_min_time=0.05
 fi
 if [[ $what == all || $what == sass ]]; then
   # Per kernel: counts of the tensor-core and tcgen05 mnemonics (gpu.md §2 table, numerics.md d.3).

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The sm_90a block-scaled GEMM kernels on the GPU: exact small-integer cases, then >= 10^6
-// outputs per kernel (realistic and random data, both scale layouts, with and without C, f32 and
-// bf16 output, ragged edges) compared bit for bit with the emulator's Hopper-promotion schedule.
+// outputs per kernel (realistic and random data, scale products over the whole normal range and
+// beyond, both scale layouts, with and without C, f32 and bf16 output, ragged edges) compared bit
+// for bit with the emulator's Hopper-promotion schedule.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -69,6 +70,8 @@ TEST_P(HopperGemm, AgreesWithTheEmulatorBitForBit) {
       {512, 384, 3, gpu::ScaleLayout::linear, GemmOutput::bf16, false, Data::finite_bits},
       {200, 136, 2, gpu::ScaleLayout::tiled_128x4, GemmOutput::f32, true, Data::random_bits},  // ragged tiles
       {130, 258, 1, gpu::ScaleLayout::linear, GemmOutput::f32, true, Data::realistic},
+      // Scale products over the whole normal range and, rarely, outside it.
+      {512, 512, 8, gpu::ScaleLayout::tiled_128x4, GemmOutput::f32, true, Data::scale_range},
   };
   std::size_t total = 0;
   int seed = 100;
