@@ -3,12 +3,17 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
+#include <cstdlib>
 #include <span>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
 
 #include "blockscale/emulator/arith.h"
 #include "engine.h"
+#include "fast_gemm.h"
+#include "fast_kernels.h"
 
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #include <omp.h>
@@ -42,7 +47,58 @@ std::uint32_t pairwise(const std::vector<std::uint32_t>& p, std::size_t lo, std:
   return add_f32(pairwise(p, lo, mid), pairwise(p, mid, hi));
 }
 
+std::optional<GemmPath> parse_path(std::string_view v) {
+  for (GemmPath p : {GemmPath::automatic, GemmPath::reference, GemmPath::portable, GemmPath::avx2, GemmPath::avx512}) {
+    if (v == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+// GemmPath::automatic: BLOCKSCALE_EMULATOR_PATH when set (read once), else the widest available.
+GemmPath resolve(GemmPath requested) {
+  if (requested == GemmPath::automatic) {
+    static const GemmPath from_env = [] {
+      const char* env = std::getenv("BLOCKSCALE_EMULATOR_PATH");
+      const std::string_view v = env != nullptr ? env : "";
+      if (v.empty()) return GemmPath::automatic;
+      const std::optional<GemmPath> p = parse_path(v);
+      if (!p) fail("BLOCKSCALE_EMULATOR_PATH must be auto, reference, portable, avx2 or avx512, got '" + std::string(v) + "'");
+      return *p;
+    }();
+    requested = from_env;
+  }
+  if (requested == GemmPath::automatic) {
+    if (gemm_path_available(GemmPath::avx512)) return GemmPath::avx512;
+    if (gemm_path_available(GemmPath::avx2)) return GemmPath::avx2;
+    return GemmPath::portable;
+  }
+  if (!gemm_path_available(requested)) {
+    fail("the " + std::string(to_string(requested)) + " GEMM path was requested, but this CPU lacks " +
+         (requested == GemmPath::avx512 ? "AVX-512 F/BW/DQ/VL" : "AVX2 + FMA"));
+  }
+  return requested;
+}
+
 }  // namespace
+
+bool gemm_path_available(GemmPath path) {
+  switch (path) {
+    case GemmPath::avx2: return fast::cpu_has_avx2();
+    case GemmPath::avx512: return fast::cpu_has_avx512();
+    default: return true;
+  }
+}
+
+std::string_view to_string(GemmPath path) {
+  switch (path) {
+    case GemmPath::automatic: return "auto";
+    case GemmPath::reference: return "reference";
+    case GemmPath::portable: return "portable";
+    case GemmPath::avx2: return "avx2";
+    case GemmPath::avx512: return "avx512";
+  }
+  return "?";
+}
 
 KernelSchedule KernelSchedule::chain(const Instruction& ins, CPlacement c) {
   KernelSchedule s;
@@ -166,7 +222,17 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
   ops.scale_a.check_codes("SFA");
   ops.scale_b.check_codes("SFB");
 
-  // Decode once into K-contiguous panels (A by rows, B by columns).
+  const GemmPath path = resolve(options.path);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+#else
+  const int threads = 1;
+#endif
+  std::vector<std::uint32_t> d;
+  if (path != GemmPath::reference && detail::fast_gemm(schedule, ops, path, threads, options.stats, d)) return d;
+  if (options.stats != nullptr) *options.stats = GemmPathStats{0, 0, 0, M * N};
+
+  // The reference engine. Decode once into K-contiguous panels (A by rows, B by columns).
   const bool b9 = p.algorithm == Algorithm::fp8_via_f16;
   detail::Panel pa, pb;
   pa.decode(ops.a, true, padded, detail::decomposition_format(p.algorithm, fa), b9);
@@ -183,7 +249,7 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
   const std::size_t slices = static_cast<std::size_t>(schedule.split_k);
   const std::size_t per_slice = (units + slices - 1) / slices;
 
-  std::vector<std::uint32_t> d(M * N);
+  d.assign(M * N, 0);
   // One output: the K loop of the kernel for element (i, j), in the kernel's order.
   const auto output = [&](std::size_t i, std::size_t j) -> std::uint32_t {
     const detail::ElementVec va = pa.vec(i), vb = pb.vec(j);
@@ -236,10 +302,7 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
   const std::size_t tiles_m = (M + kTile - 1) / kTile, tiles_n = (N + kTile - 1) / kTile;
   const long long tiles = static_cast<long long>(tiles_m * tiles_n);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-#else
-  (void)options;
 #endif
   for (long long t = 0; t < tiles; ++t) {
     const std::size_t ti = static_cast<std::size_t>(t) / tiles_n, tj = static_cast<std::size_t>(t) % tiles_n;
@@ -291,11 +354,20 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScale
         CodeMatrix(db.format.scale, kb, N, std::span(sb).subspan(bi * N * kb, N * kb), Order::col_major),
         scaled_epilogue ? CodeMatrix() : c};
     std::vector<std::uint32_t> part = gemm(inner, ops, options);
-    if (scaled_epilogue) {
+    if (scaled_epilogue && resolve(options.path) == GemmPath::reference) {
       for (std::size_t i = 0; i < M; ++i) {
         for (std::size_t j = 0; j < N; ++j) {
           std::uint32_t& x = part[i * N + j];
           x = c.empty() ? mul_f32(alpha, x) : fma_f32(alpha, x, c.word(i, j));
+        }
+      }
+    } else if (scaled_epilogue) {
+      // The same FMUL / FFMA on the host FPU (bit-identical to arith.h in IEEE mode).
+      const fast::IeeeEnvironment ieee;
+      for (std::size_t i = 0; i < M; ++i) {
+        for (std::size_t j = 0; j < N; ++j) {
+          std::uint32_t& x = part[i * N + j];
+          x = c.empty() ? fast::host_mul(alpha, x) : fast::host_fma(alpha, x, c.word(i, j));
         }
       }
     }

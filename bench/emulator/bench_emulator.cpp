@@ -1,15 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
-// GEMM emulation throughput against an Eigen fp32 GEMM of the same shape, in the same binary.
+// GEMM emulation throughput against an Eigen fp32 GEMM of the same shape, in the same binary
+// (issue 6).
 //
 //   bench_emulator [--benchmark_filter=...]
 //
-// Shapes: M = N = 256, K = 1024 (default set) and, with "big" in the name, M = N = K = 1024 and
-// M = N = 256, K = 8192 (issue 6). Operands are Gaussian data with per-row magnitudes over
-// 2^-8 .. 2^8, quantized with RCEIL (MX) or the TransformerEngine NVFP4 recipe. Counters: MAC/s
-// (items_per_second) and "vs_eigen", that rate over the Eigen fp32 GEMM rate of the same shape and
-// thread count, measured once per (shape, threads) at first use (best of 5 after a warm-up).
+// Benchmarks (args M, N, K, threads; threads 0 = all):
+//   mxfp8/<data>    tcgen05 kind::mxf8f6f4.block32 e4m3 x e4m3 ue8m0, plain chain (MXFP8 GEMM);
+//   nvfp4/<data>    tcgen05 kind::mxf4nvf4.block16 e2m1 x e2m1 ue4m3, plain chain, with the NVFP4
+//                   per-tensor scales applied in the epilogue (NVFP4 GEMM);
+//   hopper/<data>   sm_90a wgmma e4m3 x e4m3, promotion every 4 instructions (fp32 scales per 128);
+//   eigen           Eigen fp32 GEMM (this binary is compiled for the build machine's ISA, so Eigen
+//                   uses its widest SIMD: AVX-512 FMA on the reference machine);
+//   reference/...   the reference engine (GemmPath::reference) on a smaller shape.
+// Data: gaussian (per-row magnitudes 2^-8 .. 2^8) and heavy (Student-t, 2 degrees of freedom)
+// quantized with RCEIL (MX) or the TransformerEngine NVFP4 recipe through blockscale::quantize;
+// bits: uniformly random codes for elements and scales (NaN codes included: they are the NaN
+// handling's share of the work).
+// Shapes: M = N = K = 1024 and M = N = 256, K = 8192; the reference engine at 128 x 128 x 1024.
+// Counters: items_per_second = MAC/s; vs_eigen = that rate over the Eigen rate of the same shape
+// and thread count (Eigen measured once per shape and thread count at first use: best of 5 after
+// a warm-up); threads.
 #include <benchmark/benchmark.h>
 
+// Compiled with -march=native, Eigen's AVX-512 code makes GCC 12 warn that _mm512_undefined_*()
+// inside its own intrinsic headers "may be used uninitialized" (GCC bug 105593): the headers are
+// included first with that warning off.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
 #include <Eigen/Dense>
 #include <algorithm>
 #include <bit>
@@ -18,6 +39,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -33,14 +55,27 @@ namespace {
 using namespace blockscale;
 using namespace blockscale::emulator;
 
-std::vector<float> gaussian(std::int64_t rows, std::int64_t cols, unsigned seed) {
+enum class Data { gaussian, heavy, bits };
+
+std::vector<float> values(std::int64_t rows, std::int64_t cols, unsigned seed, Data data) {
   std::mt19937 gen(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::chi_squared_distribution<float> chi2(2.0f);
   std::vector<float> v(static_cast<std::size_t>(rows * cols));
   for (std::int64_t r = 0; r < rows; ++r) {
     const float scale = std::ldexp(1.0f, static_cast<int>(r % 17) - 8);
-    for (std::int64_t c = 0; c < cols; ++c) v[static_cast<std::size_t>(r * cols + c)] = normal(gen) * scale;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const float x = data == Data::heavy ? normal(gen) / std::sqrt(chi2(gen) / 2.0f) : normal(gen) * scale;
+      v[static_cast<std::size_t>(r * cols + c)] = x;
+    }
   }
+  return v;
+}
+
+std::vector<std::uint8_t> random_codes(std::size_t n, std::uint32_t mask, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::vector<std::uint8_t> v(n);
+  for (auto& x : v) x = static_cast<std::uint8_t>(gen() & mask);
   return v;
 }
 
@@ -73,86 +108,146 @@ double eigen_rate(std::int64_t M, std::int64_t N, std::int64_t K, int threads) {
   return cache[key] = best;
 }
 
-void report(benchmark::State& state, std::int64_t M, std::int64_t N, std::int64_t K, int threads) {
+// Times `run` per iteration (wall clock) and reports MAC/s and the ratio to Eigen.
+// `stats` (when given) is what the last run's gemm() reported: the share of fused steps that the
+// exact tier took is a counter too (the rest took the truncating tier).
+template <class Run>
+void measure(benchmark::State& state, std::int64_t M, std::int64_t N, std::int64_t K, int threads, Run run,
+             const GemmPathStats* stats = nullptr) {
+  const double eigen = eigen_rate(M, N, K, threads);  // before the timed loop
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   const double macs = static_cast<double>(M * N * K);
   state.SetItemsProcessed(static_cast<std::int64_t>(macs) * state.iterations());
   state.counters["threads"] = threads;
-  state.counters["vs_eigen"] = benchmark::Counter(macs / eigen_rate(M, N, K, threads),
-                                                  benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["vs_eigen"] = macs * static_cast<double>(state.iterations()) / seconds / eigen;
+  if (stats != nullptr) {
+    const double steps = static_cast<double>(stats->exact + stats->truncating);  // special overlaps both
+    if (steps > 0) state.counters["exact_share"] = static_cast<double>(stats->exact) / steps;
+  }
 }
 
-// Block-scaled chain (tcgen05 MXFP8 / NVFP4): args M, N, K, threads (0 = all).
-void block_scaled_chain(benchmark::State& state, BlockFormat bf) {
-  const std::int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const int threads = thread_count(static_cast<int>(state.range(3)));
+struct Shape {
+  std::int64_t M, N, K;
+  int threads;
+};
+Shape shape(const benchmark::State& state) {
+  return {state.range(0), state.range(1), state.range(2), thread_count(static_cast<int>(state.range(3)))};
+}
+
+// Block-scaled chain (tcgen05 MXFP8 / NVFP4).
+void block_scaled(benchmark::State& state, BlockFormat bf, Data data, GemmPath path) {
+  const Shape s = shape(state);
+  const KernelSchedule schedule = block_scaled_schedule(Arch::sm_100a, bf.element, bf.element, bf.scale, bf.block_size);
+  GemmPathStats stats;
+  const GemmOptions options{s.threads, path, &stats};
+  if (data == Data::bits) {
+    const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+    const std::size_t blocks = K / static_cast<std::size_t>(bf.block_size);
+    const std::uint32_t mask = code_mask(bf.element);
+    const auto a = random_codes(M * K, mask, 1), b = random_codes(K * N, mask, 2);
+    const auto sa = random_codes(M * blocks, 0xFF, 3), sb = random_codes(blocks * N, 0xFF, 4);
+    const GemmOperands ops{CodeMatrix(bf.element, M, K, a), CodeMatrix(bf.element, K, N, b, Order::col_major),
+                           CodeMatrix(bf.scale, M, blocks, sa), CodeMatrix(bf.scale, blocks, N, sb, Order::col_major), {}};
+    measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
+    return;
+  }
   QuantizeOptions o;
   if (bf == block_formats::nvfp4) o = recipes::nvfp4_transformer_engine();
-  const BlockScaledTensor a = quantize(gaussian(M, K, 1), {M, K}, KAxis::last, bf, o);
-  const BlockScaledTensor b = quantize(gaussian(N, K, 2), {N, K}, KAxis::last, bf, o);
-  const KernelSchedule s = block_scaled_schedule(Arch::sm_100a, bf.element, bf.element, bf.scale, bf.block_size);
-  for (auto _ : state) benchmark::DoNotOptimize(gemm(s, a, b, {}, {threads}));
-  report(state, M, N, K, threads);
+  const BlockScaledTensor a = quantize(values(s.M, s.K, 1, data), {s.M, s.K}, KAxis::last, bf, o);
+  const BlockScaledTensor b = quantize(values(s.N, s.K, 2, data), {s.N, s.K}, KAxis::last, bf, o);
+  measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, a, b, {}, options)); }, &stats);
 }
 
 // Hopper wgmma e4m3 with promotion every 4 instructions (fp32 scales per 128 along K).
-void hopper_promotion(benchmark::State& state) {
-  const std::int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const int threads = thread_count(static_cast<int>(state.range(3)));
-  const BlockScaledTensor qa = quantize(gaussian(M, K, 3), {M, K}, KAxis::last, block_formats::mxfp8_e4m3, {});
-  const BlockScaledTensor qb = quantize(gaussian(N, K, 4), {N, K}, KAxis::last, block_formats::mxfp8_e4m3, {});
-  const std::vector<std::uint8_t> ea = qa.element_codes(), eb = qb.element_codes();
-  const auto uM = static_cast<std::size_t>(M), uN = static_cast<std::size_t>(N), uK = static_cast<std::size_t>(K);
-  const std::size_t nb = (uK + 127) / 128;
-  std::vector<std::uint32_t> sa(uM * nb), sb(nb * uN);
-  // fp32 block scales per 128 K: the e8m0 scale of the first 32-block of each 128, as a float.
-  for (std::size_t i = 0; i < uM; ++i) {
-    for (std::size_t t = 0; t < nb; ++t) sa[i * nb + t] = static_cast<std::uint32_t>(qa.scale_code(0, static_cast<std::int64_t>(i), static_cast<std::int64_t>(4 * t))) << 23;
+void hopper(benchmark::State& state, Data data, GemmPath path) {
+  const Shape s = shape(state);
+  const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+  const std::size_t nb = (K + 127) / 128;
+  std::vector<std::uint8_t> ea, eb;
+  std::vector<std::uint32_t> sa(M * nb), sb(nb * N);
+  if (data == Data::bits) {
+    ea = random_codes(M * K, 0xFF, 5);
+    eb = random_codes(K * N, 0xFF, 6);
+    std::mt19937 gen(7);
+    for (auto& x : sa) x = static_cast<std::uint32_t>(gen());
+    for (auto& x : sb) x = static_cast<std::uint32_t>(gen());
+  } else {
+    const BlockScaledTensor qa = quantize(values(s.M, s.K, 3, data), {s.M, s.K}, KAxis::last, block_formats::mxfp8_e4m3, {});
+    const BlockScaledTensor qb = quantize(values(s.N, s.K, 4, data), {s.N, s.K}, KAxis::last, block_formats::mxfp8_e4m3, {});
+    ea = qa.element_codes();
+    eb = qb.element_codes();
+    // fp32 block scales per 128 K: the e8m0 scale of the first 32-block of each 128, as a float.
+    for (std::size_t i = 0; i < M; ++i) {
+      for (std::size_t t = 0; t < nb; ++t) {
+        sa[i * nb + t] = static_cast<std::uint32_t>(qa.scale_code(0, static_cast<std::int64_t>(i), static_cast<std::int64_t>(4 * t))) << 23;
+      }
+    }
+    for (std::size_t j = 0; j < N; ++j) {
+      for (std::size_t t = 0; t < nb; ++t) {
+        sb[t * N + j] = static_cast<std::uint32_t>(qb.scale_code(0, static_cast<std::int64_t>(j), static_cast<std::int64_t>(4 * t))) << 23;
+      }
+    }
   }
-  for (std::size_t j = 0; j < uN; ++j) {
-    for (std::size_t t = 0; t < nb; ++t) sb[t * uN + j] = static_cast<std::uint32_t>(qb.scale_code(0, static_cast<std::int64_t>(j), static_cast<std::int64_t>(4 * t))) << 23;
-  }
-  const GemmOperands ops{CodeMatrix(Format::float8_e4m3fn, uM, uK, ea),
-                         CodeMatrix(Format::float8_e4m3fn, uK, uN, eb, Order::col_major),
-                         CodeMatrix(Format::float32, uM, nb, sa), CodeMatrix(Format::float32, nb, uN, sb), {}};
-  const KernelSchedule s =
+  const GemmOperands ops{CodeMatrix(Format::float8_e4m3fn, M, K, ea), CodeMatrix(Format::float8_e4m3fn, K, N, eb, Order::col_major),
+                         CodeMatrix(Format::float32, M, nb, sa), CodeMatrix(Format::float32, nb, N, sb), {}};
+  const KernelSchedule schedule =
       KernelSchedule::hopper_promotion(parse_instruction("sm_90a wgmma.mma_async m64n256k32 f32 e4m3 e4m3"), 4);
-  for (auto _ : state) benchmark::DoNotOptimize(gemm(s, ops, {threads}));
-  report(state, M, N, K, threads);
+  GemmPathStats stats;
+  const GemmOptions options{s.threads, path, &stats};
+  measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
 }
 
 void eigen_fp32(benchmark::State& state) {
-  const std::int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const int threads = thread_count(static_cast<int>(state.range(3)));
-  Eigen::setNbThreads(threads);
-  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(M, K), b = Eigen::MatrixXf::Random(K, N);
-  Eigen::MatrixXf c(M, N);
-  for (auto _ : state) {
+  const Shape s = shape(state);
+  Eigen::setNbThreads(s.threads);
+  const Eigen::MatrixXf a = Eigen::MatrixXf::Random(s.M, s.K), b = Eigen::MatrixXf::Random(s.K, s.N);
+  Eigen::MatrixXf c(s.M, s.N);
+  measure(state, s.M, s.N, s.K, s.threads, [&] {
     c.noalias() = a * b;
     benchmark::DoNotOptimize(c.data());
-  }
-  report(state, M, N, K, threads);
+  });
 }
 
-void small(benchmark::internal::Benchmark* b) {
-  for (int t : {1, 0}) b->Args({256, 256, 1024, t});
-  b->Unit(benchmark::kMillisecond)->UseRealTime();
-}
 void big(benchmark::internal::Benchmark* b) {
   for (int t : {1, 0}) {
     b->Args({1024, 1024, 1024, t});
     b->Args({256, 256, 8192, t});
   }
-  b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+}
+void small(benchmark::internal::Benchmark* b) {
+  b->Args({128, 128, 1024, 1})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 }
 
-BENCHMARK_CAPTURE(block_scaled_chain, mxfp8, block_formats::mxfp8_e4m3)->Apply(small);
-BENCHMARK_CAPTURE(block_scaled_chain, nvfp4, block_formats::nvfp4)->Apply(small);
-BENCHMARK(hopper_promotion)->Apply(small);
-BENCHMARK(hopper_promotion)->Name("hopper_promotion/big")->Apply(big);
-BENCHMARK(eigen_fp32)->Apply(small);
-BENCHMARK_CAPTURE(block_scaled_chain, mxfp8_big, block_formats::mxfp8_e4m3)->Apply(big);
-BENCHMARK_CAPTURE(block_scaled_chain, nvfp4_big, block_formats::nvfp4)->Apply(big);
+void register_all() {
+  const std::pair<const char*, Data> data[] = {{"gaussian", Data::gaussian}, {"heavy", Data::heavy}, {"bits", Data::bits}};
+  for (const auto& [name, d] : data) {
+    const std::string n(name);
+    benchmark::RegisterBenchmark(("mxfp8/" + n).c_str(), block_scaled, block_formats::mxfp8_e4m3, d, GemmPath::automatic)->Apply(big);
+    benchmark::RegisterBenchmark(("nvfp4/" + n).c_str(), block_scaled, block_formats::nvfp4, d, GemmPath::automatic)->Apply(big);
+    benchmark::RegisterBenchmark(("hopper/" + n).c_str(), hopper, d, GemmPath::automatic)->Apply(big);
+  }
+  benchmark::RegisterBenchmark("eigen", eigen_fp32)->Apply(big);
+  benchmark::RegisterBenchmark("reference/mxfp8/gaussian", block_scaled, block_formats::mxfp8_e4m3, Data::gaussian, GemmPath::reference)
+      ->Apply(small);
+  benchmark::RegisterBenchmark("reference/nvfp4/gaussian", block_scaled, block_formats::nvfp4, Data::gaussian, GemmPath::reference)
+      ->Apply(small);
+  benchmark::RegisterBenchmark("reference/hopper/gaussian", hopper, Data::gaussian, GemmPath::reference)->Apply(small);
+  benchmark::RegisterBenchmark("eigen", eigen_fp32)->Apply(small);
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "blockscale/emulator/code_matrix.h"
@@ -81,8 +82,39 @@ struct GemmOperands {
   CodeMatrix c;        // M x N accumulator codes (f32 bits / f16 codes); empty means +0
 };
 
+// Which implementation computes a GEMM. Every path gives the same bits (tests/emulator/
+// fast_path_test.cpp checks each against the reference engine); they differ in speed only.
+//   reference: the engine of docs/emulator.md, one output element at a time (the oracle);
+//   portable:  the fast path (emulator/fast_*.cpp: exponent bounds that prove when no term is
+//              truncated, exact sums in double / int32 / int8 dot products, vectors across
+//              output columns) in plain C++;
+//   avx2:      the same C++ compiled for AVX2 + FMA;
+//   avx512:    the same algorithm written with AVX-512 intrinsics (F, BW, DQ, VL; VNNI when the
+//              CPU has it);
+//   automatic: avx512, else avx2, else portable; the environment variable
+//              BLOCKSCALE_EMULATOR_PATH (auto, reference, portable, avx2, avx512) overrides it.
+// The fast paths cover the chain, promotion and split-K schedules of T-FDPA / ST-FDPA instructions
+// with fp8/fp6/fp4 operands and an f32 accumulator (F <= 25), and of GST-FDPA (e2m1) instructions;
+// every other schedule runs on the reference engine whatever the path says.
+enum class GemmPath : std::uint8_t { automatic, reference, portable, avx2, avx512 };
+
+// Whether this CPU (and build) can run `path`; automatic, reference and portable always can.
+bool gemm_path_available(GemmPath path);
+std::string_view to_string(GemmPath path);
+
+// Where the work of one gemm() call went, counted in output elements times fused steps (one
+// step = one T-FDPA / ST-FDPA / GST-FDPA of L products): `exact` steps were proved free of
+// truncation by exponent bounds and summed exactly in double; `truncating` steps took the full
+// algorithm (exact e_max, each term truncated); `special` steps had a NaN or an Inf operand or
+// scale; `reference_outputs` counts outputs computed by the reference engine.
+struct GemmPathStats {
+  std::uint64_t exact = 0, truncating = 0, special = 0, reference_outputs = 0;
+};
+
 struct GemmOptions {
   int threads = 0;  // 0: the OpenMP default; results are identical for every value
+  GemmPath path = GemmPath::automatic;
+  GemmPathStats* stats = nullptr;  // when set, filled in (overwritten) by the call
 };
 
 // D (M x N, row-major accumulator codes). K need not be a multiple of the instruction's K: the

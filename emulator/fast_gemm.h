@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// Entry point of the fast GEMM paths (issue 6; private to blockscale::emulator).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "blockscale/emulator/gemm.h"
+
+namespace blockscale::emulator::detail {
+
+// Computes gemm(schedule, ops) on the fast path `path` (portable, avx2 or avx512, available on
+// this CPU) into d (M x N) and returns true; returns false, touching nothing, when the schedule is
+// outside the fast paths (gemm.h GemmPath). The operands have been validated by gemm().
+bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath path, int threads,
+               GemmPathStats* stats, std::vector<std::uint32_t>& d);
+
+}  // namespace blockscale::emulator::detail

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kernels of the fast GEMM paths (issue 6; private to blockscale::emulator) and what they
+// share: the tile descriptions, the per-ISA function table, and scalar helpers.
+//
+// A kernel runs a range of fused steps for one tile (kRows rows of A times one B strip of W
+// columns), the accumulators (fp32 bit patterns, kRows x W) in and out. Per step and tile it takes
+// one of three routes, all exact:
+//   exact tier:      per-step exponent bounds prove that no product and not C loses a bit to the
+//                    2^(e_max - F) grid (numerics.md b.3 step 4). The step's value is then the
+//                    exact sum C + sum(a*b) * 2^(scale exponents), formed in double (every partial
+//                    sum fits in 53 bits, see fast_kernels.h: kExactSpan), and only the output
+//                    conversion rounds. e_max is not needed.
+//   truncating tier: the full algorithm. e_max by a max-plus pass over k; then each product
+//                    a*b*2^(F + scale exps - e_max) is formed in float (exact: a*b has at most 8
+//                    significant bits, and a power of two that underflows only meets terms that
+//                    truncate to 0 anyway), truncated toward zero by the float->int32 conversion
+//                    (b.3's sign-magnitude truncation), and summed in int32 (two accumulators of
+//                    at most 16 terms each below 2^(F+2), F <= 25); C is truncated in double.
+//   special:         lanes whose row or column holds a NaN (operand or scale) get the canonical
+//                    NaN (b.7); lanes with an Inf operand are recomputed by the reference engine.
+// GST-FDPA kernels form the group sums 4*p_g exactly in int32 (int8 dot products), then the same
+// two tiers with the group terms (b.5).
+// The output conversion (b.6) rounds the exact double V = S * 2^(e_max - F) toward zero to fp32
+// (RZ-E8M13: then clears the low 10 fraction bits), gives Inf at 2^128 and above, and the row's
+// zero sign on underflow.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "blockscale/emulator/gemm.h"
+#include "fast_panels.h"
+
+namespace blockscale::emulator::fast {
+
+struct StepCounts {
+  std::uint64_t exact = 0, truncating = 0, special = 0;  // tile steps (times kRows * W outputs)
+};
+
+// Recomputes one output lane of one step with the reference engine (Inf operands):
+// (context, row, column, step, c) -> d.
+using FallbackFn = std::uint32_t (*)(const void* ctx, std::size_t row, std::size_t col, std::size_t step,
+                                     std::uint32_t c);
+
+// Output conversion and zero floor of a row (FdpaParams).
+struct OutputRule {
+  int F = 25;
+  int e_zero = -133;
+  bool e8m13 = false;             // RZ-E8M13 (else RZ-FP32)
+  bool positive_underflow = false;  // UnderflowZero::positive
+};
+
+struct TfdpaTile {
+  const TfdpaPanels* p = nullptr;
+  OutputRule rule;
+  std::size_t row0 = 0, strip = 0;
+  FallbackFn fallback = nullptr;
+  const void* fallback_ctx = nullptr;
+};
+
+struct GstTile {
+  const GstPanels* p = nullptr;
+  OutputRule rule;
+  std::size_t row0 = 0, strip = 0;
+};
+
+// Steps [s0, s1) of one tile; acc holds kRows x W fp32 patterns (W = the panel's strip width).
+using TfdpaStepsFn = void (*)(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
+                              StepCounts& counts);
+using GstStepsFn = void (*)(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
+                            StepCounts& counts);
+// Hopper promotion of kRows x kTfdpaWidth accumulators: acc = FFMA(sa[row], sb[col], part, acc) in
+// the order `fma` (gemm.h), fp32 RNE on the host FPU, canonical NaN.
+using PromoteFn = void (*)(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb,
+                           const std::uint32_t* part, std::uint32_t* acc);
+
+struct KernelSet {
+  TfdpaStepsFn tfdpa;
+  GstStepsFn gst;
+  PromoteFn promote;
+};
+
+const KernelSet& portable_kernels();
+const KernelSet& avx2_kernels();    // only where the CPU has AVX2 + FMA
+const KernelSet& avx512_kernels();  // only where the CPU has AVX-512 F/BW/DQ/VL
+bool cpu_has_avx2();
+bool cpu_has_avx512();
+
+// ---- Scalar helpers (the portable kernels use them per lane; the AVX-512 kernels in setup code).
+
+inline float as_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+inline std::uint32_t as_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// e(c) of an fp32 accumulator (numerics.md b.1: fp32 emin -126; Inf/NaN give 128) and the floor
+// of e_max that C sets: e(c) for c != 0, e_zero for c = +-0 (b.3 step 2). The row tables have
+// e_zero <= -126, so max(e(c), e_zero) = e(c) whenever c != 0.
+inline int acc_exponent(std::uint32_t c) {
+  const int field = static_cast<int>((c >> 23) & 0xFFu);
+  return (field == 0 ? 1 : field) - 127;
+}
+inline bool acc_is_zero(std::uint32_t c) { return (c & 0x7FFFFFFFu) == 0; }
+
+// b.6 on an exact double v (v = S * 2^(e_max - F), |S| < 2^53, so v is exact): RZ to fp32
+// (subnormals kept, Inf from 2^128), RZ-E8M13 by clearing 10 more fraction bits, NaN canonical,
+// and the underflow zero of the row. v = +0 means S = 0 (+0, b.6); v is never -0.
+inline std::uint32_t round_output(double v, const OutputRule& r) {
+  std::uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  const std::uint32_t sign = static_cast<std::uint32_t>(u >> 32) & 0x80000000u;
+  const int field = static_cast<int>((u >> 52) & 0x7FFu);
+  const std::uint64_t man = u & ((std::uint64_t{1} << 52) - 1);
+  if (field == 0x7FF) return man != 0 ? 0x7FFFFFFFu : sign | 0x7F800000u;
+  if (field == 0 && man == 0) return sign;  // only +0 occurs
+  const int E = field - 1023;  // v is never a double subnormal (|v| >= 2^-200)
+  std::uint32_t mag;
+  if (E >= 128) {
+    mag = 0x7F800000u;
+  } else if (E >= -126) {
+    mag = (static_cast<std::uint32_t>(E + 127) << 23) | static_cast<std::uint32_t>(man >> 29);
+  } else if (E >= -149) {
+    // fp32 subnormal: floor(|v| / 2^-149) = (2^52 + man) >> (52 - (E + 149)).
+    mag = static_cast<std::uint32_t>(((std::uint64_t{1} << 52) | man) >> (-97 - E));
+  } else {
+    mag = 0;
+  }
+  if (r.e8m13 && mag != 0x7F800000u) mag &= 0xFFFFFC00u;
+  if (mag == 0) return r.positive_underflow ? 0u : sign;
+  return sign | mag;
+}
+
+// CUDA FMUL / FFMA / FADD (fp32, RNE, subnormals kept) on the host FPU with NVIDIA's canonical NaN:
+// bit-identical to emulator/arith.h under IeeeEnvironment (round to nearest, no FTZ/DAZ).
+inline std::uint32_t canonical(float x) { return std::isnan(x) ? 0x7FFFFFFFu : as_bits(x); }
+inline std::uint32_t host_mul(std::uint32_t a, std::uint32_t b) { return canonical(as_float(a) * as_float(b)); }
+inline std::uint32_t host_add(std::uint32_t a, std::uint32_t b) { return canonical(as_float(a) + as_float(b)); }
+inline std::uint32_t host_fma(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  return canonical(std::fma(as_float(a), as_float(b), as_float(c)));
+}
+inline std::uint32_t host_promote(PromotionFma fma, std::uint32_t sa, std::uint32_t sb, std::uint32_t part,
+                                  std::uint32_t acc) {
+  switch (fma) {
+    case PromotionFma::scale_product: return host_fma(host_mul(sa, sb), part, acc);
+    case PromotionFma::scale_b_first: return host_fma(sa, host_mul(sb, part), acc);
+    case PromotionFma::mul_then_add: return host_add(acc, host_mul(host_mul(sa, sb), part));
+  }
+  return acc;
+}
+
+// Sets the host FPU to IEEE round-to-nearest-even with subnormals (no flush-to-zero, no
+// denormals-are-zero) for the current thread, and restores the caller's mode on destruction: the
+// fast paths' float and double operations rely on it (x86: MXCSR).
+class IeeeEnvironment {
+ public:
+  IeeeEnvironment();
+  ~IeeeEnvironment();
+  IeeeEnvironment(const IeeeEnvironment&) = delete;
+  IeeeEnvironment& operator=(const IeeeEnvironment&) = delete;
+
+ private:
+  unsigned saved_ = 0;
+};
+
+}  // namespace blockscale::emulator::fast

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fast-path kernels in plain C++ (fast_kernels.h describes the algorithm), one output lane
+// at a time in loops over the W lanes of a strip that the compiler can vectorise. Compiled twice:
+// for the baseline target (portable_kernels) and, through a target attribute, for AVX2 + FMA
+// (avx2_kernels). Every operation is exact or an IEEE operation on exact operands, so both give
+// the bits of the AVX-512 kernels and of the reference engine.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "fast_kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#else
+#include <cfenv>
+#endif
+
+namespace blockscale::emulator::fast {
+
+namespace {
+
+#define BLOCKSCALE_INLINE [[gnu::always_inline]] inline
+
+// ---- T-FDPA / ST-FDPA (numerics.md b.3, b.4)
+
+BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
+                                        StepCounts& counts) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const TfdpaPanels& P = *t.p;
+  const auto L = static_cast<std::size_t>(P.L);
+  const int F = t.rule.F;
+  // A product's term keeps every bit when e_max - e_k <= F - frac_a - frac_b (its significand has
+  // frac_a + frac_b fraction bits); C's when e_max - e(c) <= F - 23.
+  const int product_slack = F - P.frac_a - P.frac_b;
+  const int c_slack = F - 23;
+  for (std::size_t s = s0; s < s1; ++s) {
+    const std::size_t k0 = s * L;
+    const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s], inf_lanes = P.b_inf[t.strip * P.steps + s];
+    std::uint8_t row_flags[kRows];
+    bool special = (nan_lanes | inf_lanes) != 0;
+    for (std::size_t r = 0; r < kRows; ++r) {
+      row_flags[r] = P.a_flags[(t.row0 + r) * P.steps + s];
+      special |= row_flags[r] != 0;
+    }
+    std::uint32_t c_in[kRows * W];
+    if (special) std::memcpy(c_in, acc, sizeof c_in);
+
+    // Per lane: the scale exponent sum, e(c) and C's floor of e_max; the exact-tier test.
+    const std::int16_t* b_lo = &P.b_lo[(t.strip * P.steps + s) * W];
+    const std::int16_t* b_hi = &P.b_hi[(t.strip * P.steps + s) * W];
+    const std::int32_t* b_sexp = &P.b_sexp[(t.strip * P.steps + s) * W];
+    int scale_exp[kRows][W], floor_exp[kRows][W];
+    bool exact = true;
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const std::size_t at = (t.row0 + r) * P.steps + s;
+      const int a_lo = P.a_lo[at], a_hi = P.a_hi[at], a_sexp = P.a_sexp[at];
+      for (std::size_t j = 0; j < W; ++j) {
+        const std::uint32_t c = acc[r * W + j];
+        const int es = a_sexp + b_sexp[j];
+        const int ec = acc_exponent(c);
+        const bool c_zero = acc_is_zero(c);
+        const int floor = c_zero ? t.rule.e_zero : ec;
+        // Bounds: e_max <= upper, every nonzero product's exponent >= lower.
+        const int upper = std::max(floor, es + a_hi + b_hi[j]);
+        const int lower = es + a_lo + b_lo[j];
+        exact &= upper - lower <= product_slack && (c_zero || upper - ec <= c_slack);
+        scale_exp[r][j] = es;
+        floor_exp[r][j] = floor;
+      }
+    }
+
+    const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
+    if (exact) {
+      ++counts.exact;
+      for (std::size_t r = 0; r < kRows; ++r) {
+        const double* ad = &P.a_dval[(t.row0 + r) * P.k + k0];
+        double sum[W] = {};
+        for (std::size_t k = 0; k < L; ++k) {
+          const double a = ad[k];
+          for (std::size_t j = 0; j < W; ++j) sum[j] += a * bd[k * W + j];
+        }
+        for (std::size_t j = 0; j < W; ++j) {
+          std::uint32_t& c = acc[r * W + j];
+          const double v = static_cast<double>(as_float(c)) + std::ldexp(sum[j], scale_exp[r][j]);
+          c = round_output(v, t.rule);
+        }
+      }
+    } else {
+      ++counts.truncating;
+      const std::int16_t* be = &P.b_exp[(t.strip * P.k + k0) * W];
+      const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
+      for (std::size_t r = 0; r < kRows; ++r) {
+        const std::int32_t* ae = &P.a_exp2[(t.row0 + r) * P.k + k0];
+        const float* av = &P.a_val[(t.row0 + r) * P.k + k0];
+        // e_max: the largest product exponent (zero elements carry kNoExp), scaled, floored by C.
+        int m[W];
+        std::fill(m, m + W, 2 * kNoExp);
+        for (std::size_t k = 0; k < L; ++k) {
+          const int ea = static_cast<std::int16_t>(ae[k] & 0xFFFF);
+          for (std::size_t j = 0; j < W; ++j) m[j] = std::max(m[j], ea + be[k * W + j]);
+        }
+        int emax[W];
+        float grid[W];
+        for (std::size_t j = 0; j < W; ++j) {
+          emax[j] = std::max(floor_exp[r][j], m[j] + scale_exp[r][j]);
+          // 2^(F + scale exps - e_max): a nonzero product's term is a*b times this. The exponent
+          // is at most F - 2 emin <= 53 for a nonzero product (64 only bounds all-zero steps);
+          // below -149 every term is below 1 and the float 0 truncates them correctly.
+          const int h = std::min(64, F + scale_exp[r][j] - emax[j]);
+          grid[j] = h < -149 ? 0.0f : std::ldexp(1.0f, h);
+        }
+        std::int64_t S[W] = {};
+        for (std::size_t k = 0; k < L; ++k) {
+          const float a = av[k];
+          for (std::size_t j = 0; j < W; ++j) {
+            const float product = a * bv[k * W + j];  // exact
+            S[j] += static_cast<std::int32_t>(product * grid[j]);  // truncation toward zero
+          }
+        }
+        for (std::size_t j = 0; j < W; ++j) {
+          std::uint32_t& c = acc[r * W + j];
+          const double c_term = std::trunc(std::ldexp(static_cast<double>(as_float(c)), F - emax[j]));
+          c = round_output(std::ldexp(static_cast<double>(S[j]) + c_term, emax[j] - F), t.rule);
+        }
+      }
+    }
+
+    if (special) {
+      ++counts.special;
+      for (std::size_t r = 0; r < kRows; ++r) {
+        const std::uint32_t all = W == 32 ? 0xFFFFFFFFu : (1u << W) - 1u;
+        const std::uint32_t nan = (row_flags[r] & kHasNaN) ? all : nan_lanes;
+        const std::uint32_t inf = ((row_flags[r] & kHasInf) ? all : inf_lanes) & ~nan;
+        for (std::size_t j = 0; j < W; ++j) {
+          if ((nan >> j) & 1u) acc[r * W + j] = 0x7FFFFFFFu;
+          if ((inf >> j) & 1u) {
+            acc[r * W + j] = t.fallback(t.fallback_ctx, t.row0 + r, t.strip * W + j, s, c_in[r * W + j]);
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- GST-FDPA (numerics.md b.5)
+
+BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
+                                      StepCounts& counts) {
+  constexpr std::size_t W = kGstWidth;
+  constexpr std::size_t kMaxGroups = 4;
+  const GstPanels& P = *t.p;
+  const std::size_t G = static_cast<std::size_t>(P.L) / kGroup;
+  const int F = t.rule.F;
+  // A group term's significand has 8 fraction bits (4 p_g: 2; each scale significand: 3).
+  const int group_slack = F - 8;
+  const int c_slack = F - 23;
+  for (std::size_t s = s0; s < s1; ++s) {
+    const std::size_t g0 = s * G;
+    const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s];
+    bool special = nan_lanes != 0;
+    for (std::size_t r = 0; r < kRows; ++r) special |= P.a_flags[(t.row0 + r) * P.steps + s] != 0;
+
+    // Exact group sums 4 p_g = init + sum (2a)(2b + 12), the int8 dot product of the panels.
+    std::int32_t sums[kRows][kMaxGroups][W];
+    int floor_exp[kRows][W];
+    bool exact = true;
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const std::size_t row = t.row0 + r;
+      int upper[W], lower[W];
+      for (std::size_t j = 0; j < W; ++j) {
+        const std::uint32_t c = acc[r * W + j];
+        floor_exp[r][j] = acc_is_zero(c) ? t.rule.e_zero : acc_exponent(c);
+        upper[j] = floor_exp[r][j];
+        lower[j] = kNoExpHigh;
+      }
+      for (std::size_t g = 0; g < G; ++g) {
+        const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
+        for (std::size_t j = 0; j < W; ++j) {
+          std::int32_t sum = P.a_init[ag];
+          for (std::size_t q = 0; q < 4; ++q) {
+            const std::uint32_t aw = P.a_q[ag * 4 + q], bw = P.b_q[(bg / W * 4 + q) * W + j];
+            for (std::size_t byte = 0; byte < 4; ++byte) {
+              sum += static_cast<std::int8_t>(aw >> (8 * byte)) * static_cast<std::int32_t>((bw >> (8 * byte)) & 0xFFu);
+            }
+          }
+          sums[r][g][j] = sum;
+          upper[j] = std::max(upper[j], P.a_ehi[ag] + P.b_ehi[bg + j]);
+          lower[j] = std::min(lower[j], P.a_elo[ag] + P.b_elo[bg + j]);
+        }
+      }
+      for (std::size_t j = 0; j < W; ++j) {
+        const std::uint32_t c = acc[r * W + j];
+        exact &= upper[j] - lower[j] <= group_slack && (acc_is_zero(c) || upper[j] - acc_exponent(c) <= c_slack);
+      }
+    }
+
+    if (exact) {
+      ++counts.exact;
+      for (std::size_t r = 0; r < kRows; ++r) {
+        const std::size_t row = t.row0 + r;
+        for (std::size_t j = 0; j < W; ++j) {
+          double v = static_cast<double>(as_float(acc[r * W + j]));
+          double terms = 0;
+          for (std::size_t g = 0; g < G; ++g) {
+            const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
+            terms += static_cast<double>(sums[r][g][j]) * (P.a_sv[ag] * P.b_sv[bg + j]);
+          }
+          v += terms;
+          acc[r * W + j] = round_output(v, t.rule);
+        }
+      }
+    } else {
+      ++counts.truncating;
+      for (std::size_t r = 0; r < kRows; ++r) {
+        const std::size_t row = t.row0 + r;
+        for (std::size_t j = 0; j < W; ++j) {
+          // e_max: groups with a nonzero product and a nonzero scale product count with their
+          // scale exponents (a cancelled group too); the others take e_zero, as does C = 0.
+          int emax = floor_exp[r][j];
+          for (std::size_t g = 0; g < G; ++g) {
+            const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
+            if ((P.a_nz[ag] & P.b_nz[bg + j]) != 0) emax = std::max(emax, P.a_ehi[ag] + P.b_ehi[bg + j]);
+          }
+          double S = 0;  // at most 4 terms below 2^46: exact
+          for (std::size_t g = 0; g < G; ++g) {
+            const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
+            const double w = std::ldexp(P.a_sv[ag] * P.b_sv[bg + j], F - emax);
+            S += std::trunc(static_cast<double>(sums[r][g][j]) * w);
+          }
+          std::uint32_t& c = acc[r * W + j];
+          const double c_term = std::trunc(std::ldexp(static_cast<double>(as_float(c)), F - emax));
+          c = round_output(std::ldexp(S + c_term, emax - F), t.rule);
+        }
+      }
+    }
+
+    if (special) {
+      ++counts.special;
+      for (std::size_t r = 0; r < kRows; ++r) {
+        const bool row_nan = (P.a_flags[(t.row0 + r) * P.steps + s] & kHasNaN) != 0;
+        for (std::size_t j = 0; j < W; ++j) {
+          if (row_nan || ((nan_lanes >> j) & 1u)) acc[r * W + j] = 0x7FFFFFFFu;
+        }
+      }
+    }
+  }
+}
+
+BLOCKSCALE_INLINE void promote_body(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb,
+                                    const std::uint32_t* part, std::uint32_t* acc) {
+  constexpr std::size_t W = kTfdpaWidth;
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t j = 0; j < W; ++j) acc[r * W + j] = host_promote(fma, sa[r], sb[j], part[r * W + j], acc[r * W + j]);
+  }
+}
+
+void tfdpa_portable(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
+  tfdpa_steps_body(t, acc, s0, s1, c);
+}
+void gst_portable(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
+  gst_steps_body(t, acc, s0, s1, c);
+}
+void promote_portable(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb, const std::uint32_t* part,
+                      std::uint32_t* acc) {
+  promote_body(fma, sa, sb, part, acc);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BLOCKSCALE_AVX2 __attribute__((target("avx2,fma,bmi2")))
+BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
+  tfdpa_steps_body(t, acc, s0, s1, c);
+}
+BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
+  gst_steps_body(t, acc, s0, s1, c);
+}
+BLOCKSCALE_AVX2 void promote_avx2(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb,
+                                  const std::uint32_t* part, std::uint32_t* acc) {
+  promote_body(fma, sa, sb, part, acc);
+}
+#endif
+
+}  // namespace
+
+const KernelSet& portable_kernels() {
+  static const KernelSet k{&tfdpa_portable, &gst_portable, &promote_portable};
+  return k;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+bool cpu_has_avx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+}
+const KernelSet& avx2_kernels() {
+  static const KernelSet k{&tfdpa_avx2, &gst_avx2, &promote_avx2};
+  return k;
+}
+#else
+bool cpu_has_avx2() { return false; }
+const KernelSet& avx2_kernels() { return portable_kernels(); }
+#endif
+
+#if defined(__x86_64__) || defined(__i386__)
+// MXCSR: rounding control (bits 13-14) to nearest, FTZ (bit 15) and DAZ (bit 6) off, every
+// exception masked (bits 7-12).
+IeeeEnvironment::IeeeEnvironment() : saved_(_mm_getcsr()) { _mm_setcsr((saved_ & ~0xE040u) | 0x1F80u); }
+IeeeEnvironment::~IeeeEnvironment() { _mm_setcsr(saved_); }
+#else
+IeeeEnvironment::IeeeEnvironment() : saved_(static_cast<unsigned>(std::fegetround())) { std::fesetround(FE_TONEAREST); }
+IeeeEnvironment::~IeeeEnvironment() { std::fesetround(static_cast<int>(saved_)); }
+#endif
+
+}  // namespace blockscale::emulator::fast

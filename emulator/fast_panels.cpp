@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fast_panels.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include "blockscale/formats/convert.h"
+
+namespace blockscale::emulator::fast {
+
+namespace {
+
+enum ElementKind : std::uint8_t { kNonzero, kZero, kNaN, kInf };
+
+struct ElementCode {
+  float val;          // exact value; 0 for zero and specials
+  std::int16_t exp;   // e(x) (numerics.md b.1); kNoExp for zero and specials
+  std::int8_t twice;  // 2x for e2m1 (an integer), else 0
+  std::uint8_t kind;
+};
+
+using ElementTable = std::array<ElementCode, 256>;
+
+ElementTable make_table(Format f) {
+  ElementTable t{};
+  const std::uint32_t mask = code_mask(f);
+  for (std::uint32_t w = 0; w < 256; ++w) {
+    const Decomposed d = decompose(f, w & mask);
+    ElementCode& e = t[w];
+    e = {0.0f, kNoExp, 0, kZero};
+    if (d.kind == Decomposed::nan) e.kind = kNaN;
+    if (d.kind == Decomposed::infinite) e.kind = kInf;
+    if (d.kind != Decomposed::finite) continue;
+    // d.exp is the exponent of the significand's last bit; e(x) adds the fraction bits back.
+    const double v = std::ldexp(static_cast<double>(d.sig), d.exp) * (d.negative ? -1.0 : 1.0);
+    e.val = static_cast<float>(v);
+    e.exp = static_cast<std::int16_t>(d.exp + info(f).mantissa_bits);
+    e.twice = f == Format::float4_e2m1fn ? static_cast<std::int8_t>(2.0 * v) : std::int8_t{0};
+    e.kind = kNonzero;
+  }
+  return t;
+}
+
+const ElementTable& element_table(Format f) {
+  static const std::array<ElementTable, kFormatCount> tables = [] {
+    std::array<ElementTable, kFormatCount> all{};
+    for (const FormatInfo& fi : kFormatTable) {
+      if (fi.storage_bits == 8 && fi.is_signed) all[static_cast<int>(fi.id)] = make_table(fi.id);
+    }
+    return all;
+  }();
+  return tables[static_cast<int>(f)];
+}
+
+std::int32_t pack_exp(std::int16_t e) {
+  const auto u = static_cast<std::uint16_t>(e);
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(u) | (static_cast<std::uint32_t>(u) << 16));
+}
+
+// A decoded block scale: value, exponent e(scale), zero, NaN.
+struct Scale {
+  double val = 1.0;
+  int exp = 0;
+  bool zero = false, nan = false;
+};
+
+Scale decode_scale(Format f, std::uint32_t code) {
+  Scale s;
+  if (f == Format::float8_e8m0fnu) {
+    // ue8m0: 2^(code - 127), 0xFF NaN (OCP MX v1.0 §5.4.1).
+    s.nan = code == 0xFF;
+    s.exp = static_cast<int>(code) - 127;
+    s.val = std::ldexp(1.0, s.exp);
+    return s;
+  }
+  // ue4m3: bit 7 ignored (numerics.md b.5 step 3), 0x7F NaN, e4m3 decoding otherwise.
+  const Decomposed d = decompose(Format::float8_ue4m3, code & 0x7Fu);
+  s.nan = d.kind == Decomposed::nan;
+  s.zero = d.kind == Decomposed::zero;
+  if (d.kind == Decomposed::finite) {
+    s.exp = d.exp + 3;
+    s.val = std::ldexp(static_cast<double>(d.sig), d.exp);
+  }
+  return s;
+}
+
+}  // namespace
+
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaPanels& P) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
+  const auto uL = static_cast<std::size_t>(L);
+  P.L = L;
+  P.k = padded;
+  P.steps = padded / uL;
+  P.rows = (M + kRows - 1) / kRows * kRows;
+  P.strips = (N + W - 1) / W;
+  P.frac_a = info(ops.a.format()).mantissa_bits;
+  P.frac_b = info(ops.b.format()).mantissa_bits;
+  P.scaled = scaled;
+  P.any_inf = false;
+  const ElementTable& ta = element_table(ops.a.format());
+  const ElementTable& tb = element_table(ops.b.format());
+  const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
+
+  P.a_val.resize(P.rows * P.k);
+  P.a_dval.resize(P.rows * P.k);
+  P.a_exp2.resize(P.rows * P.k);
+  P.a_lo.resize(P.rows * P.steps);
+  P.a_hi.resize(P.rows * P.steps);
+  P.a_sexp.resize(P.rows * P.steps);
+  P.a_flags.resize(P.rows * P.steps);
+  for (std::size_t i = 0; i < P.rows; ++i) {
+    for (std::size_t s = 0; s < P.steps; ++s) {
+      std::int16_t lo = kNoExpHigh, hi = kNoExp;
+      std::uint8_t flags = 0;
+      for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+        const ElementCode& e = (i < M && k < K) ? ta[ops.a.word(i, k) & 0xFFu] : ta[0];
+        const std::size_t at = i * P.k + k;
+        P.a_val[at] = e.val;
+        P.a_dval[at] = e.val;
+        P.a_exp2[at] = pack_exp(e.exp);
+        if (e.kind == kNonzero) {
+          lo = std::min(lo, e.exp);
+          hi = std::max(hi, e.exp);
+        }
+        if (e.kind == kNaN) flags |= kHasNaN;
+        if (e.kind == kInf) flags |= kHasInf;
+      }
+      std::int32_t sexp = 0;
+      if (scaled && i < M && s < scale_blocks) {
+        const std::uint32_t code = ops.scale_a.word(i, s) & 0xFFu;
+        if (code == 0xFF) flags |= kHasNaN;
+        sexp = static_cast<std::int32_t>(code) - 127;
+      }
+      const std::size_t at = i * P.steps + s;
+      P.a_lo[at] = lo;
+      P.a_hi[at] = hi;
+      P.a_sexp[at] = sexp;
+      P.a_flags[at] = flags;
+      P.any_inf |= (flags & kHasInf) != 0;
+    }
+  }
+
+  P.b_val.resize(P.strips * P.k * W);
+  P.b_dval.resize(P.strips * P.k * W);
+  P.b_exp.resize(P.strips * P.k * W);
+  P.b_lo.resize(P.strips * P.steps * W);
+  P.b_hi.resize(P.strips * P.steps * W);
+  P.b_sexp.resize(P.strips * P.steps * W);
+  P.b_nan.resize(P.strips * P.steps);
+  P.b_inf.resize(P.strips * P.steps);
+  for (std::size_t st = 0; st < P.strips; ++st) {
+    for (std::size_t s = 0; s < P.steps; ++s) {
+      std::uint32_t nan = 0, inf = 0;
+      for (std::size_t j = 0; j < W; ++j) {
+        const std::size_t col = st * W + j;
+        std::int16_t lo = kNoExpHigh, hi = kNoExp;
+        for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+          const ElementCode& e = (col < N && k < K) ? tb[ops.b.word(k, col) & 0xFFu] : tb[0];
+          const std::size_t at = (st * P.k + k) * W + j;
+          P.b_val[at] = e.val;
+          P.b_dval[at] = e.val;
+          P.b_exp[at] = e.exp;
+          if (e.kind == kNonzero) {
+            lo = std::min(lo, e.exp);
+            hi = std::max(hi, e.exp);
+          }
+          if (e.kind == kNaN) nan |= 1u << j;
+          if (e.kind == kInf) inf |= 1u << j;
+        }
+        std::int32_t sexp = 0;
+        if (scaled && col < N && s < scale_blocks) {
+          const std::uint32_t code = ops.scale_b.word(s, col) & 0xFFu;
+          if (code == 0xFF) nan |= 1u << j;
+          sexp = static_cast<std::int32_t>(code) - 127;
+        }
+        const std::size_t at = (st * P.steps + s) * W + j;
+        P.b_lo[at] = lo;
+        P.b_hi[at] = hi;
+        P.b_sexp[at] = sexp;
+      }
+      P.b_nan[st * P.steps + s] = nan;
+      P.b_inf[st * P.steps + s] = inf;
+      P.any_inf |= inf != 0;
+    }
+  }
+}
+
+void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, GstPanels& P) {
+  constexpr std::size_t W = kGstWidth;
+  const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
+  const auto uL = static_cast<std::size_t>(L);
+  P.L = L;
+  P.k = padded;
+  P.steps = padded / uL;
+  P.groups = padded / kGroup;
+  P.rows = (M + kRows - 1) / kRows * kRows;
+  P.strips = (N + W - 1) / W;
+  const std::size_t groups_per_step = uL / kGroup;
+  const std::size_t groups_per_block = static_cast<std::size_t>(block) / kGroup;
+  const std::size_t scale_blocks = ops.scale_a.cols();
+  const Format sf = ops.scale_a.format();
+  const ElementTable& ta = element_table(ops.a.format());
+  const ElementTable& tb = element_table(ops.b.format());
+
+  P.a_q.resize(P.rows * P.groups * 4);
+  P.a_init.resize(P.rows * P.groups);
+  P.a_nz.resize(P.rows * P.groups);
+  P.a_ehi.resize(P.rows * P.groups);
+  P.a_elo.resize(P.rows * P.groups);
+  P.a_sv.resize(P.rows * P.groups);
+  P.a_flags.assign(P.rows * P.steps, 0);
+  for (std::size_t i = 0; i < P.rows; ++i) {
+    for (std::size_t g = 0; g < P.groups; ++g) {
+      std::int32_t sum = 0;
+      std::uint32_t nz = 0;
+      for (std::size_t q = 0; q < 4; ++q) {
+        std::uint32_t word = 0;
+        for (std::size_t b = 0; b < 4; ++b) {
+          const std::size_t k = g * kGroup + q * 4 + b;
+          const ElementCode& e = (i < M && k < K) ? ta[ops.a.word(i, k) & 0xFFu] : ta[0];
+          word |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(e.twice)) << (8 * b);
+          sum += e.twice;
+          if (e.kind == kNonzero) nz |= 1u << (q * 4 + b);
+        }
+        P.a_q[(i * P.groups + g) * 4 + q] = word;
+      }
+      const std::size_t blk = g / groups_per_block;
+      Scale s;
+      if (i < M && blk < scale_blocks) s = decode_scale(sf, ops.scale_a.word(i, blk) & 0xFFu);
+      if (s.nan) P.a_flags[i * P.steps + g / groups_per_step] |= kHasNaN;
+      const bool dead = s.zero || s.nan;
+      const std::size_t at = i * P.groups + g;
+      P.a_init[at] = -12 * sum;
+      P.a_nz[at] = nz;
+      P.a_ehi[at] = dead ? kNoExp : s.exp;
+      P.a_elo[at] = dead ? kNoExpHigh : s.exp;
+      P.a_sv[at] = dead ? 0.0 : s.val / 4;
+    }
+  }
+
+  P.b_q.resize(P.strips * P.groups * 4 * W);
+  P.b_nz.resize(P.strips * P.groups * W);
+  P.b_ehi.resize(P.strips * P.groups * W);
+  P.b_elo.resize(P.strips * P.groups * W);
+  P.b_sv.resize(P.strips * P.groups * W);
+  P.b_nan.assign(P.strips * P.steps, 0);
+  for (std::size_t st = 0; st < P.strips; ++st) {
+    for (std::size_t j = 0; j < W; ++j) {
+      const std::size_t col = st * W + j;
+      for (std::size_t g = 0; g < P.groups; ++g) {
+        std::uint32_t nz = 0;
+        for (std::size_t q = 0; q < 4; ++q) {
+          std::uint32_t word = 0;
+          for (std::size_t b = 0; b < 4; ++b) {
+            const std::size_t k = g * kGroup + q * 4 + b;
+            const ElementCode& e = (col < N && k < K) ? tb[ops.b.word(k, col) & 0xFFu] : tb[0];
+            word |= static_cast<std::uint32_t>(e.twice + 12) << (8 * b);
+            if (e.kind == kNonzero) nz |= 1u << (q * 4 + b);
+          }
+          P.b_q[((st * P.groups + g) * 4 + q) * W + j] = word;
+        }
+        const std::size_t blk = g / groups_per_block;
+        Scale s;
+        if (col < N && blk < scale_blocks) s = decode_scale(sf, ops.scale_b.word(blk, col) & 0xFFu);
+        if (s.nan) P.b_nan[st * P.steps + g / groups_per_step] |= 1u << j;
+        const bool dead = s.zero || s.nan;
+        const std::size_t at = (st * P.groups + g) * W + j;
+        P.b_nz[at] = nz;
+        P.b_ehi[at] = dead ? kNoExp : s.exp;
+        P.b_elo[at] = dead ? kNoExpHigh : s.exp;
+        P.b_sv[at] = dead ? 0.0 : s.val;
+      }
+    }
+  }
+}
+
+}  // namespace blockscale::emulator::fast

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// Operand panels of the fast GEMM paths (issue 6; private to blockscale::emulator).
+//
+// The fast paths compute exactly what the reference engine (engine.h) computes, organised for
+// SIMD across output columns: B is cut into strips of W columns stored k-major ([strip][k][W]),
+// so one vector load gives one k of W outputs, and A rows are read element by element and
+// broadcast. Every element is decoded once into the forms the kernels consume, plus per-step
+// bounds that let a kernel prove that a step truncates nothing (docs/emulator.md, "Fast paths").
+//
+// T-FDPA / ST-FDPA (numerics.md b.3, b.4), operands of at most 8 bits (fp8/fp6/fp4):
+//   val   the element's value as a float (exact: at most 4 significant bits);
+//   dval  the same as a double (the no-truncation tier sums products exactly in double);
+//   exp   e(x) of b.1 as int16 (kNoExp for a zero or special element; for A packed twice into an
+//         int32, so that a 32-bit broadcast fills every 16-bit lane);
+//   lo/hi the smallest / largest e(x) of the nonzero elements of each step (kNoExpHigh / kNoExp
+//         when there are none);
+//   sexp  the ue8m0 scale exponent of the step (ST-FDPA; 0 otherwise);
+//   flags NaN / Inf among the step's elements or a NaN scale (A: per row and step; B: lane masks
+//         per strip and step).
+// GST-FDPA (b.5), e2m1 x e2m1, one step = L products = L/16 groups of 16:
+//   A: the 16 values 2a (exact integers -12..12) of each group as signed bytes, four to a 32-bit
+//      word; B: 2b + 12 as unsigned bytes (the operand pair of an int8 dot product, VNNI
+//      vpdpbusd); a_init = -12 * sum(2a) removes the offset, so init + sum (2a)(2b + 12) = 4 p_g
+//      exactly. nz: 16-bit masks of the nonzero elements (a group whose products are all zero takes
+//      e_zero, b.5 step 5). Scales: exponent (ehi: kNoExp for a zero scale, elo: kNoExpHigh) and
+//      value (A: the value / 4, so that 4 p_g * a_sv * b_sv is the group's exact value).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <vector>
+
+#include "blockscale/emulator/gemm.h"
+
+namespace blockscale::emulator::fast {
+
+inline constexpr int kRows = 4;         // A rows per tile: one pass over a B strip serves them all
+inline constexpr int kTfdpaWidth = 32;  // B strip width (output columns), T-/ST-FDPA
+inline constexpr int kGstWidth = 16;    // B strip width, GST-FDPA
+inline constexpr std::int16_t kNoExp = -16000;     // e(x) of a zero / special element (below all)
+inline constexpr std::int16_t kNoExpHigh = 16000;  // the "lowest exponent" of a step without any
+inline constexpr int kGroup = 16;                   // GST group width (b.5)
+
+enum StepFlags : std::uint8_t { kHasNaN = 1, kHasInf = 2 };
+
+// 64-byte aligned storage, so that vector loads of a strip row never straddle cache lines.
+template <class T>
+struct AlignedAllocator {
+  using value_type = T;
+  AlignedAllocator() = default;
+  template <class U>
+  AlignedAllocator(const AlignedAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const AlignedAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+template <class T>
+using Buffer = std::vector<T, AlignedAllocator<T>>;
+
+struct TfdpaPanels {
+  int L = 0;               // products per step
+  std::size_t k = 0;       // padded K = steps * L
+  std::size_t steps = 0;
+  std::size_t rows = 0;    // M padded to a multiple of kRows
+  std::size_t strips = 0;  // ceil(N / kTfdpaWidth)
+  int frac_a = 0, frac_b = 0;  // fraction bits of the operands' significands
+  bool scaled = false;         // ST-FDPA
+  bool any_inf = false;        // some element is an Inf (its steps take the scalar fallback)
+  // A: [row][k]
+  Buffer<float> a_val;
+  Buffer<double> a_dval;
+  Buffer<std::int32_t> a_exp2;
+  // A: [row][step]
+  Buffer<std::int16_t> a_lo, a_hi;
+  Buffer<std::int32_t> a_sexp;
+  Buffer<std::uint8_t> a_flags;
+  // B: [strip][k][W]
+  Buffer<float> b_val;
+  Buffer<double> b_dval;
+  Buffer<std::int16_t> b_exp;
+  // B: [strip][step][W]
+  Buffer<std::int16_t> b_lo, b_hi;
+  Buffer<std::int32_t> b_sexp;
+  // B: [strip][step], bit j = lane j
+  Buffer<std::uint32_t> b_nan, b_inf;
+};
+
+struct GstPanels {
+  int L = 0;               // products per step (a multiple of 16)
+  std::size_t k = 0;       // padded K
+  std::size_t steps = 0;
+  std::size_t groups = 0;  // k / 16
+  std::size_t rows = 0;    // M padded to kRows
+  std::size_t strips = 0;  // ceil(N / kGstWidth)
+  // A: [row][group][4] and [row][group]
+  Buffer<std::uint32_t> a_q;
+  Buffer<std::int32_t> a_init;
+  Buffer<std::uint32_t> a_nz;
+  Buffer<std::int32_t> a_ehi, a_elo;
+  Buffer<double> a_sv;
+  Buffer<std::uint8_t> a_flags;  // [row][step]: a NaN scale
+  // B: [strip][group][4][W] and [strip][group][W]
+  Buffer<std::uint32_t> b_q;
+  Buffer<std::uint32_t> b_nz;
+  Buffer<std::int32_t> b_ehi, b_elo;
+  Buffer<double> b_sv;
+  Buffer<std::uint32_t> b_nan;  // [strip][step] lane masks
+};
+
+// Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
+// zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`.
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaPanels& out);
+
+// The same for GST-FDPA: scales per `block` elements (16 or 32), ue8m0 or ue4m3.
+void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, GstPanels& out);
+
+}  // namespace blockscale::emulator::fast

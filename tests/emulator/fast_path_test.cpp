@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fast GEMM paths (issue 6: GemmPath portable, avx2, avx512) against the reference engine,
+// bit for bit, on random GEMMs of every covered instruction family and schedule. A case is one
+// output element (one dot product chained along K through its schedule). Per family: kCases cases
+// in CI, 10^6 in the exhaustive build (BLOCKSCALE_FULL_SWEEP, ctest label "exhaustive"), drawn by
+// generators that exercise each route of the fast kernels (fast_kernels.h):
+//   realistic   narrow exponent windows per row / column (mostly the exact tier);
+//   quantized   Gaussian and heavy-tailed data through blockscale::quantize (RCEIL, NVFP4 recipe);
+//   wide        any finite code, subnormals included, scales near 1 (exponent spreads that truncate);
+//   extreme     huge / tiny scales, C of any magnitude up to near overflow (C truncated, overflow);
+//   cancel      zeros, cancelling pairs and all-zero groups (zero sums, e_zero, GST zero groups);
+//   special     NaN / Inf operands and scales, NaN / Inf C (the NaN override, the reference
+//               fallback for Inf lanes);
+//   bits        uniform random bit patterns everywhere;
+//   boundary    two exponent levels per row / column (and per scale) with gaps around the limits
+//               of the exact tier, odd significands and C just below the largest product, so that
+//               the exponent bounds are tight and one bit either side of a limit shows.
+// The GemmPathStats of each family must show all three routes taken. Also here: the host FPU
+// arithmetic of the fast paths against emulator/arith.h, results identical for any thread count,
+// and a forced path that the CPU lacks throws.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "blockscale/emulator.h"
+#include "blockscale/formats.h"
+#include "blockscale/quantize.h"
+
+namespace blockscale::emulator {
+namespace {
+
+#if defined(BLOCKSCALE_FULL_SWEEP)
+constexpr std::size_t kCases = 1000000;
+#define FAST_PATH_SUITE EmulatorFastPathFull
+#else
+constexpr std::size_t kCases = 100000;
+#define FAST_PATH_SUITE EmulatorFastPath
+#endif
+
+using Rng = std::mt19937_64;
+
+std::uint32_t uniform(Rng& rng, std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); }
+
+std::vector<GemmPath> fast_paths() {
+  std::vector<GemmPath> paths{GemmPath::portable};
+  for (GemmPath p : {GemmPath::avx2, GemmPath::avx512}) {
+    if (gemm_path_available(p)) paths.push_back(p);
+  }
+  return paths;
+}
+
+// A finite code of format f with its exponent field in [lo, hi] (clamped), random sign and mantissa.
+std::uint32_t code_in_window(Rng& rng, Format f, int lo, int hi) {
+  const FormatInfo& fi = info(f);
+  const int top = (1 << fi.exponent_bits) - 1;
+  lo = std::clamp(lo, 0, top);
+  hi = std::clamp(hi, lo, top);
+  const auto field = static_cast<std::uint32_t>(lo + static_cast<int>(uniform(rng, static_cast<std::uint32_t>(hi - lo + 1))));
+  std::uint32_t code = (field << fi.mantissa_bits) | uniform(rng, 1u << fi.mantissa_bits);
+  if (fi.is_signed && (rng() & 1)) code |= sign_mask(f);
+  if (classify(f, code) == ValueClass::nan || classify(f, code) == ValueClass::infinite) code &= ~(1u << fi.mantissa_bits);
+  return code;
+}
+
+std::uint32_t special_code(Rng& rng, Format f) {
+  const std::uint32_t sign = info(f).is_signed && (rng() & 1) ? sign_mask(f) : 0u;
+  switch (uniform(rng, 5)) {
+    case 0: return sign;
+    case 1: return sign | max_finite_code(f);
+    case 2: return sign | 1u;
+    case 3: return has_inf(f) ? sign | inf_code(f) : sign | max_finite_code(f);
+    default: return has_nan(f) ? sign | all_ones_code(f) : sign;
+  }
+}
+
+enum Generator { kRealistic, kQuantized, kWide, kExtreme, kCancel, kSpecial, kBits, kBoundary, kGenerators };
+const char* const kGeneratorNames[] = {"realistic", "quantized", "wide", "extreme", "cancel", "special", "bits", "boundary"};
+
+// One random GEMM problem: operands as codes, the schedule, and the shape.
+struct Problem {
+  KernelSchedule schedule;
+  std::size_t M = 0, N = 0, K = 0;
+  Format fa{}, fb{}, fs = Format::float8_e8m0fnu;
+  std::vector<std::uint8_t> a, b, sa, sb;  // A row-major M x K; B K x N in b_order; scales
+  Order b_order = Order::row_major;
+  std::vector<std::uint32_t> psa, psb;  // promotion scales (fp32 bits)
+  std::vector<std::uint32_t> c;         // M x N, or empty
+  std::size_t blocks = 0;
+
+  GemmOperands operands() const {
+    GemmOperands ops{CodeMatrix(fa, M, K, a), CodeMatrix(fb, K, N, b, b_order), {}, {}, {}};
+    if (!sa.empty()) {
+      ops.scale_a = CodeMatrix(fs, M, blocks, sa);
+      ops.scale_b = CodeMatrix(fs, blocks, N, sb);
+    }
+    if (!psa.empty()) {
+      ops.scale_a = CodeMatrix(Format::float32, M, blocks, psa);
+      ops.scale_b = CodeMatrix(Format::float32, blocks, N, psb);
+    }
+    if (!c.empty()) ops.c = CodeMatrix(Format::float32, M, N, c);
+    return ops;
+  }
+};
+
+// Element codes for the non-quantized generators; `window` is the row's / column's exponent window.
+std::uint32_t element(Rng& rng, Generator g, Format f, int window) {
+  const int top = (1 << info(f).exponent_bits) - 1;
+  switch (g) {
+    case kRealistic: {
+      std::uint32_t code = code_in_window(rng, f, window, window + 2);
+      if (uniform(rng, 16) == 0) code = 0;
+      return code;
+    }
+    case kWide:
+    case kExtreme: return code_in_window(rng, f, 0, top);
+    case kCancel: return uniform(rng, 2) ? 0u : code_in_window(rng, f, window, window + 3);
+    case kSpecial: return uniform(rng, 6) == 0 ? special_code(rng, f) : code_in_window(rng, f, 0, top);
+    default: return static_cast<std::uint32_t>(rng()) & code_mask(f);
+  }
+}
+
+std::uint32_t block_scale(Rng& rng, Generator g, Format fs) {
+  const bool e8 = fs == Format::float8_e8m0fnu;
+  switch (g) {
+    case kRealistic:
+    case kWide:
+    case kCancel: return e8 ? 127u - 4u + uniform(rng, 9) : code_in_window(rng, Format::float8_ue4m3, 5, 9) & 0x7Fu;
+    case kExtreme:
+      if (e8) return uniform(rng, 2) ? uniform(rng, 12) : 243u + uniform(rng, 12);
+      return uniform(rng, 0x7F);  // every finite ue4m3, zero and subnormals included
+    case kSpecial:
+      if (uniform(rng, 10) == 0) return e8 ? 0xFFu : (uniform(rng, 2) ? 0x7Fu : 0x00u);
+      return e8 ? 127u - 4u + uniform(rng, 9) : code_in_window(rng, Format::float8_ue4m3, 5, 9) & 0x7Fu;
+    default: return uniform(rng, 256);
+  }
+}
+
+std::uint32_t accumulator(Rng& rng, Generator g, double typical) {
+  switch (g) {
+    case kRealistic:
+    case kCancel:
+    case kWide:
+      if (uniform(rng, 3) == 0) return uniform(rng, 2) ? 0x80000000u : 0u;
+      return std::bit_cast<std::uint32_t>(static_cast<float>(typical * std::ldexp(1.0, static_cast<int>(uniform(rng, 13)) - 6) *
+                                                             (uniform(rng, 2) ? 1 : -1)));
+    case kExtreme: {
+      // Any finite fp32 magnitude, with a bias towards the top binades (overflow to Inf).
+      const std::uint32_t field = uniform(rng, 2) ? 230u + uniform(rng, 25) : uniform(rng, 255);
+      return (static_cast<std::uint32_t>(rng() & 1) << 31) | (field << 23) | (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu);
+    }
+    case kSpecial: {
+      const std::uint32_t pick = uniform(rng, 8);
+      if (pick == 0) return 0x7F800000u | (static_cast<std::uint32_t>(rng() & 1) << 31);
+      if (pick == 1) return 0x7FC00000u | (static_cast<std::uint32_t>(rng()) & 0x803FFFFFu);
+      if (pick == 2) return static_cast<std::uint32_t>(rng()) & 0x807FFFFFu;  // subnormal or zero
+      return std::bit_cast<std::uint32_t>(static_cast<float>(typical * (uniform(rng, 2) ? 1 : -1)));
+    }
+    default: return static_cast<std::uint32_t>(rng());
+  }
+}
+
+// fp32 promotion scales (sa, sb of the Hopper FFMA): Gaussian, with zeros, subnormals and specials
+// in the special / bits generators.
+std::uint32_t promotion_scale(Rng& rng, Generator g) {
+  if (g == kBits) return static_cast<std::uint32_t>(rng());
+  if (g == kSpecial && uniform(rng, 8) == 0) {
+    const std::uint32_t specials[] = {0u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00001u, 0x00000123u};
+    return specials[uniform(rng, 6)];
+  }
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int e = g == kExtreme ? static_cast<int>(uniform(rng, 200)) - 100 : static_cast<int>(uniform(rng, 9)) - 4;
+  return std::bit_cast<std::uint32_t>(std::ldexp(normal(rng), e));
+}
+
+// Gaussian (heavy = false) or Student-t with 2 degrees of freedom (heavy tails) values.
+std::vector<float> data(Rng& rng, std::size_t n, bool heavy) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::chi_squared_distribution<float> chi2(2.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = heavy ? normal(rng) / std::sqrt(chi2(rng) / 2.0f) : normal(rng);
+  return v;
+}
+
+// kBoundary (see the top of the file). The levels and gaps are drawn once per problem, so that
+// every output of a tile sits at the same distance from a limit (a kernel picks its tier per
+// tile). T-/ST-FDPA: each row of A holds elements at two exponent fields (hi and hi - gap) with odd
+// mantissas, each column of B likewise, so that the largest and the smallest product exponent both
+// occur and their distance sweeps across F - frac_a - frac_b; C has an odd significand 0..5
+// binades below the largest product, or is zero (a fresh accumulator). GST-FDPA: elements 0,
+// +-0.5, +-1.5 (odd 4 p_g half of the time), two scale levels (ue4m3: odd mantissas) whose gaps add
+// up to 25..29 around F - 8 = 27, and C 10..14 binades below the largest group.
+void draw_boundary(Rng& rng, Problem& pr) {
+  const bool gst = pr.schedule.instruction.params().algorithm == Algorithm::gst_fdpa;
+  const auto at_b = [&](std::size_t k, std::size_t j) { return pr.b_order == Order::row_major ? k * pr.N + j : j * pr.K + k; };
+  const auto odd_code = [&](Format f, int field) {
+    const FormatInfo& fi = info(f);
+    std::uint32_t code = (static_cast<std::uint32_t>(field) << fi.mantissa_bits) | uniform(rng, 1u << fi.mantissa_bits) | 1u;
+    if (classify(f, code) == ValueClass::nan || classify(f, code) == ValueClass::infinite) code &= ~2u;
+    return (rng() & 1) ? code | sign_mask(f) : code;
+  };
+  int top_exp = 0;  // e(a) + e(b) + scale exponents of the largest product / group, for C
+  if (!gst) {
+    const int top_a = (1 << info(pr.fa).exponent_bits) - 1, top_b = (1 << info(pr.fb).exponent_bits) - 1;
+    const int hi_a = top_a - static_cast<int>(uniform(rng, 2)), hi_b = top_b - static_cast<int>(uniform(rng, 2));
+    const int lo_a = std::max(1, hi_a - static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_a))));
+    const int lo_b = std::max(1, hi_b - static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_b))));
+    for (auto& x : pr.a) x = static_cast<std::uint8_t>(odd_code(pr.fa, (rng() & 1) ? hi_a : lo_a));
+    for (std::size_t j = 0; j < pr.N; ++j) {
+      for (std::size_t k = 0; k < pr.K; ++k) pr.b[at_b(k, j)] = static_cast<std::uint8_t>(odd_code(pr.fb, (rng() & 1) ? hi_b : lo_b));
+    }
+    top_exp = (hi_a - info(pr.fa).bias) + (hi_b - info(pr.fb).bias);
+    if (pr.schedule.instruction.block_scaled()) {
+      pr.sa.assign(pr.M * pr.blocks, 127);
+      pr.sb.assign(pr.blocks * pr.N, 127);
+    }
+  } else {
+    const std::uint8_t odd_e2m1[] = {0x1, 0x3, 0x9, 0xB};  // +-0.5, +-1.5
+    for (auto& x : pr.a) x = uniform(rng, 2) ? 0 : odd_e2m1[uniform(rng, 4)];
+    for (std::size_t j = 0; j < pr.N; ++j) {
+      for (std::size_t k = 0; k < pr.K; ++k) pr.b[at_b(k, j)] = uniform(rng, 2) ? 0 : odd_e2m1[uniform(rng, 4)];
+    }
+    const bool e8 = pr.fs == Format::float8_e8m0fnu;
+    const int gap_total = 25 + static_cast<int>(uniform(rng, 5));
+    const int gap_a = e8 ? static_cast<int>(uniform(rng, static_cast<std::uint32_t>(gap_total + 1)))
+                         : std::clamp(gap_total - 14 + static_cast<int>(uniform(rng, 4)), 11, 14);
+    const int gap_b = gap_total - gap_a;
+    const auto scale = [&](bool high, int gap) -> std::uint8_t {
+      if (e8) return static_cast<std::uint8_t>(high ? 140 : 140 - gap);
+      return static_cast<std::uint8_t>(((high ? 15 : std::max(1, 15 - gap)) << 3) | (1 + 2 * uniform(rng, 3)));
+    };
+    pr.sa.resize(pr.M * pr.blocks);
+    pr.sb.resize(pr.blocks * pr.N);
+    for (auto& x : pr.sa) x = scale(rng() & 1, gap_a);
+    for (auto& x : pr.sb) x = scale(rng() & 1, gap_b);
+    top_exp = e8 ? 2 * 13 : 2 * 8;
+  }
+  // C: odd significand, 0..5 binades (GST: 10..14) below the largest product or group, or zero.
+  if (uniform(rng, 4) == 0) return;
+  const int e = top_exp - (gst ? 10 + static_cast<int>(uniform(rng, 5)) : static_cast<int>(uniform(rng, 6)));
+  pr.c.resize(pr.M * pr.N);
+  for (auto& x : pr.c) {
+    x = (static_cast<std::uint32_t>(rng() & 1) << 31) | (static_cast<std::uint32_t>(e + 127) << 23) |
+        (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu) | 1u;
+  }
+}
+
+struct Family {
+  std::string name;
+  std::function<KernelSchedule(Rng&, Format&, Format&)> schedule;  // picks the operand types too
+};
+
+const Type kNarrow[] = {Type::e4m3, Type::e5m2, Type::e2m3, Type::e3m2, Type::e2m1};
+
+Problem draw(Rng& rng, const Family& fam, Generator g) {
+  Problem pr;
+  pr.schedule = fam.schedule(rng, pr.fa, pr.fb);
+  const Instruction& ins = pr.schedule.instruction;
+  const bool block_scaled = ins.block_scaled();
+  const bool promotion = pr.schedule.accumulation == Accumulation::promotion;
+  pr.M = 1 + uniform(rng, 9);
+  pr.N = 1 + uniform(rng, 40);
+  // K: up to a few instructions, sometimes not a multiple of the instruction's K (padding).
+  const std::size_t kins = static_cast<std::size_t>(ins.k);
+  pr.K = kins * (1 + uniform(rng, promotion ? 9 : 6)) - (uniform(rng, 4) == 0 ? uniform(rng, static_cast<std::uint32_t>(kins)) : 0);
+  pr.b_order = uniform(rng, 2) ? Order::row_major : Order::col_major;
+  if (block_scaled) pr.fs = *format_of(ins.scale_type());
+  const int sblock = pr.schedule.scale_block();
+  pr.blocks = sblock > 0 ? (pr.K + static_cast<std::size_t>(sblock) - 1) / static_cast<std::size_t>(sblock) : 0;
+
+  pr.a.resize(pr.M * pr.K);
+  pr.b.resize(pr.K * pr.N);
+  if (g == kQuantized && block_scaled) {
+    // Gaussian or heavy-tailed rows through the library's quantizer (RCEIL; NVFP4: the
+    // TransformerEngine recipe without its tensor scale, which the BlockScaledTensor overload
+    // tests separately).
+    const bool heavy = uniform(rng, 2) != 0;
+    const BlockFormat bfa{pr.fa, pr.fs, ins.block()}, bfb{pr.fb, pr.fs, ins.block()};
+    const std::size_t Kq = (pr.K + static_cast<std::size_t>(ins.block()) - 1) / static_cast<std::size_t>(ins.block()) *
+                           static_cast<std::size_t>(ins.block());
+    QuantizeOptions o;
+    if (pr.fs == Format::float8_ue4m3) {
+      o = recipes::nvfp4_transformer_engine();
+      o.tensor_scale = TensorScaleSource::none;
+    }
+    o.k_tail = KTail::zero_pad;
+    const auto qa = quantize(data(rng, pr.M * pr.K, heavy), {static_cast<std::int64_t>(pr.M), static_cast<std::int64_t>(pr.K)},
+                             KAxis::last, bfa, o);
+    const auto qb = quantize(data(rng, pr.N * pr.K, heavy), {static_cast<std::int64_t>(pr.N), static_cast<std::int64_t>(pr.K)},
+                             KAxis::last, bfb, o);
+    const auto ea = qa.element_codes(), eb = qb.element_codes();
+    for (std::size_t i = 0; i < pr.M; ++i) {
+      for (std::size_t k = 0; k < pr.K; ++k) pr.a[i * pr.K + k] = ea[i * Kq + k];
+    }
+    for (std::size_t j = 0; j < pr.N; ++j) {
+      for (std::size_t k = 0; k < pr.K; ++k) {
+        const std::size_t at = pr.b_order == Order::row_major ? k * pr.N + j : j * pr.K + k;
+        pr.b[at] = eb[j * Kq + k];
+      }
+    }
+    pr.sa.resize(pr.M * pr.blocks);
+    pr.sb.resize(pr.blocks * pr.N);
+    for (std::size_t i = 0; i < pr.M; ++i) {
+      for (std::size_t t = 0; t < pr.blocks; ++t) {
+        pr.sa[i * pr.blocks + t] = qa.scale_code(0, static_cast<std::int64_t>(i), static_cast<std::int64_t>(t));
+      }
+    }
+    for (std::size_t j = 0; j < pr.N; ++j) {
+      for (std::size_t t = 0; t < pr.blocks; ++t) {
+        pr.sb[t * pr.N + j] = qb.scale_code(0, static_cast<std::int64_t>(j), static_cast<std::int64_t>(t));
+      }
+    }
+  } else if (g == kBoundary) {
+    draw_boundary(rng, pr);
+  } else {
+    const Generator ge = g == kQuantized ? kRealistic : g;
+    const int top_a = (1 << info(pr.fa).exponent_bits) - 1, top_b = (1 << info(pr.fb).exponent_bits) - 1;
+    for (std::size_t i = 0; i < pr.M; ++i) {
+      const int w = static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_a)));
+      for (std::size_t k = 0; k < pr.K; ++k) pr.a[i * pr.K + k] = static_cast<std::uint8_t>(element(rng, ge, pr.fa, w));
+    }
+    for (std::size_t j = 0; j < pr.N; ++j) {
+      const int w = static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_b)));
+      for (std::size_t k = 0; k < pr.K; ++k) {
+        const std::size_t at = pr.b_order == Order::row_major ? k * pr.N + j : j * pr.K + k;
+        pr.b[at] = static_cast<std::uint8_t>(element(rng, ge, pr.fb, w));
+      }
+    }
+    if (ge == kCancel) {
+      // Cancelling pairs: a[k+1] = -a[k], b[k+1] = b[k] (zero-sum groups for GST-FDPA).
+      for (std::size_t i = 0; i < pr.M; ++i) {
+        for (std::size_t k = 0; k + 1 < pr.K; k += 2) {
+          if (uniform(rng, 3) == 0) continue;
+          pr.a[i * pr.K + k + 1] = static_cast<std::uint8_t>(pr.a[i * pr.K + k] ^ sign_mask(pr.fa));
+        }
+      }
+      for (std::size_t j = 0; j < pr.N; ++j) {
+        for (std::size_t k = 0; k + 1 < pr.K; k += 2) {
+          const auto at = [&](std::size_t kk) { return pr.b_order == Order::row_major ? kk * pr.N + j : j * pr.K + kk; };
+          pr.b[at(k + 1)] = pr.b[at(k)];
+        }
+      }
+    }
+    if (block_scaled) {
+      pr.sa.resize(pr.M * pr.blocks);
+      pr.sb.resize(pr.blocks * pr.N);
+      for (auto& x : pr.sa) x = static_cast<std::uint8_t>(block_scale(rng, ge, pr.fs));
+      for (auto& x : pr.sb) x = static_cast<std::uint8_t>(block_scale(rng, ge, pr.fs));
+    }
+  }
+  if (promotion) {
+    pr.psa.resize(pr.M * pr.blocks);
+    pr.psb.resize(pr.blocks * pr.N);
+    for (auto& x : pr.psa) x = promotion_scale(rng, g);
+    for (auto& x : pr.psb) x = promotion_scale(rng, g);
+  }
+  if (g == kBoundary) return pr;  // C set by draw_boundary
+  if (uniform(rng, 4) != 0) {
+    // C near the size of the result of a few steps (realistic), or as the generator says.
+    const double typical = std::ldexp(1.0, static_cast<int>(uniform(rng, 21)) - 10);
+    pr.c.resize(pr.M * pr.N);
+    for (auto& x : pr.c) x = accumulator(rng, g == kQuantized ? kRealistic : g, typical);
+  }
+  return pr;
+}
+
+// A schedule around `ins`: mostly the plain chain, sometimes C in the epilogue or split-K.
+KernelSchedule around(Rng& rng, const Instruction& ins) {
+  KernelSchedule s = KernelSchedule::chain(ins, uniform(rng, 6) == 0 ? CPlacement::epilogue : CPlacement::accumulator);
+  if (uniform(rng, 6) == 0) {
+    s = s.with_split_k(2 + static_cast<int>(uniform(rng, 3)),
+                       uniform(rng, 2) ? SplitKReduction::sequential : SplitKReduction::pairwise);
+  }
+  return s;
+}
+
+std::string type_name(Type t) { return std::string(to_string(t)); }
+
+std::vector<Family> families() {
+  const auto pick = [](Rng& rng) { return kNarrow[uniform(rng, 5)]; };
+  const auto fp8 = [](Rng& rng) { return uniform(rng, 2) ? Type::e4m3 : Type::e5m2; };
+  return {
+      {"tcgen05.kind::mxf8f6f4.block32 (ST-FDPA F=25)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         // Mostly e4m3 x e4m3 (MXFP8), then every other operand pair.
+         const Type a = uniform(rng, 3) == 0 ? pick(rng) : Type::e4m3, b = uniform(rng, 3) == 0 ? pick(rng) : Type::e4m3;
+         fa = *format_of(a);
+         fb = *format_of(b);
+         return around(rng, parse_instruction("sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 " +
+                                              type_name(a) + " " + type_name(b) + " ue8m0"));
+       }},
+      {"sm_120a mma.sync.kind::mxf8f6f4.block32 (ST-FDPA F=25)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         const Type a = pick(rng), b = pick(rng);
+         fa = *format_of(a);
+         fb = *format_of(b);
+         return around(rng, parse_instruction("sm_120a mma.sync.aligned.kind::mxf8f6f4.block_scale.block32 m16n8k32 f32 " +
+                                              type_name(a) + " " + type_name(b) + " ue8m0"));
+       }},
+      {"tcgen05.kind::f8f6f4 / sm_120a fp8 (T-FDPA F=25)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         const bool tc = uniform(rng, 2) != 0;
+         const Type a = tc ? pick(rng) : fp8(rng), b = tc ? pick(rng) : fp8(rng);
+         fa = *format_of(a);
+         fb = *format_of(b);
+         return around(rng, parse_instruction((tc ? "sm_100a tcgen05.mma.cta_group::1.kind::f8f6f4 m128n256k32 f32 "
+                                                  : "sm_120a mma.sync.aligned m16n8k32 f32 ") +
+                                              type_name(a) + " " + type_name(b)));
+       }},
+      {"wgmma fp8 chain / sm_89 mma fp8 (T-FDPA F=13, RZ-E8M13)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         const Type a = fp8(rng), b = fp8(rng);
+         fa = *format_of(a);
+         fb = *format_of(b);
+         return around(rng, parse_instruction((uniform(rng, 2) ? "sm_90a wgmma.mma_async m64n256k32 f32 "
+                                                               : "sm_89 mma.sync.aligned m16n8k32 f32 ") +
+                                              type_name(a) + " " + type_name(b)));
+       }},
+      {"wgmma fp8 Hopper promotion (P = 1..4, each FFMA order)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         const Type a = uniform(rng, 3) ? Type::e4m3 : fp8(rng), b = uniform(rng, 3) ? Type::e4m3 : fp8(rng);
+         fa = *format_of(a);
+         fb = *format_of(b);
+         const PromotionFma orders[] = {PromotionFma::scale_product, PromotionFma::scale_b_first, PromotionFma::mul_then_add};
+         KernelSchedule s = KernelSchedule::hopper_promotion(
+             parse_instruction("sm_90a wgmma.mma_async m64n256k32 f32 " + type_name(a) + " " + type_name(b)),
+             1 + static_cast<int>(uniform(rng, 4)), orders[uniform(rng, 3)]);
+         if (uniform(rng, 6) == 0) s = s.with_split_k(2, uniform(rng, 2) ? SplitKReduction::sequential : SplitKReduction::pairwise);
+         return s;
+       }},
+      {"kind::mxf4 / mxf4nvf4 block32 ue8m0 (GST-FDPA)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         fa = fb = Format::float4_e2m1fn;
+         return around(rng, parse_instruction(uniform(rng, 2) ? "sm_100a tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32 m128n256k64 f32 e2m1 e2m1 ue8m0"
+                                                              : "sm_120a mma.sync.aligned.kind::mxf4nvf4.block_scale.block32 m16n8k64 f32 e2m1 e2m1 ue8m0"));
+       }},
+      {"kind::mxf4nvf4 block16 ue8m0 / ue4m3 (GST-FDPA, NVFP4)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         fa = fb = Format::float4_e2m1fn;
+         const bool nv = uniform(rng, 3) != 0;
+         return around(rng, parse_instruction(std::string("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n256k64 f32 e2m1 e2m1 ") +
+                                              (nv ? "ue4m3" : "ue8m0")));
+       }},
+  };
+}
+
+class FAST_PATH_SUITE : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
+  const Family fam = families()[GetParam()];
+  const std::vector<GemmPath> paths = fast_paths();
+  Rng rng(0x5EED0000u + GetParam());
+  std::size_t cases = 0, mismatches = 0;
+  std::size_t per_generator[kGenerators] = {};
+  GemmPathStats total{};
+  for (std::size_t n = 0; cases < kCases; ++n) {
+    const auto g = static_cast<Generator>(n % kGenerators);
+    const Problem pr = draw(rng, fam, g);
+    const GemmOperands ops = pr.operands();
+    GemmPathStats ref_stats;
+    const std::vector<std::uint32_t> want = gemm(pr.schedule, ops, {1, GemmPath::reference, &ref_stats});
+    ASSERT_EQ(ref_stats.reference_outputs, pr.M * pr.N);
+    for (GemmPath path : paths) {
+      GemmPathStats st;
+      const std::vector<std::uint32_t> got = gemm(pr.schedule, ops, {1, path, &st});
+      ASSERT_EQ(st.reference_outputs, 0u) << to_string(path) << " did not take the fast path: " << pr.schedule.name();
+      if (path == GemmPath::portable) {
+        total.exact += st.exact;
+        total.truncating += st.truncating;
+        total.special += st.special;
+      }
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        if (got[i] != want[i] && ++mismatches <= 5) {
+          ADD_FAILURE() << to_string(path) << " " << pr.schedule.name() << " generator " << kGeneratorNames[g] << " M=" << pr.M
+                        << " N=" << pr.N << " K=" << pr.K << " output (" << i / pr.N << ", " << i % pr.N << "): 0x"
+                        << std::hex << got[i] << ", reference 0x" << want[i] << std::dec;
+        }
+      }
+    }
+    cases += want.size();
+    per_generator[g] += want.size();
+  }
+  std::printf("[ fast path ] %-58s %8zu cases x %zu paths, %zu mismatches; tile steps: %llu exact, %llu truncating, %llu special\n",
+              fam.name.c_str(), cases, paths.size(), mismatches, static_cast<unsigned long long>(total.exact),
+              static_cast<unsigned long long>(total.truncating), static_cast<unsigned long long>(total.special));
+  std::fflush(stdout);
+  EXPECT_EQ(mismatches, 0u);
+  // Each route of the kernels was taken: the exact tier, the truncating tier, the special handling.
+  EXPECT_GT(total.exact, 0u);
+  EXPECT_GT(total.truncating, 0u);
+  EXPECT_GT(total.special, 0u);
+  for (std::size_t g = 0; g < kGenerators; ++g) EXPECT_GT(per_generator[g], 0u) << kGeneratorNames[g];
+}
+
+std::string family_test_name(const ::testing::TestParamInfo<std::size_t>& info) {
+  static const char* const names[] = {"Tcgen05Mxf8f6f4", "Sm120Mxf8f6f4",  "F8f6f4TFdpa", "Fp8F13Chain",
+                                      "HopperPromotion", "Mxf4Block32",    "Nvfp4Block16"};
+  return names[info.param];
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, FAST_PATH_SUITE, ::testing::Range<std::size_t>(0, 7), family_test_name);
+
+#if !defined(BLOCKSCALE_FULL_SWEEP)
+// Quantized tensors through the BlockScaledTensor overload (layouts undone, NVFP4 tensor scales
+// applied by the FMUL/FFMA epilogue), every path against the reference, and the bits do not depend
+// on the thread count.
+TEST(EmulatorFastPath, BlockScaledTensorsAndThreadCounts) {
+  Rng rng(99);
+  for (const BlockFormat bf : {block_formats::mxfp8_e4m3, block_formats::nvfp4, block_formats::mxfp4}) {
+    QuantizeOptions o;
+    if (bf == block_formats::nvfp4) o = recipes::nvfp4_transformer_engine();
+    const std::int64_t M = 37, N = 70, K = 512;
+    const auto qa = quantize(data(rng, M * K, false), {M, K}, KAxis::last, bf, o);
+    const auto qb = quantize(data(rng, N * K, true), {N, K}, KAxis::last, bf, o);
+    std::vector<std::uint32_t> c(static_cast<std::size_t>(M * N));
+    for (auto& x : c) x = std::bit_cast<std::uint32_t>(static_cast<float>(data(rng, 1, false)[0] * 10));
+    const CodeMatrix cm(Format::float32, static_cast<std::size_t>(M), static_cast<std::size_t>(N), c);
+    const KernelSchedule s = block_scaled_schedule(Arch::sm_100a, bf.element, bf.element, bf.scale, bf.block_size);
+    for (const CodeMatrix& cc : {CodeMatrix(), cm}) {
+      const std::vector<std::uint32_t> want = gemm(s, qa, qb, cc, {1, GemmPath::reference});
+      for (GemmPath path : fast_paths()) {
+        for (int threads : {1, 2, 3}) EXPECT_EQ(gemm(s, qa, qb, cc, {threads, path}), want) << to_string(path) << " threads " << threads;
+      }
+    }
+  }
+}
+
+// The host FPU operations of the fast paths against emulator/arith.h, through the schedule that
+// uses all three: a promotion GEMM of one k32 instruction per output whose partial sum p is one
+// exact product (a 0x00..0x7E times +-b), so FMUL / FFMA / FADD see p, the fp32 scales sa, sb and
+// C = acc drawn with every class mixed in (zeros, subnormals, Inf, NaN, values near 1).
+TEST(EmulatorFastPath, HostArithmeticEqualsArith) {
+  Rng rng(5);
+  const auto draw = [&]() -> std::uint32_t {
+    switch (uniform(rng, 6)) {
+      case 0: return static_cast<std::uint32_t>(rng()) & 0x807FFFFFu;  // subnormal / zero
+      case 1: return (static_cast<std::uint32_t>(rng()) & 0x80000000u) | 0x7F800000u | (uniform(rng, 2) ? 0u : 1u);
+      case 2: return (static_cast<std::uint32_t>(rng()) & 0x80FFFFFFu) | 0x3F000000u;  // near 1
+      default: return static_cast<std::uint32_t>(rng());
+    }
+  };
+  const Instruction ins = parse_instruction("sm_90a wgmma.mma_async m64n256k32 f32 e4m3 e4m3");
+  const std::size_t M = 64, N = 64;
+  std::size_t n = 0, bad = 0;
+  for (int rep = 0; rep < 250; ++rep) {
+    std::vector<std::uint8_t> a(M * 32, 0), b(32 * N, 0);
+    std::vector<std::uint32_t> sa(M), sb(N), c(M * N);
+    for (std::size_t i = 0; i < M; ++i) a[i * 32] = static_cast<std::uint8_t>(uniform(rng, 0x7F));
+    for (std::size_t j = 0; j < N; ++j) b[j] = static_cast<std::uint8_t>(uniform(rng, 0x7F) | (uniform(rng, 2) << 7));
+    for (auto& x : sa) x = draw();
+    for (auto& x : sb) x = draw();
+    for (auto& x : c) x = draw();
+    const GemmOperands ops{CodeMatrix(Format::float8_e4m3fn, M, 32, a), CodeMatrix(Format::float8_e4m3fn, 32, N, b),
+                           CodeMatrix(Format::float32, M, 1, sa), CodeMatrix(Format::float32, 1, N, sb),
+                           CodeMatrix(Format::float32, M, N, c)};
+    for (const PromotionFma order : {PromotionFma::scale_product, PromotionFma::scale_b_first, PromotionFma::mul_then_add}) {
+      const KernelSchedule s = KernelSchedule::hopper_promotion(ins, 1, order);
+      const std::vector<std::uint32_t> want = gemm(s, ops, {1, GemmPath::reference});
+      for (GemmPath path : fast_paths()) {
+        const std::vector<std::uint32_t> got = gemm(s, ops, {1, path});
+        for (std::size_t i = 0; i < want.size(); ++i) bad += got[i] != want[i];
+      }
+      n += want.size();
+    }
+  }
+  std::printf("[ fast path ] host FFMA / FMUL / FADD of the promotion: %zu cases, %zu mismatches\n", n, bad);
+  EXPECT_EQ(bad, 0u);
+}
+
+TEST(EmulatorFastPath, PathNamesAndAvailability) {
+  EXPECT_TRUE(gemm_path_available(GemmPath::automatic));
+  EXPECT_TRUE(gemm_path_available(GemmPath::reference));
+  EXPECT_TRUE(gemm_path_available(GemmPath::portable));
+  EXPECT_EQ(to_string(GemmPath::avx512), "avx512");
+  const Instruction ins = parse_instruction("sm_90a wgmma.mma_async m64n256k32 f32 e4m3 e4m3");
+  const std::vector<std::uint8_t> a(32, 0x38), b(32, 0x38);
+  const GemmOperands ops{CodeMatrix(Format::float8_e4m3fn, 1, 32, a), CodeMatrix(Format::float8_e4m3fn, 32, 1, b), {}, {}, {}};
+  for (GemmPath p : {GemmPath::avx2, GemmPath::avx512}) {
+    if (gemm_path_available(p)) {
+      EXPECT_EQ(gemm(KernelSchedule::chain(ins), ops, {1, p}), std::vector<std::uint32_t>{0x42000000u});  // 32.0
+    } else {
+      EXPECT_THROW(gemm(KernelSchedule::chain(ins), ops, {1, p}), std::invalid_argument);
+    }
+  }
+  // Schedules outside the fast paths (here: f16 operands) run on the reference engine.
+  const Instruction h = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f32 f16 f16");
+  const std::vector<std::uint16_t> ha(16, 0x3C00), hb(16, 0x3C00);
+  GemmPathStats st;
+  const GemmOperands hops{CodeMatrix(Format::float16, 1, 16, ha), CodeMatrix(Format::float16, 16, 1, hb), {}, {}, {}};
+  EXPECT_EQ(gemm(KernelSchedule::chain(h), hops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x41800000u});
+  EXPECT_EQ(st.reference_outputs, 1u);
+}
+#endif
+
+}  // namespace
+}  // namespace blockscale::emulator
