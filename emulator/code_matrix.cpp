@@ -51,6 +51,18 @@ void CodeMatrix::check_codes(const std::string& what) const {
   const std::uint32_t mask = format_ == Format::float8_ue4m3 ? 0xFFu : to_storage(format_, code_mask(format_));
   // tf32 storage is any fp32 pattern: the low 13 bits are dropped by truncation (numerics.md b.1).
   const std::uint32_t allowed = format_ == Format::tfloat32 ? 0xFFFFFFFFu : mask;
+  // The words are contiguous (init checks size == rows * cols): one vectorisable pass ORs the
+  // stray bits of all of them; only a failing matrix is searched for its first bad word.
+  const std::size_t n = rows_ * cols_;
+  const auto stray = [&](const auto* w) {
+    std::uint32_t bits = 0;
+    for (std::size_t i = 0; i < n; ++i) bits |= static_cast<std::uint32_t>(w[i]) & ~allowed;
+    return bits;
+  };
+  const std::uint32_t any = word_bits_ == 8    ? stray(static_cast<const std::uint8_t*>(data_))
+                            : word_bits_ == 16 ? stray(static_cast<const std::uint16_t*>(data_))
+                                               : stray(static_cast<const std::uint32_t*>(data_));
+  if (any == 0) return;
   for (std::size_t r = 0; r < rows_; ++r) {
     for (std::size_t c = 0; c < cols_; ++c) {
       const std::uint32_t w = word(r, c);

@@ -122,11 +122,11 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   fast::GstPanels gp;
   std::size_t rows = 0, strips = 0;
   if (gst) {
-    fast::decode_gst(ops, p.L, padded, ins.block(), gp);
+    fast::decode_gst(ops, p.L, padded, ins.block(), threads, gp);
     rows = gp.rows;
     strips = gp.strips;
   } else {
-    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, tp);
+    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, threads, tp);
     rows = tp.rows;
     strips = tp.strips;
   }
@@ -145,13 +145,19 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     }
   }
 
-  // Tasks: one B strip times up to kTaskRows rows; within a task, K advances in chunks of about
-  // kChunkSteps steps (a strip chunk of ~450 KB at most stays in L2) over all its row blocks.
-  constexpr std::size_t kTaskRows = 16 * kRows;
+  // Tasks: one B strip times up to 16 row blocks (fewer when that leaves under four tasks per
+  // thread, so that small M still spreads over every thread); within a task, K advances in chunks
+  // of about kChunkSteps steps (a strip chunk of ~450 KB at most stays in L2) over all its row
+  // blocks.
+  std::size_t task_blocks = 16;
+  while (task_blocks > 1 && strips * ((rows / kRows + task_blocks - 1) / task_blocks) < 4 * static_cast<std::size_t>(threads)) {
+    task_blocks /= 2;
+  }
+  const std::size_t task_rows = task_blocks * kRows;
   constexpr std::size_t kChunkSteps = 32;
   const std::size_t steps_per_unit = unit * steps_per_instruction;
   const std::size_t chunk_units = std::max<std::size_t>(1, kChunkSteps / steps_per_unit);
-  const std::size_t row_groups = (rows + kTaskRows - 1) / kTaskRows;
+  const std::size_t row_groups = (rows + task_rows - 1) / task_rows;
   const long long tasks = static_cast<long long>(strips * row_groups);
   d.assign(M * N, 0);
   fast::StepCounts totals;
@@ -170,8 +176,8 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
 #endif
     for (long long t = 0; t < tasks; ++t) {
       const std::size_t strip = static_cast<std::size_t>(t) % strips;
-      const std::size_t row_begin = static_cast<std::size_t>(t) / strips * kTaskRows;
-      const std::size_t blocks = (std::min(rows, row_begin + kTaskRows) - row_begin) / kRows;
+      const std::size_t row_begin = static_cast<std::size_t>(t) / strips * task_rows;
+      const std::size_t blocks = (std::min(rows, row_begin + task_rows) - row_begin) / kRows;
       const std::size_t tile = kRows * W;
       acc.assign(blocks * tile, 0);
       if (slices > 1) partial.assign(slices * blocks * tile, 0);
@@ -255,10 +261,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
       totals.special += counts.special;
     }
   }
-  if (stats != nullptr) {
-    const std::uint64_t lanes = kRows * W;
-    *stats = GemmPathStats{totals.exact * lanes, totals.truncating * lanes, totals.special * lanes, 0};
-  }
+  if (stats != nullptr) *stats = GemmPathStats{totals.exact, totals.truncating, totals.special, 0};
   return true;
 }
 

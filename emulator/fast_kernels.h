@@ -36,7 +36,7 @@
 namespace blockscale::emulator::fast {
 
 struct StepCounts {
-  std::uint64_t exact = 0, truncating = 0, special = 0;  // tile steps (times kRows * W outputs)
+  std::uint64_t exact = 0, truncating = 0, special = 0;  // output lanes times steps
 };
 
 // Recomputes one output lane of one step with the reference engine (Inf operands):

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fast-path kernels with AVX-512 intrinsics: the algorithm of fast_kernels.h (and of the plain
-// C++ in fast_kernels_portable.cpp, which reads more easily), with vectors across output columns:
-//   * exact-tier test: per lane, int32 vectors of the exponent bounds;
-//   * exact tier: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
-//     to an exact partial sum that fits 53 bits rounds nothing), scaled by vscalefpd;
-//   * truncating tier: e_max by vpaddw / vpmaxsw over 32 columns at once (int16 exponents), each
-//     term a*b*2^(F + scale exps - e_max) by two vmulps and truncated by vcvttps2dq, summed in
-//     int32 in halves of at most 16 products (|term| < 2^27);
+// C++ in fast_kernels_portable.cpp, which reads more easily), with vectors across output columns.
+// T-/ST-FDPA decide per 16-lane vector rather than per tile:
+//   * bounds: one pass of saturating byte adds and byte maxima (vpaddsb / vpmaxsb, 32 lanes x two
+//     fields per instruction) gives every lane its exact e_max and the lowest set bit of any of its
+//     products, so a vector is known to truncate nothing, or not, before any product is formed;
+//   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
+//     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
+//   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
+//     toward zero (vcvttps2dq / vrndscalepd) and summed exactly; when more than a few vectors of a
+//     tile truncate, the tile runs the float form with each B load shared by its four rows;
 //   * GST-FDPA: 4 p_g of 16 products by four vpdpbusd (VNNI);
 //   * output conversion: vcvtpd2ps with embedded round-toward-zero, then Inf at 2^128, RZ-E8M13,
 //     the underflow zero and the canonical NaN with masks.
@@ -22,6 +25,7 @@
 #pragma GCC diagnostic pop
 
 #include <algorithm>
+#include <bit>
 
 namespace blockscale::emulator::fast {
 
@@ -70,18 +74,71 @@ BLOCKSCALE_AVX512_INLINE __m512i round16(__m512d lo, __m512d hi, const OutputRul
   return _mm512_mask_mov_epi32(bits, nan, _mm512_set1_epi32(0x7FFFFFFF));
 }
 
-// ---- T-FDPA / ST-FDPA, tiles of kRows x 32 outputs (two 16-lane halves per row).
+// ---- T-FDPA / ST-FDPA, tiles of kRows x 32 outputs (two 16-lane vectors per row).
+//
+// Per step and tile: one bounds pass gives, per output lane, e_max (the largest e(a) + e(b) plus
+// the scale exponents, floored by C; numerics.md b.3 step 2) and the lowest set bit of any
+// product. A lane whose lowest product bit lies on or above the grid 2^(e_max - F) truncates no
+// product (b.3 step 4), so its step value is C truncated to the grid plus the exact sum of the
+// products, which an fp64 FMA chain forms without rounding (every partial sum is a multiple of
+// the grid below 2^(F + 7) grid units, F <= 25). Vectors with a lane that truncates a product take
+// the truncating computation; when more than a few of the tile's vectors do, the whole tile takes
+// it, sharing each B load across the four rows.
 
 static_assert(kTfdpaWidth == 32 && kRows == 4, "the AVX-512 T-FDPA kernel is written for 4 x 32 tiles");
+
+// The truncating computation of one 16-lane vector (lanes 0-7 in lo, 8-15 in hi): the sum over
+// the step of the products times 2^grid_exp (per lane), each truncated toward zero, in grid units.
+// It reads the fp64 panels, which the fp64 sum of the same step has just brought into L1 (this
+// runs for the few vectors of a tile that truncate); products, grid multiples and the integer sum
+// (|term| < 2^(F+1), at most 32 terms) are exact in fp64.
+BLOCKSCALE_AVX512_INLINE void truncated_sum(const double* ad, const double* bd, std::size_t L, __m512d grid_lo,
+                                            __m512d grid_hi, __m512d& lo, __m512d& hi) {
+  constexpr std::size_t W = kTfdpaWidth;
+  lo = hi = _mm512_setzero_pd();
+  for (std::size_t k = 0; k < L; ++k) {
+    const __m512d a = _mm512_set1_pd(ad[k]);
+    lo = _mm512_add_pd(lo, _mm512_roundscale_pd(_mm512_mul_pd(_mm512_mul_pd(a, _mm512_load_pd(bd + k * W)), grid_lo), kTruncate));
+    hi = _mm512_add_pd(hi, _mm512_roundscale_pd(_mm512_mul_pd(_mm512_mul_pd(a, _mm512_load_pd(bd + k * W + 8)), grid_hi), kTruncate));
+  }
+}
+
+// The grid exponent F + scale exps - e_max, clamped to -90..64: no nonzero product of 8-bit
+// operands lies outside 2^-32..2^32, so below -90 every term is below 2^-58 (it truncates to 0, as
+// it does at -90), and at -90 no fp32 term is subnormal (subnormal operands would cost microcode
+// assists). 64 only bounds steps without a nonzero product.
+BLOCKSCALE_AVX512_INLINE __m512i grid_exponent(__m512i f_plus_scale_exp, __m512i emax) {
+  return _mm512_max_epi32(_mm512_set1_epi32(-90), _mm512_min_epi32(_mm512_set1_epi32(64), _mm512_sub_epi32(f_plus_scale_exp, emax)));
+}
+
+// 2^(F + scale exps - e_max) as floats: a product times this is its term in grid units.
+BLOCKSCALE_AVX512_INLINE __m512 grid_factor(__m512i f_plus_scale_exp, __m512i emax) {
+  return _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_cvtepi32_ps(grid_exponent(f_plus_scale_exp, emax)));
+}
+
+// b.3 steps 5-6 for 16 lanes: C truncated to the grid plus S (grid units), times 2^(e_max - F),
+// through the output conversion.
+BLOCKSCALE_AVX512_INLINE __m512i step_output(__m512i c, __m512i emax, __m512d s_lo, __m512d s_hi, int F,
+                                             const OutputRule& rule) {
+  const __m512i down = _mm512_sub_epi32(_mm512_set1_epi32(F), emax);  // F - e_max
+  const __m512i up = _mm512_sub_epi32(emax, _mm512_set1_epi32(F));
+  const __m512d ct_lo = _mm512_roundscale_pd(_mm512_scalef_pd(lo_ps_pd(c), lo_pd(down)), kTruncate);
+  const __m512d ct_hi = _mm512_roundscale_pd(_mm512_scalef_pd(hi_ps_pd(c), hi_pd(down)), kTruncate);
+  return round16(_mm512_scalef_pd(_mm512_add_pd(s_lo, ct_lo), lo_pd(up)), _mm512_scalef_pd(_mm512_add_pd(s_hi, ct_hi), hi_pd(up)),
+                 rule);
+}
 
 BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                     StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
+  constexpr int kVectors = 2 * kRows;
+  // The fp64 sum costs about as much as four vectors' truncating sums: beyond three truncating
+  // vectors the whole tile goes the truncating way.
+  constexpr int kMaxTruncatingVectors = 3;
   const TfdpaPanels& P = *t.p;
   const auto L = static_cast<std::size_t>(P.L);
   const int F = t.rule.F;
-  const __m512i product_slack = _mm512_set1_epi32(F - P.frac_a - P.frac_b);
-  const __m512i c_slack = _mm512_set1_epi32(F - 23);
+  const __m512i f = _mm512_set1_epi32(F);
   for (std::size_t s = s0; s < s1; ++s) {
     const std::size_t k0 = s * L;
     const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s], inf_lanes = P.b_inf[t.strip * P.steps + s];
@@ -94,32 +151,49 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     alignas(64) std::uint32_t c_in[kRows * W];
     if (special) std::copy(acc, acc + kRows * W, c_in);
 
-    // Exact-tier test and per-lane setup (fast_kernels_portable.cpp spells out the bounds).
-    const std::size_t bstep = (t.strip * P.steps + s) * W;
-    __m512i c[kRows][2], scale_exp[kRows][2], floor_exp[kRows][2];
-    __mmask16 outside = 0;
+    // Bounds pass (fast_panels.h, eb): per row, 32 lanes of (max e(a)+e(b), -min lsb(a)+lsb(b)).
+    const std::int16_t* beb = &P.b_eb[(t.strip * P.k + k0) * W];
+    const std::int32_t* aeb[kRows];
+    __m512i bounds[kRows];
     for (std::size_t r = 0; r < kRows; ++r) {
-      const std::size_t at = (t.row0 + r) * P.steps + s;
-      const __m512i a_lo = _mm512_set1_epi32(P.a_lo[at]), a_hi = _mm512_set1_epi32(P.a_hi[at]);
-      const __m512i a_sexp = _mm512_set1_epi32(P.a_sexp[at]);
+      aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0];
+      bounds[r] = _mm512_set1_epi8(-128);
+    }
+    for (std::size_t k = 0; k < L; ++k) {
+      const __m512i b = _mm512_load_si512(beb + k * W);
+      for (std::size_t r = 0; r < kRows; ++r) {
+        bounds[r] = _mm512_max_epi8(bounds[r], _mm512_adds_epi8(b, _mm512_set1_epi32(aeb[r][k])));
+      }
+    }
+
+    // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product.
+    const std::size_t bstep = (t.strip * P.steps + s) * W;
+    __m512i c[kRows][2], emax[kRows][2], f_scale[kRows][2];
+    unsigned truncating = 0;  // bit 2r + h
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const __m512i a_sexp = _mm512_set1_epi32(P.a_sexp[(t.row0 + r) * P.steps + s]);
       for (std::size_t h = 0; h < 2; ++h) {
         c[r][h] = _mm512_loadu_si512(acc + r * W + 16 * h);
         const AccInfo ci = acc_info(c[r][h], t.rule.e_zero);
         const __m512i es = _mm512_add_epi32(a_sexp, _mm512_loadu_si512(&P.b_sexp[bstep + 16 * h]));
-        const __m512i b_lo = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(&P.b_lo[bstep + 16 * h])));
-        const __m512i b_hi = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(&P.b_hi[bstep + 16 * h])));
-        const __m512i upper = _mm512_max_epi32(ci.floor, _mm512_add_epi32(es, _mm512_add_epi32(a_hi, b_hi)));
-        const __m512i lower = _mm512_add_epi32(es, _mm512_add_epi32(a_lo, b_lo));
-        outside |= _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(upper, lower), product_slack);
-        outside |= _mm512_mask_cmpgt_epi32_mask(static_cast<__mmask16>(~ci.zero), _mm512_sub_epi32(upper, ci.exp), c_slack);
-        scale_exp[r][h] = es;
-        floor_exp[r][h] = ci.floor;
+        // Each int16 pair sign-extended to int32: low byte max e(a)+e(b), high byte -min lsb sum.
+        const __m512i pair = _mm512_cvtepi16_epi32(h == 0 ? _mm512_castsi512_si256(bounds[r]) : _mm512_extracti64x4_epi64(bounds[r], 1));
+        const __m512i product_exp = _mm512_srai_epi32(_mm512_slli_epi32(pair, 24), 24);
+        const __m512i neg_lsb = _mm512_srai_epi32(pair, 8);
+        const __mmask16 live = _mm512_cmpge_epi32_mask(product_exp, _mm512_set1_epi32(-64));
+        emax[r][h] = _mm512_mask_max_epi32(ci.floor, live, ci.floor, _mm512_add_epi32(product_exp, es));
+        f_scale[r][h] = _mm512_add_epi32(f, es);
+        // The lowest product bit, lsb(a) + lsb(b) + scale exps, below the grid e_max - F.
+        if (_mm512_mask_cmpgt_epi32_mask(live, emax[r][h], _mm512_sub_epi32(f_scale[r][h], neg_lsb)) != 0) {
+          truncating |= 1u << (2 * r + h);
+        }
       }
     }
 
-    if (outside == 0) {
-      // Exact tier: C + sum(a*b) * 2^(scale exps), all in double without rounding.
-      ++counts.exact;
+    const int truncating_vectors = std::popcount(truncating);
+    if (truncating_vectors <= kMaxTruncatingVectors) {
+      counts.exact += 16 * static_cast<std::uint64_t>(kVectors - truncating_vectors);
+      counts.truncating += 16 * static_cast<std::uint64_t>(truncating_vectors);
       const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
       const double* ad[kRows];
       for (std::size_t r = 0; r < kRows; ++r) ad[r] = &P.a_dval[(t.row0 + r) * P.k + k0];
@@ -140,39 +214,27 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       }
       for (std::size_t r = 0; r < kRows; ++r) {
         for (std::size_t h = 0; h < 2; ++h) {
-          const __m512d vlo = _mm512_add_pd(lo_ps_pd(c[r][h]), _mm512_scalef_pd(sum[r][2 * h], lo_pd(scale_exp[r][h])));
-          const __m512d vhi = _mm512_add_pd(hi_ps_pd(c[r][h]), _mm512_scalef_pd(sum[r][2 * h + 1], hi_pd(scale_exp[r][h])));
-          _mm512_storeu_si512(acc + r * W + 16 * h, round16(vlo, vhi, t.rule));
+          __m512d s_lo, s_hi;
+          if ((truncating >> (2 * r + h)) & 1u) {
+            const __m512i g = grid_exponent(f_scale[r][h], emax[r][h]);
+            const __m512d one = _mm512_set1_pd(1.0);
+            truncated_sum(ad[r], bd + 16 * h, L, _mm512_scalef_pd(one, lo_pd(g)), _mm512_scalef_pd(one, hi_pd(g)), s_lo, s_hi);
+          } else {
+            // The exact sum in grid units: times 2^(F + scale exps - e_max), an integer.
+            const __m512i to_grid = _mm512_sub_epi32(f_scale[r][h], emax[r][h]);
+            s_lo = _mm512_scalef_pd(sum[r][2 * h], lo_pd(to_grid));
+            s_hi = _mm512_scalef_pd(sum[r][2 * h + 1], hi_pd(to_grid));
+          }
+          _mm512_storeu_si512(acc + r * W + 16 * h, step_output(c[r][h], emax[r][h], s_lo, s_hi, F, t.rule));
         }
       }
     } else {
-      // Truncating tier. Pass 1: the largest product exponent per lane, 32 lanes of int16.
-      ++counts.truncating;
-      const std::int16_t* be = &P.b_exp[(t.strip * P.k + k0) * W];
-      const std::int32_t* ae[kRows];
-      for (std::size_t r = 0; r < kRows; ++r) ae[r] = &P.a_exp2[(t.row0 + r) * P.k + k0];
-      __m512i m[kRows];
-      for (auto& x : m) x = _mm512_set1_epi16(2 * kNoExp);
-      for (std::size_t k = 0; k < L; ++k) {
-        const __m512i b = _mm512_load_si512(be + k * W);
-        for (std::size_t r = 0; r < kRows; ++r) m[r] = _mm512_max_epi16(m[r], _mm512_add_epi16(b, _mm512_set1_epi32(ae[r][k])));
-      }
-      __m512i emax[kRows][2];
+      // The whole tile truncating: each B load serves the four rows.
+      counts.truncating += 16 * static_cast<std::uint64_t>(kVectors);
       __m512 grid[kRows][2];
       for (std::size_t r = 0; r < kRows; ++r) {
-        const __m512i mh[2] = {_mm512_cvtepi16_epi32(_mm512_castsi512_si256(m[r])),
-                               _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(m[r], 1))};
-        for (std::size_t h = 0; h < 2; ++h) {
-          emax[r][h] = _mm512_max_epi32(floor_exp[r][h], _mm512_add_epi32(mh[h], scale_exp[r][h]));
-          // 2^(F + scale exps - e_max), at most 2^64 (see the portable kernel); vscalefps gives 0
-          // below 2^-149, where every term truncates to 0 anyway.
-          const __m512i e = _mm512_min_epi32(_mm512_set1_epi32(64),
-                                             _mm512_sub_epi32(_mm512_add_epi32(_mm512_set1_epi32(F), scale_exp[r][h]), emax[r][h]));
-          grid[r][h] = _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_cvtepi32_ps(e));
-        }
+        for (std::size_t h = 0; h < 2; ++h) grid[r][h] = grid_factor(f_scale[r][h], emax[r][h]);
       }
-      // Pass 2: terms truncated toward zero by the float -> int32 conversion, summed in int32 over
-      // at most 16 products at a time.
       const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
       const float* av[kRows];
       for (std::size_t r = 0; r < kRows; ++r) av[r] = &P.a_val[(t.row0 + r) * P.k + k0];
@@ -198,22 +260,15 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           }
         }
       }
-      const __m512i f = _mm512_set1_epi32(F);
       for (std::size_t r = 0; r < kRows; ++r) {
         for (std::size_t h = 0; h < 2; ++h) {
-          const __m512i down = _mm512_sub_epi32(f, emax[r][h]);  // F - e_max
-          const __m512d ct_lo = _mm512_roundscale_pd(_mm512_scalef_pd(lo_ps_pd(c[r][h]), lo_pd(down)), kTruncate);
-          const __m512d ct_hi = _mm512_roundscale_pd(_mm512_scalef_pd(hi_ps_pd(c[r][h]), hi_pd(down)), kTruncate);
-          const __m512i up = _mm512_sub_epi32(emax[r][h], f);
-          const __m512d vlo = _mm512_scalef_pd(_mm512_add_pd(S[r][2 * h], ct_lo), lo_pd(up));
-          const __m512d vhi = _mm512_scalef_pd(_mm512_add_pd(S[r][2 * h + 1], ct_hi), hi_pd(up));
-          _mm512_storeu_si512(acc + r * W + 16 * h, round16(vlo, vhi, t.rule));
+          _mm512_storeu_si512(acc + r * W + 16 * h, step_output(c[r][h], emax[r][h], S[r][2 * h], S[r][2 * h + 1], F, t.rule));
         }
       }
     }
 
     if (special) {
-      ++counts.special;
+      counts.special += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const std::uint32_t nan = (row_flags[r] & kHasNaN) ? 0xFFFFFFFFu : nan_lanes;
         const std::uint32_t inf = ((row_flags[r] & kHasInf) ? 0xFFFFFFFFu : inf_lanes) & ~nan;
@@ -276,7 +331,7 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
     }
 
     if (outside == 0) {
-      ++counts.exact;
+      counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const std::size_t row = t.row0 + r;
         __m512d vlo = lo_ps_pd(c[r]), vhi = hi_ps_pd(c[r]);
@@ -290,7 +345,7 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
         _mm512_storeu_si512(acc + r * W, round16(vlo, vhi, t.rule));
       }
     } else {
-      ++counts.truncating;
+      counts.truncating += kRows * W;
       const __m512i f = _mm512_set1_epi32(F);
       for (std::size_t r = 0; r < kRows; ++r) {
         const std::size_t row = t.row0 + r;
@@ -319,7 +374,7 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
     }
 
     if (special) {
-      ++counts.special;
+      counts.special += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const bool row_nan = (P.a_flags[(t.row0 + r) * P.steps + s] & kHasNaN) != 0;
         const auto nan = static_cast<__mmask16>(row_nan ? 0xFFFFu : nan_lanes);

@@ -72,7 +72,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
 
     const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
     if (exact) {
-      ++counts.exact;
+      counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const double* ad = &P.a_dval[(t.row0 + r) * P.k + k0];
         double sum[W] = {};
@@ -87,7 +87,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
         }
       }
     } else {
-      ++counts.truncating;
+      counts.truncating += kRows * W;
       const std::int16_t* be = &P.b_exp[(t.strip * P.k + k0) * W];
       const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
       for (std::size_t r = 0; r < kRows; ++r) {
@@ -127,7 +127,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
     }
 
     if (special) {
-      ++counts.special;
+      counts.special += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const std::uint32_t all = W == 32 ? 0xFFFFFFFFu : (1u << W) - 1u;
         const std::uint32_t nan = (row_flags[r] & kHasNaN) ? all : nan_lanes;
@@ -196,7 +196,7 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
     }
 
     if (exact) {
-      ++counts.exact;
+      counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const std::size_t row = t.row0 + r;
         for (std::size_t j = 0; j < W; ++j) {
@@ -211,7 +211,7 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
         }
       }
     } else {
-      ++counts.truncating;
+      counts.truncating += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const std::size_t row = t.row0 + r;
         for (std::size_t j = 0; j < W; ++j) {
@@ -236,7 +236,7 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
     }
 
     if (special) {
-      ++counts.special;
+      counts.special += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const bool row_nan = (P.a_flags[(t.row0 + r) * P.steps + s] & kHasNaN) != 0;
         for (std::size_t j = 0; j < W; ++j) {

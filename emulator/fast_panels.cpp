@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -17,6 +18,7 @@ enum ElementKind : std::uint8_t { kNonzero, kZero, kNaN, kInf };
 struct ElementCode {
   float val;          // exact value; 0 for zero and specials
   std::int16_t exp;   // e(x) (numerics.md b.1); kNoExp for zero and specials
+  std::int16_t lsb;   // exponent of the lowest set bit of x; kNoExp for zero and specials
   std::int8_t twice;  // 2x for e2m1 (an integer), else 0
   std::uint8_t kind;
 };
@@ -29,7 +31,7 @@ ElementTable make_table(Format f) {
   for (std::uint32_t w = 0; w < 256; ++w) {
     const Decomposed d = decompose(f, w & mask);
     ElementCode& e = t[w];
-    e = {0.0f, kNoExp, 0, kZero};
+    e = {0.0f, kNoExp, kNoExp, 0, kZero};
     if (d.kind == Decomposed::nan) e.kind = kNaN;
     if (d.kind == Decomposed::infinite) e.kind = kInf;
     if (d.kind != Decomposed::finite) continue;
@@ -37,6 +39,7 @@ ElementTable make_table(Format f) {
     const double v = std::ldexp(static_cast<double>(d.sig), d.exp) * (d.negative ? -1.0 : 1.0);
     e.val = static_cast<float>(v);
     e.exp = static_cast<std::int16_t>(d.exp + info(f).mantissa_bits);
+    e.lsb = static_cast<std::int16_t>(d.exp + std::countr_zero(d.sig));
     e.twice = f == Format::float4_e2m1fn ? static_cast<std::int8_t>(2.0 * v) : std::int8_t{0};
     e.kind = kNonzero;
   }
@@ -52,6 +55,13 @@ const ElementTable& element_table(Format f) {
     return all;
   }();
   return tables[static_cast<int>(f)];
+}
+
+// The byte pair of an element for the AVX-512 bounds pass (fast_panels.h: a_eb, b_eb): e(x) and
+// -lsb(x) as signed bytes, both -128 for a zero or special element.
+std::uint16_t exp_lsb_pair(const ElementCode& e) {
+  if (e.kind != kNonzero) return 0x8080u;
+  return static_cast<std::uint16_t>(static_cast<std::uint8_t>(e.exp) | (static_cast<std::uint8_t>(-e.lsb) << 8));
 }
 
 std::int32_t pack_exp(std::int16_t e) {
@@ -88,7 +98,7 @@ Scale decode_scale(Format f, std::uint32_t code) {
 
 }  // namespace
 
-void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaPanels& P) {
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, int threads, TfdpaPanels& P) {
   constexpr std::size_t W = kTfdpaWidth;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
   const auto uL = static_cast<std::size_t>(L);
@@ -100,7 +110,6 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.frac_a = info(ops.a.format()).mantissa_bits;
   P.frac_b = info(ops.b.format()).mantissa_bits;
   P.scaled = scaled;
-  P.any_inf = false;
   const ElementTable& ta = element_table(ops.a.format());
   const ElementTable& tb = element_table(ops.b.format());
   const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
@@ -108,10 +117,15 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.a_val.resize(P.rows * P.k);
   P.a_dval.resize(P.rows * P.k);
   P.a_exp2.resize(P.rows * P.k);
+  P.a_eb.resize(P.rows * P.k);
   P.a_lo.resize(P.rows * P.steps);
   P.a_hi.resize(P.rows * P.steps);
   P.a_sexp.resize(P.rows * P.steps);
   P.a_flags.resize(P.rows * P.steps);
+  bool any_inf = false;
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(|| : any_inf)
+#endif
   for (std::size_t i = 0; i < P.rows; ++i) {
     for (std::size_t s = 0; s < P.steps; ++s) {
       std::int16_t lo = kNoExpHigh, hi = kNoExp;
@@ -122,6 +136,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
         P.a_val[at] = e.val;
         P.a_dval[at] = e.val;
         P.a_exp2[at] = pack_exp(e.exp);
+        const std::uint32_t pair = exp_lsb_pair(e);
+        P.a_eb[at] = static_cast<std::int32_t>(pair | (pair << 16));
         if (e.kind == kNonzero) {
           lo = std::min(lo, e.exp);
           hi = std::max(hi, e.exp);
@@ -140,18 +156,22 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
       P.a_hi[at] = hi;
       P.a_sexp[at] = sexp;
       P.a_flags[at] = flags;
-      P.any_inf |= (flags & kHasInf) != 0;
+      any_inf = any_inf || (flags & kHasInf) != 0;
     }
   }
 
   P.b_val.resize(P.strips * P.k * W);
   P.b_dval.resize(P.strips * P.k * W);
   P.b_exp.resize(P.strips * P.k * W);
+  P.b_eb.resize(P.strips * P.k * W);
   P.b_lo.resize(P.strips * P.steps * W);
   P.b_hi.resize(P.strips * P.steps * W);
   P.b_sexp.resize(P.strips * P.steps * W);
   P.b_nan.resize(P.strips * P.steps);
   P.b_inf.resize(P.strips * P.steps);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(|| : any_inf)
+#endif
   for (std::size_t st = 0; st < P.strips; ++st) {
     for (std::size_t s = 0; s < P.steps; ++s) {
       std::uint32_t nan = 0, inf = 0;
@@ -164,6 +184,7 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
           P.b_val[at] = e.val;
           P.b_dval[at] = e.val;
           P.b_exp[at] = e.exp;
+          P.b_eb[at] = exp_lsb_pair(e);
           if (e.kind == kNonzero) {
             lo = std::min(lo, e.exp);
             hi = std::max(hi, e.exp);
@@ -184,12 +205,16 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
       }
       P.b_nan[st * P.steps + s] = nan;
       P.b_inf[st * P.steps + s] = inf;
-      P.any_inf |= inf != 0;
+      any_inf = any_inf || inf != 0;
     }
   }
+  P.any_inf = any_inf;
+#if !defined(BLOCKSCALE_HAVE_OPENMP)
+  (void)threads;
+#endif
 }
 
-void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, GstPanels& P) {
+void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, int threads, GstPanels& P) {
   constexpr std::size_t W = kGstWidth;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
   const auto uL = static_cast<std::size_t>(L);
@@ -213,6 +238,9 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, G
   P.a_elo.resize(P.rows * P.groups);
   P.a_sv.resize(P.rows * P.groups);
   P.a_flags.assign(P.rows * P.steps, 0);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
   for (std::size_t i = 0; i < P.rows; ++i) {
     for (std::size_t g = 0; g < P.groups; ++g) {
       std::int32_t sum = 0;
@@ -248,6 +276,9 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, G
   P.b_elo.resize(P.strips * P.groups * W);
   P.b_sv.resize(P.strips * P.groups * W);
   P.b_nan.assign(P.strips * P.steps, 0);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
   for (std::size_t st = 0; st < P.strips; ++st) {
     for (std::size_t j = 0; j < W; ++j) {
       const std::size_t col = st * W + j;
@@ -276,6 +307,9 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, G
       }
     }
   }
+#if !defined(BLOCKSCALE_HAVE_OPENMP)
+  (void)threads;
+#endif
 }
 
 }  // namespace blockscale::emulator::fast

@@ -12,6 +12,12 @@
 //   dval  the same as a double (the no-truncation tier sums products exactly in double);
 //   exp   e(x) of b.1 as int16 (kNoExp for a zero or special element; for A packed twice into an
 //         int32, so that a 32-bit broadcast fills every 16-bit lane);
+//   eb    for the AVX-512 bounds pass: e(x) and -lsb(x) (lsb: the exponent of the lowest set bit of
+//         x) as a pair of signed bytes, both -128 for a zero or special element (A: the pair twice
+//         in an int32, broadcast; B: one int16 per lane). Saturating byte adds of an A and a B pair
+//         and a byte max over k give, per lane, max e(a) + e(b) and -min (lsb(a) + lsb(b)) in one
+//         vector op each for 32 lanes; any sum below -64 means "no nonzero product" (e(x) and
+//         lsb(x) lie in -16..16 for every format of at most 8 bits);
 //   lo/hi the smallest / largest e(x) of the nonzero elements of each step (kNoExpHigh / kNoExp
 //         when there are none);
 //   sexp  the ue8m0 scale exponent of the step (ST-FDPA; 0 otherwise);
@@ -29,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "blockscale/emulator/gemm.h"
@@ -44,7 +51,9 @@ inline constexpr int kGroup = 16;                   // GST group width (b.5)
 
 enum StepFlags : std::uint8_t { kHasNaN = 1, kHasInf = 2 };
 
-// 64-byte aligned storage, so that vector loads of a strip row never straddle cache lines.
+// 64-byte aligned storage, so that vector loads of a strip row never straddle cache lines. Elements
+// are default-initialised (left unset): the decoders write every one, and zero-filling panels of
+// tens of MB first would cost a pass over memory.
 template <class T>
 struct AlignedAllocator {
   using value_type = T;
@@ -53,6 +62,14 @@ struct AlignedAllocator {
   AlignedAllocator(const AlignedAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
   void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
   template <class U>
   bool operator==(const AlignedAllocator<U>&) const noexcept {
     return true;
@@ -74,6 +91,7 @@ struct TfdpaPanels {
   Buffer<float> a_val;
   Buffer<double> a_dval;
   Buffer<std::int32_t> a_exp2;
+  Buffer<std::int32_t> a_eb;
   // A: [row][step]
   Buffer<std::int16_t> a_lo, a_hi;
   Buffer<std::int32_t> a_sexp;
@@ -82,6 +100,7 @@ struct TfdpaPanels {
   Buffer<float> b_val;
   Buffer<double> b_dval;
   Buffer<std::int16_t> b_exp;
+  Buffer<std::int16_t> b_eb;
   // B: [strip][step][W]
   Buffer<std::int16_t> b_lo, b_hi;
   Buffer<std::int32_t> b_sexp;
@@ -112,10 +131,11 @@ struct GstPanels {
 };
 
 // Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
-// zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`.
-void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaPanels& out);
+// zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`. Rows of A
+// and strips of B are decoded on up to `threads` OpenMP threads (each writes only its own part).
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, int threads, TfdpaPanels& out);
 
 // The same for GST-FDPA: scales per `block` elements (16 or 32), ue8m0 or ue4m3.
-void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, GstPanels& out);
+void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, int threads, GstPanels& out);
 
 }  // namespace blockscale::emulator::fast

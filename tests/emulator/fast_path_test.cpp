@@ -458,7 +458,7 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
   Rng rng(0x5EED0000u + GetParam());
   std::size_t cases = 0, mismatches = 0;
   std::size_t per_generator[kGenerators] = {};
-  GemmPathStats total{};
+  std::vector<GemmPathStats> total(paths.size());
   for (std::size_t n = 0; cases < kCases; ++n) {
     const auto g = static_cast<Generator>(n % kGenerators);
     const Problem pr = draw(rng, fam, g);
@@ -466,15 +466,14 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
     GemmPathStats ref_stats;
     const std::vector<std::uint32_t> want = gemm(pr.schedule, ops, {1, GemmPath::reference, &ref_stats});
     ASSERT_EQ(ref_stats.reference_outputs, pr.M * pr.N);
-    for (GemmPath path : paths) {
+    for (std::size_t pi = 0; pi < paths.size(); ++pi) {
+      const GemmPath path = paths[pi];
       GemmPathStats st;
       const std::vector<std::uint32_t> got = gemm(pr.schedule, ops, {1, path, &st});
       ASSERT_EQ(st.reference_outputs, 0u) << to_string(path) << " did not take the fast path: " << pr.schedule.name();
-      if (path == GemmPath::portable) {
-        total.exact += st.exact;
-        total.truncating += st.truncating;
-        total.special += st.special;
-      }
+      total[pi].exact += st.exact;
+      total[pi].truncating += st.truncating;
+      total[pi].special += st.special;
       for (std::size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i] && ++mismatches <= 5) {
           ADD_FAILURE() << to_string(path) << " " << pr.schedule.name() << " generator " << kGeneratorNames[g] << " M=" << pr.M
@@ -486,15 +485,20 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
     cases += want.size();
     per_generator[g] += want.size();
   }
-  std::printf("[ fast path ] %-58s %8zu cases x %zu paths, %zu mismatches; tile steps: %llu exact, %llu truncating, %llu special\n",
-              fam.name.c_str(), cases, paths.size(), mismatches, static_cast<unsigned long long>(total.exact),
-              static_cast<unsigned long long>(total.truncating), static_cast<unsigned long long>(total.special));
+  std::printf("[ fast path ] %-58s %8zu cases x %zu paths, %zu mismatches\n", fam.name.c_str(), cases, paths.size(),
+              mismatches);
+  for (std::size_t pi = 0; pi < paths.size(); ++pi) {
+    std::printf("[ fast path ]   %-9s output steps: %llu exact, %llu truncating, %llu special\n", std::string(to_string(paths[pi])).c_str(),
+                static_cast<unsigned long long>(total[pi].exact), static_cast<unsigned long long>(total[pi].truncating),
+                static_cast<unsigned long long>(total[pi].special));
+    // Each route of each path's kernels was taken: the exact tier, the truncating tier, the
+    // special handling.
+    EXPECT_GT(total[pi].exact, 0u) << to_string(paths[pi]);
+    EXPECT_GT(total[pi].truncating, 0u) << to_string(paths[pi]);
+    EXPECT_GT(total[pi].special, 0u) << to_string(paths[pi]);
+  }
   std::fflush(stdout);
   EXPECT_EQ(mismatches, 0u);
-  // Each route of the kernels was taken: the exact tier, the truncating tier, the special handling.
-  EXPECT_GT(total.exact, 0u);
-  EXPECT_GT(total.truncating, 0u);
-  EXPECT_GT(total.special, 0u);
   for (std::size_t g = 0; g < kGenerators; ++g) EXPECT_GT(per_generator[g], 0u) << kGeneratorNames[g];
 }
 
