@@ -126,8 +126,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     rows = gp.rows;
     strips = gp.strips;
   } else {
-    const bool split_signs = path == GemmPath::avx512 && p.F <= fast::kRoundingTruncationMaxF;
-    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, split_signs, threads, tp);
+    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, threads, tp);
     rows = tp.rows;
     strips = tp.strips;
   }

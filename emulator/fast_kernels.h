@@ -35,11 +35,6 @@
 
 namespace blockscale::emulator::fast {
 
-// The AVX-512 T-FDPA kernel truncates by rounding for F up to this (fast_kernels_avx512.cpp): a
-// float accumulator held in [2^23, 2^24) grid units, where the fused multiply-add rounding toward
-// zero truncates each term; the step's terms (|sum| < 2^(F+7) grid units) must fit beside it.
-inline constexpr int kRoundingTruncationMaxF = 16;
-
 struct StepCounts {
   std::uint64_t exact = 0, truncating = 0, special = 0;  // output lanes times steps
 };

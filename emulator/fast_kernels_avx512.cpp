@@ -228,57 +228,6 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           _mm512_storeu_si512(acc + r * W + 16 * h, step_output(c[r][h], emax[r][h], s_lo, s_hi, F, t.rule));
         }
       }
-    } else if (!P.b_split.empty()) {
-      // The whole tile truncating, by rounding (F <= kRoundingTruncationMaxF). Per lane the grid
-      // unit u = 2^(e_max - F - scale exps) (in a*b units) and two float accumulators, one for the
-      // nonnegative terms from 2^23 u and one for the negative terms from -2^23 u: their ulp is u,
-      // so vfmadd with embedded round-toward-zero adds each product truncated toward zero to a
-      // multiple of u (b.3 step 4: for a term of the accumulator's sign RZ is exactly that). The
-      // sign split keeps every product on the side of its accumulator: B's positive and negative
-      // elements lie in separate halves, and a row's a picks which half feeds which side.
-      counts.truncating += 16 * static_cast<std::uint64_t>(kVectors);
-      constexpr int kNearestZero = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
-      __m512 pos[kRows][2], neg[kRows][2], base[kRows][2];
-      __m512i grid_exp[kRows][2];
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t h = 0; h < 2; ++h) {
-          grid_exp[r][h] = grid_exponent(f_scale[r][h], emax[r][h]);
-          // 2^23 u = 2^(23 - grid exponent): normal for grid exponents in -90..64.
-          base[r][h] = _mm512_scalef_ps(_mm512_set1_ps(0x1p23f), _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(), grid_exp[r][h])));
-          pos[r][h] = base[r][h];
-          neg[r][h] = _mm512_sub_ps(_mm512_setzero_ps(), base[r][h]);
-        }
-      }
-      const float* bs = &P.b_split[(t.strip * P.k + k0) * 2 * W];
-      const float* av[kRows];
-      const std::int32_t* split[kRows];
-      for (std::size_t r = 0; r < kRows; ++r) {
-        av[r] = &P.a_val[(t.row0 + r) * P.k + k0];
-        split[r] = &P.a_split[(t.row0 + r) * P.k + k0];
-      }
-      for (std::size_t k = 0; k < L; ++k) {
-        const float* bk = bs + k * 2 * W;
-        for (std::size_t r = 0; r < kRows; ++r) {
-          const __m512 a = _mm512_set1_ps(av[r][k]);
-          const float* to_pos = bk + split[r][k];       // a * (this half) >= 0
-          const float* to_neg = bk + (W - split[r][k]);  // a * (this half) <= 0
-          pos[r][0] = _mm512_fmadd_round_ps(a, _mm512_load_ps(to_pos), pos[r][0], kNearestZero);
-          pos[r][1] = _mm512_fmadd_round_ps(a, _mm512_load_ps(to_pos + 16), pos[r][1], kNearestZero);
-          neg[r][0] = _mm512_fmadd_round_ps(a, _mm512_load_ps(to_neg), neg[r][0], kNearestZero);
-          neg[r][1] = _mm512_fmadd_round_ps(a, _mm512_load_ps(to_neg + 16), neg[r][1], kNearestZero);
-        }
-      }
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t h = 0; h < 2; ++h) {
-          // Both differences are exact (same binade as the base); their sum in fp64 too.
-          const __m512 p = _mm512_sub_ps(pos[r][h], base[r][h]), n = _mm512_add_ps(neg[r][h], base[r][h]);
-          const __m512d s_lo = _mm512_scalef_pd(_mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(p)), _mm512_cvtps_pd(_mm512_castps512_ps256(n))),
-                                                lo_pd(grid_exp[r][h]));
-          const __m512d s_hi = _mm512_scalef_pd(_mm512_add_pd(_mm512_cvtps_pd(_mm512_extractf32x8_ps(p, 1)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(n, 1))),
-                                                hi_pd(grid_exp[r][h]));
-          _mm512_storeu_si512(acc + r * W + 16 * h, step_output(c[r][h], emax[r][h], s_lo, s_hi, F, t.rule));
-        }
-      }
     } else {
       // The whole tile truncating: each B load serves the four rows.
       counts.truncating += 16 * static_cast<std::uint64_t>(kVectors);

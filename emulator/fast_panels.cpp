@@ -98,8 +98,7 @@ Scale decode_scale(Format f, std::uint32_t code) {
 
 }  // namespace
 
-void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, bool split_signs, int threads,
-                  TfdpaPanels& P) {
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, int threads, TfdpaPanels& P) {
   constexpr std::size_t W = kTfdpaWidth;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
   const auto uL = static_cast<std::size_t>(L);
@@ -117,7 +116,6 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 
   P.a_val.resize(P.rows * P.k);
   P.a_dval.resize(P.rows * P.k);
-  P.a_split.resize(split_signs ? P.rows * P.k : 0);
   P.a_exp2.resize(P.rows * P.k);
   P.a_eb.resize(P.rows * P.k);
   P.a_lo.resize(P.rows * P.steps);
@@ -137,7 +135,6 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
         const std::size_t at = i * P.k + k;
         P.a_val[at] = e.val;
         P.a_dval[at] = e.val;
-        if (split_signs) P.a_split[at] = e.val < 0 ? static_cast<std::int32_t>(W) : 0;
         P.a_exp2[at] = pack_exp(e.exp);
         const std::uint32_t pair = exp_lsb_pair(e);
         P.a_eb[at] = static_cast<std::int32_t>(pair | (pair << 16));
@@ -165,7 +162,6 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 
   P.b_val.resize(P.strips * P.k * W);
   P.b_dval.resize(P.strips * P.k * W);
-  P.b_split.resize(split_signs ? P.strips * P.k * 2 * W : 0);
   P.b_exp.resize(P.strips * P.k * W);
   P.b_eb.resize(P.strips * P.k * W);
   P.b_lo.resize(P.strips * P.steps * W);
@@ -187,11 +183,6 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
           const std::size_t at = (st * P.k + k) * W + j;
           P.b_val[at] = e.val;
           P.b_dval[at] = e.val;
-          if (split_signs) {
-            const std::size_t half = (st * P.k + k) * 2 * W + j;
-            P.b_split[half] = e.val > 0 ? e.val : 0.0f;
-            P.b_split[half + W] = e.val < 0 ? e.val : 0.0f;
-          }
           P.b_exp[at] = e.exp;
           P.b_eb[at] = exp_lsb_pair(e);
           if (e.kind == kNonzero) {

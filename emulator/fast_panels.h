@@ -18,10 +18,6 @@
 //         and a byte max over k give, per lane, max e(a) + e(b) and -min (lsb(a) + lsb(b)) in one
 //         vector op each for 32 lanes; any sum below -64 means "no nonzero product" (e(x) and
 //         lsb(x) lie in -16..16 for every format of at most 8 bits);
-//   sign split (only when asked for, for truncation by rounding, fast_kernels_avx512.cpp): B as
-//         two strips per k, the positive elements then the negative ones (zeros elsewhere), and
-//         for A the offset (0 or W) that picks, for a*b >= 0, the B half whose products with a are
-//         nonnegative;
 //   lo/hi the smallest / largest e(x) of the nonzero elements of each step (kNoExpHigh / kNoExp
 //         when there are none);
 //   sexp  the ue8m0 scale exponent of the step (ST-FDPA; 0 otherwise);
@@ -96,7 +92,6 @@ struct TfdpaPanels {
   Buffer<double> a_dval;
   Buffer<std::int32_t> a_exp2;
   Buffer<std::int32_t> a_eb;
-  Buffer<std::int32_t> a_split;  // sign split: 0 for a >= 0, W for a < 0
   // A: [row][step]
   Buffer<std::int16_t> a_lo, a_hi;
   Buffer<std::int32_t> a_sexp;
@@ -106,7 +101,6 @@ struct TfdpaPanels {
   Buffer<double> b_dval;
   Buffer<std::int16_t> b_exp;
   Buffer<std::int16_t> b_eb;
-  Buffer<float> b_split;  // sign split: [strip][k][2][W]
   // B: [strip][step][W]
   Buffer<std::int16_t> b_lo, b_hi;
   Buffer<std::int32_t> b_sexp;
@@ -139,9 +133,7 @@ struct GstPanels {
 // Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
 // zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`. Rows of A
 // and strips of B are decoded on up to `threads` OpenMP threads (each writes only its own part).
-// `split_signs` adds the sign-split panels.
-void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, bool split_signs, int threads,
-                  TfdpaPanels& out);
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, int threads, TfdpaPanels& out);
 
 // The same for GST-FDPA: scales per `block` elements (16 or 32), ue8m0 or ue4m3.
 void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, int threads, GstPanels& out);
