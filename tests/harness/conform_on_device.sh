@@ -10,7 +10,8 @@
 # PHASE candidate: the table changes the first H200 sweep pointed at (docs/conformance.md), as
 #   --model-override: no negative zero from underflow on sm_90a, e_zero = -21 for the fp16
 #   accumulators of HMMA (mma.sync f16 and the fp8 emulation) and wgmma f16; discovery and the sweep
-#   of the targets that had mismatched, against that candidate.
+#   of the targets that had mismatched, against that candidate. (The table has held these values
+#   since commit 2b6749b, so the override now restates it: the phase re-checks those targets.)
 # PHASE all: sweep and external. Writes log.txt, {discover,conform,external}.{json,md} (candidate:
 # {discover,conform}_candidate.{json,md}) and failures.tgz (when anything failed) to OUT_DIR.
 #   tests/harness/conform_on_device.sh BLOCKSCALE_BINARY OUT_DIR [PHASE] [OUTPUTS] [SCRATCH]
