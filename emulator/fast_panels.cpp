@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "blockscale/formats/convert.h"
 
@@ -21,9 +22,23 @@ struct ElementCode {
   std::int16_t lsb;   // exponent of the lowest set bit of x; kNoExp for zero and specials
   std::int8_t twice;  // 2x for e2m1 (an integer), else 0
   std::uint8_t kind;
+  std::uint16_t eb;    // exp_lsb_pair (below)
+  std::int32_t exp2;   // exp twice in an int32 (pack_exp)
 };
 
 using ElementTable = std::array<ElementCode, 256>;
+
+// The byte pair of an element for the AVX-512 bounds pass (fast_panels.h: a_eb, b_eb): e(x) and
+// -lsb(x) as signed bytes, both -128 for a zero or special element.
+std::uint16_t exp_lsb_pair(const ElementCode& e) {
+  if (e.kind != kNonzero) return 0x8080u;
+  return static_cast<std::uint16_t>(static_cast<std::uint8_t>(e.exp) | (static_cast<std::uint8_t>(-e.lsb) << 8));
+}
+
+std::int32_t pack_exp(std::int16_t e) {
+  const auto u = static_cast<std::uint16_t>(e);
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(u) | (static_cast<std::uint32_t>(u) << 16));
+}
 
 ElementTable make_table(Format f) {
   ElementTable t{};
@@ -31,7 +46,7 @@ ElementTable make_table(Format f) {
   for (std::uint32_t w = 0; w < 256; ++w) {
     const Decomposed d = decompose(f, w & mask);
     ElementCode& e = t[w];
-    e = {0.0f, kNoExp, kNoExp, 0, kZero};
+    e = {0.0f, kNoExp, kNoExp, 0, kZero, 0x8080u, pack_exp(kNoExp)};
     if (d.kind == Decomposed::nan) e.kind = kNaN;
     if (d.kind == Decomposed::infinite) e.kind = kInf;
     if (d.kind != Decomposed::finite) continue;
@@ -42,6 +57,8 @@ ElementTable make_table(Format f) {
     e.lsb = static_cast<std::int16_t>(d.exp + std::countr_zero(d.sig));
     e.twice = f == Format::float4_e2m1fn ? static_cast<std::int8_t>(2.0 * v) : std::int8_t{0};
     e.kind = kNonzero;
+    e.eb = exp_lsb_pair(e);
+    e.exp2 = pack_exp(e.exp);
   }
   return t;
 }
@@ -57,16 +74,17 @@ const ElementTable& element_table(Format f) {
   return tables[static_cast<int>(f)];
 }
 
-// The byte pair of an element for the AVX-512 bounds pass (fast_panels.h: a_eb, b_eb): e(x) and
-// -lsb(x) as signed bytes, both -128 for a zero or special element.
-std::uint16_t exp_lsb_pair(const ElementCode& e) {
-  if (e.kind != kNonzero) return 0x8080u;
-  return static_cast<std::uint16_t>(static_cast<std::uint8_t>(e.exp) | (static_cast<std::uint8_t>(-e.lsb) << 8));
-}
-
-std::int32_t pack_exp(std::int16_t e) {
-  const auto u = static_cast<std::uint16_t>(e);
-  return static_cast<std::int32_t>(static_cast<std::uint32_t>(u) | (static_cast<std::uint32_t>(u) << 16));
+// Copies n codes of m, the i-th at word index base + i * step, to out (the word width switch
+// hoisted out of the loop; codes of at most 8 bits).
+void read_codes(const CodeMatrix& m, std::size_t base, std::size_t step, std::size_t n, std::uint8_t* out) {
+  const auto copy = [&](const auto* w) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(w[base + i * step]);
+  };
+  switch (m.word_bits()) {
+    case 8: copy(static_cast<const std::uint8_t*>(m.data())); break;
+    case 16: copy(static_cast<const std::uint16_t*>(m.data())); break;
+    default: copy(static_cast<const std::uint32_t*>(m.data())); break;
+  }
 }
 
 // A decoded block scale: value, exponent e(scale), zero, NaN.
@@ -127,17 +145,19 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(|| : any_inf)
 #endif
   for (std::size_t i = 0; i < P.rows; ++i) {
+    // The row's codes, K padded with code 0 (+0 in every format).
+    std::vector<std::uint8_t> codes(P.k, 0);
+    if (i < M) read_codes(ops.a, i * ops.a.row_stride(), ops.a.col_stride(), K, codes.data());
     for (std::size_t s = 0; s < P.steps; ++s) {
       std::int16_t lo = kNoExpHigh, hi = kNoExp;
       std::uint8_t flags = 0;
       for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-        const ElementCode& e = (i < M && k < K) ? ta[ops.a.word(i, k) & 0xFFu] : ta[0];
+        const ElementCode& e = ta[codes[k]];
         const std::size_t at = i * P.k + k;
         P.a_val[at] = e.val;
         P.a_dval[at] = e.val;
-        P.a_exp2[at] = pack_exp(e.exp);
-        const std::uint32_t pair = exp_lsb_pair(e);
-        P.a_eb[at] = static_cast<std::int32_t>(pair | (pair << 16));
+        P.a_exp2[at] = e.exp2;
+        P.a_eb[at] = static_cast<std::int32_t>(e.eb | (static_cast<std::uint32_t>(e.eb) << 16));
         if (e.kind == kNonzero) {
           lo = std::min(lo, e.exp);
           hi = std::max(hi, e.exp);
@@ -173,25 +193,35 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(|| : any_inf)
 #endif
   for (std::size_t st = 0; st < P.strips; ++st) {
+    // The strip's codes k-major ([k][W]), K and N padded with code 0; written in panel order.
+    std::vector<std::uint8_t> codes(P.k * W, 0), column(K);
+    for (std::size_t j = 0; j < W && st * W + j < N; ++j) {
+      read_codes(ops.b, (st * W + j) * ops.b.col_stride(), ops.b.row_stride(), K, column.data());
+      for (std::size_t k = 0; k < K; ++k) codes[k * W + j] = column[k];
+    }
     for (std::size_t s = 0; s < P.steps; ++s) {
       std::uint32_t nan = 0, inf = 0;
-      for (std::size_t j = 0; j < W; ++j) {
-        const std::size_t col = st * W + j;
-        std::int16_t lo = kNoExpHigh, hi = kNoExp;
-        for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-          const ElementCode& e = (col < N && k < K) ? tb[ops.b.word(k, col) & 0xFFu] : tb[0];
+      std::int16_t lo[W], hi[W];
+      std::fill(lo, lo + W, kNoExpHigh);
+      std::fill(hi, hi + W, kNoExp);
+      for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+        for (std::size_t j = 0; j < W; ++j) {
+          const ElementCode& e = tb[codes[k * W + j]];
           const std::size_t at = (st * P.k + k) * W + j;
           P.b_val[at] = e.val;
           P.b_dval[at] = e.val;
           P.b_exp[at] = e.exp;
-          P.b_eb[at] = exp_lsb_pair(e);
+          P.b_eb[at] = static_cast<std::int16_t>(e.eb);
           if (e.kind == kNonzero) {
-            lo = std::min(lo, e.exp);
-            hi = std::max(hi, e.exp);
+            lo[j] = std::min(lo[j], e.exp);
+            hi[j] = std::max(hi[j], e.exp);
           }
           if (e.kind == kNaN) nan |= 1u << j;
           if (e.kind == kInf) inf |= 1u << j;
         }
+      }
+      for (std::size_t j = 0; j < W; ++j) {
+        const std::size_t col = st * W + j;
         std::int32_t sexp = 0;
         if (scaled && col < N && s < scale_blocks) {
           const std::uint32_t code = ops.scale_b.word(s, col) & 0xFFu;
@@ -199,8 +229,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
           sexp = static_cast<std::int32_t>(code) - 127;
         }
         const std::size_t at = (st * P.steps + s) * W + j;
-        P.b_lo[at] = lo;
-        P.b_hi[at] = hi;
+        P.b_lo[at] = lo[j];
+        P.b_hi[at] = hi[j];
         P.b_sexp[at] = sexp;
       }
       P.b_nan[st * P.steps + s] = nan;

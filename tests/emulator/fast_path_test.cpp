@@ -535,6 +535,32 @@ TEST(EmulatorFastPath, BlockScaledTensorsAndThreadCounts) {
   }
 }
 
+// Codes held in 16- and 32-bit words (CodeMatrix accepts any width that holds them) decode as the
+// same values as in bytes, on every path.
+TEST(EmulatorFastPath, CodeWordWidthsGiveTheSameBits) {
+  Rng rng(7);
+  const std::size_t M = 9, N = 40, K = 96;
+  std::vector<std::uint8_t> a8(M * K), b8(K * N), sa8(M * 3), sb8(3 * N);
+  for (auto& x : a8) x = static_cast<std::uint8_t>(rng());
+  for (auto& x : b8) x = static_cast<std::uint8_t>(rng());
+  for (auto& x : sa8) x = static_cast<std::uint8_t>(120 + uniform(rng, 16));
+  for (auto& x : sb8) x = static_cast<std::uint8_t>(120 + uniform(rng, 16));
+  const std::vector<std::uint16_t> a16(a8.begin(), a8.end()), b16(b8.begin(), b8.end());
+  const std::vector<std::uint32_t> a32(a8.begin(), a8.end()), b32(b8.begin(), b8.end());
+  const Format e4m3 = Format::float8_e4m3fn, e8m0 = Format::float8_e8m0fnu;
+  const CodeMatrix sa(e8m0, M, 3, sa8), sb(e8m0, 3, N, sb8, Order::col_major);
+  const KernelSchedule s = block_scaled_schedule(Arch::sm_100a, e4m3, e4m3, e8m0, 32);
+  const GemmOperands bytes{CodeMatrix(e4m3, M, K, a8), CodeMatrix(e4m3, K, N, b8, Order::col_major), sa, sb, {}};
+  const GemmOperands halves{CodeMatrix(e4m3, M, K, a16), CodeMatrix(e4m3, K, N, b16, Order::col_major), sa, sb, {}};
+  const GemmOperands words{CodeMatrix(e4m3, M, K, a32), CodeMatrix(e4m3, K, N, b32, Order::col_major), sa, sb, {}};
+  const std::vector<std::uint32_t> want = gemm(s, bytes, {1, GemmPath::reference});
+  for (GemmPath path : fast_paths()) {
+    EXPECT_EQ(gemm(s, bytes, {1, path}), want) << to_string(path);
+    EXPECT_EQ(gemm(s, halves, {1, path}), want) << to_string(path) << " (16-bit words)";
+    EXPECT_EQ(gemm(s, words, {1, path}), want) << to_string(path) << " (32-bit words)";
+  }
+}
+
 // The host FPU operations of the fast paths against emulator/arith.h, through the schedule that
 // uses all three: a promotion GEMM of one k32 instruction per output whose partial sum p is one
 // exact product (a 0x00..0x7E times +-b), so FMUL / FFMA / FADD see p, the fp32 scales sa, sb and

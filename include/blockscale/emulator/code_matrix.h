@@ -34,6 +34,12 @@ class CodeMatrix {
   std::size_t cols() const { return cols_; }
   int word_bits() const { return word_bits_; }
 
+  // The words, word_bits() wide, the one at (r, c) at index r * row_stride() + c * col_stride()
+  // (for bulk readers that hoist the width out of their loops).
+  const void* data() const { return data_; }
+  std::size_t row_stride() const { return row_stride_; }
+  std::size_t col_stride() const { return col_stride_; }
+
   // The storage word at (r, c): a code of format(), or for tf32 an fp32 bit pattern. No bounds check.
   std::uint32_t word(std::size_t r, std::size_t c) const {
     const std::size_t i = r * row_stride_ + c * col_stride_;
