@@ -57,15 +57,20 @@ BLOCKSCALE_AVX512_INLINE __m512d hi_ps_pd(__m512i bits) {
   return _mm512_cvtps_pd(_mm512_extractf32x8_ps(_mm512_castsi512_ps(bits), 1));
 }
 
-// b.6 for 16 exact doubles (lanes 0-7 in lo, 8-15 in hi): round_output() of fast_kernels.h.
-BLOCKSCALE_AVX512_INLINE __m512i round16(__m512d lo, __m512d hi, const OutputRule& r) {
+// Lanes whose fp32 accumulator C is a NaN: the step's value is then NaN (products of finite
+// elements are finite; NaN and Inf elements take the special-value route), b.7.
+BLOCKSCALE_AVX512_INLINE __mmask16 nan_lanes_of(__m512i c) {
+  return _mm512_cmpgt_epu32_mask(_mm512_and_si512(c, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
+}
+
+// b.6 for 16 exact doubles (lanes 0-7 in lo, 8-15 in hi): round_output() of fast_kernels.h; `nan`
+// marks the lanes whose value is NaN.
+BLOCKSCALE_AVX512_INLINE __m512i round16(__m512d lo, __m512d hi, __mmask16 nan, const OutputRule& r) {
   const __m256 flo = _mm512_cvt_roundpd_ps(lo, kTruncate), fhi = _mm512_cvt_roundpd_ps(hi, kTruncate);
   __m512i bits = _mm512_castps_si512(_mm512_insertf32x8(_mm512_castps256_ps512(flo), fhi, 1));
   const __m512d limit = _mm512_set1_pd(0x1p128);
   const auto ovf = static_cast<__mmask16>(_mm512_cmp_pd_mask(_mm512_abs_pd(lo), limit, _CMP_GE_OQ) |
                                           (_mm512_cmp_pd_mask(_mm512_abs_pd(hi), limit, _CMP_GE_OQ) << 8));
-  const auto nan = static_cast<__mmask16>(_mm512_cmp_pd_mask(lo, lo, _CMP_UNORD_Q) |
-                                          (_mm512_cmp_pd_mask(hi, hi, _CMP_UNORD_Q) << 8));
   // Hardware "RZ" overflows to Inf from 2^128 (IEEE RZ would give FLT_MAX).
   bits = _mm512_mask_mov_epi32(
       bits, ovf, _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0x80000000u))), _mm512_set1_epi32(0x7F800000)));
@@ -116,16 +121,21 @@ BLOCKSCALE_AVX512_INLINE __m512 grid_factor(__m512i f_plus_scale_exp, __m512i em
   return _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_cvtepi32_ps(grid_exponent(f_plus_scale_exp, emax)));
 }
 
-// b.3 steps 5-6 for 16 lanes: C truncated to the grid plus S (grid units), times 2^(e_max - F),
-// through the output conversion.
-BLOCKSCALE_AVX512_INLINE __m512i step_output(__m512i c, __m512i emax, __m512d s_lo, __m512d s_hi, int F,
+// b.3 steps 5-6 for 16 lanes: C truncated toward zero to the grid 2^(e_max - F) plus the products'
+// part (exact doubles in value units, lanes 0-7 and 8-15), through the output conversion. C's
+// truncation is a mask: its lowest bit is 2^(e(c) - 23), so the low e_max - F - e(c) + 23 bits of
+// its fraction go (all of its magnitude from 24 on, leaving the signed zero); an Inf or NaN C
+// (e(c) = 128) stays as it is. Both parts are multiples of the grid below 2^(e_max + 2): their
+// double sum is exact.
+BLOCKSCALE_AVX512_INLINE __m512i step_output(__m512i c, __m512i c_exp, __m512i emax, __m512d p_lo, __m512d p_hi, int F,
                                              const OutputRule& rule) {
-  const __m512i down = _mm512_sub_epi32(_mm512_set1_epi32(F), emax);  // F - e_max
-  const __m512i up = _mm512_sub_epi32(emax, _mm512_set1_epi32(F));
-  const __m512d ct_lo = _mm512_roundscale_pd(_mm512_scalef_pd(lo_ps_pd(c), lo_pd(down)), kTruncate);
-  const __m512d ct_hi = _mm512_roundscale_pd(_mm512_scalef_pd(hi_ps_pd(c), hi_pd(down)), kTruncate);
-  return round16(_mm512_scalef_pd(_mm512_add_pd(s_lo, ct_lo), lo_pd(up)), _mm512_scalef_pd(_mm512_add_pd(s_hi, ct_hi), hi_pd(up)),
-                 rule);
+  const __m512i cleared = _mm512_add_epi32(_mm512_sub_epi32(emax, c_exp), _mm512_set1_epi32(23 - F));
+  __m512i keep = _mm512_sllv_epi32(_mm512_set1_epi32(-1), _mm512_max_epi32(cleared, _mm512_setzero_si512()));
+  keep = _mm512_mask_mov_epi32(keep, _mm512_cmpge_epi32_mask(cleared, _mm512_set1_epi32(24)),
+                               _mm512_set1_epi32(static_cast<int>(0x80000000u)));
+  keep = _mm512_mask_mov_epi32(keep, _mm512_cmpeq_epi32_mask(c_exp, _mm512_set1_epi32(128)), _mm512_set1_epi32(-1));
+  const __m512i ct = _mm512_and_si512(c, keep);
+  return round16(_mm512_add_pd(p_lo, lo_ps_pd(ct)), _mm512_add_pd(p_hi, hi_ps_pd(ct)), nan_lanes_of(c), rule);
 }
 
 BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
@@ -168,13 +178,14 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
 
     // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product.
     const std::size_t bstep = (t.strip * P.steps + s) * W;
-    __m512i c[kRows][2], emax[kRows][2], f_scale[kRows][2];
+    __m512i c[kRows][2], c_exp[kRows][2], emax[kRows][2], f_scale[kRows][2];
     unsigned truncating = 0;  // bit 2r + h
     for (std::size_t r = 0; r < kRows; ++r) {
       const __m512i a_sexp = _mm512_set1_epi32(P.a_sexp[(t.row0 + r) * P.steps + s]);
       for (std::size_t h = 0; h < 2; ++h) {
         c[r][h] = _mm512_loadu_si512(acc + r * W + 16 * h);
         const AccInfo ci = acc_info(c[r][h], t.rule.e_zero);
+        c_exp[r][h] = ci.exp;
         const __m512i es = _mm512_add_epi32(a_sexp, _mm512_loadu_si512(&P.b_sexp[bstep + 16 * h]));
         // Each int16 pair sign-extended to int32: low byte max e(a)+e(b), high byte -min lsb sum.
         const __m512i pair = _mm512_cvtepi16_epi32(h == 0 ? _mm512_castsi512_si256(bounds[r]) : _mm512_extracti64x4_epi64(bounds[r], 1));
@@ -214,18 +225,22 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       }
       for (std::size_t r = 0; r < kRows; ++r) {
         for (std::size_t h = 0; h < 2; ++h) {
-          __m512d s_lo, s_hi;
+          __m512d p_lo, p_hi;
           if ((truncating >> (2 * r + h)) & 1u) {
             const __m512i g = grid_exponent(f_scale[r][h], emax[r][h]);
             const __m512d one = _mm512_set1_pd(1.0);
+            __m512d s_lo, s_hi;
             truncated_sum(ad[r], bd + 16 * h, L, _mm512_scalef_pd(one, lo_pd(g)), _mm512_scalef_pd(one, hi_pd(g)), s_lo, s_hi);
+            const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
+            p_lo = _mm512_scalef_pd(s_lo, lo_pd(to_value));
+            p_hi = _mm512_scalef_pd(s_hi, hi_pd(to_value));
           } else {
-            // The exact sum in grid units: times 2^(F + scale exps - e_max), an integer.
-            const __m512i to_grid = _mm512_sub_epi32(f_scale[r][h], emax[r][h]);
-            s_lo = _mm512_scalef_pd(sum[r][2 * h], lo_pd(to_grid));
-            s_hi = _mm512_scalef_pd(sum[r][2 * h + 1], hi_pd(to_grid));
+            // The exact sum times 2^(scale exps).
+            const __m512i es = _mm512_sub_epi32(f_scale[r][h], f);
+            p_lo = _mm512_scalef_pd(sum[r][2 * h], lo_pd(es));
+            p_hi = _mm512_scalef_pd(sum[r][2 * h + 1], hi_pd(es));
           }
-          _mm512_storeu_si512(acc + r * W + 16 * h, step_output(c[r][h], emax[r][h], s_lo, s_hi, F, t.rule));
+          _mm512_storeu_si512(acc + r * W + 16 * h, step_output(c[r][h], c_exp[r][h], emax[r][h], p_lo, p_hi, F, t.rule));
         }
       }
     } else {
@@ -262,7 +277,10 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       }
       for (std::size_t r = 0; r < kRows; ++r) {
         for (std::size_t h = 0; h < 2; ++h) {
-          _mm512_storeu_si512(acc + r * W + 16 * h, step_output(c[r][h], emax[r][h], S[r][2 * h], S[r][2 * h + 1], F, t.rule));
+          const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
+          _mm512_storeu_si512(acc + r * W + 16 * h,
+                              step_output(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
+                                          _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
         }
       }
     }
@@ -342,7 +360,7 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
           vlo = _mm512_fmadd_pd(lo_pd(sums[r][g]), wlo, vlo);
           vhi = _mm512_fmadd_pd(hi_pd(sums[r][g]), whi, vhi);
         }
-        _mm512_storeu_si512(acc + r * W, round16(vlo, vhi, t.rule));
+        _mm512_storeu_si512(acc + r * W, round16(vlo, vhi, nan_lanes_of(c[r]), t.rule));
       }
     } else {
       counts.truncating += kRows * W;
@@ -369,7 +387,8 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
           slo = _mm512_add_pd(slo, _mm512_roundscale_pd(_mm512_mul_pd(lo_pd(sums[r][g]), wlo), kTruncate));
           shi = _mm512_add_pd(shi, _mm512_roundscale_pd(_mm512_mul_pd(hi_pd(sums[r][g]), whi), kTruncate));
         }
-        _mm512_storeu_si512(acc + r * W, round16(_mm512_scalef_pd(slo, lo_pd(up)), _mm512_scalef_pd(shi, hi_pd(up)), t.rule));
+        _mm512_storeu_si512(acc + r * W,
+                            round16(_mm512_scalef_pd(slo, lo_pd(up)), _mm512_scalef_pd(shi, hi_pd(up)), nan_lanes_of(c[r]), t.rule));
       }
     }
 
