@@ -25,6 +25,7 @@
 // zero sign on underflow.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +66,44 @@ struct GstTile {
   OutputRule rule;
   std::size_t row0 = 0, strip = 0;
 };
+
+// The NaN and Inf operands and scales of one T-/ST-FDPA step of a tile (numerics.md b.7), per row
+// as lane masks (bit j = column j of the strip): lanes that take the canonical NaN, and lanes with
+// an Inf operand (and no NaN), which the reference engine recomputes.
+struct StepSpecials {
+  std::uint32_t nan[kRows] = {}, inf[kRows] = {};
+  bool any = false;
+};
+
+inline StepSpecials step_specials(const TfdpaTile& t, std::size_t s) {
+  static_assert(kTfdpaWidth == 32, "lane masks are 32-bit");
+  const TfdpaPanels& P = *t.p;
+  const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s], inf_lanes = P.b_inf[t.strip * P.steps + s];
+  StepSpecials sp;
+  for (std::size_t r = 0; r < kRows; ++r) {
+    const std::uint8_t flags = P.a_flags[(t.row0 + r) * P.steps + s];
+    sp.nan[r] = (flags & kHasNaN) ? 0xFFFFFFFFu : nan_lanes;
+    sp.inf[r] = ((flags & kHasInf) ? 0xFFFFFFFFu : inf_lanes) & ~sp.nan[r];
+    sp.any = sp.any || (sp.nan[r] | sp.inf[r]) != 0;
+  }
+  return sp;
+}
+
+// Writes the step's special lanes over the kernel's results: the canonical NaN, and for Inf lanes
+// the reference engine's value from the step's input accumulators c_in.
+inline void apply_specials(const TfdpaTile& t, const StepSpecials& sp, std::size_t s, const std::uint32_t* c_in,
+                           std::uint32_t* acc) {
+  constexpr std::size_t W = kTfdpaWidth;
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::uint32_t lanes = sp.nan[r]; lanes != 0; lanes &= lanes - 1) {
+      acc[r * W + static_cast<std::size_t>(std::countr_zero(lanes))] = 0x7FFFFFFFu;
+    }
+    for (std::uint32_t lanes = sp.inf[r]; lanes != 0; lanes &= lanes - 1) {
+      const auto j = static_cast<std::size_t>(std::countr_zero(lanes));
+      acc[r * W + j] = t.fallback(t.fallback_ctx, t.row0 + r, t.strip * W + j, s, c_in[r * W + j]);
+    }
+  }
+}
 
 // Steps [s0, s1) of one tile; acc holds kRows x W fp32 patterns (W = the panel's strip width).
 using TfdpaStepsFn = void (*)(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,

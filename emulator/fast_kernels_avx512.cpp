@@ -151,15 +151,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   const __m512i f = _mm512_set1_epi32(F);
   for (std::size_t s = s0; s < s1; ++s) {
     const std::size_t k0 = s * L;
-    const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s], inf_lanes = P.b_inf[t.strip * P.steps + s];
-    std::uint8_t row_flags[kRows];
-    bool special = (nan_lanes | inf_lanes) != 0;
-    for (std::size_t r = 0; r < kRows; ++r) {
-      row_flags[r] = P.a_flags[(t.row0 + r) * P.steps + s];
-      special |= row_flags[r] != 0;
-    }
+    const StepSpecials specials = step_specials(t, s);
     alignas(64) std::uint32_t c_in[kRows * W];
-    if (special) std::copy(acc, acc + kRows * W, c_in);
+    if (specials.any) std::copy(acc, acc + kRows * W, c_in);
 
     // Bounds pass (fast_panels.h, eb): per row, 32 lanes of (max e(a)+e(b), -min lsb(a)+lsb(b)).
     const std::int16_t* beb = &P.b_eb[(t.strip * P.k + k0) * W];
@@ -285,21 +279,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       }
     }
 
-    if (special) {
+    if (specials.any) {
       counts.special += kRows * W;
-      for (std::size_t r = 0; r < kRows; ++r) {
-        const std::uint32_t nan = (row_flags[r] & kHasNaN) ? 0xFFFFFFFFu : nan_lanes;
-        const std::uint32_t inf = ((row_flags[r] & kHasInf) ? 0xFFFFFFFFu : inf_lanes) & ~nan;
-        for (std::size_t h = 0; h < 2; ++h) {
-          __m512i x = _mm512_loadu_si512(acc + r * W + 16 * h);
-          x = _mm512_mask_mov_epi32(x, static_cast<__mmask16>(nan >> (16 * h)), _mm512_set1_epi32(0x7FFFFFFF));
-          _mm512_storeu_si512(acc + r * W + 16 * h, x);
-        }
-        for (std::uint32_t lanes = inf; lanes != 0; lanes &= lanes - 1) {
-          const auto j = static_cast<std::size_t>(__builtin_ctz(lanes));
-          acc[r * W + j] = t.fallback(t.fallback_ctx, t.row0 + r, t.strip * W + j, s, c_in[r * W + j]);
-        }
-      }
+      apply_specials(t, specials, s, c_in, acc);
     }
   }
 }

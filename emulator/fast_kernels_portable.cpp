@@ -36,15 +36,9 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
   const int c_slack = F - 23;
   for (std::size_t s = s0; s < s1; ++s) {
     const std::size_t k0 = s * L;
-    const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s], inf_lanes = P.b_inf[t.strip * P.steps + s];
-    std::uint8_t row_flags[kRows];
-    bool special = (nan_lanes | inf_lanes) != 0;
-    for (std::size_t r = 0; r < kRows; ++r) {
-      row_flags[r] = P.a_flags[(t.row0 + r) * P.steps + s];
-      special |= row_flags[r] != 0;
-    }
+    const StepSpecials specials = step_specials(t, s);
     std::uint32_t c_in[kRows * W];
-    if (special) std::memcpy(c_in, acc, sizeof c_in);
+    if (specials.any) std::memcpy(c_in, acc, sizeof c_in);
 
     // Per lane: the scale exponent sum, e(c) and C's floor of e_max; the exact-tier test.
     const std::int16_t* b_lo = &P.b_lo[(t.strip * P.steps + s) * W];
@@ -126,19 +120,9 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
       }
     }
 
-    if (special) {
+    if (specials.any) {
       counts.special += kRows * W;
-      for (std::size_t r = 0; r < kRows; ++r) {
-        const std::uint32_t all = W == 32 ? 0xFFFFFFFFu : (1u << W) - 1u;
-        const std::uint32_t nan = (row_flags[r] & kHasNaN) ? all : nan_lanes;
-        const std::uint32_t inf = ((row_flags[r] & kHasInf) ? all : inf_lanes) & ~nan;
-        for (std::size_t j = 0; j < W; ++j) {
-          if ((nan >> j) & 1u) acc[r * W + j] = 0x7FFFFFFFu;
-          if ((inf >> j) & 1u) {
-            acc[r * W + j] = t.fallback(t.fallback_ctx, t.row0 + r, t.strip * W + j, s, c_in[r * W + j]);
-          }
-        }
-      }
+      apply_specials(t, specials, s, c_in, acc);
     }
   }
 }
