@@ -15,6 +15,7 @@
 
 #include "blockscale/formats/bulk.h"
 #include "blockscale/formats/presets.h"
+#include "fused.h"
 
 
 namespace blockscale::quantize_detail {
@@ -347,6 +348,9 @@ BlockScale BlockQuantizer::scale(float amax) const {
 std::uint32_t BlockQuantizer::amax_bits(const float* x, std::size_t n) const {
   const bool flush = options_.subnormals == SubnormalInputs::flush_elements;
   const bool ignore = options_.nan == BlockNan::ignore;
+  // Where the fused kernels run, their hand-written loop takes the same maximum (four
+  // accumulators and software prefetch keep more loads in flight when x streams from memory).
+  const bool fused = fused_kernels_enabled();
   std::uint32_t m = 0;
   // Chunks in parallel; an integer max is exact and order-free, so threads cannot change it.
   constexpr std::size_t kChunk = std::size_t{1} << 16;
@@ -356,7 +360,14 @@ std::uint32_t BlockQuantizer::amax_bits(const float* x, std::size_t n) const {
 #endif
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::size_t lo = static_cast<std::size_t>(c) * kChunk;
-    m = std::max(m, max_bits_of(flush, ignore, x + lo, std::min(kChunk, n - lo)));
+    const std::size_t len = std::min(kChunk, n - lo);
+    if (fused) {
+      // Flushing subnormal magnitudes to zero is monotone, so it can follow the max.
+      const std::uint32_t f = fused_abs_max_bits(x + lo, len, ignore);
+      m = std::max(m, flush && f < kMinNormalBits ? 0u : f);
+    } else {
+      m = std::max(m, max_bits_of(flush, ignore, x + lo, len));
+    }
   }
   return m > kInfBits ? kCanonicalNan : m;
 }

@@ -63,6 +63,13 @@ class BlockQuantizer {
   void quantize_row(const float* x, std::size_t n, std::uint8_t* codes, std::uint8_t* scale_codes,
                     const std::uint32_t* rbits, RowScratch& scratch) const;
 
+  // What the fused row kernels (fused.h) need to reproduce quantize_row bit for bit.
+  const BlockFormat& format() const { return format_; }
+  const QuantizeOptions& options() const { return options_; }
+  const RuleParams& params() const { return params_; }
+  Format scale_format() const { return scale_format_; }
+  const ConvertOptions& scale_rounding() const { return scale_rounding_; }
+
  private:
   BlockFormat format_;
   QuantizeOptions options_;

@@ -2,12 +2,18 @@
 #include "blockscale/quantize/tensor.h"
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cmath>
-#include <memory>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "blockscale/formats/detail/bulk_paths.h"
+#include "blockscale/quantize/detail/paths.h"
+#include "fused.h"
 #include "quantizer.h"
 
 
@@ -38,11 +44,32 @@ std::int64_t checked_mul(std::int64_t a, std::int64_t b, const char* what) {
   return r;
 }
 
+std::atomic<int>& quantize_path_setting() {
+  static std::atomic<int> setting{static_cast<int>(quantize_detail::QuantizePath::automatic)};
+  return setting;
+}
+
 // Elements that quantize() handles per parallel step when K is the first axis: this many columns
 // of [K, N] are gathered into K-major rows at once (64-byte reads per K step).
 constexpr std::int64_t kColumnGroup = 16;
 
 }  // namespace
+
+namespace quantize_detail {
+
+void set_quantize_path(QuantizePath p) { quantize_path_setting() = static_cast<int>(p); }
+QuantizePath quantize_path() { return static_cast<QuantizePath>(quantize_path_setting().load()); }
+
+bool fused_kernels_enabled() {
+  return quantize_path() == QuantizePath::automatic && detail::automatic_path() != detail::BulkPath::portable &&
+         fused_kernels_available();
+}
+
+bool fused_path_applies(const QuantizeOptions& o) {
+  return o.element.rounding != Rounding::stochastic && fused_kernels_enabled();
+}
+
+}  // namespace quantize_detail
 
 std::int64_t BlockScaledDesc::batch() const { return shape.size() == 3 ? shape[0] : 1; }
 std::int64_t BlockScaledDesc::rows() const {
@@ -235,20 +262,49 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
     throw std::invalid_argument("quantize: random bits were given but the element rounding is not stochastic");
   }
 
-  const TensorScale ts = tensor_scale_for(f, o, x);
-  const BlockQuantizer q(f, o, ts);
-
   const KAxis k_axis = d.k_axis;
   const std::int64_t batch = d.batch(), rows = d.rows(), K = d.k(), kb = d.k_blocks(), ks = d.k_stored();
-  const std::size_t rb = d.row_bytes();
-  // Row-major scale codes, rearranged into the layout at the end (every byte is written first).
+  const bool fused_path = quantize_detail::fused_path_applies(o);
   const auto n_scales = static_cast<std::size_t>(batch * rows * kb);
-  const std::unique_ptr<std::uint8_t[]> scales_rm = std::make_unique_for_overwrite<std::uint8_t[]>(n_scales);
-  const bool direct_codes = d.packing == Packing::byte_per_element;
+
+  // The per-tensor amax from the data is a pass of its own. On the fused path with K-major rows
+  // it also keeps the raw block maxima (4 bytes per block), which the quantization pass then
+  // reads instead of taking the maxima of every block again.
+  std::unique_ptr<std::uint32_t[]> block_maxima;
+  TensorScale ts;
+  if (fused_path && k_axis == KAxis::last && has_tensor_scale(f) && o.tensor_scale == TensorScaleSource::from_data) {
+    block_maxima = std::make_unique_for_overwrite<std::uint32_t[]>(n_scales);
+    const std::uint32_t g = quantize_detail::fused_block_maxima(
+        x.data(), batch * rows, static_cast<std::size_t>(K), f.block_size, o.nan == BlockNan::ignore,
+        o.subnormals == SubnormalInputs::flush_elements, block_maxima.get());
+    ts = tensor_scale_for_amax(f, o, std::bit_cast<float>(g));
+  } else {
+    ts = tensor_scale_for(f, o, x);
+  }
+  const BlockQuantizer q(f, o, ts);
+
+  const std::size_t rb = d.row_bytes();
   const bool padded = ks != K;
   const std::int64_t group = k_axis == KAxis::last ? 1 : kColumnGroup;
   const std::int64_t groups_per_batch = (rows + group - 1) / group;
   const std::int64_t steps = batch * groups_per_batch;
+
+  // Fused: one pass per row, codes packed and scales written straight into the layout
+  // (ScaleOffsets: row part + column part). Staged: block maxima, scales, x * m, bulk conversion,
+  // pack, and row-major scale codes rearranged into the layout at the end.
+  std::optional<quantize_detail::FusedRowKernel> fused;
+  std::optional<ScaleOffsets> scale_offsets;
+  std::unique_ptr<std::uint8_t[]> scales_rm;
+  const std::int64_t scale_stride = d.scale_batch_stride();
+  if (fused_path) {
+    scale_offsets.emplace(d.scale_layout, rows, kb);
+    fused.emplace(q, d.packing, scale_offsets->col_parts());
+    // Layout padding is 0x00 (layouts.md (c)); the kernels write every other byte.
+    if (scale_offsets->padded()) std::fill(scales.begin(), scales.end(), std::uint8_t{0});
+  } else {
+    scales_rm = std::make_unique_for_overwrite<std::uint8_t[]>(n_scales);
+  }
+  const bool direct_codes = d.packing == Packing::byte_per_element;
 
 #if defined(_OPENMP)
 #pragma omp parallel
@@ -258,7 +314,7 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
     std::vector<float> in((k_axis == KAxis::first || padded) ? n * static_cast<std::size_t>(group) : 0);
     std::vector<std::uint32_t> rin((sr && (k_axis == KAxis::first || padded)) ? n * static_cast<std::size_t>(group) : 0);
     quantize_detail::RowScratch scratch;
-    std::vector<std::uint8_t> codes(direct_codes ? 0 : n);
+    std::vector<std::uint8_t> codes(direct_codes || fused ? 0 : n);
 #if defined(_OPENMP)
 #pragma omp for schedule(static)
 #endif
@@ -292,8 +348,13 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
         const std::int64_t row = b * rows + r0 + g;
         const bool gathered = k_axis == KAxis::first || padded;
         const float* xr = gathered ? in.data() + g * ks : x.data() + row * K;
-        const std::uint32_t* rr = !sr ? nullptr : gathered ? rin.data() + g * ks : rbits.data() + row * K;
         std::uint8_t* out_row = elements.data() + static_cast<std::size_t>(row) * rb;
+        if (fused) {
+          (*fused)(xr, n, out_row, scales.data() + b * scale_stride + scale_offsets->row_part(r0 + g),
+                   block_maxima ? block_maxima.get() + row * kb : nullptr);
+          continue;
+        }
+        const std::uint32_t* rr = !sr ? nullptr : gathered ? rin.data() + g * ks : rbits.data() + row * K;
         std::uint8_t* code_row = direct_codes ? out_row : codes.data();
         q.quantize_row(xr, n, code_row, scales_rm.get() + row * kb, rr, scratch);
         if (!direct_codes) pack(d.packing, f.element, codes, std::span<std::uint8_t>(out_row, rb));
@@ -301,7 +362,9 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
     }
   }
 
-  to_layout(d.scale_layout, batch, rows, kb, std::span<const std::uint8_t>(scales_rm.get(), n_scales), scales, 0);
+  if (!fused) {
+    to_layout(d.scale_layout, batch, rows, kb, std::span<const std::uint8_t>(scales_rm.get(), n_scales), scales, 0);
+  }
   return ts;
 }
 
