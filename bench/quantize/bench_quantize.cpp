@@ -9,7 +9,9 @@
 // quantize iteration is paired with a memcpy of the same input on as many threads (OpenMP), timed
 // separately: "memcpy_bytes/s" is their rate and "ratio" = bytes/s / memcpy_bytes/s, so load from
 // other processes hits both sides alike. The reported time is the quantizer's alone. Output
-// buffers are allocated and touched before timing.
+// buffers are allocated and touched before timing. The *Generic rows run the staged pipeline
+// (QuantizePath::generic) that the fused AVX-512 kernels replace where the CPU has AVX-512; they
+// give the same bytes (tests/quantize/fused_test.cpp).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "blockscale/quantize.h"
+#include "blockscale/quantize/detail/paths.h"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -75,8 +78,10 @@ void BM_Memcpy(benchmark::State& state) {
                                                  benchmark::Counter::kIs1024);
 }
 
-void run_quantize(benchmark::State& state, const BlockFormat& f, const QuantizeOptions& o) {
+void run_quantize(benchmark::State& state, const BlockFormat& f, const QuantizeOptions& o,
+                  quantize_detail::QuantizePath path = quantize_detail::QuantizePath::automatic) {
   using clock = std::chrono::steady_clock;
+  quantize_detail::set_quantize_path(path);
   const std::vector<float>& x = input();
   const BlockScaledDesc d{f, {kN, kN}, KAxis::last, dense_packing(f.element), ScaleLayout::of(ScaleLayoutKind::tiled_128x4)};
   std::vector<std::uint8_t> elements(d.element_bytes(), 0);
@@ -107,6 +112,7 @@ void run_quantize(benchmark::State& state, const BlockFormat& f, const QuantizeO
   state.counters["memcpy_bytes/s"] =
       benchmark::Counter(memcpy_rate, benchmark::Counter::kDefaults, benchmark::Counter::kIs1024);
   state.counters["ratio"] = rate / memcpy_rate;
+  quantize_detail::set_quantize_path(quantize_detail::QuantizePath::automatic);
 }
 
 void BM_QuantizeMxfp8E4m3Rceil(benchmark::State& state) {
@@ -125,10 +131,21 @@ void BM_QuantizeNvfp4TransformerEngineGivenAmax(benchmark::State& state) {
   run_quantize(state, block_formats::nvfp4, o);
 }
 
+void BM_QuantizeMxfp8E4m3RceilGeneric(benchmark::State& state) {
+  run_quantize(state, block_formats::mxfp8_e4m3, recipes::transformer_engine_mxfp8(Format::float8_e4m3fn),
+               quantize_detail::QuantizePath::generic);
+}
+
+void BM_QuantizeNvfp4TransformerEngineGeneric(benchmark::State& state) {
+  run_quantize(state, block_formats::nvfp4, recipes::nvfp4_transformer_engine(), quantize_detail::QuantizePath::generic);
+}
+
 BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 BENCHMARK(BM_QuantizeMxfp8E4m3Rceil)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(4.0);
 BENCHMARK(BM_QuantizeNvfp4TransformerEngine)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(4.0);
 BENCHMARK(BM_QuantizeNvfp4TransformerEngineGivenAmax)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(4.0);
+BENCHMARK(BM_QuantizeMxfp8E4m3RceilGeneric)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(4.0);
+BENCHMARK(BM_QuantizeNvfp4TransformerEngineGeneric)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(4.0);
 
 }  // namespace
 
