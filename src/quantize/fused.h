@@ -50,6 +50,10 @@ struct FusedParams {
   // col_part(4k) + j for every k; linear and the 128x4 / 8x4 tiles do): four scales per store.
   bool col_runs_of_4 = false;
   RuleParams rule_params;
+  // NVFP4 rules: the element multiplier of every ue4m3 scale code (BlockQuantizer::nvfp4_multiplier).
+  // A lookup is 8 cycles where the rule's fp32 division (about 23 cycles of latency) would stall
+  // the chain from the block maxima to the elements.
+  alignas(64) float code_multiplier[128] = {};
 };
 
 class FusedRowKernel {

@@ -147,19 +147,6 @@ BLOCKSCALE_AVX512_INLINE __m512 fmin_flt_max(__m512 x) {
   return _mm512_mask_mov_ps(x, m, flt_max);
 }
 
-// quantizer.cpp ue4m3_value, for codes c < 0x80 (the e4m3 conversion of a non-negative or NaN
-// value never sets bit 7).
-BLOCKSCALE_AVX512_INLINE __m512 ue4m3_value(__m512i c) {
-  const __m512i normal = _mm512_or_si512(
-      _mm512_slli_epi32(_mm512_add_epi32(_mm512_srli_epi32(c, 3), _mm512_set1_epi32(120)), 23),
-      _mm512_slli_epi32(_mm512_and_si512(c, _mm512_set1_epi32(7)), 20));
-  const __m512 subnormal = _mm512_mul_ps(_mm512_cvtepi32_ps(c), _mm512_set1_ps(0x1p-9f));
-  __m512 v = _mm512_mask_mov_ps(_mm512_castsi512_ps(normal), _mm512_cmplt_epu32_mask(c, _mm512_set1_epi32(8)),
-                                subnormal);
-  return _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(0x7F)),
-                            _mm512_castsi512_ps(_mm512_set1_epi32(kCanonicalNanBits)));
-}
-
 // mx_finish: c is the conversion's code (ocp_floor, ceil, rceil) or unused (even).
 template <ScaleRule Rule>
 BLOCKSCALE_AVX512_INLINE void mx_finish(const RuleParams& p, __m512i a, __m512i c, __m512i& code, __m512& mult) {
@@ -185,6 +172,18 @@ BLOCKSCALE_AVX512_INLINE void mx_finish(const RuleParams& p, __m512i a, __m512i 
   r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(0xFE)), _mm512_set1_epi32(0x00400000));
   r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(0xFF)), _mm512_set1_epi32(kCanonicalNanBits));
   mult = _mm512_castsi512_ps(r);
+}
+
+// table[c] for 16 codes c < 128 (the e4m3 conversion of a non-negative or NaN value never sets
+// bit 7): four two-register permutes (5 index bits each) and two blends on index bits 5 and 6.
+BLOCKSCALE_AVX512_INLINE __m512 lookup128(const float* table, __m512i c) {
+  const __m512 t0 = _mm512_permutex2var_ps(_mm512_load_ps(table), c, _mm512_load_ps(table + 16));
+  const __m512 t1 = _mm512_permutex2var_ps(_mm512_load_ps(table + 32), c, _mm512_load_ps(table + 48));
+  const __m512 t2 = _mm512_permutex2var_ps(_mm512_load_ps(table + 64), c, _mm512_load_ps(table + 80));
+  const __m512 t3 = _mm512_permutex2var_ps(_mm512_load_ps(table + 96), c, _mm512_load_ps(table + 112));
+  const __mmask16 bit5 = _mm512_test_epi32_mask(c, _mm512_set1_epi32(32));
+  const __mmask16 bit6 = _mm512_test_epi32_mask(c, _mm512_set1_epi32(64));
+  return _mm512_mask_mov_ps(_mm512_mask_mov_ps(t0, bit5, t1), bit6, _mm512_mask_mov_ps(t2, bit5, t3));
 }
 
 // triton_rule: scale bits = bits(fp32(amax / divisor)) (+ 0x7FFFFF for ROUND_UP) & 0x7F800000,
@@ -223,10 +222,9 @@ BLOCKSCALE_AVX512_INLINE void block_scales(const FusedParams& fp, const VectorTa
     case ScaleRule::triton_round_down: triton_rule<false>(p.pow2_emax_e, a, code, mult); break;
     case ScaleRule::nvfp4_transformer_engine: {
       // fminf(amax * fp32(S_enc * fp32(1/6)), FLT_MAX) to e4m3 satfinite; multiplier
-      // fminf(1 / (scale * S_dec), FLT_MAX).
+      // fminf(1 / (scale * S_dec), FLT_MAX), tabulated.
       code = scale_code(fp, sc, sfc, fmin_flt_max(_mm512_mul_ps(af, _mm512_set1_ps(p.te_block_factor))));
-      const __m512 s = _mm512_mul_ps(ue4m3_value(code), _mm512_set1_ps(p.tensor_decode));
-      mult = fmin_flt_max(_mm512_div_ps(_mm512_set1_ps(1.0f), s));
+      mult = lookup128(fp.code_multiplier, code);
       break;
     }
     case ScaleRule::nvfp4_torchao: {
@@ -236,7 +234,7 @@ BLOCKSCALE_AVX512_INLINE void block_scales(const FusedParams& fp, const VectorTa
       v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
       v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
       code = scale_code(fp, sc, sfc, v);
-      mult = _mm512_div_ps(_mm512_set1_ps(p.tensor_encode), ue4m3_value(code));
+      mult = lookup128(fp.code_multiplier, code);  // fp32(encode / scale), tabulated
       break;
     }
   }
@@ -688,6 +686,9 @@ FusedRowKernel::FusedRowKernel(const BlockQuantizer& q, Packing packing, std::sp
   p.flush_elements = o.subnormals == SubnormalInputs::flush_elements;
   p.flush_block = o.subnormals == SubnormalInputs::flush_block;
   p.rule_params = q.params();
+  if (is_nvfp4_rule(o.rule)) {
+    for (std::uint32_t c = 0; c < 128; ++c) p.code_multiplier[c] = q.nvfp4_multiplier(c);
+  }
   p.col_runs_of_4 = true;
   for (std::size_t c = 0; c < col_parts.size(); ++c) {
     p.col_runs_of_4 = p.col_runs_of_4 && col_parts[c] == col_parts[c & ~std::size_t{3}] + static_cast<std::int64_t>(c & 3);

@@ -336,6 +336,14 @@ void BlockQuantizer::scales(const std::uint32_t* amax, std::size_t n, std::uint8
   }
 }
 
+float BlockQuantizer::nvfp4_multiplier(std::uint32_t c) const {
+  // As nvfp4_te_finish and nvfp4_torchao_finish.
+  if (options_.rule == ScaleRule::nvfp4_transformer_engine) {
+    return fmin_flt_max(1.0f / (ue4m3_value(c) * params_.tensor_decode));
+  }
+  return params_.tensor_encode / ue4m3_value(c);
+}
+
 BlockScale BlockQuantizer::scale(float amax) const {
   std::uint32_t a = to_bits(amax);
   a = (a & 0x7FFFFFFFu) > kInfBits ? kCanonicalNan : a;

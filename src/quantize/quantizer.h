@@ -63,6 +63,10 @@ class BlockQuantizer {
   void quantize_row(const float* x, std::size_t n, std::uint8_t* codes, std::uint8_t* scale_codes,
                     const std::uint32_t* rbits, RowScratch& scratch) const;
 
+  // The NVFP4 rules' element multiplier for the ue4m3 scale code c < 0x80: the arithmetic of
+  // scales() for one code (the fused kernels tabulate it once per tensor).
+  float nvfp4_multiplier(std::uint32_t c) const;
+
   // What the fused row kernels (fused.h) need to reproduce quantize_row bit for bit.
   const BlockFormat& format() const { return format_; }
   const QuantizeOptions& options() const { return options_; }
