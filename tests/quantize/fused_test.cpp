@@ -584,6 +584,9 @@ class QUANTIZEFUSED_SUITE : public ::testing::TestWithParam<BlockFormat> {
  protected:
   void SetUp() override {
     if (!fused_runs_here()) GTEST_SKIP() << "the CPU lacks AVX-512 F/BW/VL/DQ: the fused path does not run here";
+    if (!quantize_detail::fused_path_applies(recipes::ocp(Format::float8_e4m3fn))) {
+      GTEST_SKIP() << "the fused path is switched off in this process (BLOCKSCALE_SIMD=portable)";
+    }
     g_blocks = 0;
     g_tensors = 0;
   }
