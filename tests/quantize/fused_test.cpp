@@ -41,6 +41,10 @@
 #include "blockscale/quantize.h"
 #include "blockscale/quantize/detail/paths.h"
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #ifndef BLOCKSCALE_QUANTIZE_FULL
 #define BLOCKSCALE_QUANTIZE_FULL 0
 #endif
@@ -589,7 +593,22 @@ class QUANTIZEFUSED_SUITE : public ::testing::TestWithParam<BlockFormat> {
     }
     g_blocks = 0;
     g_tensors = 0;
+#if defined(_OPENMP)
+    // One thread: ctest runs these tests as parallel processes, and OpenMP teams in each would
+    // oversubscribe the cores (libgomp's spinning barriers made the suite 4x slower on 2 cores).
+    // That results do not depend on the thread count is quantize_tensor_test's check.
+    saved_threads_ = omp_get_max_threads();
+    omp_set_num_threads(1);
+#endif
   }
+  void TearDown() override {
+#if defined(_OPENMP)
+    if (saved_threads_ > 0) omp_set_num_threads(saved_threads_);  // 0: skipped before SetUp set it
+#endif
+  }
+
+ private:
+  int saved_threads_ = 0;
 };
 
 // Every recipe preset and every option combination, on every stratum.
