@@ -8,7 +8,10 @@
 // 64 MiB codes + 2 MiB scales out; NVFP4: 256 MiB in, 32 MiB codes + 4 MiB scales out). Each
 // quantize iteration is paired with a memcpy of the same input on as many threads (OpenMP), timed
 // separately: "memcpy_bytes/s" is their rate and "ratio" = bytes/s / memcpy_bytes/s, so load from
-// other processes hits both sides alike. The reported time is the quantizer's alone. Output
+// other processes hits both sides alike. "traffic_ratio" counts the input once per pass over it
+// that the quantization needs: NVFP4 with the global amax from the data reads the input twice (the
+// amax must be known before the first block scale), so it is the two-pass rows' bandwidth against
+// memcpy's; for one-pass rows it equals "ratio". The reported time is the quantizer's alone. Output
 // buffers are allocated and touched before timing. The *Generic rows run the staged pipeline
 // (QuantizePath::generic) that the fused AVX-512 kernels replace where the CPU has AVX-512; they
 // give the same bytes (tests/quantize/fused_test.cpp).
@@ -80,6 +83,7 @@ void BM_Memcpy(benchmark::State& state) {
 
 void run_quantize(benchmark::State& state, const BlockFormat& f, const QuantizeOptions& o,
                   quantize_detail::QuantizePath path = quantize_detail::QuantizePath::automatic) {
+  const int input_passes = has_tensor_scale(f) && o.tensor_scale == TensorScaleSource::from_data ? 2 : 1;
   using clock = std::chrono::steady_clock;
   quantize_detail::set_quantize_path(path);
   const std::vector<float>& x = input();
@@ -112,6 +116,8 @@ void run_quantize(benchmark::State& state, const BlockFormat& f, const QuantizeO
   state.counters["memcpy_bytes/s"] =
       benchmark::Counter(memcpy_rate, benchmark::Counter::kDefaults, benchmark::Counter::kIs1024);
   state.counters["ratio"] = rate / memcpy_rate;
+  const double traffic = bytes + static_cast<double>((input_passes - 1) * kCount * sizeof(float));
+  state.counters["traffic_ratio"] = traffic * n / quantize_s / memcpy_rate;
   quantize_detail::set_quantize_path(quantize_detail::QuantizePath::automatic);
 }
 
