@@ -7,7 +7,8 @@
 //   @fields a:e4m3[512] b:e4m3[512] c:f32[4] sa:f32[4] sb:f32[4] -> d:f32[4]
 //
 // Matrices are row-major: A is M x K, B is K x N, C and D are M x N, SFA is M x ceil(K/block) and
-// SFB is ceil(K/block) x N.
+// SFB is ceil(K/block) x N. `out=bf16` (written only when set) narrows an f32 D to bf16 as the GEMM
+// kernels' bf16 epilogue does (cvt.rn.bf16.f32).
 #include <bit>
 #include <cmath>
 #include <map>
@@ -39,7 +40,11 @@ struct GemmSpec {
   std::string name;  // the id after "gemm:" (empty when read from a file)
   int m = 2, n = 2, k = 128;
   KernelSchedule schedule;
+  GemmOutput output = GemmOutput::accumulator;
 };
+
+// The shapes a file may ask for: small enough that a case line stays a few pages long.
+constexpr int kMaxMN = 64, kMaxK = 4096;
 
 std::string spec_string(const GemmSpec& g) {
   const KernelSchedule& s = g.schedule;
@@ -49,7 +54,7 @@ std::string spec_string(const GemmSpec& g) {
          " c=" + (s.c_placement == CPlacement::accumulator ? "accumulator" : "epilogue") +
          " split_k=" + std::to_string(s.split_k) +
          " reduction=" + (s.reduction == SplitKReduction::sequential ? "sequential" : "pairwise") +
-         " instruction=" + s.instruction.name();
+         (g.output == GemmOutput::bf16 ? " out=bf16" : "") + " instruction=" + s.instruction.name();
 }
 
 GemmSpec parse_spec(const std::string& text) {
@@ -85,14 +90,20 @@ GemmSpec parse_spec(const std::string& text) {
       invalid(std::string(k) + "=" + v + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
     return n;
   };
-  g.m = number("m", 1, 64);
-  g.n = number("n", 1, 64);
-  g.k = number("k", 1, 4096);
+  g.m = number("m", 1, kMaxMN);
+  g.n = number("n", 1, kMaxMN);
+  g.k = number("k", 1, kMaxK);
   const std::string sched = take("schedule");
   const int interval = number("interval", 1, 64);
   const std::string fma = take("fma"), c = take("c");
   const int split_k = number("split_k", 1, 64);
   const std::string red = take("reduction");
+  if (const auto out = kv.find("out"); out != kv.end()) {
+    // Only the narrowing is spelled out: without out=, D has the accumulator's format.
+    if (out->second != "bf16") invalid("out=" + quote(out->second) + " (bf16, or no out= for the accumulator's format)");
+    g.output = GemmOutput::bf16;
+    kv.erase(out);
+  }
   if (!kv.empty()) invalid("unknown key " + quote(kv.begin()->first));
   KernelSchedule& s = g.schedule;
   s.instruction = emulator::parse_instruction(text.substr(at + marker.size()));
@@ -132,12 +143,20 @@ class GemmOp final : public Operation {
  public:
   explicit GemmOp(GemmSpec g) : g_(std::move(g)) {
     g_.schedule.validate();
+    if (g_.m < 1 || g_.m > kMaxMN || g_.n < 1 || g_.n > kMaxMN || g_.k < 1 || g_.k > kMaxK) {
+      invalid("GEMM shape " + std::to_string(g_.m) + " x " + std::to_string(g_.n) + " x " + std::to_string(g_.k) +
+              " is outside M, N in 1.." + std::to_string(kMaxMN) + ", K in 1.." + std::to_string(kMaxK));
+    }
     const auto& ins = g_.schedule.instruction;
     if (ins.params().algorithm == emulator::Algorithm::fma_chain)
       invalid("f64 instructions have no GEMM schedule model");
     fa_ = *emulator::format_of(ins.a);
     fb_ = *emulator::format_of(ins.b);
     facc_ = emulator::accumulator_format(ins.params().rounding);
+    if (g_.output == GemmOutput::bf16 && facc_ != Format::float32) {
+      invalid("out=bf16 narrows an f32 accumulator; '" + ins.name() + "' accumulates in " + info(facc_).short_name);
+    }
+    fd_ = g_.output == GemmOutput::bf16 ? Format::bfloat16 : facc_;
     const int sb = g_.schedule.scale_block();
     blocks_ = sb > 0 ? static_cast<std::size_t>((g_.k + sb - 1) / sb) : 0;
     fs_ = ins.block_scaled() ? *emulator::format_of(ins.scale_type()) : Format::float32;
@@ -154,6 +173,9 @@ class GemmOp final : public Operation {
       n.push_back("sa, sb: fp32 block scales, one per " + std::to_string(g_.schedule.scale_block()) +
                   " elements of K (applied by the promotion FFMA, emulator/gemm.h)");
     }
+    if (g_.output == GemmOutput::bf16) {
+      n.push_back("d: the f32 result narrowed to bf16 as cvt.rn.bf16.f32 does (nearest even, every NaN 7fff)");
+    }
     return n;
   }
   std::vector<FieldSpec> fields() const override {
@@ -166,7 +188,7 @@ class GemmOp final : public Operation {
       f.push_back({"sa", ElementType::of(fs_), M * blocks_, false});
       f.push_back({"sb", ElementType::of(fs_), blocks_ * N, false});
     }
-    f.push_back({"d", ElementType::of(facc_), M * N, true});
+    f.push_back({"d", ElementType::of(fd_), M * N, true});
     return f;
   }
   void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
@@ -192,14 +214,22 @@ class GemmOp final : public Operation {
     emulator::GemmOptions one_thread;
     one_thread.threads = 1;
     const std::vector<std::uint32_t> d = emulator::gemm(g_.schedule, ops, one_thread);
-    for (std::size_t i = 0; i < d.size(); ++i) out[i] = d[i];
+    for (std::size_t i = 0; i < d.size(); ++i) out[i] = g_.output == GemmOutput::bf16 ? narrow_to_bf16(d[i]) : d[i];
   }
   std::size_t default_cases() const override { return 16; }
   std::vector<std::uint64_t> generate_inputs(const GenerateOptions& o) const override;
 
  private:
+  // cvt.rn.bf16.f32 (PTX ISA, cvt; docs/gpu.md, the GEMM epilogue): round to nearest even,
+  // overflow to Inf, subnormals kept, every NaN the canonical bf16 NaN 0x7FFF; through the formats
+  // library's converter.
+  static std::uint32_t narrow_to_bf16(std::uint32_t f32_bits) {
+    static const ConvertOptions cvt_rn = presets::ieee(Rounding::nearest_even).with_nan({0x7FFF, false, false});
+    return convert_code(Format::bfloat16, Format::float32, f32_bits, cvt_rn);
+  }
+
   GemmSpec g_;
-  Format fa_, fb_, facc_, fs_;
+  Format fa_, fb_, facc_, fd_, fs_;
   std::size_t blocks_ = 0;
 };
 
@@ -417,3 +447,19 @@ std::vector<std::unique_ptr<Operation>> gemm_family() {
 }
 
 }  // namespace blockscale::golden::detail
+
+namespace blockscale::golden {
+
+std::unique_ptr<Operation> gemm_operation(std::string name, int m, int n, int k,
+                                          const emulator::KernelSchedule& schedule, GemmOutput output) {
+  detail::GemmSpec g;
+  g.name = std::move(name);
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.schedule = schedule;
+  g.output = output;
+  return std::make_unique<detail::GemmOp>(std::move(g));
+}
+
+}  // namespace blockscale::golden

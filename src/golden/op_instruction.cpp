@@ -817,3 +817,12 @@ std::vector<std::unique_ptr<Operation>> instruction_family() {
 }
 
 }  // namespace blockscale::golden::detail
+
+namespace blockscale::golden {
+
+std::unique_ptr<Operation> instruction_operation(std::string_view instruction_name) {
+  return std::make_unique<detail::InstructionOp>(
+      std::vector<emulator::Instruction>{emulator::parse_instruction(instruction_name)}, detail::kRowBudget);
+}
+
+}  // namespace blockscale::golden

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
+#include "blockscale/emulator/gemm.h"
 #include "blockscale/golden/file.h"
 #include "blockscale/golden/operation.h"
 #include "blockscale/golden/set.h"
@@ -128,6 +130,96 @@ TEST(GoldenGenerate, UnknownIdsAreRefusedWithTheChoices) {
       EXPECT_NE(std::string(e.what()).find(msg), std::string::npos) << id << ": " << e.what();
     }
   }
+}
+
+
+// The operations of files written outside the committed families (the conformance harness's
+// failure files): one instruction alone, and a GEMM of any shape with bf16 output.
+TEST(GoldenOperations, OneInstructionAlone) {
+  const std::string name = "sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3";
+  const auto one = instruction_operation(name);
+  EXPECT_EQ(one->op_lines(), std::vector<std::string>{name});
+  EXPECT_EQ(one->id(), "instruction:" + name);
+  EXPECT_EQ(one->fields(), operation_from_id("instruction:" + name)->fields());
+  EXPECT_THROW((void)instruction_operation("sm_90a wgmma.mma_async m64n8k32 f32 e2m1 e4m3"), std::invalid_argument);
+}
+
+// out=bf16 narrows the f32 result as cvt.rn.bf16.f32: expected codes worked out by hand from the
+// bf16 grid (8 significand bits), not by any code of blockscale.
+TEST(GoldenOperations, Bf16OutputNarrowsAsCvtRnBf16) {
+  // D = C: a tcgen05 chain (ST-FDPA, RZ-FP32) over zero products adds nothing to C.
+  const emulator::KernelSchedule chain = emulator::block_scaled_schedule(
+      emulator::Arch::sm_100a, Format::float8_e4m3fn, Format::float8_e4m3fn, Format::float8_e8m0fnu, 32);
+  const auto f32 = gemm_operation("f32_probe", 1, 1, 32, chain);
+  const auto bf16 = gemm_operation("bf16_probe", 1, 1, 32, chain, GemmOutput::bf16);
+  EXPECT_EQ(fields_string(bf16->fields()), "a:e4m3[32] b:e4m3[32] c:f32 sa:ue8m0 sb:ue8m0 -> d:bf16");
+  const std::pair<std::uint32_t, std::uint32_t> cases[] = {
+      {0x3F800000u, 0x3F80u},  // 1.0
+      {0x3F808000u, 0x3F80u},  // the tie between 1.0 and its successor: to even (down)
+      {0x3F818000u, 0x3F82u},  // the next tie: to even (up)
+      {0x3F808001u, 0x3F81u},  // just above the tie
+      {0xBF7FFFFFu, 0xBF80u},  // -(1 - 2^-24) rounds to -1.0
+      {0x7F7F7FFFu, 0x7F7Fu},  // below the last tie: the largest bf16
+      {0x7F7FFFFFu, 0x7F80u},  // f32 max: overflow to +Inf
+      {0xFF800000u, 0xFF80u},  // -Inf
+      {0x00018000u, 0x0002u},  // subnormal tie (1.5 units of bf16's smallest subnormal): to even
+      {0x00008000u, 0x0000u},  // half the smallest bf16 subnormal: to even (zero)
+      {0x807FFFFFu, 0x8080u},  // the largest negative f32 subnormal rounds to -2^-126
+      {0x7FC00000u, 0x7FFFu},  // NaN: the canonical 0x7FFF whatever the payload and sign
+      {0xFFC00001u, 0x7FFFu},
+      {0x7F800001u, 0x7FFFu},
+  };
+  for (const auto& [c, want] : cases) {
+    std::vector<std::uint64_t> in(32 + 32, 0);  // a and b: +0 codes
+    in.push_back(c);
+    in.push_back(127);  // sa = sb = 1.0
+    in.push_back(127);
+    std::uint64_t d32 = 0, d16 = 0;
+    f32->compute(in, std::span<std::uint64_t>(&d32, 1));
+    if ((c & 0x7FFFFFFFu) <= 0x7F800000u) {
+      ASSERT_EQ(d32, c) << std::hex << "the f32 chain does not return C = " << c;
+    }
+    bf16->compute(in, std::span<std::uint64_t>(&d16, 1));
+    EXPECT_EQ(d16, want) << std::hex << "C = 0x" << c;
+  }
+}
+
+TEST(GoldenOperations, Bf16GemmFilesRoundTripAndFailWhenWrong) {
+  const emulator::KernelSchedule promotion = emulator::KernelSchedule::hopper_promotion(
+      emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3"), 1);
+  const auto op = gemm_operation("promotion_bf16", 1, 1, 64, promotion, GemmOutput::bf16);
+  ASSERT_EQ(op->op_lines().size(), 1u);
+  EXPECT_NE(op->op_lines()[0].find(" reduction=sequential out=bf16 instruction=sm_90a wgmma"), std::string::npos)
+      << op->op_lines()[0];
+  GenerateOptions o;
+  o.cases = 40;
+  const GoldenFile f = generate(*op, o);
+  const GoldenFile g = parse_golden(format_golden(f), "promotion_bf16.txt");
+  EXPECT_EQ(format_golden(g), format_golden(f));
+  const FileReport r = verify_golden(g);
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.operation, "gemm:promotion_bf16");
+  // Without out=bf16 the same file's fields no longer match the operation.
+  std::string text = format_golden(f);
+  const std::size_t at = text.find(" out=bf16");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_FALSE(verify_golden(parse_golden(std::string(text).erase(at, 9), "x.txt")).error.empty());
+  // A flipped bit of one bf16 result is one mismatch.
+  GoldenFile flipped = f;
+  flipped.words[5 * f.words_per_case + f.words_per_case - 1] ^= 1;
+  const FileReport fr = verify_golden(parse_golden(format_golden(flipped), "flipped.txt"));
+  EXPECT_EQ(fr.mismatches, 1u);
+  ASSERT_EQ(fr.first.size(), 1u);
+  EXPECT_EQ(fr.first[0].index, 5u);
+  // Other outputs and accumulators are refused at the @op line.
+  std::string f16_out = text;
+  f16_out.replace(at, 9, " out=f16");
+  const FileReport bad = verify_golden(parse_golden(f16_out, "f16.txt"));
+  EXPECT_NE(bad.error.find("f16.txt:4: out='f16' (bf16"), std::string::npos) << bad.error;
+  const emulator::KernelSchedule f16_chain =
+      emulator::KernelSchedule::chain(emulator::parse_instruction("sm_90a wgmma.mma_async m64n8k16 f16 f16 f16"));
+  EXPECT_THROW((void)gemm_operation("f16_bf16", 1, 1, 16, f16_chain, GemmOutput::bf16), std::invalid_argument);
+  EXPECT_THROW((void)gemm_operation("too_long", 1, 1, 8192, promotion), std::invalid_argument);
 }
 
 }  // namespace

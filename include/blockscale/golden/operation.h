@@ -16,6 +16,9 @@
 //                                     m64n8k32 f32 e4m3 e4m3"); a set covers every instruction of the
 //                                     table that the emulator computes with the same model;
 //   gemm:<schedule>                  a whole small GEMM through a named kernel schedule.
+//
+// Files written outside the committed families (the conformance harness's failure files,
+// docs/conformance.md) take their operations from instruction_operation and gemm_operation.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blockscale/emulator/gemm.h"
 #include "blockscale/golden/file.h"
 
 namespace blockscale::golden {
@@ -76,6 +80,23 @@ std::unique_ptr<Operation> make_operation(const GoldenFile& f);
 
 // The operation of an id (see above). Throws std::invalid_argument for an unknown id.
 std::unique_ptr<Operation> operation_from_id(std::string_view id);
+
+// One instruction alone (emulator instruction name), with the fields of golden/FORMAT.md
+// "instruction". A family file lists every instruction that shares its model; this one lists just
+// the instruction named, as a file about one instruction's measured results should. Throws
+// std::invalid_argument for a name the emulator does not know.
+std::unique_ptr<Operation> instruction_operation(std::string_view instruction_name);
+
+// What D of a gemm operation holds: the accumulator's codes, or an f32 accumulator narrowed to bf16
+// as cvt.rn.bf16.f32 does (the bf16 output of the GEMM kernels; `out=bf16` in the @op line).
+enum class GemmOutput : std::uint8_t { accumulator, bf16 };
+
+// An M x N x K GEMM (M, N in 1..64, K in 1..4096) through any kernel schedule; its id is
+// "gemm:<name>" (a file read back is named by its file name's stem, so pass the stem). Throws
+// std::invalid_argument for a shape, schedule or output the operation does not take.
+std::unique_ptr<Operation> gemm_operation(std::string name, int m, int n, int k,
+                                          const emulator::KernelSchedule& schedule,
+                                          GemmOutput output = GemmOutput::accumulator);
 
 // The committed families: "conversions", "quantization", "layouts", "instructions", "gemms".
 std::vector<std::string> family_names();
