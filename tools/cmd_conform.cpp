@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `blockscale conform`: the conformance harness (issue 8, docs/conformance.md). Diffs the GPU's
 // kernels against the emulator bit for bit, discovers an instruction's arithmetic from targeted
-// probes, studies cuBLASLt / torch._scaled_mm schedules, and replays saved failures on a CPU.
+// probes, studies cuBLASLt / torch._scaled_mm schedules, and saves every mismatch as a golden-vector
+// file that `blockscale golden verify` reproduces on a CPU.
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -42,8 +43,6 @@ const char* kUsage =
     "  --external            cuBLASLt fp8 GEMMs (per-tensor with and without FAST_ACCUM,\n"
     "                        VEC128_32F, BLK128x128_32F) fitted to emulator schedules\n"
     "  --external-dir DIR    torch._scaled_mm runs written by scripts/conform_scaled_mm.py\n"
-    "  --replay FILE...      recompute saved failure files on this machine; exit 1 while the\n"
-    "                        recorded device output still differs from the model\n"
     "  --self-test           run against the emulator itself (no GPU needed): CI's check of case\n"
     "                        generation, comparison and reporting\n"
     "  --perturb KIND        with --self-test: perturb the self-test device so that it must be\n"
@@ -57,7 +56,10 @@ const char* kUsage =
     "output:\n"
     "  --json FILE           everything measured, as JSON\n"
     "  --markdown FILE       the results tables as Markdown (for docs/conformance.md)\n"
-    "  --save-failures DIR   write each mismatching case as a failure file (see --replay)\n"
+    "  --save-failures DIR   write the kept mismatch examples (16 per target and data set) as\n"
+    "                        golden-vector files whose expected outputs are the device's bits;\n"
+    "                        `blockscale golden verify DIR` reproduces them on any machine (exit 1\n"
+    "                        while the device and the emulator still disagree)\n"
     "  --quiet               no progress lines\n"
     "\n"
     "exit status: 0 all outputs agree (and discovery agrees with the table); 1 a mismatch, a\n"
@@ -85,29 +87,6 @@ void write_file(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
-int replay(const std::vector<std::string>& files) {
-  if (files.empty()) throw UsageError("--replay needs at least one failure file");
-  int still = 0;
-  for (const std::string& path : files) {
-    std::ifstream in(path);
-    if (!in) throw UsageError("cannot read " + path);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    FailureCase f;
-    try {
-      f = parse_failure(text, path);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    const std::uint32_t model = replay_model(f);
-    const bool differs = model != f.device_d;
-    still += differs;
-    std::printf("%s: %s, %s case %llu (%zu,%zu): device 0x%X, model now 0x%X (recorded 0x%X): %s\n", path.c_str(),
-                f.target.c_str(), to_string(f.data).c_str(), static_cast<unsigned long long>(f.case_index), f.row, f.col,
-                f.device_d, model, f.model_d, differs ? "still differs" : "agrees now");
-  }
-  return still ? kExitMismatch : kExitOk;
-}
-
 std::string command_line(const std::vector<std::string>& args) {
   std::string s = "blockscale conform";
   for (const std::string& a : args) {
@@ -121,8 +100,7 @@ int run(const std::vector<std::string>& argv) {
   const Args args(argv,
                   {"kernels", "cases", "outputs", "seed", "data", "json", "markdown", "save-failures", "discover",
                    "external-dir", "perturb", "model-override"},
-                  {"self-test", "list", "conform", "external", "replay", "quiet"});
-  if (args.flag("replay")) return replay(args.positional());
+                  {"self-test", "list", "conform", "external", "quiet"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional().front() + "'");
 
   const bool self_test = args.flag("self-test");
@@ -217,7 +195,8 @@ int run(const std::vector<std::string>& argv) {
     if (ses.conform->failed()) status = kExitMismatch;
     if (const auto dir = args.get("save-failures")) {
       const auto written = save_failures(*dir, *ses.conform, o);
-      std::printf("%zu failure files written to %s\n", written.size(), dir->c_str());
+      std::printf("%zu failure files (golden vectors) written to %s%s\n", written.size(), dir->c_str(),
+                  written.empty() ? "" : ("; reproduce them with: blockscale golden verify " + *dir).c_str());
     }
   }
 

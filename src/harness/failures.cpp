@@ -2,33 +2,15 @@
 #include "blockscale/harness/failures.h"
 
 #include <cctype>
-#include <cstdio>
 #include <fstream>
-#include <sstream>
+#include <map>
+#include <optional>
 #include <stdexcept>
-
-#include "blockscale/emulator/mma.h"
+#include <utility>
 
 namespace blockscale::harness {
 
 namespace {
-
-std::string hex_word(std::uint32_t w, int digits) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%0*X", digits, w);
-  return buf;
-}
-
-int digits_of(Format f) { return f == Format::tfloat32 || f == Format::float32 ? 8 : (width(f) + 3) / 4; }
-
-std::string fma_name(emulator::PromotionFma f) {
-  switch (f) {
-    case emulator::PromotionFma::scale_product: return "scale_product";
-    case emulator::PromotionFma::scale_b_first: return "scale_b_first";
-    case emulator::PromotionFma::mul_then_add: return "mul_then_add";
-  }
-  return "?";
-}
 
 std::string safe_name(const std::string& s) {
   // Letters, digits, '.' and '-' kept; every other run of characters becomes one '_'.
@@ -41,283 +23,236 @@ std::string safe_name(const std::string& s) {
       o.push_back('_');
     }
   }
+  while (!o.empty() && o.back() == '_') o.pop_back();
   return o;
 }
 
-}  // namespace
+std::string device_line(const ConformReport& r) {
+  const DeviceDescription& d = r.device;
+  std::string s = "blockscale conform, device " + d.name;
+  std::string detail;
+  if (!d.compute_capability.empty()) detail += "compute capability " + d.compute_capability;
+  if (d.multiprocessors > 0)
+    detail += (detail.empty() ? "" : ", ") + std::to_string(d.multiprocessors) + " SMs";
+  if (!detail.empty()) s += " (" + detail + ")";
+  if (!d.driver.empty()) s += ", driver " + d.driver;
+  if (!d.cuda_driver.empty()) s += ", CUDA " + d.cuda_driver;
+  if (!d.cuda_runtime.empty()) s += " (runtime " + d.cuda_runtime + ")";
+  if (!r.date.empty()) s += ", " + r.date;
+  return s;
+}
 
-std::vector<FailureCase> failure_cases(const TargetResult& r, const ConformOptions& o, const DeviceDescription& dev) {
-  std::vector<FailureCase> out;
-  const Target& t = r.target;
-  const std::string device = dev.name + (dev.compute_capability.empty() ? "" : " (compute capability " +
-                                                                                   dev.compute_capability + ")") +
-                             (dev.driver.empty() ? "" : ", driver " + dev.driver) +
-                             (dev.cuda_driver.empty() ? "" : ", CUDA " + dev.cuda_driver);
+std::string distance(const Mismatch& m) {
+  if (!m.ulps) return "NaN on one side";
+  if (*m.ulps == 0) return "+0 against -0";
+  return std::to_string(*m.ulps) + " ulp" + (*m.ulps == 1 ? "" : "s");
+}
+
+std::string case_note(std::size_t i, const std::string& where, const Mismatch& m, OutputFormat f) {
+  return "case " + std::to_string(i) + ": " + where + ": device " + hex_code(f, m.device) +
+         ", emulator model " + hex_code(f, m.model) + " (" + distance(m) + ")";
+}
+
+// What every failure file says first, then the target's own lines.
+golden::Header failure_header(const golden::Operation& op, const ConformReport& report,
+                              const std::string& target_line) {
+  golden::Header h;
+  h.generator = golden::generator_version();
+  h.kind = op.kind();
+  h.ops = op.op_lines();
+  h.sources = {device_line(report), target_line};
+  h.data = report.device.kind == "gpu" ? "hardware" : "self-test";
+  h.fields = op.fields();
+  h.notes = {
+      "conformance failures (docs/conformance.md): d is the DEVICE's output; `blockscale golden verify` "
+      "recomputes the emulator model and reports every case where the two differ"};
+  return h;
+}
+
+void add_case(FailureFile& f, std::vector<std::uint64_t> inputs, std::uint32_t device_d, const Mismatch& m) {
+  golden::GoldenFile& g = f.golden;
+  inputs.push_back(device_d);
+  if (g.words_per_case == 0) g.words_per_case = inputs.size();
+  if (inputs.size() != g.words_per_case) {
+    throw std::logic_error("failure file " + f.name + ": a case of " + std::to_string(inputs.size()) +
+                           " words where the fields take " + std::to_string(g.words_per_case));
+  }
+  g.words.insert(g.words.end(), inputs.begin(), inputs.end());
+  g.case_lines.push_back(g.case_lines.size() + 1);
+  g.header.cases = g.case_lines.size();
+  f.examples.push_back(m);
+}
+
+std::vector<FailureFile> instruction_files(const TargetResult& r, const ConformOptions& o,
+                                           const ConformReport& report) {
+  const InstructionTarget& t = r.target.instruction;
+  const std::size_t K = static_cast<std::size_t>(t.k), N = static_cast<std::size_t>(t.n);
+  const std::size_t blocks = t.block_scaled ? K / static_cast<std::size_t>(t.block) : 0;
+  const OutputFormat of = output_format(t.acc);
+  const std::unique_ptr<golden::Operation> op = golden::instruction_operation(t.model.name());
+  std::vector<FailureFile> out;
   for (const DataResult& dr : r.data) {
-    for (const Mismatch& m : dr.stats.examples) {
-      FailureCase f;
-      f.kind = t.kind;
-      f.target = t.name();
-      f.device = device;
-      f.data = dr.data;
-      f.seed = o.seed;
-      f.case_index = m.case_index;
-      f.row = m.row;
-      f.col = m.col;
-      f.device_d = m.device;
-      f.model_d = m.model;
-      if (t.kind == TargetKind::instruction) {
-        const InstructionTarget& it = t.instruction;
-        const TileBatch b = make_tiles(it, dr.data, o.seed, m.case_index, 1);
-        const std::size_t K = static_cast<std::size_t>(it.k);
-        f.a.assign(b.a.begin() + static_cast<std::ptrdiff_t>(m.row * K), b.a.begin() + static_cast<std::ptrdiff_t>((m.row + 1) * K));
-        f.b.assign(b.b.begin() + static_cast<std::ptrdiff_t>(m.col * K), b.b.begin() + static_cast<std::ptrdiff_t>((m.col + 1) * K));
-        f.c = b.c[m.row * static_cast<std::size_t>(it.n) + m.col];
-        if (it.block_scaled) {
-          const std::size_t blocks = K / static_cast<std::size_t>(it.block);
-          f.sa.assign(b.sfa.begin() + static_cast<std::ptrdiff_t>(m.row * blocks),
-                      b.sfa.begin() + static_cast<std::ptrdiff_t>((m.row + 1) * blocks));
-          f.sb.assign(b.sfb.begin() + static_cast<std::ptrdiff_t>(m.col * blocks),
-                      b.sfb.begin() + static_cast<std::ptrdiff_t>((m.col + 1) * blocks));
-        }
-      } else {
-        f.gemm = t.gemm;
-        const GemmProblem p = make_gemm_problem(t.gemm, dr.data, o.seed, m.case_index, o.gemm_sizes);
-        const std::size_t K = static_cast<std::size_t>(p.k), blocks = K / static_cast<std::size_t>(t.gemm.block);
-        f.bf16_output = p.bf16_output;
-        for (std::size_t k = 0; k < K; ++k) {
-          f.a.push_back(p.a[m.row * K + k]);
-          f.b.push_back(p.b[m.col * K + k]);
-        }
-        f.sa.assign(p.sfa.begin() + static_cast<std::ptrdiff_t>(m.row * blocks),
-                    p.sfa.begin() + static_cast<std::ptrdiff_t>((m.row + 1) * blocks));
-        f.sb.assign(p.sfb.begin() + static_cast<std::ptrdiff_t>(m.col * blocks),
-                    p.sfb.begin() + static_cast<std::ptrdiff_t>((m.col + 1) * blocks));
-        f.has_c = !p.c.empty();
-        if (f.has_c) f.c = p.c[m.row * static_cast<std::size_t>(p.n) + m.col];
-      }
-      out.push_back(std::move(f));
+    if (dr.stats.examples.empty()) continue;
+    FailureFile f;
+    f.name = safe_name(t.name) + "." + to_string(dr.data) + ".txt";
+    f.target = t.name;
+    f.data = dr.data;
+    f.golden.name = f.name;
+    f.golden.header = failure_header(*op, report,
+                                     "instruction target '" + t.name + "', data set " + to_string(dr.data) +
+                                         ", seed " + std::to_string(o.seed) + " (tiles of " +
+                                         std::to_string(t.m) + " x " + std::to_string(t.n) + " outputs)");
+    auto& notes = f.golden.header.notes;
+    if (t.model_params) {
+      notes.push_back(
+          "the run modelled this target with candidate parameters (--model-override " + t.model_override +
+          "): the model bits below are the candidate's, verification recomputes the emulator table's row");
     }
+    for (const std::string& n : op->notes()) notes.push_back(n);
+    for (const Mismatch& m : dr.stats.examples) {
+      const TileBatch b = make_tiles(t, dr.data, o.seed, m.case_index, 1);
+      std::vector<std::uint64_t> in;
+      for (std::size_t k = 0; k < K; ++k) in.push_back(b.a[m.row * K + k]);
+      for (std::size_t k = 0; k < K; ++k) in.push_back(b.b[m.col * K + k]);
+      in.push_back(b.c[m.row * N + m.col]);
+      for (std::size_t s = 0; s < blocks; ++s) in.push_back(b.sfa[m.row * blocks + s]);
+      for (std::size_t s = 0; s < blocks; ++s) in.push_back(b.sfb[m.col * blocks + s]);
+      notes.push_back(case_note(f.examples.size(),
+                                "tile " + std::to_string(m.case_index) + ", output D[" +
+                                    std::to_string(m.row) + "][" + std::to_string(m.col) + "]",
+                                m, of));
+      add_case(f, std::move(in), m.device, m);
+    }
+    out.push_back(std::move(f));
   }
   return out;
 }
 
-std::string format_failure(const FailureCase& f) {
-  std::ostringstream s;
-  s << "blockscale-conformance-failure 1\n"
-    << "# One output on which the device and the emulator model disagree (docs/conformance.md).\n"
-    << "# Reproduce on any machine: blockscale conform --replay <this file>\n"
-    << "kind " << to_string(f.kind) << "\n"
-    << "target " << f.target << "\n";
-  Format fa, fb, facc = Format::float32, fs = Format::float8_e8m0fnu;
-  if (f.kind == TargetKind::instruction) {
-    const InstructionTarget t = instruction_target(f.target);
-    fa = t.a, fb = t.b, facc = t.acc, fs = t.scale;
+std::vector<FailureFile> gemm_files(const TargetResult& r, const ConformOptions& o,
+                                    const ConformReport& report) {
+  const GemmTarget& t = r.target.gemm;
+  const bool promotion = t.schedule_kind == GemmSchedule::hopper_promotion;
+  std::string operands;
+  if (promotion) {
+    const bool fp4 = t.recipe != GemmRecipe::mxfp8;
+    operands = "the kernel's operands as the emulator's promotion schedule takes them: " +
+               std::string(fp4 ? "e2m1 codes expanded exactly to e4m3, " : "") + "each " +
+               std::to_string(t.block) + "-element scale block in its own k32 slot" +
+               (t.block < 32 ? " followed by zero codes" : "") + ", " + info(t.scale).short_name +
+               " scales decoded to fp32" + (t.scale == Format::float8_ue4m3 ? " (bit 7 ignored)" : "") +
+               "; c = +0 where the problem has no C";
   } else {
-    const GemmTarget& g = f.gemm;
-    fa = g.a, fb = g.b, fs = g.scale;
-    s << "gemm " << to_string(g.recipe) << " " << info(g.a).short_name << " " << info(g.b).short_name << " "
-      << info(g.scale).short_name << " " << g.block << " "
-      << (g.schedule_kind == GemmSchedule::hopper_promotion ? "hopper_promotion" : "tcgen05_chain") << " "
-      << g.promotion_interval << " " << fma_name(g.fma) << " " << (f.bf16_output ? "bf16" : "f32") << "\n";
+    operands = "the kernel's element and scale codes as they are; c = +0 where the problem has no C";
   }
-  s << "device " << f.device << "\n"
-    << "data " << to_string(f.data) << " seed " << f.seed << " case " << f.case_index << " position " << f.row << " "
-    << f.col << "\n";
-  auto words = [&](const char* key, const std::vector<std::uint32_t>& v, Format fmt) {
-    s << key;
-    for (std::uint32_t w : v) s << " " << hex_word(w, digits_of(fmt));
-    s << "\n";
-  };
-  words("a", f.a, fa);
-  words("b", f.b, fb);
-  s << "c " << (f.has_c ? hex_word(f.c, digits_of(facc)) : std::string("none")) << "\n";
-  auto bytes = [&](const char* key, const std::vector<std::uint8_t>& v) {
-    s << key;
-    for (std::uint8_t w : v) s << " " << hex_word(w, 2);
-    s << "\n";
-  };
-  (void)fs;
-  bytes("sa", f.sa);
-  bytes("sb", f.sb);
-  const int dd = f.kind == TargetKind::gemm ? (f.bf16_output ? 4 : 8) : digits_of(facc);
-  s << "device_d " << hex_word(f.device_d, dd) << "\n"
-    << "model_d " << hex_word(f.model_d, dd) << "\n";
-  return s.str();
+  std::vector<FailureFile> out;
+  for (const DataResult& dr : r.data) {
+    // One file per (K, output format) in order of first appearance: a golden gemm file has one shape.
+    std::map<std::pair<int, bool>, std::size_t> index;
+    std::vector<FailureFile> files;
+    std::optional<std::uint64_t> problem_index;
+    GemmProblem p;
+    for (const Mismatch& m : dr.stats.examples) {
+      if (problem_index != m.case_index) {
+        p = make_gemm_problem(t, dr.data, o.seed, m.case_index, o.gemm_sizes);
+        problem_index = m.case_index;
+      }
+      const auto key = std::make_pair(p.k, p.bf16_output);
+      auto it = index.find(key);
+      if (it == index.end()) {
+        FailureFile f;
+        f.name = safe_name(t.name) + "." + to_string(dr.data) + ".k" + std::to_string(p.k) + "." +
+                 (p.bf16_output ? "bf16" : "f32") + ".txt";
+        f.target = t.name;
+        f.data = dr.data;
+        f.golden.name = f.name;
+        const auto op = gemm_failure_operation(t, p.k, p.bf16_output, f.name.substr(0, f.name.size() - 4));
+        f.golden.header = failure_header(*op, report,
+                                         "GEMM target '" + t.name + "', data set " + to_string(dr.data) +
+                                             ", seed " + std::to_string(o.seed) + ", " +
+                                             (o.gemm_sizes == GemmSizes::small ? "small" : "full") +
+                                             " problem sizes, K = " + std::to_string(p.k) + ", " +
+                                             (p.bf16_output ? "bf16" : "f32") + " output");
+        f.golden.header.notes.push_back(operands);
+        for (const std::string& n : op->notes()) f.golden.header.notes.push_back(n);
+        it = index.emplace(key, files.size()).first;
+        files.push_back(std::move(f));
+      }
+      FailureFile& f = files[it->second];
+      f.golden.header.notes.push_back(
+          case_note(f.examples.size(),
+                    "problem " + std::to_string(m.case_index) + " (" + std::to_string(p.m) + " x " +
+                        std::to_string(p.n) + " x " + std::to_string(p.k) + (p.c.empty() ? ", no C" : "") +
+                        "), output D[" + std::to_string(m.row) + "][" + std::to_string(m.col) + "]",
+                    m, p.bf16_output ? OutputFormat::bf16 : OutputFormat::f32));
+      add_case(f, gemm_failure_inputs(t, p, m.row, m.col), m.device, m);
+    }
+    for (FailureFile& f : files) out.push_back(std::move(f));
+  }
+  return out;
 }
 
-FailureCase parse_failure(const std::string& text, const std::string& name) {
-  FailureCase f;
-  std::istringstream in(text);
-  std::string line;
-  std::size_t ln = 0;
-  auto fail = [&](const std::string& what) -> void {
-    throw std::invalid_argument(name + ":" + std::to_string(ln) + ": " + what);
-  };
-  auto hex_value = [&](const std::string& w) -> std::uint32_t {
-    if (w.empty() || w.size() > 8 || w.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
-      fail("'" + w + "' is not a hexadecimal word of at most 8 digits");
-    }
-    return static_cast<std::uint32_t>(std::stoul(w, nullptr, 16));
-  };
-  bool header = false, have_target = false, have_d = false, have_m = false;
-  while (std::getline(in, line)) {
-    ++ln;
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    std::string key;
-    ls >> key;
-    if (!header) {
-      int version = 0;
-      if (key != "blockscale-conformance-failure" || !(ls >> version) || version != 1) {
-        fail("the first line must be 'blockscale-conformance-failure 1'");
-      }
-      header = true;
-      continue;
-    }
-    std::string rest;
-    std::getline(ls, rest);
-    if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
-    std::istringstream rs(rest);
-    if (key == "kind") {
-      if (rest == "instruction") {
-        f.kind = TargetKind::instruction;
-      } else if (rest == "gemm") {
-        f.kind = TargetKind::gemm;
-      } else {
-        fail("kind must be 'instruction' or 'gemm'");
-      }
-    } else if (key == "target") {
-      f.target = rest;
-      have_target = !rest.empty();
-    } else if (key == "gemm") {
-      std::string recipe, a, b, scale, sched, fma, out;
-      int block = 0, P = 0;
-      if (!(rs >> recipe >> a >> b >> scale >> block >> sched >> P >> fma >> out)) fail("incomplete 'gemm' line");
-      GemmTarget& g = f.gemm;
-      if (recipe == "mxfp8") {
-        g.recipe = GemmRecipe::mxfp8;
-      } else if (recipe == "mxfp4") {
-        g.recipe = GemmRecipe::mxfp4;
-      } else if (recipe == "nvfp4") {
-        g.recipe = GemmRecipe::nvfp4;
-      } else {
-        fail("unknown recipe '" + recipe + "'");
-      }
-      const auto pa = parse_format(a), pb = parse_format(b), ps = parse_format(scale);
-      if (!pa || !pb || !ps) fail("unknown format in the 'gemm' line");
-      g.a = *pa, g.b = *pb, g.scale = *ps;
-      if (block != 16 && block != 32) fail("block must be 16 or 32");
-      g.block = block;
-      if (sched == "hopper_promotion") {
-        g.schedule_kind = GemmSchedule::hopper_promotion;
-      } else if (sched == "tcgen05_chain") {
-        g.schedule_kind = GemmSchedule::tcgen05_chain;
-      } else {
-        fail("unknown schedule '" + sched + "'");
-      }
-      g.promotion_interval = P;
-      if (fma == "scale_product") {
-        g.fma = emulator::PromotionFma::scale_product;
-      } else if (fma == "scale_b_first") {
-        g.fma = emulator::PromotionFma::scale_b_first;
-      } else if (fma == "mul_then_add") {
-        g.fma = emulator::PromotionFma::mul_then_add;
-      } else {
-        fail("unknown promotion FMA '" + fma + "'");
-      }
-      if (out != "f32" && out != "bf16") fail("output must be f32 or bf16");
-      f.bf16_output = out == "bf16";
-    } else if (key == "device") {
-      f.device = rest;
-    } else if (key == "data") {
-      std::string d, k1, k2, k3;
-      if (!(rs >> d >> k1 >> f.seed >> k2 >> f.case_index >> k3 >> f.row >> f.col) || k1 != "seed" || k2 != "case" ||
-          k3 != "position") {
-        fail("expected 'data <set> seed <S> case <i> position <row> <col>'");
-      }
-      const auto dk = parse_data_kind(d);
-      if (!dk) fail("unknown data set '" + d + "'");
-      f.data = *dk;
-    } else if (key == "a" || key == "b") {
-      auto& v = key == "a" ? f.a : f.b;
-      std::string w;
-      while (rs >> w) v.push_back(hex_value(w));
-    } else if (key == "c") {
-      f.has_c = rest != "none";
-      if (f.has_c) f.c = hex_value(rest);
-    } else if (key == "sa" || key == "sb") {
-      auto& v = key == "sa" ? f.sa : f.sb;
-      std::string w;
-      while (rs >> w) {
-        const std::uint32_t x = hex_value(w);
-        if (x > 0xFF) fail("scale codes are bytes");
-        v.push_back(static_cast<std::uint8_t>(x));
-      }
-    } else if (key == "device_d") {
-      f.device_d = hex_value(rest);
-      have_d = true;
-    } else if (key == "model_d") {
-      f.model_d = hex_value(rest);
-      have_m = true;
-    } else {
-      fail("unknown key '" + key + "'");
-    }
+}  // namespace
+
+std::unique_ptr<golden::Operation> gemm_failure_operation(const GemmTarget& t, int k, bool bf16_output,
+                                                          std::string name) {
+  if (k <= 0 || k % t.block != 0) {
+    throw std::invalid_argument("GEMM '" + t.name + "': K = " + std::to_string(k) +
+                                " is not a multiple of the block");
   }
-  ln = 0;
-  if (!header) fail("empty file");
-  if (!have_target) fail("no 'target' line");
-  if (!have_d || !have_m) fail("'device_d' and 'model_d' lines are required");
-  if (f.a.empty() || f.a.size() != f.b.size()) fail("'a' and 'b' must hold the same, nonzero number of words");
-  if (f.sa.size() != f.sb.size()) fail("'sa' and 'sb' must hold the same number of scales");
-  f.gemm.name = f.target;
-  return f;
+  if (t.schedule_kind == GemmSchedule::hopper_promotion && t.promotion_interval != 1) {
+    throw std::invalid_argument("GEMM '" + t.name + "': per-block scales need promotion interval P = 1");
+  }
+  const int golden_k = t.schedule_kind == GemmSchedule::hopper_promotion ? 32 * (k / t.block) : k;
+  return golden::gemm_operation(std::move(name), 1, 1, golden_k, gemm_schedule(t),
+                                bf16_output ? golden::GemmOutput::bf16 : golden::GemmOutput::accumulator);
 }
 
-std::uint32_t replay_model(const FailureCase& f) {
-  if (f.kind == TargetKind::instruction) {
-    const InstructionTarget t = instruction_target(f.target);
-    if (f.a.size() != static_cast<std::size_t>(t.k)) {
-      throw std::invalid_argument("'" + f.target + "' takes K = " + std::to_string(t.k) + " codes per operand, the file has " +
-                                  std::to_string(f.a.size()));
-    }
-    std::vector<std::uint32_t> sa(f.sa.begin(), f.sa.end()), sb(f.sb.begin(), f.sb.end());
-    return emulator::dot(t.model, f.a, f.b, f.c, sa, sb);
+std::vector<std::uint64_t> gemm_failure_inputs(const GemmTarget& t, const GemmProblem& p, std::size_t row,
+                                               std::size_t col) {
+  const std::size_t K = static_cast<std::size_t>(p.k), blocks = K / static_cast<std::size_t>(t.block);
+  const std::span<const std::uint8_t> a(p.a.data() + row * K, K), b(p.b.data() + col * K, K);
+  const std::span<const std::uint8_t> sa(p.sfa.data() + row * blocks, blocks),
+      sb(p.sfb.data() + col * blocks, blocks);
+  const std::uint64_t c = p.c.empty() ? 0 : p.c[row * static_cast<std::size_t>(p.n) + col];
+  std::vector<std::uint64_t> in;
+  if (t.schedule_kind == GemmSchedule::hopper_promotion) {
+    for (std::uint8_t e : promotion_elements(t, a, 1, p.k)) in.push_back(e);
+    for (std::uint8_t e : promotion_elements(t, b, 1, p.k)) in.push_back(e);
+    in.push_back(c);
+    for (std::uint32_t s : promotion_scales(t, sa)) in.push_back(s);
+    for (std::uint32_t s : promotion_scales(t, sb)) in.push_back(s);
+  } else {
+    in.insert(in.end(), a.begin(), a.end());
+    in.insert(in.end(), b.begin(), b.end());
+    in.push_back(c);
+    in.insert(in.end(), sa.begin(), sa.end());
+    in.insert(in.end(), sb.begin(), sb.end());
   }
-  GemmProblem p;
-  p.m = p.n = 1;
-  p.k = static_cast<int>(f.a.size());
-  p.bf16_output = f.bf16_output;
-  for (std::uint32_t w : f.a) p.a.push_back(static_cast<std::uint8_t>(w));
-  for (std::uint32_t w : f.b) p.b.push_back(static_cast<std::uint8_t>(w));
-  p.sfa = f.sa;
-  p.sfb = f.sb;
-  if (f.has_c) p.c = {f.c};
-  if (p.k % f.gemm.block != 0 || f.sa.size() != static_cast<std::size_t>(p.k / f.gemm.block)) {
-    throw std::invalid_argument("the GEMM case needs K / block = " + std::to_string(p.k / f.gemm.block) + " scales per side");
-  }
-  return emulate_gemm(f.gemm, p).at(0);
+  return in;
 }
 
-std::vector<std::filesystem::path> save_failures(const std::filesystem::path& dir, const ConformReport& report,
-                                                 const ConformOptions& o) {
-  std::vector<std::filesystem::path> written;
-  bool made = false;
+std::vector<FailureFile> failure_files(const ConformReport& report, const ConformOptions& o) {
+  std::vector<FailureFile> out;
   for (const TargetResult& r : report.targets) {
-    if (r.total.mismatches == 0) continue;
-    if (!made) {
-      std::filesystem::create_directories(dir);
-      made = true;
-    }
-    std::size_t i = 0;
-    for (const FailureCase& f : failure_cases(r, o, report.device)) {
-      const std::filesystem::path p =
-          dir / (safe_name(f.target) + "." + to_string(f.data) + "." + std::to_string(i++) + ".failure");
-      std::ofstream out(p);
-      out << format_failure(f);
-      if (!out) throw std::runtime_error("cannot write " + p.string());
-      written.push_back(p);
-    }
+    std::vector<FailureFile> files =
+        r.target.kind == TargetKind::instruction ? instruction_files(r, o, report) : gemm_files(r, o, report);
+    for (FailureFile& f : files) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<std::filesystem::path> save_failures(const std::filesystem::path& dir,
+                                                 const ConformReport& report, const ConformOptions& o) {
+  std::vector<std::filesystem::path> written;
+  const std::vector<FailureFile> files = failure_files(report, o);
+  if (files.empty()) return written;
+  std::filesystem::create_directories(dir);
+  for (const FailureFile& f : files) {
+    const std::filesystem::path p = dir / f.name;
+    std::ofstream out(p, std::ios::binary);
+    out << golden::format_golden(f.golden);
+    if (!out) throw std::runtime_error("cannot write " + p.string());
+    written.push_back(p);
   }
   return written;
 }

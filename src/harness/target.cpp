@@ -238,54 +238,58 @@ std::vector<std::uint32_t> emulate_chain(const GemmTarget& t, const GemmProblem&
   return d;
 }
 
+// The k32 slot of one scale block: one wgmma k32 fp8 instruction per block (gpu/gemm.cpp).
+constexpr int kPromotionSlot = 32;
+
 }  // namespace
+
+std::vector<std::uint8_t> promotion_elements(const GemmTarget& t, std::span<const std::uint8_t> codes, int rows,
+                                             int k) {
+  const bool fp4 = t.recipe != GemmRecipe::mxfp8;
+  const int blocks = k / t.block;
+  const std::size_t kk = std::size_t(blocks) * kPromotionSlot;
+  std::vector<std::uint8_t> e(std::size_t(rows) * kk, 0);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < k; ++j) {
+      const std::uint8_t c = codes[std::size_t(i) * std::size_t(k) + std::size_t(j)];
+      const std::size_t jj = std::size_t(j / t.block) * kPromotionSlot + std::size_t(j % t.block);
+      // Every e2m1 value is an e4m3 value: the expansion is exact.
+      e[std::size_t(i) * kk + jj] =
+          fp4 ? static_cast<std::uint8_t>(convert_code(Format::float8_e4m3fn, Format::float4_e2m1fn, c)) : c;
+    }
+  return e;
+}
+
+std::vector<std::uint32_t> promotion_scales(const GemmTarget& t, std::span<const std::uint8_t> codes) {
+  std::vector<std::uint32_t> f(codes.size());
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const std::uint32_t code = t.scale == Format::float8_ue4m3 ? (codes[i] & 0x7Fu) : codes[i];
+    const float v = to_float(t.scale, code);
+    std::memcpy(&f[i], &v, 4);
+  }
+  return f;
+}
 
 std::vector<std::uint32_t> emulate_gemm(const GemmTarget& t, const GemmProblem& p) {
   using emulator::CodeMatrix;
   using emulator::Order;
   if (p.k % t.block != 0) throw std::invalid_argument("GEMM '" + t.name + "': K must be a multiple of the block");
   if (t.schedule_kind == GemmSchedule::tcgen05_chain) return emulate_chain(t, p);
-  const bool fp4 = t.recipe != GemmRecipe::mxfp8;
-  const Format fa = fp4 ? Format::float8_e4m3fn : t.a, fb = fp4 ? Format::float8_e4m3fn : t.b;
-  // Each scale block occupies one k32 instruction slot; a 16-element block is followed by 16 zeros.
-  const int slot = 32, per_block = t.block;
-  const int blocks = p.k / t.block;
-  const std::size_t kk = std::size_t(blocks) * slot;
-  auto expand = [&](const std::vector<std::uint8_t>& codes, int rows) {
-    std::vector<std::uint8_t> e(std::size_t(rows) * kk, 0);
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < p.k; ++j) {
-        const std::uint8_t c = codes[std::size_t(i) * p.k + j];
-        const std::size_t jj = std::size_t(j / per_block) * slot + std::size_t(j % per_block);
-        e[std::size_t(i) * kk + jj] =
-            fp4 ? static_cast<std::uint8_t>(convert_code(Format::float8_e4m3fn, Format::float4_e2m1fn, c)) : c;
-      }
-    return e;
-  };
-  const std::vector<std::uint8_t> ea = expand(p.a, p.m), eb = expand(p.b, p.n);
-  // Scales as the kernel decodes them to fp32 (ue4m3: bit 7 ignored, numerics.md b.5).
-  auto decode = [&](const std::vector<std::uint8_t>& s) {
-    std::vector<std::uint32_t> f(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      const std::uint32_t code = t.scale == Format::float8_ue4m3 ? (s[i] & 0x7Fu) : s[i];
-      const float v = to_float(t.scale, code);
-      std::memcpy(&f[i], &v, 4);
-    }
-    return f;
-  };
-  const std::vector<std::uint32_t> sa = decode(p.sfa), sb = decode(p.sfb);
-  emulator::KernelSchedule sched = gemm_schedule(t);
-  emulator::GemmOperands ops;
-  ops.a = CodeMatrix(fa, p.m, kk, std::span<const std::uint8_t>(ea));
-  ops.b = CodeMatrix(fb, kk, p.n, std::span<const std::uint8_t>(eb), Order::col_major);
   // One scale pair per promotion: with P > 1 a promotion would span P scale blocks, which the
   // kernels of this project never do (they promote every block, P = 1).
   if (t.promotion_interval != 1) {
     throw std::invalid_argument("GEMM '" + t.name + "': per-block scales need promotion interval P = 1");
   }
-  const auto sblocks = static_cast<std::size_t>(blocks);
-  ops.scale_a = CodeMatrix(Format::float32, p.m, sblocks, std::span<const std::uint32_t>(sa));
-  ops.scale_b = CodeMatrix(Format::float32, sblocks, p.n, std::span<const std::uint32_t>(sb), Order::col_major);
+  const emulator::KernelSchedule sched = gemm_schedule(t);
+  const Format fa = *emulator::format_of(sched.instruction.a), fb = *emulator::format_of(sched.instruction.b);
+  const std::size_t blocks = static_cast<std::size_t>(p.k / t.block), kk = blocks * kPromotionSlot;
+  const std::vector<std::uint8_t> ea = promotion_elements(t, p.a, p.m, p.k), eb = promotion_elements(t, p.b, p.n, p.k);
+  const std::vector<std::uint32_t> sa = promotion_scales(t, p.sfa), sb = promotion_scales(t, p.sfb);
+  emulator::GemmOperands ops;
+  ops.a = CodeMatrix(fa, p.m, kk, std::span<const std::uint8_t>(ea));
+  ops.b = CodeMatrix(fb, kk, p.n, std::span<const std::uint8_t>(eb), Order::col_major);
+  ops.scale_a = CodeMatrix(Format::float32, p.m, blocks, std::span<const std::uint32_t>(sa));
+  ops.scale_b = CodeMatrix(Format::float32, blocks, p.n, std::span<const std::uint32_t>(sb), Order::col_major);
   if (!p.c.empty()) ops.c = CodeMatrix(Format::float32, p.m, p.n, std::span<const std::uint32_t>(p.c));
   std::vector<std::uint32_t> d = emulator::gemm(sched, ops);
   if (p.bf16_output) to_bf16(d);

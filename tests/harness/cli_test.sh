@@ -39,13 +39,40 @@ expect 0 "self-test agrees" "$bin" conform --self-test --outputs 4096 --quiet --
 grep -q '"mismatches": 0, "failed": false' "$scratch/st.json" || { echo "FAIL: JSON lacks the zero-mismatch summary"; fail=1; }
 grep -q '| `sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3` |' "$scratch/st.md" || { echo "FAIL: Markdown lacks the wgmma row"; fail=1; }
 
-# A perturbed self-test device must be caught (exit 1), and its failures saved and replayed.
+# A perturbed self-test device must be caught (exit 1), and its failures saved as golden-vector files
+# whose expected outputs are the device's bits: `blockscale golden verify` reproduces each failure on
+# this CPU (exit 1), every case of a file being one of the mismatches.
 expect 1 "perturbed F is caught" "$bin" conform --self-test --perturb fraction-bits --kernels 'wgmma.*f32 e4m3 e4m3' \
   --outputs 4096 --quiet --save-failures "$scratch/failures"
-n=$(ls "$scratch/failures" 2>/dev/null | wc -l)
+n=$(ls "$scratch/failures"/*.txt 2>/dev/null | wc -l)
 [[ $n -gt 0 ]] || { echo "FAIL: no failure files written"; fail=1; }
 first=$(ls "$scratch/failures" | head -n 1)
-expect 1 "replay reproduces the saved failure" "$bin" conform --replay "$scratch/failures/$first"
+head -n 1 "$scratch/failures/$first" | grep -qx '@golden 1' || { echo "FAIL: $first is not a golden file"; fail=1; }
+grep -qx '@data self-test' "$scratch/failures/$first" || { echo "FAIL: $first lacks '@data self-test'"; fail=1; }
+grep -q '^# case 0: tile [0-9]*, output D\[[0-9]*\]\[[0-9]*\]: device 0x[0-9A-F]*, emulator model 0x' \
+  "$scratch/failures/$first" || { echo "FAIL: $first lacks the note of case 0"; fail=1; }
+expect 1 "golden verify reproduces a saved failure" "$bin" golden verify "$scratch/failures/$first"
+awk '$1 == "FAIL" && $2 > 0 && $2 == $4 { ok = 1 } END { exit !ok }' "$scratch/out.txt" ||
+  { echo "FAIL: golden verify does not report every case of $first as a mismatch"; sed 's/^/    /' "$scratch/out.txt" | head; fail=1; }
+grep -q 'd: expected .*, blockscale gives ' "$scratch/out.txt" || { echo "FAIL: no device-vs-model detail"; fail=1; }
+expect 1 "golden verify reproduces the whole directory" "$bin" golden verify "$scratch/failures"
+grep -q "^$n files, .* $n files failed (0 malformed" "$scratch/out.txt" ||
+  { echo "FAIL: golden verify of the directory:"; tail -n 1 "$scratch/out.txt"; fail=1; }
+# GEMM failures (a wrong promotion FMA) verify the same way.
+expect 1 "perturbed promotion FMA is caught" "$bin" conform --self-test --perturb promotion-fma --kernels 'gemm mxfp8' \
+  --data probes --quiet --save-failures "$scratch/gemm-failures"
+ls "$scratch/gemm-failures"/*.k*.f32.txt > /dev/null 2>&1 || { echo "FAIL: no GEMM failure files written"; fail=1; }
+expect 1 "golden verify reproduces the GEMM failures" "$bin" golden verify "$scratch/gemm-failures"
+# A corrupted or truncated failure file is refused (exit 2) with a message naming its line.
+lines=$(wc -l < "$scratch/failures/$first")
+sed "${lines}s/^./g/" "$scratch/failures/$first" > "$scratch/corrupt.txt"
+expect 2 "a corrupted failure file" "$bin" golden verify "$scratch/corrupt.txt"
+grep -q "corrupt.txt:$lines: field a: .* is not hexadecimal" "$scratch/out.txt" ||
+  { echo "FAIL: the corrupted line is not named"; sed 's/^/    /' "$scratch/out.txt" | head -n 4; fail=1; }
+head -c -3 "$scratch/failures/$first" > "$scratch/truncated.txt"
+expect 2 "a truncated failure file" "$bin" golden verify "$scratch/truncated.txt"
+grep -q "truncated.txt:$lines: field d (f32) needs 8 hex digits, got 6" "$scratch/out.txt" ||
+  { echo "FAIL: the truncated line is not named"; sed 's/^/    /' "$scratch/out.txt" | head -n 4; fail=1; }
 expect 1 "a rare one-ulp fault is caught" "$bin" conform --self-test --perturb output-lsb --kernels 'mma.sync.*k16 f32 bf16' \
   --outputs 20000 --quiet
 expect 1 "C placement is caught" "$bin" conform --self-test --perturb c-placement --kernels 'm16n8k32 f32 e4m3 e4m3' \
@@ -59,6 +86,5 @@ expect 1 "discovery flags a wrong F" "$bin" conform --self-test --perturb fracti
 expect 2 "unknown data set" "$bin" conform --self-test --data nonsense
 expect 2 "bad regular expression" "$bin" conform --self-test --kernels '('
 expect 2 "--perturb without --self-test" "$bin" conform --perturb output-lsb
-printf 'blockscale-conformance-failure 1\nkind instruction\ntarget x\n' > "$scratch/bad.failure"
-expect 2 "malformed failure file" "$bin" conform --replay "$scratch/bad.failure"
+expect 2 "the interim --replay is gone" "$bin" conform --replay "$scratch/failures/$first"
 exit $fail

@@ -2,14 +2,21 @@
 // The conformance harness against the emulator itself: what CI can check without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <span>
+#include <tuple>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
+#include "blockscale/golden/file.h"
+#include "blockscale/golden/operation.h"
+#include "blockscale/golden/verify.h"
 #include "blockscale/harness.h"
 
 namespace blockscale::harness {
@@ -132,6 +139,59 @@ TEST(HarnessConform, SelfTestAgreesEverywhere) {
   }
 }
 
+// The emulator's d for every case of a golden file, through the operation its header names.
+std::vector<std::uint64_t> recomputed(const golden::GoldenFile& f) {
+  const auto op = golden::make_operation(f);
+  const std::size_t ni = golden::input_words(f.header.fields);
+  std::vector<std::uint64_t> d(f.cases());
+  for (std::size_t i = 0; i < f.cases(); ++i) op->compute(f.case_words(i).subspan(0, ni), std::span(&d[i], 1));
+  return d;
+}
+
+// A failure file as a user meets it: its text read back by the golden reader and verified. The
+// expected outputs are the device's bits; verification recomputes exactly the model's bits and
+// reports exactly the cases where the two differ; with the model's bits put in, the file verifies
+// clean. The notes show both bits of every case.
+void check_failure_file(const FailureFile& f) {
+  SCOPED_TRACE(f.name);
+  const golden::GoldenFile g = golden::parse_golden(golden::format_golden(f.golden), f.name);
+  ASSERT_EQ(g.cases(), f.examples.size());
+  ASSERT_GT(g.cases(), 0u);
+  const std::vector<std::uint64_t> model = recomputed(g);
+  golden::VerifyOptions vo;
+  vo.max_report = 64;
+  const golden::FileReport r = golden::verify_golden(g, vo);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  std::vector<std::size_t> differing;
+  for (std::size_t i = 0; i < g.cases(); ++i) {
+    const Mismatch& m = f.examples[i];
+    EXPECT_EQ(g.case_words(i).back(), m.device) << "case " << i;
+    EXPECT_EQ(model[i], m.model) << "case " << i;
+    if (m.device != m.model) differing.push_back(i);
+  }
+  EXPECT_EQ(r.mismatches, differing.size());
+  ASSERT_EQ(r.first.size(), differing.size());
+  for (std::size_t j = 0; j < differing.size(); ++j) EXPECT_EQ(r.first[j].index, differing[j]);
+  golden::GoldenFile agreed = g;
+  for (std::size_t i = 0; i < g.cases(); ++i) agreed.words[(i + 1) * g.words_per_case - 1] = model[i];
+  const golden::FileReport clean = golden::verify_golden(golden::parse_golden(golden::format_golden(agreed), f.name));
+  EXPECT_TRUE(clean.ok()) << clean.error << " " << clean.mismatches << " mismatches";
+  std::size_t case_notes = 0;
+  for (const std::string& n : g.header.notes) {
+    if (n.rfind("case ", 0) != 0) continue;
+    const Mismatch& m = f.examples.at(case_notes++);
+    for (std::uint32_t bits : {m.device, m.model}) {
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "%X", bits);
+      EXPECT_NE(n.find(hex), std::string::npos) << n;
+    }
+  }
+  EXPECT_EQ(case_notes, g.cases());
+  ASSERT_EQ(g.header.sources.size(), 2u);
+  EXPECT_NE(g.header.sources[1].find("'" + f.target + "', data set " + to_string(f.data)), std::string::npos)
+      << g.header.sources[1];
+}
+
 class Perturbed : public ::testing::TestWithParam<Perturbation> {};
 
 TEST_P(Perturbed, IsCaughtAndReproducible) {
@@ -146,18 +206,20 @@ TEST_P(Perturbed, IsCaughtAndReproducible) {
     EXPECT_TRUE(t.error.empty()) << t.error;
     EXPECT_GT(t.total.mismatches, 0u) << t.target.name() << " perturbed by " << to_string(GetParam());
   }
-  // The failures regenerate from the seed, survive the file format, and replay to the model's bits.
+  // The failures regenerate from the seed and become golden files that reproduce them: every kept
+  // example is one case, and `golden verify` reports each (the device's bits differ from the model's).
+  const std::vector<FailureFile> files = failure_files(r, o);
   for (const TargetResult& t : r.targets) {
-    const std::vector<FailureCase> fails = failure_cases(t, o, r.device);
-    ASSERT_FALSE(fails.empty());
-    for (const FailureCase& f : fails) {
-      const FailureCase g = parse_failure(format_failure(f), "mem");
-      EXPECT_EQ(g.a, f.a);
-      EXPECT_EQ(g.sb, f.sb);
-      EXPECT_EQ(g.device_d, f.device_d);
-      EXPECT_EQ(replay_model(g), f.model_d) << t.target.name();
-      EXPECT_NE(replay_model(g), f.device_d);
-    }
+    std::size_t kept = 0, cases = 0;
+    for (const DataResult& d : t.data) kept += d.stats.examples.size();
+    for (const FailureFile& f : files) cases += f.target == t.target.name() ? f.examples.size() : 0;
+    EXPECT_GT(kept, 0u) << t.target.name();
+    EXPECT_EQ(cases, kept) << t.target.name();
+  }
+  for (const FailureFile& f : files) {
+    EXPECT_EQ(f.golden.header.data, "self-test");
+    EXPECT_NE(f.golden.header.sources[0].find("perturbed: " + to_string(GetParam())), std::string::npos);
+    check_failure_file(f);
   }
 }
 
@@ -171,16 +233,222 @@ INSTANTIATE_TEST_SUITE_P(Harness, Perturbed,
                            return n;
                          });
 
-TEST(HarnessFailures, MalformedFilesNameTheLine) {
-  EXPECT_THROW(parse_failure("", "x"), std::invalid_argument);
-  try {
-    parse_failure("blockscale-conformance-failure 1\nkind instruction\ntarget t\na 1G\n", "f.failure");
-    FAIL();
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("f.failure:4:"), std::string::npos) << e.what();
+// Every GEMM target the harness knows: the self-test's, and the targets gpu_device.cpp makes of
+// blockscale::gpu::gemm_kernels() (their fields written out here as gpu/gemm.cpp sets them: a build
+// without CUDA has no GPU catalogue).
+std::vector<GemmTarget> every_gemm_target() {
+  std::vector<GemmTarget> v;
+  for (const Target& t : self_test_targets())
+    if (t.kind == TargetKind::gemm) v.push_back(t.gemm);
+  auto add = [&](GemmRecipe r, Format a, Format b, Format scale, int block, int k_multiple, GemmSchedule kind) {
+    GemmTarget g;
+    g.recipe = r, g.a = a, g.b = b, g.scale = scale, g.block = block, g.k_multiple = k_multiple;
+    g.schedule_kind = kind;
+    g.linear_scales = kind == GemmSchedule::hopper_promotion;
+    g.promotion_interval = kind == GemmSchedule::hopper_promotion ? 1 : 0;
+    g.name = std::string(kind == GemmSchedule::hopper_promotion ? "sm_90a" : "sm_100a") + " gemm " + to_string(r) +
+             " " + info(a).short_name + " " + info(b).short_name + " " + info(scale).short_name + " block" +
+             std::to_string(block) + (kind == GemmSchedule::hopper_promotion ? " (wgmma promotion P=1)" : " (tcgen05 chain)");
+    v.push_back(g);
+  };
+  const Format fp8[] = {Format::float8_e4m3fn, Format::float8_e5m2};
+  for (GemmSchedule kind : {GemmSchedule::hopper_promotion, GemmSchedule::tcgen05_chain})
+    for (Format a : fp8)
+      for (Format b : fp8) add(GemmRecipe::mxfp8, a, b, Format::float8_e8m0fnu, 32, 128, kind);
+  add(GemmRecipe::mxfp4, Format::float4_e2m1fn, Format::float4_e2m1fn, Format::float8_e8m0fnu, 32, 128,
+      GemmSchedule::hopper_promotion);
+  add(GemmRecipe::nvfp4, Format::float4_e2m1fn, Format::float4_e2m1fn, Format::float8_ue4m3, 16, 64,
+      GemmSchedule::hopper_promotion);
+  add(GemmRecipe::nvfp4, Format::float4_e2m1fn, Format::float4_e2m1fn, Format::float8_ue4m3, 16, 256,
+      GemmSchedule::tcgen05_chain);
+  return v;
+}
+
+// The mapping of a GEMM output onto the golden gemm operation (M = N = 1: expanded and padded e4m3
+// codes with fp32 scales for the promotion schedule, codes as they are for the tcgen05 chain, C = +0
+// for an absent C, out=bf16) gives emulate_gemm's bits, for every GEMM target, on every data set,
+// with and without C, f32 and bf16 output.
+TEST(HarnessFailures, GemmFailureOperationComputesWhatEmulateGemmComputes) {
+  std::size_t compared = 0, bf16 = 0, without_c = 0, nan = 0;
+  const std::vector<GemmTarget> targets = every_gemm_target();
+  EXPECT_EQ(targets.size(), 3u + 11u);
+  for (const GemmTarget& t : targets) {
+    for (DataKind data : {DataKind::random, DataKind::realistic, DataKind::probes}) {
+      for (std::uint64_t i = 0; i < 12; ++i) {
+        const GemmProblem p = make_gemm_problem(t, data, 3, i, GemmSizes::small);
+        const std::vector<std::uint32_t> want = emulate_gemm(t, p);
+        const auto op = gemm_failure_operation(t, p.k, p.bf16_output, "mapping");
+        const int row_step = std::max(1, p.m / 6), col_step = std::max(1, p.n / 6);
+        for (int row = 0; row < p.m; row += row_step)
+          for (int col = 0; col < p.n; col += col_step) {
+            const std::vector<std::uint64_t> in =
+                gemm_failure_inputs(t, p, static_cast<std::size_t>(row), static_cast<std::size_t>(col));
+            std::uint64_t d = 0;
+            op->compute(in, std::span(&d, 1));
+            const std::uint32_t w = want[static_cast<std::size_t>(row) * static_cast<std::size_t>(p.n) +
+                                         static_cast<std::size_t>(col)];
+            ASSERT_EQ(d, w) << t.name << ", " << to_string(data) << " problem " << i << ", D[" << row << "][" << col
+                            << "]";
+            ++compared;
+            bf16 += p.bf16_output;
+            without_c += p.c.empty();
+            nan += p.bf16_output ? (w & 0x7FFFu) > 0x7F80u : (w & 0x7FFFFFFFu) > 0x7F800000u;
+          }
+      }
+    }
   }
-  EXPECT_THROW(parse_failure("blockscale-conformance-failure 2\n", "x"), std::invalid_argument);
-  EXPECT_THROW(parse_failure("blockscale-conformance-failure 1\nbogus 1\n", "x"), std::invalid_argument);
+  // Without C, an A row of negative zeros: D = +0 in the file as in the model (an all -0 sum is +0,
+  // numerics.md b.6, so the +0 that stands in for an absent C keeps it so).
+  for (const GemmTarget& t : targets) {
+    for (bool bf16_output : {false, true}) {
+      GemmProblem p = make_gemm_problem(t, DataKind::realistic, 3, 0, GemmSizes::small);
+      p.c.clear();
+      p.bf16_output = bf16_output;
+      std::fill(p.a.begin(), p.a.begin() + p.k, static_cast<std::uint8_t>(sign_mask(t.a)));
+      const std::vector<std::uint32_t> want = emulate_gemm(t, p);
+      const auto op = gemm_failure_operation(t, p.k, p.bf16_output, "zero_row");
+      for (std::size_t col = 0; col < static_cast<std::size_t>(p.n); col += 7) {
+        ASSERT_EQ(want[col], 0u) << t.name << ": D[0][" << col << "] of a zero row without C is not +0";
+        std::uint64_t d = 1;
+        op->compute(gemm_failure_inputs(t, p, 0, col), std::span(&d, 1));
+        ASSERT_EQ(d, want[col]) << t.name << ", D[0][" << col << "]" << (bf16_output ? ", bf16" : "");
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 20000u);
+  EXPECT_GT(bf16, 1000u);
+  EXPECT_GT(without_c, 1000u);
+  EXPECT_GT(nan, 10u);
+}
+
+// A report as a GPU run would give it, with mismatches injected (the device's bits are the model's
+// with the last bit flipped; one example per data set where they agree), for instruction and GEMM
+// targets: the files name the device, hold one case per example, split GEMM examples by K and
+// output format, and verify with exactly the injected mismatches.
+TEST(HarnessFailures, InjectedMismatchesAreReportedExactly) {
+  ConformOptions o;
+  o.seed = 5;
+  o.gemm_sizes = GemmSizes::small;
+  ConformReport report;
+  report.device.kind = "gpu";
+  report.device.name = "NVIDIA H200";
+  report.device.compute_capability = "9.0";
+  report.device.multiprocessors = 132;
+  report.device.driver = "580.159.04";
+  report.device.cuda_driver = "13.0";
+  report.device.cuda_runtime = "13.0";
+  report.date = "2026-01-02T03:04:05Z";
+  auto example = [](OutputFormat f, std::uint64_t index, std::size_t row, std::size_t col, std::uint32_t model,
+                    bool agree) {
+    Mismatch m;
+    m.case_index = index, m.row = row, m.col = col, m.model = model;
+    m.device = agree ? model : model ^ 1u;
+    m.ulps = ulp_distance(f, m.device, m.model);
+    return m;
+  };
+  for (const char* name :
+       {"sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3",
+        "sm_90a mma.sync.aligned m16n8k8 f32 tf32 tf32", "sm_90a wgmma.mma_async m64n8k32 f16 e5m2 e4m3"}) {
+    TargetResult tr;
+    tr.target.kind = TargetKind::instruction;
+    tr.target.instruction = instruction_target(name);
+    const InstructionTarget& t = tr.target.instruction;
+    for (DataKind data : {DataKind::random, DataKind::probes}) {
+      DataResult dr;
+      dr.data = data;
+      using Where = std::tuple<std::uint64_t, std::size_t, std::size_t>;  // tile, row, column
+      const Where where[] = {{0, 0, 0},
+                             {3, static_cast<std::size_t>(t.m - 1), static_cast<std::size_t>(t.n - 1)},
+                             {3, 5, 2},
+                             {9, 1, 7}};
+      for (const auto& [tile, row, col] : where) {
+        const std::vector<std::uint32_t> d = emulate_tiles(t, make_tiles(t, data, o.seed, tile, 1));
+        dr.stats.examples.push_back(example(output_format(t.acc), tile, row, col, d[row * static_cast<std::size_t>(t.n) + col],
+                                            tile == 9));
+      }
+      tr.data.push_back(dr);
+    }
+    report.targets.push_back(tr);
+  }
+  for (const GemmTarget& g : every_gemm_target()) {
+    TargetResult tr;
+    tr.target.kind = TargetKind::gemm;
+    tr.target.gemm = g;
+    for (DataKind data : {DataKind::realistic, DataKind::probes}) {
+      DataResult dr;
+      dr.data = data;
+      // Problems 0, 1 and 4 have f32 output and K of 1, 4 and 8 pipeline stages; 9 and 10 bf16
+      // output and no C (K of 1 and 8 stages): five files.
+      using Where = std::tuple<std::uint64_t, std::size_t, std::size_t, bool>;  // problem, row, column, agree
+      const Where where[] = {{0, 0, 0, false}, {0, 63, 62, true}, {1, 31, 0, false}, {4, 7, 9, false},
+                             {9, 32, 64, false}, {10, 15, 15, false}, {0, 5, 6, false}};
+      for (const auto& [index, row, col, agree] : where) {
+        const GemmProblem p = make_gemm_problem(g, data, o.seed, index, o.gemm_sizes);
+        const std::vector<std::uint32_t> d = emulate_gemm(g, p);
+        dr.stats.examples.push_back(example(p.bf16_output ? OutputFormat::bf16 : OutputFormat::f32, index, row, col,
+                                            d[row * static_cast<std::size_t>(p.n) + col], agree));
+      }
+      tr.data.push_back(dr);
+    }
+    report.targets.push_back(tr);
+  }
+
+  const std::vector<FailureFile> files = failure_files(report, o);
+  ASSERT_EQ(files.size(), 3u * 2u + every_gemm_target().size() * 2u * 5u);
+  for (const FailureFile& f : files) {
+    EXPECT_EQ(f.golden.header.data, "hardware");
+    EXPECT_EQ(f.golden.header.sources[0],
+              "blockscale conform, device NVIDIA H200 (compute capability 9.0, 132 SMs), driver 580.159.04, CUDA 13.0 "
+              "(runtime 13.0), 2026-01-02T03:04:05Z");
+    check_failure_file(f);
+  }
+  // One target's GEMM files: named by target, data set, K and output, in order of first appearance.
+  std::vector<std::string> names;
+  for (const FailureFile& f : files)
+    if (f.target == every_gemm_target()[2].name && f.data == DataKind::probes) names.push_back(f.name);
+  const std::string stem = "sm_90a_gemm_nvfp4_e2m1_e2m1_ue4m3_block16_emulated_promotion_P_1.probes.";
+  EXPECT_EQ(names, (std::vector<std::string>{stem + "k64.f32.txt", stem + "k256.f32.txt", stem + "k512.f32.txt",
+                                             stem + "k64.bf16.txt", stem + "k512.bf16.txt"}));
+  // The nvfp4 promotion file holds 16-element blocks padded into k32 slots: K = 2 x 64 e4m3 codes.
+  for (const FailureFile& f : files) {
+    if (f.name != stem + "k64.f32.txt") continue;
+    EXPECT_EQ(f.examples.size(), 3u);
+    EXPECT_EQ(golden::fields_string(f.golden.header.fields),
+              "a:e4m3[128] b:e4m3[128] c:f32 sa:f32[4] sb:f32[4] -> d:f32");
+    EXPECT_NE(f.golden.header.ops[0].find("gemm m=1 n=1 k=128 schedule=promotion interval=1 fma=scale_product"),
+              std::string::npos)
+        << f.golden.header.ops[0];
+  }
+}
+
+// A saved file that was cut short or corrupted is refused by the golden reader, naming the line.
+TEST(HarnessFailures, CorruptOrTruncatedFilesNameTheLine) {
+  auto dev = make_emulator_device(Perturbation::fraction_bits);
+  ConformOptions o;
+  o.outputs = 4096;
+  o.pattern = "wgmma.*k32 f32 e4m3 e4m3";
+  o.data = {DataKind::random};
+  const ConformReport r = run_conformance(*dev, o);
+  const std::vector<FailureFile> files = failure_files(r, o);
+  ASSERT_FALSE(files.empty());
+  const std::string text = golden::format_golden(files[0].golden);
+  const std::size_t last = text.rfind('\n', text.size() - 2) + 1;  // start of the last case line
+  const auto last_line = static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(last), '\n')) + 1;
+  auto fails_at = [&](const std::string& bad, std::size_t line, const std::string& what) {
+    try {
+      (void)golden::parse_golden(bad, "saved.txt");
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const golden::GoldenError& e) {
+      EXPECT_EQ(e.line(), line) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  std::string corrupt = text;
+  corrupt[last + 3] = 'g';
+  fails_at(corrupt, last_line, "is not hexadecimal");
+  fails_at(text.substr(0, text.size() - 3), last_line, "field d (f32) needs 8 hex digits, got 6");
+  fails_at(text.substr(0, last), 0, "(truncated?)");
 }
 
 // Discovery recovers every self-test instruction's table row from the emulator, and notices a

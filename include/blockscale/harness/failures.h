@@ -1,61 +1,63 @@
 // SPDX-License-Identifier: Apache-2.0
-// Failure files: one mismatching output, written so that a CPU machine can reproduce the
-// disagreement (`blockscale conform --replay FILE`). Every output is an independent dot product
-// (instructions) or an independent row-times-column of the GEMM (GEMMs: a 1 x 1 x K problem with
-// that row's and column's scales gives the same output bits under every schedule here), so a
-// file holds just that output's inputs, the device's bits and the model's bits.
+// Failure files: the kept mismatch examples of a conformance run, written as golden-vector files
+// (golden/FORMAT.md) whose expected outputs are the DEVICE's bits. `blockscale golden verify` on any
+// machine recomputes every case with the emulator and reports exactly the outputs on which the
+// device and the model disagree; a file whose device bits equal the model verifies clean.
 //
-// Interim format, until the golden-vector library (issue 9) is in the tree; docs/conformance.md
-// "Failure files" specifies it:
-//   blockscale-conformance-failure 1
-//   kind instruction|gemm
-//   target <name>                    (instruction: emulator name; gemm: the kernel's name)
-//   gemm <recipe> <a> <b> <scale> <block> <schedule> <P> <fma> <f32|bf16>   (gemm only)
-//   device <description>
-//   data <random|realistic|probes> seed <S> case <index> position <row> <col>
-//   a <K hex words> / b <K hex words> / c <hex word or "none"> / sa <hex bytes> / sb <hex bytes>
-//   device_d <hex> / model_d <hex>
-// Lines starting with '#' are comments.
+// Every output is an independent dot product (instructions) or row times column (GEMMs), so a case
+// holds one output's inputs only:
+//   instruction targets  @kind instruction, one @op: the emulator instruction; a case is the
+//                        output's A row, B column, C element and (block-scaled) scales -> d; one
+//                        file per target and data set;
+//   GEMM targets         @kind gemm, M = N = 1: the output's A row and B column in the form the
+//                        golden gemm operation computes exactly what emulate_gemm computes
+//                        (gemm_failure_operation); one file per target, data set, K and output
+//                        format (f32, or bf16 through the operation's out=bf16).
+// @data is `hardware` for a GPU and `self-test` for the emulator self-test device; @source lines
+// name the device (name, compute capability, driver, CUDA), the date, the target, the data set and
+// the seed; a note per case gives its conformance case index, output position and the emulator
+// model's bits, so that a reader sees both without running anything.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "blockscale/golden/file.h"
+#include "blockscale/golden/operation.h"
 #include "blockscale/harness/conform.h"
 
 namespace blockscale::harness {
 
-struct FailureCase {
-  TargetKind kind = TargetKind::instruction;
-  std::string target;
-  GemmTarget gemm;      // kind == gemm: recipe, formats, block, schedule (name is `target`)
-  bool bf16_output = false;
-  std::string device;
+struct FailureFile {
+  std::string name;    // file name: <target>.<data set>[.k<K>.<f32|bf16>].txt
+  std::string target;  // the conformance target's name
   DataKind data = DataKind::random;
-  std::uint64_t seed = 0, case_index = 0;
-  std::size_t row = 0, col = 0;
-  std::vector<std::uint32_t> a, b;
-  bool has_c = true;
-  std::uint32_t c = 0;
-  std::vector<std::uint8_t> sa, sb;
-  std::uint32_t device_d = 0, model_d = 0;
+  golden::GoldenFile golden;       // header (with the notes) and cases; expected d = the device's bits
+  std::vector<Mismatch> examples;  // case i of the file is examples[i]
 };
 
-// The failure cases of a target's mismatch examples, regenerated from (seed, data set, case).
-std::vector<FailureCase> failure_cases(const TargetResult& r, const ConformOptions& o, const DeviceDescription& d);
+// The failure files of every target of the report with mismatch examples, each example
+// regenerated from (seed, target, data set, case index) with the options of the run.
+std::vector<FailureFile> failure_files(const ConformReport& report, const ConformOptions& o);
 
-std::string format_failure(const FailureCase& f);
-// Parses a failure file; std::invalid_argument "<name>:<line>: <what>" for anything malformed.
-FailureCase parse_failure(const std::string& text, const std::string& name);
+// Writes failure_files() into `dir` (created if needed) as <name> and returns the paths written.
+std::vector<std::filesystem::path> save_failures(const std::filesystem::path& dir,
+                                                 const ConformReport& report, const ConformOptions& o);
 
-// Writes every example of every failing target into `dir` (created if needed) and returns the
-// paths written.
-std::vector<std::filesystem::path> save_failures(const std::filesystem::path& dir, const ConformReport& report,
-                                                 const ConformOptions& o);
-
-// The model's output for the case, recomputed here.
-std::uint32_t replay_model(const FailureCase& f);
+// The golden gemm operation (named `name`, M = N = 1) that computes one output of a K = k problem
+// of GEMM target `t` as emulate_gemm does:
+//   hopper_promotion  the promotion schedule over K = 32 x (k / block) wgmma operand codes with
+//                     fp32 scales (promotion_elements, promotion_scales);
+//   tcgen05_chain     the tcgen05 chain over the element and scale codes as they are;
+// with out=bf16 for bf16 output. std::invalid_argument for what emulate_gemm refuses too.
+std::unique_ptr<golden::Operation> gemm_failure_operation(const GemmTarget& t, int k, bool bf16_output,
+                                                          std::string name);
+// The input words of output (row, col) of problem `p` for that operation: a, b, c (+0 where the
+// problem has no C, which is what emulator::gemm takes an absent C to be), sa, sb.
+std::vector<std::uint64_t> gemm_failure_inputs(const GemmTarget& t, const GemmProblem& p, std::size_t row,
+                                               std::size_t col);
 
 }  // namespace blockscale::harness

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,14 @@ struct GemmProblem {
 std::vector<std::uint32_t> emulate_gemm(const GemmTarget& t, const GemmProblem& p);
 // The emulator schedule of a GEMM target (the instruction and the promotion parameters).
 emulator::KernelSchedule gemm_schedule(const GemmTarget& t);
+// The hopper_promotion operands as the kernels feed the tensor cores and emulate_gemm hands them to
+// emulator::gemm: `rows` rows of K element codes become rows of 32 x (K / block) codes in the
+// wgmma operand format (fp4 expanded exactly to e4m3; each scale block in its own k32 slot, a
+// 16-element block followed by 16 zeros); scale codes become fp32 bits as the kernels decode them
+// (ue4m3: bit 7 ignored, numerics.md b.5).
+std::vector<std::uint8_t> promotion_elements(const GemmTarget& t, std::span<const std::uint8_t> codes, int rows,
+                                             int k);
+std::vector<std::uint32_t> promotion_scales(const GemmTarget& t, std::span<const std::uint8_t> codes);
 
 enum class TargetKind : std::uint8_t { instruction, gemm };
 std::string to_string(TargetKind k);
