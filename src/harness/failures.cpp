@@ -42,15 +42,20 @@ std::string device_line(const ConformReport& r) {
   return s;
 }
 
-std::string distance(const Mismatch& m) {
+// The distance as compare.h measures it; 0 ulps is a zero of the other sign or a NaN of another
+// payload.
+std::string distance(const Mismatch& m, OutputFormat f) {
   if (!m.ulps) return "NaN on one side";
-  if (*m.ulps == 0) return "+0 against -0";
+  if (*m.ulps == 0) {
+    const std::uint32_t magnitude = f == OutputFormat::f32 ? 0x7FFFFFFFu : 0x7FFFu;
+    return ((m.device | m.model) & magnitude) == 0 ? "+0 against -0" : "NaNs of other payloads";
+  }
   return std::to_string(*m.ulps) + " ulp" + (*m.ulps == 1 ? "" : "s");
 }
 
 std::string case_note(std::size_t i, const std::string& where, const Mismatch& m, OutputFormat f) {
   return "case " + std::to_string(i) + ": " + where + ": device " + hex_code(f, m.device) +
-         ", emulator model " + hex_code(f, m.model) + " (" + distance(m) + ")";
+         ", emulator model " + hex_code(f, m.model) + " (" + distance(m, f) + ")";
 }
 
 // What every failure file says first, then the target's own lines.
@@ -72,7 +77,7 @@ golden::Header failure_header(const golden::Operation& op, const ConformReport& 
 void add_case(FailureFile& f, std::vector<std::uint64_t> inputs, std::uint32_t device_d, const Mismatch& m) {
   golden::GoldenFile& g = f.golden;
   inputs.push_back(device_d);
-  if (g.words_per_case == 0) g.words_per_case = inputs.size();
+  g.words_per_case = golden::words_per_case(g.header.fields);
   if (inputs.size() != g.words_per_case) {
     throw std::logic_error("failure file " + f.name + ": a case of " + std::to_string(inputs.size()) +
                            " words where the fields take " + std::to_string(g.words_per_case));
