@@ -86,6 +86,33 @@ struct Fallback {
   }
 };
 
+// The panels of the calling thread, kept between calls: a sequence of GEMMs (a numerics sweep, a
+// benchmark) then reuses their storage instead of faulting in tens of MB of fresh pages per call,
+// which costs about as much as decoding into them (docs/performance.md). Storage beyond
+// kKeptPanelBytes is released when the call ends.
+struct PanelCache {
+  static constexpr std::size_t kKeptPanelBytes = std::size_t{256} << 20;
+  fast::TfdpaPanels tfdpa;
+  fast::GstPanels gst;
+
+  PanelCache() = default;
+  PanelCache(const PanelCache&) = delete;
+  PanelCache& operator=(const PanelCache&) = delete;
+  // Runs when the GEMM call that used the panels ends (also by an exception).
+  struct Trim {
+    PanelCache& cache;
+    ~Trim() {
+      if (fast::storage_bytes(cache.tfdpa) > kKeptPanelBytes) cache.tfdpa = {};
+      if (fast::storage_bytes(cache.gst) > kKeptPanelBytes) cache.gst = {};
+    }
+  };
+};
+
+PanelCache& panel_cache() {
+  thread_local PanelCache cache;
+  return cache;
+}
+
 // The pairwise tree of gemm.h over partials [lo, hi).
 std::uint32_t pairwise(const std::uint32_t* p, std::size_t lo, std::size_t hi) {
   if (hi - lo == 1) return p[lo];
@@ -118,15 +145,17 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const fast::OutputRule rule{p.F, p.e_zero, p.rounding == OutputRounding::rz_e8m13,
                               p.underflow_zero == UnderflowZero::positive};
 
-  fast::TfdpaPanels tp;
-  fast::GstPanels gp;
+  PanelCache& cache = panel_cache();
+  const PanelCache::Trim trim{cache};
+  fast::TfdpaPanels& tp = cache.tfdpa;
+  fast::GstPanels& gp = cache.gst;
   std::size_t rows = 0, strips = 0;
   if (gst) {
     fast::decode_gst(ops, p.L, padded, ins.block(), threads, gp);
     rows = gp.rows;
     strips = gp.strips;
   } else {
-    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, threads, tp);
+    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, ks.tfdpa_bounds, threads, tp);
     rows = tp.rows;
     strips = tp.strips;
   }

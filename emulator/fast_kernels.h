@@ -116,6 +116,7 @@ using PromoteFn = void (*)(PromotionFma fma, const std::uint32_t* sa, const std:
                            const std::uint32_t* part, std::uint32_t* acc);
 
 struct KernelSet {
+  TfdpaBounds tfdpa_bounds;  // the exponent panels that tfdpa reads (fast_panels.h)
   TfdpaStepsFn tfdpa;
   GstStepsFn gst;
   PromoteFn promote;

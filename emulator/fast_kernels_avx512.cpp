@@ -421,7 +421,7 @@ bool cpu_has_avx512() {
 }
 
 const KernelSet& avx512_kernels() {
-  static const KernelSet k{&tfdpa_avx512, __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
+  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx512, __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
                            &promote_avx512};
   return k;
 }

@@ -267,7 +267,7 @@ BLOCKSCALE_AVX2 void promote_avx2(PromotionFma fma, const std::uint32_t* sa, con
 }  // namespace
 
 const KernelSet& portable_kernels() {
-  static const KernelSet k{&tfdpa_portable, &gst_portable, &promote_portable};
+  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_portable, &gst_portable, &promote_portable};
   return k;
 }
 
@@ -276,7 +276,7 @@ bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 }
 const KernelSet& avx2_kernels() {
-  static const KernelSet k{&tfdpa_avx2, &gst_avx2, &promote_avx2};
+  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_avx2, &gst_avx2, &promote_avx2};
   return k;
 }
 #else

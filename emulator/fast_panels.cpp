@@ -116,7 +116,25 @@ Scale decode_scale(Format f, std::uint32_t code) {
 
 }  // namespace
 
-void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, int threads, TfdpaPanels& P) {
+namespace {
+template <class... Buffers>
+std::size_t capacity_bytes(const Buffers&... b) {
+  return ((b.capacity() * sizeof(typename Buffers::value_type)) + ...);
+}
+}  // namespace
+
+std::size_t storage_bytes(const TfdpaPanels& p) {
+  return capacity_bytes(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval, p.b_exp,
+                        p.b_eb, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf);
+}
+
+std::size_t storage_bytes(const GstPanels& p) {
+  return capacity_bytes(p.a_q, p.a_init, p.a_nz, p.a_ehi, p.a_elo, p.a_sv, p.a_flags, p.b_q, p.b_nz, p.b_ehi, p.b_elo, p.b_sv,
+                        p.b_nan);
+}
+
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int threads,
+                  TfdpaPanels& P) {
   constexpr std::size_t W = kTfdpaWidth;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
   const auto uL = static_cast<std::size_t>(L);
@@ -131,13 +149,22 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   const ElementTable& ta = element_table(ops.a.format());
   const ElementTable& tb = element_table(ops.b.format());
   const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
+  const bool exps = bounds == TfdpaBounds::exponents;
+  // Sized when decoded, else emptied (the storage stays for later calls).
+  const auto size = [](auto& buffer, bool decoded, std::size_t n) {
+    if (decoded) {
+      buffer.resize(n);
+    } else {
+      buffer.clear();
+    }
+  };
 
   P.a_val.resize(P.rows * P.k);
   P.a_dval.resize(P.rows * P.k);
-  P.a_exp2.resize(P.rows * P.k);
-  P.a_eb.resize(P.rows * P.k);
-  P.a_lo.resize(P.rows * P.steps);
-  P.a_hi.resize(P.rows * P.steps);
+  size(P.a_exp2, exps, P.rows * P.k);
+  size(P.a_eb, !exps, P.rows * P.k);
+  size(P.a_lo, exps, P.rows * P.steps);
+  size(P.a_hi, exps, P.rows * P.steps);
   P.a_sexp.resize(P.rows * P.steps);
   P.a_flags.resize(P.rows * P.steps);
   bool any_inf = false;
@@ -156,8 +183,11 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
         const std::size_t at = i * P.k + k;
         P.a_val[at] = e.val;
         P.a_dval[at] = e.val;
-        P.a_exp2[at] = e.exp2;
-        P.a_eb[at] = static_cast<std::int32_t>(e.eb | (static_cast<std::uint32_t>(e.eb) << 16));
+        if (exps) {
+          P.a_exp2[at] = e.exp2;
+        } else {
+          P.a_eb[at] = static_cast<std::int32_t>(e.eb | (static_cast<std::uint32_t>(e.eb) << 16));
+        }
         if (e.kind == kNonzero) {
           lo = std::min(lo, e.exp);
           hi = std::max(hi, e.exp);
@@ -172,8 +202,10 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
         sexp = static_cast<std::int32_t>(code) - 127;
       }
       const std::size_t at = i * P.steps + s;
-      P.a_lo[at] = lo;
-      P.a_hi[at] = hi;
+      if (exps) {
+        P.a_lo[at] = lo;
+        P.a_hi[at] = hi;
+      }
       P.a_sexp[at] = sexp;
       P.a_flags[at] = flags;
       any_inf = any_inf || (flags & kHasInf) != 0;
@@ -182,10 +214,10 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 
   P.b_val.resize(P.strips * P.k * W);
   P.b_dval.resize(P.strips * P.k * W);
-  P.b_exp.resize(P.strips * P.k * W);
-  P.b_eb.resize(P.strips * P.k * W);
-  P.b_lo.resize(P.strips * P.steps * W);
-  P.b_hi.resize(P.strips * P.steps * W);
+  size(P.b_exp, exps, P.strips * P.k * W);
+  size(P.b_eb, !exps, P.strips * P.k * W);
+  size(P.b_lo, exps, P.strips * P.steps * W);
+  size(P.b_hi, exps, P.strips * P.steps * W);
   P.b_sexp.resize(P.strips * P.steps * W);
   P.b_nan.resize(P.strips * P.steps);
   P.b_inf.resize(P.strips * P.steps);
@@ -210,8 +242,11 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
           const std::size_t at = (st * P.k + k) * W + j;
           P.b_val[at] = e.val;
           P.b_dval[at] = e.val;
-          P.b_exp[at] = e.exp;
-          P.b_eb[at] = static_cast<std::int16_t>(e.eb);
+          if (exps) {
+            P.b_exp[at] = e.exp;
+          } else {
+            P.b_eb[at] = static_cast<std::int16_t>(e.eb);
+          }
           if (e.kind == kNonzero) {
             lo[j] = std::min(lo[j], e.exp);
             hi[j] = std::max(hi[j], e.exp);
@@ -229,8 +264,10 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
           sexp = static_cast<std::int32_t>(code) - 127;
         }
         const std::size_t at = (st * P.steps + s) * W + j;
-        P.b_lo[at] = lo[j];
-        P.b_hi[at] = hi[j];
+        if (exps) {
+          P.b_lo[at] = lo[j];
+          P.b_hi[at] = hi[j];
+        }
         P.b_sexp[at] = sexp;
       }
       P.b_nan[st * P.steps + s] = nan;

@@ -130,10 +130,20 @@ struct GstPanels {
   Buffer<std::uint32_t> b_nan;  // [strip][step] lane masks
 };
 
+// The bytes of storage that a set of panels holds (capacity, not size).
+std::size_t storage_bytes(const TfdpaPanels& p);
+std::size_t storage_bytes(const GstPanels& p);
+
+// Which exponent panels a T-/ST-FDPA kernel reads: exp (A: exp2) with lo / hi (the portable
+// kernels), or the byte pairs eb (the AVX-512 bounds pass). Only those are decoded: the others
+// are left empty.
+enum class TfdpaBounds { exponents, byte_pairs };
+
 // Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
 // zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`. Rows of A
 // and strips of B are decoded on up to `threads` OpenMP threads (each writes only its own part).
-void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, int threads, TfdpaPanels& out);
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int threads,
+                  TfdpaPanels& out);
 
 // The same for GST-FDPA: scales per `block` elements (16 or 32), ue8m0 or ue4m3.
 void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, int threads, GstPanels& out);
