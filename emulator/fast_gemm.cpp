@@ -88,8 +88,8 @@ struct Fallback {
 
 // The panels of the calling thread, kept between calls: a sequence of GEMMs (a numerics sweep, a
 // benchmark) then reuses their storage instead of faulting in tens of MB of fresh pages per call,
-// which costs about as much as decoding into them (docs/performance.md). Storage beyond
-// kKeptPanelBytes is released when the call ends.
+// which costs about as much as decoding into them (docs/performance.md). When the two kinds
+// together hold more than kKeptPanelBytes, both are released as the call ends.
 struct PanelCache {
   static constexpr std::size_t kKeptPanelBytes = std::size_t{256} << 20;
   fast::TfdpaPanels tfdpa;
@@ -102,8 +102,10 @@ struct PanelCache {
   struct Trim {
     PanelCache& cache;
     ~Trim() {
-      if (fast::storage_bytes(cache.tfdpa) > kKeptPanelBytes) cache.tfdpa = {};
-      if (fast::storage_bytes(cache.gst) > kKeptPanelBytes) cache.gst = {};
+      if (fast::storage_bytes(cache.tfdpa) + fast::storage_bytes(cache.gst) > kKeptPanelBytes) {
+        cache.tfdpa = {};
+        cache.gst = {};
+      }
     }
   };
 };
