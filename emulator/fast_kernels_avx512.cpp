@@ -8,11 +8,12 @@
 //   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
 //   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
-//     toward zero (vcvttps2dq / vrndscalepd) and summed exactly; when more than a few vectors of a
+//     toward zero (vcvttps2dq / vrndscalepd) and summed exactly; when more than two vectors of a
 //     tile truncate, the tile runs the float form with each B load shared by its four rows;
 //   * GST-FDPA: 4 p_g of 16 products by four vpdpbusd (VNNI);
 //   * output conversion: vcvtpd2ps with embedded round-toward-zero, then Inf at 2^128, RZ-E8M13,
-//     the underflow zero and the canonical NaN with masks.
+//     the underflow zero and the canonical NaN with masks; vectors whose e_max and C rule all of
+//     those out take the bare conversion.
 // Needs AVX-512 F/BW/DQ/VL (checked at run time before these functions are called).
 #include "fast_kernels.h"
 
@@ -87,7 +88,7 @@ BLOCKSCALE_AVX512_INLINE __m512i round16(__m512d lo, __m512d hi, __mmask16 nan, 
 // product (b.3 step 4), so its step value is C truncated to the grid plus the exact sum of the
 // products, which an fp64 FMA chain forms without rounding (every partial sum is a multiple of
 // the grid below 2^(F + 7) grid units, F <= 25). Vectors with a lane that truncates a product take
-// the truncating computation; when more than a few of the tile's vectors do, the whole tile takes
+// the truncating computation; when more than two of the tile's vectors do, the whole tile takes
 // it, sharing each B load across the four rows.
 
 static_assert(kTfdpaWidth == 32 && kRows == 4, "the AVX-512 T-FDPA kernel is written for 4 x 32 tiles");
@@ -138,13 +139,49 @@ BLOCKSCALE_AVX512_INLINE __m512i step_output(__m512i c, __m512i c_exp, __m512i e
   return round16(_mm512_add_pd(p_lo, lo_ps_pd(ct)), _mm512_add_pd(p_hi, hi_ps_pd(ct)), nan_lanes_of(c), rule);
 }
 
+// Whether every lane of a vector can take step_output_plain: C finite (e(c) < 128) and
+// F - 139 <= e_max <= 120. Then |V| < 2^(e_max + 8) (C below 2^(e_max + 1), at most 32 products
+// below 2^(e_max + 2)) cannot reach 2^128, and a nonzero V, a multiple of the grid 2^(e_max - F),
+// is at least 2^-139, so its RZ fp32 magnitude keeps a bit above the 10 that RZ-E8M13 clears: no
+// Inf, no NaN and no underflow zero can arise, and round16's fix-ups would change nothing.
+BLOCKSCALE_AVX512_INLINE bool plain_vector(__m512i c_exp, __m512i emax, int F) {
+  const __mmask16 finite = _mm512_cmplt_epi32_mask(c_exp, _mm512_set1_epi32(128));
+  const __m512i above_floor = _mm512_sub_epi32(emax, _mm512_set1_epi32(F - 139));  // unsigned range test
+  return _mm512_mask_cmple_epu32_mask(finite, above_floor, _mm512_set1_epi32(120 - (F - 139))) == 0xFFFF;
+}
+
+// step_output for a vector that passed plain_vector. C's truncation keeps the fraction bits above
+// the grid (cleared < 24) or nothing (cleared >= 24: all of C lies below the grid; the zero's sign
+// does not matter, as +0 + -0 = +0 and the products' part is never -0); the sum is exact as in
+// step_output, and the conversion is the bare RZ (plus RZ-E8M13's mask).
+BLOCKSCALE_AVX512_INLINE __m512i step_output_plain(__m512i c, __m512i c_exp, __m512i emax, __m512d p_lo, __m512d p_hi,
+                                                   int F, bool e8m13) {
+  const __m512i cleared = _mm512_max_epi32(_mm512_add_epi32(_mm512_sub_epi32(emax, c_exp), _mm512_set1_epi32(23 - F)),
+                                           _mm512_setzero_si512());
+  const __m512i keep = _mm512_maskz_sllv_epi32(_mm512_cmplt_epi32_mask(cleared, _mm512_set1_epi32(24)), _mm512_set1_epi32(-1), cleared);
+  const __m512i ct = _mm512_and_si512(c, keep);
+  const __m256 lo = _mm512_cvt_roundpd_ps(_mm512_add_pd(p_lo, lo_ps_pd(ct)), kTruncate);
+  const __m256 hi = _mm512_cvt_roundpd_ps(_mm512_add_pd(p_hi, hi_ps_pd(ct)), kTruncate);
+  const __m512i bits = _mm512_castps_si512(_mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1));
+  return e8m13 ? _mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0xFFFFFC00u))) : bits;
+}
+
+// step_output or, where it applies, step_output_plain.
+BLOCKSCALE_AVX512_INLINE __m512i step_result(__m512i c, __m512i c_exp, __m512i emax, __m512d p_lo, __m512d p_hi, int F,
+                                             const OutputRule& rule) {
+  if (plain_vector(c_exp, emax, F)) return step_output_plain(c, c_exp, emax, p_lo, p_hi, F, rule.e8m13);
+  return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
+}
+
 BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                     StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
   constexpr int kVectors = 2 * kRows;
-  // The fp64 sum costs about as much as four vectors' truncating sums: beyond three truncating
-  // vectors the whole tile goes the truncating way.
-  constexpr int kMaxTruncatingVectors = 3;
+  // Per k, the fp64 sum of the tile is 16 FMAs, one vector's truncating sum in fp64 8 vector
+  // operations, and the whole tile's float form 32 (all 512-bit): with up to two truncating vectors
+  // the fp64 sums cost no more. (On an H200 host CPU, limits 1, 2 and 3 ran within the machine's
+  // noise of each other; docs/performance.md.)
+  constexpr int kMaxTruncatingVectors = 2;
   const TfdpaPanels& P = *t.p;
   const auto L = static_cast<std::size_t>(P.L);
   const int F = t.rule.F;
@@ -163,12 +200,22 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0];
       bounds[r] = _mm512_set1_epi8(-128);
     }
-    for (std::size_t k = 0; k < L; ++k) {
-      const __m512i b = _mm512_load_si512(beb + k * W);
+    // Two k per iteration into two sets of maxima, merged after the loop.
+    __m512i odd[kRows];
+    for (auto& x : odd) x = _mm512_set1_epi8(-128);
+    std::size_t kp = 0;
+    for (; kp + 2 <= L; kp += 2) {
+      const __m512i b0 = _mm512_load_si512(beb + kp * W), b1 = _mm512_load_si512(beb + (kp + 1) * W);
       for (std::size_t r = 0; r < kRows; ++r) {
-        bounds[r] = _mm512_max_epi8(bounds[r], _mm512_adds_epi8(b, _mm512_set1_epi32(aeb[r][k])));
+        bounds[r] = _mm512_max_epi8(bounds[r], _mm512_adds_epi8(b0, _mm512_set1_epi32(aeb[r][kp])));
+        odd[r] = _mm512_max_epi8(odd[r], _mm512_adds_epi8(b1, _mm512_set1_epi32(aeb[r][kp + 1])));
       }
     }
+    if (kp < L) {
+      const __m512i b0 = _mm512_load_si512(beb + kp * W);
+      for (std::size_t r = 0; r < kRows; ++r) bounds[r] = _mm512_max_epi8(bounds[r], _mm512_adds_epi8(b0, _mm512_set1_epi32(aeb[r][kp])));
+    }
+    for (std::size_t r = 0; r < kRows; ++r) bounds[r] = _mm512_max_epi8(bounds[r], odd[r]);
 
     // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product.
     const std::size_t bstep = (t.strip * P.steps + s) * W;
@@ -234,7 +281,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
             p_lo = _mm512_scalef_pd(sum[r][2 * h], lo_pd(es));
             p_hi = _mm512_scalef_pd(sum[r][2 * h + 1], hi_pd(es));
           }
-          _mm512_storeu_si512(acc + r * W + 16 * h, step_output(c[r][h], c_exp[r][h], emax[r][h], p_lo, p_hi, F, t.rule));
+          _mm512_storeu_si512(acc + r * W + 16 * h, step_result(c[r][h], c_exp[r][h], emax[r][h], p_lo, p_hi, F, t.rule));
         }
       }
     } else {
@@ -273,7 +320,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         for (std::size_t h = 0; h < 2; ++h) {
           const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
           _mm512_storeu_si512(acc + r * W + 16 * h,
-                              step_output(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
+                              step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
                                           _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
         }
       }
