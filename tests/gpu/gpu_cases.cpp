@@ -8,11 +8,14 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <memory>
 #include <span>
 #include <stdexcept>
 
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
+#include "blockscale/harness/device.h"
+#include "blockscale/harness/target.h"
 
 namespace blockscale::gputest {
 
@@ -184,35 +187,15 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
 }
 
 std::vector<std::uint32_t> emulate_probe(const gpu::ProbeKernel& p, const gpu::ProbeInputs& in) {
-  using emulator::CodeMatrix;
-  using emulator::Order;
-  const emulator::Instruction ins = emulator::parse_instruction(p.name);
-  const std::size_t na = gpu::probe_a_size(p), nb = gpu::probe_b_size(p), nc = gpu::probe_c_size(p);
-  const std::size_t nsa = gpu::probe_sfa_size(p), nsb = gpu::probe_sfb_size(p);
-  const std::size_t blocks = p.block_scaled ? std::size_t(p.k / p.scale_block) : 0;
-  std::vector<std::uint32_t> out(in.tiles * nc);
-  // An exception must not leave an OpenMP region: keep the first one and rethrow it after.
-  std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 16)
-  for (std::size_t t = 0; t < in.tiles; ++t) {
-    try {
-      const CodeMatrix a(p.a, p.m, p.k, std::span<const std::uint32_t>(&in.a[t * na], na));
-      const CodeMatrix b(p.b, p.k, p.n, std::span<const std::uint32_t>(&in.b[t * nb], nb), Order::col_major);
-      const CodeMatrix c(p.c, p.m, p.n, std::span<const std::uint32_t>(&in.c[t * nc], nc));
-      CodeMatrix sa, sb;
-      if (p.block_scaled) {
-        sa = CodeMatrix(p.scale, p.m, blocks, std::span<const std::uint8_t>(&in.sfa[t * nsa], nsa));
-        sb = CodeMatrix(p.scale, blocks, p.n, std::span<const std::uint8_t>(&in.sfb[t * nsb], nsb), Order::col_major);
-      }
-      const std::vector<std::uint32_t> d = emulator::mma(ins, a, b, c, sa, sb);
-      std::copy(d.begin(), d.end(), out.begin() + static_cast<std::ptrdiff_t>(t * nc));
-    } catch (...) {
-#pragma omp critical
-      if (!error) error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
-  return out;
+  // The probe's tile batch is laid out as the harness's (harness/target.h: TileBatch).
+  harness::TileBatch batch;
+  batch.tiles = in.tiles;
+  batch.a = in.a;
+  batch.b = in.b;
+  batch.c = in.c;
+  batch.sfa = in.sfa;
+  batch.sfb = in.sfb;
+  return harness::emulate_tiles(harness::instruction_target(p.name), batch);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -343,67 +326,29 @@ GemmCase make_gemm_case(const gpu::GemmKernel& kern, int m, int n, int k, gpu::S
 }
 
 std::vector<std::uint32_t> emulate_gemm(const gpu::GemmKernel& kern, const GemmCase& gc) {
-  using emulator::CodeMatrix;
-  using emulator::Order;
   if (kern.arch != gpu::Arch::sm_90a) throw std::invalid_argument("emulate_gemm models the sm_90a kernels");
-  const int m = gc.args.m, n = gc.args.n, k = gc.args.k, blocks = k / kern.block;
-  // The tensor-core operands: fp4 expanded to e4m3 (exact); NVFP4 blocks of 16 padded with 16
-  // zero codes to fill a k32 slot.
-  const bool fp4 = kern.recipe != gpu::GemmRecipe::mxfp8;
-  const Format fa = fp4 ? Format::float8_e4m3fn : kern.a, fb = fp4 ? Format::float8_e4m3fn : kern.b;
-  const int pad = kern.block == 16 ? 2 : 1;
-  const int kk = k * pad;
-  auto expand = [&](const std::vector<std::uint8_t>& codes, int rows) {
-    std::vector<std::uint8_t> e(std::size_t(rows) * kk, 0);
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < k; ++j) {
-        const std::uint8_t c = codes[std::size_t(i) * k + j];
-        const int jj = pad == 1 ? j : (j / 16) * 32 + (j % 16);
-        e[std::size_t(i) * kk + jj] =
-            fp4 ? static_cast<std::uint8_t>(convert_code(Format::float8_e4m3fn, Format::float4_e2m1fn, c)) : c;
-      }
-    return e;
-  };
-  const std::vector<std::uint8_t> ea = expand(gc.a_codes, m), eb = expand(gc.b_codes, n);
-  // Block scales decoded to fp32 bits, exactly as the kernel decodes them (ue4m3: bit 7 ignored).
-  auto decode = [&](const std::vector<std::uint8_t>& s) {
-    std::vector<std::uint32_t> f(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      const std::uint32_t code = kern.scale == Format::float8_ue4m3 ? (s[i] & 0x7Fu) : s[i];
-      const float v = to_float(kern.scale, code);
-      std::memcpy(&f[i], &v, 4);
-    }
-    return f;
-  };
-  const std::vector<std::uint32_t> sa = decode(gc.sfa_codes), sb = decode(gc.sfb_codes);
-  std::vector<std::uint32_t> cbits;
-  if (!gc.ops.c.empty()) {
-    cbits.resize(gc.ops.c.size());
-    std::memcpy(cbits.data(), gc.ops.c.data(), cbits.size() * 4);
-  }
-
-  const emulator::Instruction ins = emulator::parse_instruction(
-      std::string("sm_90a wgmma.mma_async m64n128k32 f32 ") + info(fa).short_name + " " + info(fb).short_name);
-  const emulator::KernelSchedule sched =
-      emulator::KernelSchedule::hopper_promotion(ins, kern.promotion_interval, emulator::PromotionFma::scale_product);
-  emulator::GemmOperands ops;
-  ops.a = CodeMatrix(fa, m, kk, std::span<const std::uint8_t>(ea));
-  ops.b = CodeMatrix(fb, kk, n, std::span<const std::uint8_t>(eb), Order::col_major);
-  ops.scale_a = CodeMatrix(Format::float32, m, blocks, std::span<const std::uint32_t>(sa));
-  ops.scale_b = CodeMatrix(Format::float32, blocks, n, std::span<const std::uint32_t>(sb), Order::col_major);
-  if (!cbits.empty()) ops.c = CodeMatrix(Format::float32, m, n, std::span<const std::uint32_t>(cbits));
-  std::vector<std::uint32_t> d = emulator::gemm(sched, ops);
-  if (gc.args.output == gpu::GemmOutput::bf16) {
-    // cvt.rn.bf16.f32: round to nearest even; NaN becomes the canonical 0x7FFF.
-    for (std::uint32_t& x : d) {
-      if ((x & 0x7FFFFFFFu) > 0x7F800000u) {
-        x = 0x7FFFu;
-      } else {
-        x = (x + 0x7FFFu + ((x >> 16) & 1u)) >> 16;
-      }
-    }
-  }
-  return d;
+  // The kernel's GEMM target as the GPU device of the conformance harness describes it (recipe,
+  // formats, block, promotion interval), so that this test and `blockscale conform` share one
+  // model of the kernel.
+  std::string why_not;
+  const std::unique_ptr<harness::Device> device = harness::make_gpu_device(why_not);
+  if (!device) throw std::runtime_error("emulate_gemm: no GPU device (" + why_not + ")");
+  const std::vector<harness::Target> targets = device->targets();
+  const auto target = std::find_if(targets.begin(), targets.end(), [&](const harness::Target& t) {
+    return t.kind == harness::TargetKind::gemm && t.gemm.name == kern.name;
+  });
+  if (target == targets.end()) throw std::invalid_argument("emulate_gemm: the GPU device has no target '" + kern.name + "'");
+  harness::GemmProblem p;
+  p.m = gc.args.m, p.n = gc.args.n, p.k = gc.args.k;
+  p.tiled_scales = gc.args.scale_layout == gpu::ScaleLayout::tiled_128x4;
+  p.bf16_output = gc.args.output == gpu::GemmOutput::bf16;
+  p.a = gc.a_codes;
+  p.b = gc.b_codes;
+  p.sfa = gc.sfa_codes;
+  p.sfb = gc.sfb_codes;
+  p.c.resize(gc.ops.c.size());
+  if (!p.c.empty()) std::memcpy(p.c.data(), gc.ops.c.data(), p.c.size() * sizeof(std::uint32_t));
+  return harness::emulate_gemm(target->gemm, p);
 }
 
 Agreement compare_codes(const std::vector<std::uint32_t>& gpu, const std::vector<std::uint32_t>& model,
