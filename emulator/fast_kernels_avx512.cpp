@@ -2,8 +2,8 @@
 // The fast-path kernels with AVX-512 intrinsics: the algorithm of fast_kernels.h (and of the plain
 // C++ in fast_kernels_portable.cpp, which reads more easily), with vectors across output columns.
 // T-/ST-FDPA decide per 16-lane vector rather than per tile:
-//   * bounds: one pass of saturating byte adds and byte maxima (vpaddsb / vpmaxsb, 32 lanes x two
-//     fields per instruction) gives every lane its exact e_max and the lowest set bit of any of its
+//   * bounds: one pass of carry-free 32-bit adds and byte maxima (vpaddd with the A word broadcast
+//     from memory / vpmaxub, 32 lanes x two fields per instruction) gives every lane its exact e_max and the lowest set bit of any of its
 //     products, so a vector is known to truncate nothing, or not, before any product is formed;
 //   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
@@ -173,6 +173,30 @@ BLOCKSCALE_AVX512_INLINE __m512i step_result(__m512i c, __m512i c_exp, __m512i e
   return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
 }
 
+// The bounds pass of one step for the tile's four rows: per row, the unsigned byte maximum over k
+// of B's 32 biased (e, -lsb) pairs plus the row's pair (fast_panels.h, eb): one 32-bit add with
+// the A word broadcast from memory and one byte max per row and k. The maxima are written in place
+// by inline assembly: GCC 12 otherwise gave each loop-carried maximum a register copy per k.
+BLOCKSCALE_AVX512_INLINE void bounds_pass(const std::int16_t* beb, const std::int32_t* const* aeb, std::size_t L,
+                                          __m512i* bounds) {
+  constexpr std::size_t W = kTfdpaWidth;
+  __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+  const std::int32_t *a0 = aeb[0], *a1 = aeb[1], *a2 = aeb[2], *a3 = aeb[3];
+  for (std::size_t k = 0; k < L; ++k) {
+    const __m512i b = _mm512_load_si512(beb + k * W);
+    const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(a0[k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(a1[k]));
+    const __m512i t2 = _mm512_add_epi32(b, _mm512_set1_epi32(a2[k])), t3 = _mm512_add_epi32(b, _mm512_set1_epi32(a3[k]));
+    asm("vpmaxub %1, %0, %0" : "+v"(m0) : "v"(t0));
+    asm("vpmaxub %1, %0, %0" : "+v"(m1) : "v"(t1));
+    asm("vpmaxub %1, %0, %0" : "+v"(m2) : "v"(t2));
+    asm("vpmaxub %1, %0, %0" : "+v"(m3) : "v"(t3));
+  }
+  bounds[0] = m0;
+  bounds[1] = m1;
+  bounds[2] = m2;
+  bounds[3] = m3;
+}
+
 BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                     StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -195,27 +219,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     // Bounds pass (fast_panels.h, eb): per row, 32 lanes of (max e(a)+e(b), -min lsb(a)+lsb(b)).
     const std::int16_t* beb = &P.b_eb[(t.strip * P.k + k0) * W];
     const std::int32_t* aeb[kRows];
+    for (std::size_t r = 0; r < kRows; ++r) aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0];
     __m512i bounds[kRows];
-    for (std::size_t r = 0; r < kRows; ++r) {
-      aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0];
-      bounds[r] = _mm512_set1_epi8(-128);
-    }
-    // Two k per iteration into two sets of maxima, merged after the loop.
-    __m512i odd[kRows];
-    for (auto& x : odd) x = _mm512_set1_epi8(-128);
-    std::size_t kp = 0;
-    for (; kp + 2 <= L; kp += 2) {
-      const __m512i b0 = _mm512_load_si512(beb + kp * W), b1 = _mm512_load_si512(beb + (kp + 1) * W);
-      for (std::size_t r = 0; r < kRows; ++r) {
-        bounds[r] = _mm512_max_epi8(bounds[r], _mm512_adds_epi8(b0, _mm512_set1_epi32(aeb[r][kp])));
-        odd[r] = _mm512_max_epi8(odd[r], _mm512_adds_epi8(b1, _mm512_set1_epi32(aeb[r][kp + 1])));
-      }
-    }
-    if (kp < L) {
-      const __m512i b0 = _mm512_load_si512(beb + kp * W);
-      for (std::size_t r = 0; r < kRows; ++r) bounds[r] = _mm512_max_epi8(bounds[r], _mm512_adds_epi8(b0, _mm512_set1_epi32(aeb[r][kp])));
-    }
-    for (std::size_t r = 0; r < kRows; ++r) bounds[r] = _mm512_max_epi8(bounds[r], odd[r]);
+    bounds_pass(beb, aeb, L, bounds);
 
     // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product.
     const std::size_t bstep = (t.strip * P.steps + s) * W;
@@ -228,11 +234,13 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         const AccInfo ci = acc_info(c[r][h], t.rule.e_zero);
         c_exp[r][h] = ci.exp;
         const __m512i es = _mm512_add_epi32(a_sexp, _mm512_loadu_si512(&P.b_sexp[bstep + 16 * h]));
-        // Each int16 pair sign-extended to int32: low byte max e(a)+e(b), high byte -min lsb sum.
-        const __m512i pair = _mm512_cvtepi16_epi32(h == 0 ? _mm512_castsi512_si256(bounds[r]) : _mm512_extracti64x4_epi64(bounds[r], 1));
-        const __m512i product_exp = _mm512_srai_epi32(_mm512_slli_epi32(pair, 24), 24);
-        const __m512i neg_lsb = _mm512_srai_epi32(pair, 8);
-        const __mmask16 live = _mm512_cmpge_epi32_mask(product_exp, _mm512_set1_epi32(-64));
+        // Each int16 pair zero-extended to int32: low byte max e(a)+e(b), high byte -min lsb sum
+        // (each plus 2 kEbBias); a low byte below 160 has no nonzero product.
+        const __m512i pair = _mm512_cvtepu16_epi32(h == 0 ? _mm512_castsi512_si256(bounds[r]) : _mm512_extracti64x4_epi64(bounds[r], 1));
+        const __m512i exp_byte = _mm512_and_si512(pair, _mm512_set1_epi32(0xFF));
+        const __m512i product_exp = _mm512_sub_epi32(exp_byte, _mm512_set1_epi32(2 * kEbBias));
+        const __m512i neg_lsb = _mm512_sub_epi32(_mm512_srli_epi32(pair, 8), _mm512_set1_epi32(2 * kEbBias));
+        const __mmask16 live = _mm512_cmpge_epi32_mask(exp_byte, _mm512_set1_epi32(160));
         emax[r][h] = _mm512_mask_max_epi32(ci.floor, live, ci.floor, _mm512_add_epi32(product_exp, es));
         f_scale[r][h] = _mm512_add_epi32(f, es);
         // The lowest product bit, lsb(a) + lsb(b) + scale exps, below the grid e_max - F.

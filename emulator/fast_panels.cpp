@@ -28,11 +28,11 @@ struct ElementCode {
 
 using ElementTable = std::array<ElementCode, 256>;
 
-// The byte pair of an element for the AVX-512 bounds pass (fast_panels.h: a_eb, b_eb): e(x) and
-// -lsb(x) as signed bytes, both -128 for a zero or special element.
+// The byte pair of an element for the AVX-512 bounds pass (fast_panels.h: a_eb, b_eb): e(x) + 96
+// and -lsb(x) + 96 as unsigned bytes, both 0 for a zero or special element.
 std::uint16_t exp_lsb_pair(const ElementCode& e) {
-  if (e.kind != kNonzero) return 0x8080u;
-  return static_cast<std::uint16_t>(static_cast<std::uint8_t>(e.exp) | (static_cast<std::uint8_t>(-e.lsb) << 8));
+  if (e.kind != kNonzero) return 0;
+  return static_cast<std::uint16_t>(static_cast<std::uint8_t>(e.exp + kEbBias) | (static_cast<std::uint8_t>(-e.lsb + kEbBias) << 8));
 }
 
 std::int32_t pack_exp(std::int16_t e) {
@@ -46,7 +46,7 @@ ElementTable make_table(Format f) {
   for (std::uint32_t w = 0; w < 256; ++w) {
     const Decomposed d = decompose(f, w & mask);
     ElementCode& e = t[w];
-    e = {0.0f, kNoExp, kNoExp, 0, kZero, 0x8080u, pack_exp(kNoExp)};
+    e = {0.0f, kNoExp, kNoExp, 0, kZero, 0, pack_exp(kNoExp)};
     if (d.kind == Decomposed::nan) e.kind = kNaN;
     if (d.kind == Decomposed::infinite) e.kind = kInf;
     if (d.kind != Decomposed::finite) continue;

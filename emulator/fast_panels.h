@@ -12,12 +12,16 @@
 //   dval  the same as a double (the no-truncation tier sums products exactly in double);
 //   exp   e(x) of b.1 as int16 (kNoExp for a zero or special element; for A packed twice into an
 //         int32, so that a 32-bit broadcast fills every 16-bit lane);
-//   eb    for the AVX-512 bounds pass: e(x) and -lsb(x) (lsb: the exponent of the lowest set bit of
-//         x) as a pair of signed bytes, both -128 for a zero or special element (A: the pair twice
-//         in an int32, broadcast; B: one int16 per lane). Saturating byte adds of an A and a B pair
-//         and a byte max over k give, per lane, max e(a) + e(b) and -min (lsb(a) + lsb(b)) in one
-//         vector op each for 32 lanes; any sum below -64 means "no nonzero product" (e(x) and
-//         lsb(x) lie in -16..16 for every format of at most 8 bits);
+//   eb    for the AVX-512 bounds pass: e(x) + kEbBias and -lsb(x) + kEbBias (lsb: the exponent of
+//         the lowest set bit of x) as a pair of unsigned bytes, both 0 for a zero or special element
+//         (A: the pair twice in an int32, broadcast; B: one int16 per lane). e(x) and lsb(x) lie in
+//         -16..16 for every format of at most 8 bits, so a nonzero element's bytes lie in 80..112,
+//         the byte sums of an A and a B pair in 0..224 (no carry leaves a byte: a 32-bit add of
+//         the words is the bytewise add), and a sum of two nonzero elements' bytes (160..224)
+//         exceeds any sum with a zero (at most 112). A 32-bit add with the A word broadcast from
+//         memory and an unsigned byte max over k give, per lane, max e(a) + e(b) and
+//         -min (lsb(a) + lsb(b)) (minus 2 kEbBias) for 32 lanes in two vector ops; a maximum
+//         below 160 means "no nonzero product";
 //   lo/hi the smallest / largest e(x) of the nonzero elements of each step (kNoExpHigh / kNoExp
 //         when there are none);
 //   sexp  the ue8m0 scale exponent of the step (ST-FDPA; 0 otherwise);
@@ -48,6 +52,7 @@ inline constexpr int kGstWidth = 16;    // B strip width, GST-FDPA
 inline constexpr std::int16_t kNoExp = -16000;     // e(x) of a zero / special element (below all)
 inline constexpr std::int16_t kNoExpHigh = 16000;  // the "lowest exponent" of a step without any
 inline constexpr int kGroup = 16;                   // GST group width (b.5)
+inline constexpr int kEbBias = 96;                  // the bias of the eb byte pairs (below)
 
 enum StepFlags : std::uint8_t { kHasNaN = 1, kHasInf = 2 };
 
