@@ -25,6 +25,7 @@
 // zero sign on underflow.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -104,6 +105,20 @@ inline void apply_specials(const TfdpaTile& t, const StepSpecials& sp, std::size
     }
   }
 }
+
+// NaN absorption: a step whose accumulators C are all NaN gives the canonical NaN in every lane,
+// whatever its operands (numerics.md b.7: any NaN among A, B, C gives 0x7FFFFFFF; the fast paths
+// cover fp32 accumulators only), and so does every later step of the chain and every FFMA
+// promotion into them. Random bit patterns with NaN codes saturate most tiles within a few steps,
+// so the kernels test this per step (an early exit at the first non-NaN word costs a compare on
+// other data) and then write the canonical NaN and skip the tile's remaining steps.
+inline bool all_nan(const std::uint32_t* acc, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((acc[i] & 0x7FFFFFFFu) <= 0x7F800000u) return false;
+  }
+  return true;
+}
+inline void set_canonical_nan(std::uint32_t* acc, std::size_t n) { std::fill(acc, acc + n, 0x7FFFFFFFu); }
 
 // Steps [s0, s1) of one tile; acc holds kRows x W fp32 patterns (W = the panel's strip width).
 using TfdpaStepsFn = void (*)(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
