@@ -3,8 +3,9 @@
 // C++ in fast_kernels_portable.cpp, which reads more easily), with vectors across output columns.
 // T-/ST-FDPA decide per 16-lane vector rather than per tile:
 //   * bounds: one pass of carry-free 32-bit adds and byte maxima (vpaddd with the A word broadcast
-//     from memory / vpmaxub, 32 lanes x two fields per instruction) gives every lane its exact e_max and the lowest set bit of any of its
-//     products, so a vector is known to truncate nothing, or not, before any product is formed;
+//     from memory / vpmaxub, 32 lanes x two fields per instruction) gives every lane its exact
+//     e_max and the lowest set bit of any of its products, so a vector is known to truncate
+//     nothing, or not, before any product is formed;
 //   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
 //   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
@@ -240,12 +241,13 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         c_exp[r][h] = ci.exp;
         const __m512i es = _mm512_add_epi32(a_sexp, _mm512_loadu_si512(&P.b_sexp[bstep + 16 * h]));
         // Each int16 pair zero-extended to int32: low byte max e(a)+e(b), high byte -min lsb sum
-        // (each plus 2 kEbBias); a low byte below 160 has no nonzero product.
+        // (each plus 2 kEbBias); a low byte below 2 (kEbBias - 16), the least sum of two nonzero
+        // elements' bytes, has no nonzero product.
         const __m512i pair = _mm512_cvtepu16_epi32(h == 0 ? _mm512_castsi512_si256(bounds[r]) : _mm512_extracti64x4_epi64(bounds[r], 1));
         const __m512i exp_byte = _mm512_and_si512(pair, _mm512_set1_epi32(0xFF));
         const __m512i product_exp = _mm512_sub_epi32(exp_byte, _mm512_set1_epi32(2 * kEbBias));
         const __m512i neg_lsb = _mm512_sub_epi32(_mm512_srli_epi32(pair, 8), _mm512_set1_epi32(2 * kEbBias));
-        const __mmask16 live = _mm512_cmpge_epi32_mask(exp_byte, _mm512_set1_epi32(160));
+        const __mmask16 live = _mm512_cmpge_epi32_mask(exp_byte, _mm512_set1_epi32(2 * (kEbBias - 16)));
         emax[r][h] = _mm512_mask_max_epi32(ci.floor, live, ci.floor, _mm512_add_epi32(product_exp, es));
         f_scale[r][h] = _mm512_add_epi32(f, es);
         // The lowest product bit, lsb(a) + lsb(b) + scale exps, below the grid e_max - F.
