@@ -228,11 +228,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
         }
         for (std::size_t u = u0; u < u1; ++u) {
           // An all-NaN accumulator stays the canonical NaN through every promotion (fast::all_nan).
-          if (fast::all_nan(r, tile)) {
-            fast::set_canonical_nan(r, tile);
-            counts.special += tile * (std::min(total_steps, u1 * steps_per_unit) - u * steps_per_unit);
-            break;
-          }
+          if (fast::nan_absorbed(r, tile, std::min(total_steps, u1 * steps_per_unit) - u * steps_per_unit, counts)) break;
           // A fresh accumulator for P instructions (scale-d = 0 first), then the FFMA promotion.
           std::fill(part.begin(), part.end(), 0u);
           ks.tfdpa(tt, part.data(), u * steps_per_unit, std::min(total_steps, (u + 1) * steps_per_unit), counts);

@@ -118,7 +118,14 @@ inline bool all_nan(const std::uint32_t* acc, std::size_t n) {
   }
   return true;
 }
-inline void set_canonical_nan(std::uint32_t* acc, std::size_t n) { std::fill(acc, acc + n, 0x7FFFFFFFu); }
+// When the n accumulators are all NaN: writes the canonical NaN, counts the `steps` output steps
+// that this skips as special, and returns true (the caller skips them).
+inline bool nan_absorbed(std::uint32_t* acc, std::size_t n, std::size_t steps, StepCounts& counts) {
+  if (!all_nan(acc, n)) return false;
+  std::fill(acc, acc + n, 0x7FFFFFFFu);
+  counts.special += n * steps;
+  return true;
+}
 
 // Steps [s0, s1) of one tile; acc holds kRows x W fp32 patterns (W = the panel's strip width).
 using TfdpaStepsFn = void (*)(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,

@@ -212,11 +212,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   const int F = t.rule.F;
   const __m512i f = _mm512_set1_epi32(F);
   for (std::size_t s = s0; s < s1; ++s) {
-    if (all_nan(acc, kRows * W)) {  // NaN absorption (all_nan)
-      set_canonical_nan(acc, kRows * W);
-      counts.special += kRows * W * (s1 - s);
-      break;
-    }
+    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t k0 = s * L;
     const StepSpecials specials = step_specials(t, s);
     alignas(64) std::uint32_t c_in[kRows * W];
@@ -364,11 +360,7 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
   const __m512i group_slack = _mm512_set1_epi32(F - 8);
   const __m512i c_slack = _mm512_set1_epi32(F - 23);
   for (std::size_t s = s0; s < s1; ++s) {
-    if (all_nan(acc, kRows * W)) {  // NaN absorption (all_nan)
-      set_canonical_nan(acc, kRows * W);
-      counts.special += kRows * W * (s1 - s);
-      break;
-    }
+    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t g0 = s * G;
     const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s];
     bool special = nan_lanes != 0;

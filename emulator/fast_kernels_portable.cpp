@@ -35,11 +35,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
   const int product_slack = F - P.frac_a - P.frac_b;
   const int c_slack = F - 23;
   for (std::size_t s = s0; s < s1; ++s) {
-    if (all_nan(acc, kRows * W)) {  // NaN absorption (all_nan)
-      set_canonical_nan(acc, kRows * W);
-      counts.special += kRows * W * (s1 - s);
-      break;
-    }
+    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t k0 = s * L;
     const StepSpecials specials = step_specials(t, s);
     std::uint32_t c_in[kRows * W];
@@ -145,11 +141,7 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
   const int group_slack = F - 8;
   const int c_slack = F - 23;
   for (std::size_t s = s0; s < s1; ++s) {
-    if (all_nan(acc, kRows * W)) {  // NaN absorption (all_nan)
-      set_canonical_nan(acc, kRows * W);
-      counts.special += kRows * W * (s1 - s);
-      break;
-    }
+    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t g0 = s * G;
     const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s];
     bool special = nan_lanes != 0;
