@@ -198,6 +198,39 @@ BLOCKSCALE_AVX512_INLINE void bounds_pass(const std::int16_t* beb, const std::in
   bounds[3] = m3;
 }
 
+// One row's terms of one k for both halves, added to its two sums (float_form_terms).
+BLOCKSCALE_AVX512_INLINE void add_terms(__m512i& lo, __m512i& hi, __m512 a, __m512 b0, __m512 b1, __m512 g0, __m512 g1) {
+  const __m512i t0 = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b0), g0));
+  const __m512i t1 = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b1), g1));
+  asm("vpaddd %1, %0, %0" : "+v"(lo) : "v"(t0));
+  asm("vpaddd %1, %0, %0" : "+v"(hi) : "v"(t1));
+}
+
+// The float form's int32 sums, over k in [k0, k1) (at most 16 terms, each below 2^(F + 2)), of
+// the terms a*b*grid truncated toward zero, for the tile's eight vectors (row r, half h). Each B
+// load serves the four rows. The sums are added in place by inline assembly, as in bounds_pass:
+// GCC 12 otherwise copied each of the eight loop-carried sums to a new register in every k.
+BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* const* av, std::size_t k0, std::size_t k1,
+                                               const __m512 (&grid)[kRows][2], __m512i (&part)[kRows][2]) {
+  constexpr std::size_t W = kTfdpaWidth;
+  __m512i s00 = _mm512_setzero_si512(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+  for (std::size_t k = k0; k < k1; ++k) {
+    const __m512 b0 = _mm512_load_ps(bv + k * W), b1 = _mm512_load_ps(bv + k * W + 16);
+    add_terms(s00, s01, _mm512_set1_ps(av[0][k]), b0, b1, grid[0][0], grid[0][1]);
+    add_terms(s10, s11, _mm512_set1_ps(av[1][k]), b0, b1, grid[1][0], grid[1][1]);
+    add_terms(s20, s21, _mm512_set1_ps(av[2][k]), b0, b1, grid[2][0], grid[2][1]);
+    add_terms(s30, s31, _mm512_set1_ps(av[3][k]), b0, b1, grid[3][0], grid[3][1]);
+  }
+  part[0][0] = s00;
+  part[0][1] = s01;
+  part[1][0] = s10;
+  part[1][1] = s11;
+  part[2][0] = s20;
+  part[2][1] = s21;
+  part[3][0] = s30;
+  part[3][1] = s31;
+}
+
 BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                     StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -311,15 +344,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       }
       for (std::size_t kb = 0; kb < L; kb += 16) {
         __m512i part[kRows][2];
-        for (auto& row : part) row[0] = row[1] = _mm512_setzero_si512();
-        for (std::size_t k = kb; k < std::min(L, kb + 16); ++k) {
-          const __m512 b0 = _mm512_load_ps(bv + k * W), b1 = _mm512_load_ps(bv + k * W + 16);
-          for (std::size_t r = 0; r < kRows; ++r) {
-            const __m512 a = _mm512_set1_ps(av[r][k]);
-            part[r][0] = _mm512_add_epi32(part[r][0], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b0), grid[r][0])));
-            part[r][1] = _mm512_add_epi32(part[r][1], _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b1), grid[r][1])));
-          }
-        }
+        float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
         for (std::size_t r = 0; r < kRows; ++r) {
           for (std::size_t h = 0; h < 2; ++h) {
             S[r][2 * h] = _mm512_add_pd(S[r][2 * h], lo_pd(part[r][h]));
