@@ -140,11 +140,12 @@ BLOCKSCALE_AVX512_INLINE __m512i step_output(__m512i c, __m512i c_exp, __m512i e
   return round16(_mm512_add_pd(p_lo, lo_ps_pd(ct)), _mm512_add_pd(p_hi, hi_ps_pd(ct)), nan_lanes_of(c), rule);
 }
 
-// Whether every lane of a vector can take step_output_plain: C finite (e(c) < 128) and
-// F - 139 <= e_max <= 120. Then |V| < 2^(e_max + 8) (C below 2^(e_max + 1), at most 32 products
-// below 2^(e_max + 2)) cannot reach 2^128, and a nonzero V, a multiple of the grid 2^(e_max - F),
-// is at least 2^-139, so its RZ fp32 magnitude keeps a bit above the 10 that RZ-E8M13 clears: no
-// Inf, no NaN and no underflow zero can arise, and round16's fix-ups would change nothing.
+// Whether every lane of a vector can take step_output_plain (or step_output_units): C finite
+// (e(c) < 128) and F - 139 <= e_max <= 120. Then |V| < 2^(e_max + 8) (C below 2^(e_max + 1), at
+// most 32 products below 2^(e_max + 2)) cannot reach 2^128, and a nonzero V, a multiple of the grid
+// 2^(e_max - F), is at least 2^-139, so its RZ fp32 magnitude keeps a bit above the 10 that
+// RZ-E8M13 clears: no Inf, no NaN and no underflow zero can arise, and round16's fix-ups would
+// change nothing.
 BLOCKSCALE_AVX512_INLINE bool plain_vector(__m512i c_exp, __m512i emax, int F) {
   const __mmask16 finite = _mm512_cmplt_epi32_mask(c_exp, _mm512_set1_epi32(128));
   const __m512i above_floor = _mm512_sub_epi32(emax, _mm512_set1_epi32(F - 139));  // unsigned range test
@@ -172,6 +173,25 @@ BLOCKSCALE_AVX512_INLINE __m512i step_result(__m512i c, __m512i c_exp, __m512i e
                                              const OutputRule& rule) {
   if (plain_vector(c_exp, emax, F)) return step_output_plain(c, c_exp, emax, p_lo, p_hi, F, rule.e8m13);
   return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
+}
+
+// The largest F whose whole step sums in int32 in the float form: L <= 32 terms below 2^(F + 2).
+constexpr int kUnitsMaxF = 16;
+
+// b.3 steps 5-6 in grid units, for F <= kUnitsMaxF and a vector that passed plain_vector; S: the
+// products' part in grid units (|S| < 2^23). C truncated toward zero to the grid 2^(e_max - F) is
+// trunc(C 2^(F - e_max)) grid units, below 2^(F + 1) as C is below 2^(e_max + 1) (a scaled C that
+// scalef rounds lies below 2^-126 and truncates to 0, as it should). Their sum, below 2^24, is an
+// exact float; times 2^(e_max - F) it is a multiple of 2^-139 below 2^128, which a float holds
+// exactly (normal, or subnormal on the 2^-149 grid): the exact step value, which RZ leaves as it is
+// (RZ-E8M13 clears its 10 low fraction bits, as step_output_plain does). A zero sum gives +0, as
+// the fp64 route does.
+BLOCKSCALE_AVX512_INLINE __m512i step_output_units(__m512i c, __m512i emax, __m512i S, int F, bool e8m13) {
+  const __m512 down = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_set1_epi32(F), emax));
+  const __m512i ct = _mm512_cvttps_epi32(_mm512_scalef_ps(_mm512_castsi512_ps(c), down));
+  const __m512 v = _mm512_scalef_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(ct, S)), _mm512_sub_ps(_mm512_setzero_ps(), down));
+  const __m512i bits = _mm512_castps_si512(v);
+  return e8m13 ? _mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0xFFFFFC00u))) : bits;
 }
 
 // The bounds pass of one step for the tile's four rows: per row, the unsigned byte maximum over k
@@ -206,8 +226,9 @@ BLOCKSCALE_AVX512_INLINE void add_terms(__m512i& lo, __m512i& hi, __m512 a, __m5
   asm("vpaddd %1, %0, %0" : "+v"(hi) : "v"(t1));
 }
 
-// The float form's int32 sums, over k in [k0, k1) (at most 16 terms, each below 2^(F + 2)), of
-// the terms a*b*grid truncated toward zero, for the tile's eight vectors (row r, half h). Each B
+// The float form's int32 sums, over k in [k0, k1), of the terms a*b*grid truncated toward zero
+// (each below 2^(F + 2): at most 16 terms for F <= 25, 32 for F <= kUnitsMaxF), for the tile's
+// eight vectors (row r, half h). Each B
 // load serves the four rows. The sums are added in place by inline assembly, as in bounds_pass:
 // GCC 12 otherwise copied each of the eight loop-carried sums to a new register in every k.
 BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* const* av, std::size_t k0, std::size_t k1,
@@ -338,26 +359,45 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
       const float* av[kRows];
       for (std::size_t r = 0; r < kRows; ++r) av[r] = &P.a_val[(t.row0 + r) * P.k + k0];
-      __m512d S[kRows][4];
-      for (auto& row : S) {
-        for (auto& q : row) q = _mm512_setzero_pd();
-      }
-      for (std::size_t kb = 0; kb < L; kb += 16) {
+      if (F <= kUnitsMaxF) {
+        // The whole step in int32 (below 2^(F + 7) <= 2^23), and C and the output in grid units.
         __m512i part[kRows][2];
-        float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
+        float_form_terms(bv, av, 0, L, grid, part);
         for (std::size_t r = 0; r < kRows; ++r) {
           for (std::size_t h = 0; h < 2; ++h) {
-            S[r][2 * h] = _mm512_add_pd(S[r][2 * h], lo_pd(part[r][h]));
-            S[r][2 * h + 1] = _mm512_add_pd(S[r][2 * h + 1], hi_pd(part[r][h]));
+            __m512i out;
+            if (plain_vector(c_exp[r][h], emax[r][h], F)) {
+              out = step_output_units(c[r][h], emax[r][h], part[r][h], F, t.rule.e8m13);
+            } else {
+              const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
+              out = step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(lo_pd(part[r][h]), lo_pd(to_value)),
+                                _mm512_scalef_pd(hi_pd(part[r][h]), hi_pd(to_value)), F, t.rule);
+            }
+            _mm512_storeu_si512(acc + r * W + 16 * h, out);
           }
         }
-      }
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t h = 0; h < 2; ++h) {
-          const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
-          _mm512_storeu_si512(acc + r * W + 16 * h,
-                              step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
-                                          _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
+      } else {
+        __m512d S[kRows][4];
+        for (auto& row : S) {
+          for (auto& q : row) q = _mm512_setzero_pd();
+        }
+        for (std::size_t kb = 0; kb < L; kb += 16) {
+          __m512i part[kRows][2];
+          float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
+          for (std::size_t r = 0; r < kRows; ++r) {
+            for (std::size_t h = 0; h < 2; ++h) {
+              S[r][2 * h] = _mm512_add_pd(S[r][2 * h], lo_pd(part[r][h]));
+              S[r][2 * h + 1] = _mm512_add_pd(S[r][2 * h + 1], hi_pd(part[r][h]));
+            }
+          }
+        }
+        for (std::size_t r = 0; r < kRows; ++r) {
+          for (std::size_t h = 0; h < 2; ++h) {
+            const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
+            _mm512_storeu_si512(acc + r * W + 16 * h,
+                                step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
+                                            _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
+          }
         }
       }
     }
