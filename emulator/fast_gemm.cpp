@@ -157,7 +157,8 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     rows = gp.rows;
     strips = gp.strips;
   } else {
-    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, ks.tfdpa_bounds, threads, tp);
+    const int fp16_F = p.F <= ks.fp16_max_F && p.L % 2 == 0 ? p.F : 0;
+    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, ks.tfdpa_bounds, fp16_F, threads, tp);
     rows = tp.rows;
     strips = tp.strips;
   }

@@ -142,6 +142,7 @@ struct KernelSet {
   TfdpaStepsFn tfdpa;
   GstStepsFn gst;
   PromoteFn promote;
+  int fp16_max_F = 0;  // tfdpa reads the fp16 panels for F up to this (0: never)
 };
 
 const KernelSet& portable_kernels();

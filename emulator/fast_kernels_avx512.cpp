@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 namespace blockscale::emulator::fast {
 
@@ -36,6 +37,9 @@ namespace {
 #define BLOCKSCALE_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 #define BLOCKSCALE_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 #define BLOCKSCALE_AVX512_INLINE inline __attribute__((always_inline, target("avx512f,avx512bw,avx512dq,avx512vl")))
+#define BLOCKSCALE_AVX512_FP16 __attribute__((noinline, target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx512fp16")))
+#define BLOCKSCALE_AVX512_FP16_INLINE \
+  inline __attribute__((always_inline, target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx512fp16")))
 
 constexpr int kTruncate = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
 
@@ -252,6 +256,73 @@ BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* con
   part[3][1] = s31;
 }
 
+// ---- The FP16 float form (CPUs with AVX512-FP16, F <= kFp16MaxF; fast_panels.h, h): with
+// a' = a 2^(F - ea) and b' = b 2^-eb (ea, eb: the largest e(x) of the row's and the lane's step),
+// a term a b 2^(F + scale exps - e_max) is a' b' 2^D with D = ea + eb + scale exps - e_max, and
+// for F <= 13 every term lies below 2^15. In fp16, with D <= 15 in every lane:
+//   * a' b' (below 2^15) is exact wherever the term is at least 1 (then a' b' >= 2^-D has at most 8
+//     significant bits, the lowest at or above 2^(-D - 7) >= 2^-22); elsewhere it may round in the
+//     subnormal range, by at most 2^-25, which cannot lift it to 2^-D (an 8-bit value below 2^-D
+//     lies at least 2^(-D - 8) >= 2^-23 below it);
+//   * times 2^D (fp16 bits of 2^max(D, -25): 0 below 2^-24, where every term is below 2^-9) the
+//     term is exact where it is at least 1, and below 1 elsewhere;
+//   * vcvttph2w truncates it toward zero into int16 (|term| < 2^15), and vpdpwssd against ones
+//     adds two k of one output into int32 (the sum stays below 2^20).
+// So the int32 sums equal float_form_terms' sums over the step. 32 terms per instruction instead
+// of 16: four operations per 32 terms instead of eight.
+constexpr int kFp16MaxF = 13;
+
+// Per vector: the fp16 bits of 2^D in both halves of every 32-bit lane, and whether D <= 15 in
+// every lane (a_hmax / b_hmax of kNoExpHigh, an inexact fp16 element, make D large).
+BLOCKSCALE_AVX512_INLINE bool fp16_factor(__m512i ea, __m512i eb, __m512i es, __m512i emax, __m512i& g) {
+  const __m512i d = _mm512_sub_epi32(_mm512_add_epi32(_mm512_add_epi32(ea, eb), es), emax);
+  if (_mm512_cmpgt_epi32_mask(d, _mm512_set1_epi32(15)) != 0) return false;
+  const __m512 p = _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_cvtepi32_ps(_mm512_max_epi32(d, _mm512_set1_epi32(-25))));
+  const __m512i h = _mm512_cvtepu16_epi32(_mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  g = _mm512_or_si512(h, _mm512_slli_epi32(h, 16));
+  return true;
+}
+
+// The int32 sums of the FP16 float form over a step of L (even) k for the tile's eight vectors:
+// per pair of k and row, 32 products of two k and 16 outputs (fast_panels.h, b_h), times 2^D,
+// truncated to int16 and added in pairs.
+BLOCKSCALE_AVX512_FP16_INLINE void add_fp16_terms(__m512i& lo, __m512i& hi, __m512h a, __m512h b0, __m512h b1, __m512i g0,
+                                                  __m512i g1, __m512i ones) {
+  const __m512i t0 = _mm512_cvttph_epi16(_mm512_mul_ph(_mm512_mul_ph(a, b0), _mm512_castsi512_ph(g0)));
+  const __m512i t1 = _mm512_cvttph_epi16(_mm512_mul_ph(_mm512_mul_ph(a, b1), _mm512_castsi512_ph(g1)));
+  // In place, as in bounds_pass (GCC 12 copies every loop-carried sum otherwise).
+  asm("vpdpwssd %2, %1, %0" : "+v"(lo) : "v"(t0), "v"(ones));
+  asm("vpdpwssd %2, %1, %0" : "+v"(hi) : "v"(t1), "v"(ones));
+}
+
+BLOCKSCALE_AVX512_FP16 void fp16_terms(const std::uint16_t* bh, const std::uint16_t* const* ah, std::size_t L,
+                                       const __m512i (&g)[kRows][2], __m512i (&part)[kRows][2]) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const __m512i ones = _mm512_set1_epi16(1);
+  __m512i s00 = _mm512_setzero_si512(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+  const auto pair = [&](std::size_t r, std::size_t kp) {
+    std::uint32_t bits;
+    std::memcpy(&bits, ah[r] + 2 * kp, sizeof bits);
+    return bits;
+  };
+  for (std::size_t kp = 0; kp < L / 2; ++kp) {
+    const __m512h b0 = _mm512_castsi512_ph(_mm512_load_si512(bh + kp * 2 * W));
+    const __m512h b1 = _mm512_castsi512_ph(_mm512_load_si512(bh + kp * 2 * W + W));
+    add_fp16_terms(s00, s01, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(0, kp)))), b0, b1, g[0][0], g[0][1], ones);
+    add_fp16_terms(s10, s11, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(1, kp)))), b0, b1, g[1][0], g[1][1], ones);
+    add_fp16_terms(s20, s21, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(2, kp)))), b0, b1, g[2][0], g[2][1], ones);
+    add_fp16_terms(s30, s31, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(3, kp)))), b0, b1, g[3][0], g[3][1], ones);
+  }
+  part[0][0] = s00;
+  part[0][1] = s01;
+  part[1][0] = s10;
+  part[1][1] = s11;
+  part[2][0] = s20;
+  part[2][1] = s21;
+  part[3][0] = s30;
+  part[3][1] = s31;
+}
+
 BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                     StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -362,7 +433,21 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       if (F <= kUnitsMaxF) {
         // The whole step in int32 (below 2^(F + 7) <= 2^23), and C and the output in grid units.
         __m512i part[kRows][2];
-        float_form_terms(bv, av, 0, L, grid, part);
+        __m512i g[kRows][2];
+        bool fp16 = P.fp16_F == F;
+        for (std::size_t r = 0; r < kRows && fp16; ++r) {
+          const __m512i ea = _mm512_set1_epi32(P.a_hmax[(t.row0 + r) * P.steps + s]);
+          for (std::size_t h = 0; h < 2 && fp16; ++h) {
+            fp16 = fp16_factor(ea, _mm512_loadu_si512(&P.b_hmax[bstep + 16 * h]), _mm512_sub_epi32(f_scale[r][h], f), emax[r][h], g[r][h]);
+          }
+        }
+        if (fp16) {
+          const std::uint16_t* ah[kRows];
+          for (std::size_t r = 0; r < kRows; ++r) ah[r] = &P.a_h[(t.row0 + r) * P.k + k0];
+          fp16_terms(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part);
+        } else {
+          float_form_terms(bv, av, 0, L, grid, part);
+        }
         for (std::size_t r = 0; r < kRows; ++r) {
           for (std::size_t h = 0; h < 2; ++h) {
             __m512i out;
@@ -546,7 +631,8 @@ bool cpu_has_avx512() {
 
 const KernelSet& avx512_kernels() {
   static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx512, __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
-                           &promote_avx512};
+                           &promote_avx512,
+                           __builtin_cpu_supports("avx512fp16") && __builtin_cpu_supports("avx512vnni") ? kFp16MaxF : 0};
   return k;
 }
 

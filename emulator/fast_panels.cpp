@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -125,7 +126,7 @@ std::size_t capacity_bytes(const Buffers&... b) {
 
 std::size_t storage_bytes(const TfdpaPanels& p) {
   return capacity_bytes(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval, p.b_exp,
-                        p.b_eb, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf);
+                        p.b_eb, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf, p.a_h, p.b_h, p.a_hmax, p.b_hmax);
 }
 
 std::size_t storage_bytes(const GstPanels& p) {
@@ -133,8 +134,56 @@ std::size_t storage_bytes(const GstPanels& p) {
                         p.b_nan);
 }
 
-void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int threads,
-                  TfdpaPanels& P) {
+namespace {
+
+// v (a normal float) as IEEE binary16 bits, or kInexactHalf when v is not exactly representable
+// there.
+constexpr std::uint16_t kInexactHalf = 0x7FFF;  // a NaN: never the bits of a scaled element
+std::uint16_t half_bits(float v) {
+  const auto bits = std::bit_cast<std::uint32_t>(v);
+  const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
+  const int e = static_cast<int>((bits >> 23) & 0xFFu) - 127;
+  const std::uint32_t sig = (bits & 0x7FFFFFu) | 0x800000u;  // 24 bits, value sig 2^(e - 23)
+  if (e > 15) return kInexactHalf;
+  if (e >= -14) {  // normal: 10 fraction bits
+    if ((sig & 0x1FFFu) != 0) return kInexactHalf;
+    return static_cast<std::uint16_t>(sign | ((e + 15) << 10) | ((sig >> 13) & 0x3FFu));
+  }
+  const int drop = -e - 1;  // subnormal: value m 2^-24 with m = sig 2^(e + 1)
+  if (drop >= 24 || (sig & ((1u << drop) - 1u)) != 0) return kInexactHalf;
+  return static_cast<std::uint16_t>(sign | (sig >> drop));
+}
+
+// The fp16 panel values of every code of a format, scaled by 2^(offset - ea) for each largest
+// exponent ea of a step (-16..16: e(x) of every format of at most 8 bits lies there): 0 for a zero
+// or special element, kInexactHalf where the scaled value is not exact in fp16.
+class HalfTable {
+ public:
+  static constexpr int kLowest = -16, kHighest = 16;
+  HalfTable(const ElementTable& t, int offset) : bits_(static_cast<std::size_t>(kHighest - kLowest + 1) * 256) {
+    for (int ea = kLowest; ea <= kHighest; ++ea) {
+      const float scale = std::ldexp(1.0f, offset - ea);
+      for (std::size_t code = 0; code < 256; ++code) {
+        const ElementCode& e = t[code];
+        bits_[static_cast<std::size_t>(ea - kLowest) * 256 + code] = e.kind == kNonzero ? half_bits(e.val * scale) : 0;
+      }
+    }
+  }
+  // The row of a step whose largest e(x) is ea (kNoExp: a step without a nonzero element, whose
+  // codes all give 0 in any row).
+  const std::uint16_t* row(std::int16_t ea) const {
+    const int i = ea == kNoExp ? 0 : ea - kLowest;
+    return &bits_[static_cast<std::size_t>(i) * 256];
+  }
+
+ private:
+  std::vector<std::uint16_t> bits_;
+};
+
+}  // namespace
+
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
+                  int threads, TfdpaPanels& P) {
   constexpr std::size_t W = kTfdpaWidth;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
   const auto uL = static_cast<std::size_t>(L);
@@ -146,6 +195,13 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.frac_a = info(ops.a.format()).mantissa_bits;
   P.frac_b = info(ops.b.format()).mantissa_bits;
   P.scaled = scaled;
+  P.fp16_F = fp16_F;
+  const bool h = fp16_F != 0;
+  std::optional<HalfTable> ha, hb;
+  if (h) {
+    ha.emplace(element_table(ops.a.format()), fp16_F);
+    hb.emplace(element_table(ops.b.format()), 0);
+  }
   const ElementTable& ta = element_table(ops.a.format());
   const ElementTable& tb = element_table(ops.b.format());
   const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
@@ -167,6 +223,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   size(P.a_hi, exps, P.rows * P.steps);
   P.a_sexp.resize(P.rows * P.steps);
   P.a_flags.resize(P.rows * P.steps);
+  size(P.a_h, h, P.rows * P.k);
+  size(P.a_hmax, h, P.rows * P.steps);
   bool any_inf = false;
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(|| : any_inf)
@@ -206,6 +264,17 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
         P.a_lo[at] = lo;
         P.a_hi[at] = hi;
       }
+      if (h) {
+        // a 2^(F - ea) as fp16 (fast_panels.h, h); an inexact one rules the step out.
+        const std::uint16_t* row = ha->row(hi);
+        bool exact = true;
+        for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+          const std::uint16_t v = row[codes[k]];
+          exact = exact && v != kInexactHalf;
+          P.a_h[i * P.k + k] = v;
+        }
+        P.a_hmax[at] = exact ? hi : kNoExpHigh;
+      }
       P.a_sexp[at] = sexp;
       P.a_flags[at] = flags;
       any_inf = any_inf || (flags & kHasInf) != 0;
@@ -221,6 +290,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.b_sexp.resize(P.strips * P.steps * W);
   P.b_nan.resize(P.strips * P.steps);
   P.b_inf.resize(P.strips * P.steps);
+  size(P.b_h, h, P.strips * P.k * W);
+  size(P.b_hmax, h, P.strips * P.steps * W);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(|| : any_inf)
 #endif
@@ -267,6 +338,17 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
         if (exps) {
           P.b_lo[at] = lo[j];
           P.b_hi[at] = hi[j];
+        }
+        if (h) {
+          // b 2^-eb as fp16, pairs of k interleaved: element k at [k / 2][j][k % 2] of the strip.
+          const std::uint16_t* row = hb->row(hi[j]);
+          bool exact = true;
+          for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+            const std::uint16_t v = row[codes[k * W + j]];
+            exact = exact && v != kInexactHalf;
+            P.b_h[(st * P.k + (k & ~std::size_t{1})) * W + 2 * j + (k & 1)] = v;
+          }
+          P.b_hmax[at] = exact ? hi[j] : kNoExpHigh;
         }
         P.b_sexp[at] = sexp;
       }

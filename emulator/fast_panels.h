@@ -26,7 +26,13 @@
 //         when there are none);
 //   sexp  the ue8m0 scale exponent of the step (ST-FDPA; 0 otherwise);
 //   flags NaN / Inf among the step's elements or a NaN scale (A: per row and step; B: lane masks
-//         per strip and step).
+//         per strip and step);
+//   h     (only for the AVX-512 FP16 float form, F <= 13) the element scaled by a power of two as
+//         fp16 bits: A: a 2^(F - ea) with ea the largest e(x) of the row's step (|a'| < 2^(F + 1));
+//         B: b 2^-eb with eb the largest e(x) of the lane's step (|b'| < 2), stored in pairs of k
+//         per lane ([strip][k / 2][W][2]) so that an int16 dot product sums two k of one output;
+//         0 for a zero or special element. hmax: ea and eb (kNoExp without a nonzero element,
+//         kNoExpHigh where some scaled element is not exact in fp16: that rules the step out).
 // GST-FDPA (b.5), e2m1 x e2m1, one step = L products = L/16 groups of 16:
 //   A: the 16 values 2a (exact integers -12..12) of each group as signed bytes, four to a 32-bit
 //      word; B: 2b + 12 as unsigned bytes (the operand pair of an int8 dot product, VNNI
@@ -111,6 +117,11 @@ struct TfdpaPanels {
   Buffer<std::int32_t> b_sexp;
   // B: [strip][step], bit j = lane j
   Buffer<std::uint32_t> b_nan, b_inf;
+  // FP16 float form (fp16_F != 0: decoded for that F): A [row][k] and [row][step], B
+  // [strip][k / 2][W][2] and [strip][step][W]
+  int fp16_F = 0;
+  Buffer<std::uint16_t> a_h, b_h;
+  Buffer<std::int32_t> a_hmax, b_hmax;
 };
 
 struct GstPanels {
@@ -145,10 +156,11 @@ std::size_t storage_bytes(const GstPanels& p);
 enum class TfdpaBounds { exponents, byte_pairs };
 
 // Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
-// zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`. Rows of A
-// and strips of B are decoded on up to `threads` OpenMP threads (each writes only its own part).
-void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int threads,
-                  TfdpaPanels& out);
+// zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`; the fp16
+// panels for F = fp16_F when it is not 0 (L even). Rows of A and strips of B are decoded on up to
+// `threads` OpenMP threads (each writes only its own part).
+void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
+                  int threads, TfdpaPanels& out);
 
 // The same for GST-FDPA: scales per `block` elements (16 or 32), ue8m0 or ue4m3.
 void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, int threads, GstPanels& out);
