@@ -293,9 +293,10 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
       totals.exact += counts.exact;
       totals.truncating += counts.truncating;
       totals.special += counts.special;
+      totals.fp16 += counts.fp16;
     }
   }
-  if (stats != nullptr) *stats = GemmPathStats{totals.exact, totals.truncating, totals.special, 0};
+  if (stats != nullptr) *stats = GemmPathStats{totals.exact, totals.truncating, totals.special, 0, totals.fp16};
   return true;
 }
 

@@ -39,6 +39,7 @@ namespace blockscale::emulator::fast {
 
 struct StepCounts {
   std::uint64_t exact = 0, truncating = 0, special = 0;  // output lanes times steps
+  std::uint64_t fp16 = 0;                                // truncating ones in the AVX512-FP16 form
 };
 
 // Recomputes one output lane of one step with the reference engine (Inf operands):

@@ -379,7 +379,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     }
 
     const int truncating_vectors = std::popcount(truncating);
-    if (truncating_vectors <= kMaxTruncatingVectors) {
+    // With the fp16 panels (no fp64 ones) every tile takes the float form: its fp16 loop costs
+    // about what the fp64 sums cost, and the fp64 panels are not decoded.
+    if (truncating_vectors <= kMaxTruncatingVectors && P.fp16_F == 0) {
       counts.exact += 16 * static_cast<std::uint64_t>(kVectors - truncating_vectors);
       counts.truncating += 16 * static_cast<std::uint64_t>(truncating_vectors);
       const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
@@ -442,6 +444,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           }
         }
         if (fp16) {
+          counts.fp16 += 16 * static_cast<std::uint64_t>(kVectors);
           const std::uint16_t* ah[kRows];
           for (std::size_t r = 0; r < kRows; ++r) ah[r] = &P.a_h[(t.row0 + r) * P.k + k0];
           fp16_terms(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part);

@@ -216,7 +216,9 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   };
 
   P.a_val.resize(P.rows * P.k);
-  P.a_dval.resize(P.rows * P.k);
+  // With the fp16 panels every tile takes the float form (fast_kernels_avx512.cpp): no fp64 values.
+  const bool dvals = !h;
+  size(P.a_dval, dvals, P.rows * P.k);
   size(P.a_exp2, exps, P.rows * P.k);
   size(P.a_eb, !exps, P.rows * P.k);
   size(P.a_lo, exps, P.rows * P.steps);
@@ -240,7 +242,7 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
         const ElementCode& e = ta[codes[k]];
         const std::size_t at = i * P.k + k;
         P.a_val[at] = e.val;
-        P.a_dval[at] = e.val;
+        if (dvals) P.a_dval[at] = e.val;
         if (exps) {
           P.a_exp2[at] = e.exp2;
         } else {
@@ -282,7 +284,7 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   }
 
   P.b_val.resize(P.strips * P.k * W);
-  P.b_dval.resize(P.strips * P.k * W);
+  size(P.b_dval, dvals, P.strips * P.k * W);
   size(P.b_exp, exps, P.strips * P.k * W);
   size(P.b_eb, !exps, P.strips * P.k * W);
   size(P.b_lo, exps, P.strips * P.steps * W);
@@ -312,7 +314,7 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
           const ElementCode& e = tb[codes[k * W + j]];
           const std::size_t at = (st * P.k + k) * W + j;
           P.b_val[at] = e.val;
-          P.b_dval[at] = e.val;
+          if (dvals) P.b_dval[at] = e.val;
           if (exps) {
             P.b_exp[at] = e.exp;
           } else {

@@ -9,7 +9,8 @@
 //
 // T-FDPA / ST-FDPA (numerics.md b.3, b.4), operands of at most 8 bits (fp8/fp6/fp4):
 //   val   the element's value as a float (exact: at most 4 significant bits);
-//   dval  the same as a double (the no-truncation tier sums products exactly in double);
+//   dval  the same as a double (the no-truncation tier sums products exactly in double; not
+//         decoded with the fp16 panels, h below);
 //   exp   e(x) of b.1 as int16 (kNoExp for a zero or special element; for A packed twice into an
 //         int32, so that a 32-bit broadcast fills every 16-bit lane);
 //   eb    for the AVX-512 bounds pass: e(x) + kEbBias and -lsb(x) + kEbBias (lsb: the exponent of

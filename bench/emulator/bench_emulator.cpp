@@ -109,7 +109,8 @@ double eigen_rate(std::int64_t M, std::int64_t N, std::int64_t K, int threads) {
 
 // Times `run` per iteration (wall clock) and reports MAC/s and the ratio to Eigen.
 // `stats` (when given) is what the last run's gemm() reported: the share of fused steps that the
-// exact tier took is a counter too (the rest took the truncating tier).
+// exact tier took is a counter too (the rest took the truncating tier), and where the AVX512-FP16
+// form ran, the share it took.
 template <class Run>
 void measure(benchmark::State& state, std::int64_t M, std::int64_t N, std::int64_t K, int threads, Run run,
              const GemmPathStats* stats = nullptr) {
@@ -127,6 +128,7 @@ void measure(benchmark::State& state, std::int64_t M, std::int64_t N, std::int64
   if (stats != nullptr) {
     const double steps = static_cast<double>(stats->exact + stats->truncating);  // special overlaps both
     if (steps > 0) state.counters["exact_share"] = static_cast<double>(stats->exact) / steps;
+    if (steps > 0 && stats->fp16 > 0) state.counters["fp16_share"] = static_cast<double>(stats->fp16) / steps;
   }
 }
 

@@ -106,9 +106,11 @@ std::string_view to_string(GemmPath path);
 // step = one T-FDPA / ST-FDPA / GST-FDPA of L products): `exact` steps were proved free of
 // truncation by exponent bounds and summed exactly in double; `truncating` steps took the full
 // algorithm (exact e_max, each term truncated); `special` steps had a NaN or an Inf operand or
-// scale; `reference_outputs` counts outputs computed by the reference engine.
+// scale; `reference_outputs` counts outputs computed by the reference engine; `fp16` counts the
+// truncating steps whose terms the AVX512-FP16 form computed (GemmPath::avx512 on CPUs with
+// AVX512-FP16, F <= 13; docs/emulator.md).
 struct GemmPathStats {
-  std::uint64_t exact = 0, truncating = 0, special = 0, reference_outputs = 0;
+  std::uint64_t exact = 0, truncating = 0, special = 0, reference_outputs = 0, fp16 = 0;
 };
 
 struct GemmOptions {
