@@ -230,11 +230,25 @@ BLOCKSCALE_AVX512_INLINE void add_terms(__m512i& lo, __m512i& hi, __m512 a, __m5
   asm("vpaddd %1, %0, %0" : "+v"(hi) : "v"(t1));
 }
 
+// The eight sums of a tile (row r, half h: s_rh), kept in named variables in the loops below so
+// that each stays in its register, into part.
+BLOCKSCALE_AVX512_INLINE void store_sums(__m512i (&part)[kRows][2], __m512i s00, __m512i s01, __m512i s10, __m512i s11,
+                                         __m512i s20, __m512i s21, __m512i s30, __m512i s31) {
+  part[0][0] = s00;
+  part[0][1] = s01;
+  part[1][0] = s10;
+  part[1][1] = s11;
+  part[2][0] = s20;
+  part[2][1] = s21;
+  part[3][0] = s30;
+  part[3][1] = s31;
+}
+
 // The float form's int32 sums, over k in [k0, k1), of the terms a*b*grid truncated toward zero
 // (each below 2^(F + 2): at most 16 terms for F <= 25, 32 for F <= kUnitsMaxF), for the tile's
-// eight vectors (row r, half h). Each B
-// load serves the four rows. The sums are added in place by inline assembly, as in bounds_pass:
-// GCC 12 otherwise copied each of the eight loop-carried sums to a new register in every k.
+// eight vectors (row r, half h). Each B load serves the four rows. The sums are added in place by
+// inline assembly, as in bounds_pass: GCC 12 otherwise copied each of the eight loop-carried sums
+// to a new register in every k.
 BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* const* av, std::size_t k0, std::size_t k1,
                                                const __m512 (&grid)[kRows][2], __m512i (&part)[kRows][2]) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -246,14 +260,7 @@ BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* con
     add_terms(s20, s21, _mm512_set1_ps(av[2][k]), b0, b1, grid[2][0], grid[2][1]);
     add_terms(s30, s31, _mm512_set1_ps(av[3][k]), b0, b1, grid[3][0], grid[3][1]);
   }
-  part[0][0] = s00;
-  part[0][1] = s01;
-  part[1][0] = s10;
-  part[1][1] = s11;
-  part[2][0] = s20;
-  part[2][1] = s21;
-  part[3][0] = s30;
-  part[3][1] = s31;
+  store_sums(part, s00, s01, s10, s11, s20, s21, s30, s31);
 }
 
 // ---- The FP16 float form (CPUs with AVX512-FP16, F <= kFp16MaxF; fast_panels.h, h): with
@@ -313,14 +320,7 @@ BLOCKSCALE_AVX512_FP16 void fp16_terms(const std::uint16_t* bh, const std::uint1
     add_fp16_terms(s20, s21, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(2, kp)))), b0, b1, g[2][0], g[2][1], ones);
     add_fp16_terms(s30, s31, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(3, kp)))), b0, b1, g[3][0], g[3][1], ones);
   }
-  part[0][0] = s00;
-  part[0][1] = s01;
-  part[1][0] = s10;
-  part[1][1] = s11;
-  part[2][0] = s20;
-  part[2][1] = s21;
-  part[3][0] = s30;
-  part[3][1] = s31;
+  store_sums(part, s00, s01, s10, s11, s20, s21, s30, s31);
 }
 
 BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
