@@ -10,12 +10,16 @@
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
 //   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
 //     toward zero (vcvttps2dq / vrndscalepd) and summed exactly; when more than two vectors of a
-//     tile truncate, the tile runs the float form with each B load shared by its four rows;
+//     tile truncate, the tile runs the float form with each B load shared by its four rows; for
+//     F <= 16 the float form keeps the whole step, C and the output in grid units (int32), and on
+//     CPUs with AVX512-FP16 it forms the terms of F <= 13 in fp16, 32 per instruction, for every
+//     tile;
 //   * GST-FDPA: 4 p_g of 16 products by four vpdpbusd (VNNI);
 //   * output conversion: vcvtpd2ps with embedded round-toward-zero, then Inf at 2^128, RZ-E8M13,
 //     the underflow zero and the canonical NaN with masks; vectors whose e_max and C rule all of
 //     those out take the bare conversion.
-// Needs AVX-512 F/BW/DQ/VL (checked at run time before these functions are called).
+// Needs AVX-512 F/BW/DQ/VL (checked at run time before these functions are called); the fp16 form
+// also AVX512-FP16 and VNNI (checked when the kernel set is built).
 #include "fast_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -196,14 +196,14 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.frac_b = info(ops.b.format()).mantissa_bits;
   P.scaled = scaled;
   P.fp16_F = fp16_F;
+  const ElementTable& ta = element_table(ops.a.format());
+  const ElementTable& tb = element_table(ops.b.format());
   const bool h = fp16_F != 0;
   std::optional<HalfTable> ha, hb;
   if (h) {
-    ha.emplace(element_table(ops.a.format()), fp16_F);
-    hb.emplace(element_table(ops.b.format()), 0);
+    ha.emplace(ta, fp16_F);
+    hb.emplace(tb, 0);
   }
-  const ElementTable& ta = element_table(ops.a.format());
-  const ElementTable& tb = element_table(ops.b.format());
   const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
   const bool exps = bounds == TfdpaBounds::exponents;
   // Sized when decoded, else emptied (the storage stays for later calls).
