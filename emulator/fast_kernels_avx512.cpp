@@ -131,6 +131,14 @@ BLOCKSCALE_AVX512_INLINE __m512 grid_factor(__m512i f_plus_scale_exp, __m512i em
   return _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_cvtepi32_ps(grid_exponent(f_plus_scale_exp, emax)));
 }
 
+// grid_factor for the tile's eight vectors.
+BLOCKSCALE_AVX512_INLINE void grid_factors(const __m512i (&f_scale)[kRows][2], const __m512i (&emax)[kRows][2],
+                                           __m512 (&grid)[kRows][2]) {
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t h = 0; h < 2; ++h) grid[r][h] = grid_factor(f_scale[r][h], emax[r][h]);
+  }
+}
+
 // b.3 steps 5-6 for 16 lanes: C truncated toward zero to the grid 2^(e_max - F) plus the products'
 // part (exact doubles in value units, lanes 0-7 and 8-15), through the output conversion. C's
 // truncation is a mask: its lowest bit is 2^(e(c) - 23), so the low e_max - F - e(c) + 23 bits of
@@ -371,13 +379,16 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         const __m512i pair = _mm512_cvtepu16_epi32(h == 0 ? _mm512_castsi512_si256(bounds[r]) : _mm512_extracti64x4_epi64(bounds[r], 1));
         const __m512i exp_byte = _mm512_and_si512(pair, _mm512_set1_epi32(0xFF));
         const __m512i product_exp = _mm512_sub_epi32(exp_byte, _mm512_set1_epi32(2 * kEbBias));
-        const __m512i neg_lsb = _mm512_sub_epi32(_mm512_srli_epi32(pair, 8), _mm512_set1_epi32(2 * kEbBias));
         const __mmask16 live = _mm512_cmpge_epi32_mask(exp_byte, _mm512_set1_epi32(2 * (kEbBias - 16)));
         emax[r][h] = _mm512_mask_max_epi32(ci.floor, live, ci.floor, _mm512_add_epi32(product_exp, es));
         f_scale[r][h] = _mm512_add_epi32(f, es);
-        // The lowest product bit, lsb(a) + lsb(b) + scale exps, below the grid e_max - F.
-        if (_mm512_mask_cmpgt_epi32_mask(live, emax[r][h], _mm512_sub_epi32(f_scale[r][h], neg_lsb)) != 0) {
-          truncating |= 1u << (2 * r + h);
+        // The lowest product bit, lsb(a) + lsb(b) + scale exps, below the grid e_max - F. (With
+        // the fp16 panels every tile takes the float form, which does not need to know.)
+        if (P.fp16_F == 0) {
+          const __m512i neg_lsb = _mm512_sub_epi32(_mm512_srli_epi32(pair, 8), _mm512_set1_epi32(2 * kEbBias));
+          if (_mm512_mask_cmpgt_epi32_mask(live, emax[r][h], _mm512_sub_epi32(f_scale[r][h], neg_lsb)) != 0) {
+            truncating |= 1u << (2 * r + h);
+          }
         }
       }
     }
@@ -429,10 +440,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     } else {
       // The whole tile truncating: each B load serves the four rows.
       counts.truncating += 16 * static_cast<std::uint64_t>(kVectors);
-      __m512 grid[kRows][2];
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t h = 0; h < 2; ++h) grid[r][h] = grid_factor(f_scale[r][h], emax[r][h]);
-      }
+      __m512 grid[kRows][2];  // the fp32 form's, formed only where that form runs
       const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
       const float* av[kRows];
       for (std::size_t r = 0; r < kRows; ++r) av[r] = &P.a_val[(t.row0 + r) * P.k + k0];
@@ -453,6 +461,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           for (std::size_t r = 0; r < kRows; ++r) ah[r] = &P.a_h[(t.row0 + r) * P.k + k0];
           fp16_terms(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part);
         } else {
+          grid_factors(f_scale, emax, grid);
           float_form_terms(bv, av, 0, L, grid, part);
         }
         for (std::size_t r = 0; r < kRows; ++r) {
@@ -469,6 +478,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           }
         }
       } else {
+        grid_factors(f_scale, emax, grid);
         __m512d S[kRows][4];
         for (auto& row : S) {
           for (auto& q : row) q = _mm512_setzero_pd();
