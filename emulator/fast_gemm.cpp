@@ -158,7 +158,8 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     strips = gp.strips;
   } else {
     const int fp16_F = p.F <= ks.fp16_max_F && p.L % 2 == 0 ? p.F : 0;
-    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, ks.tfdpa_bounds, fp16_F, threads, tp);
+    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, ks.tfdpa_bounds, fp16_F, threads, tp,
+                       ks.decode);
     rows = tp.rows;
     strips = tp.strips;
   }

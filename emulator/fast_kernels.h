@@ -144,6 +144,7 @@ struct KernelSet {
   GstStepsFn gst;
   PromoteFn promote;
   int fp16_max_F = 0;  // tfdpa reads the fp16 panels for F up to this (0: never)
+  TfdpaDecoder decode{};  // the element work of decode_tfdpa (fast_panels.h; empty: scalar)
 };
 
 const KernelSet& portable_kernels();

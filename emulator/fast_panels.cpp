@@ -5,11 +5,16 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include "blockscale/formats/convert.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace blockscale::emulator::fast {
 
@@ -75,9 +80,38 @@ const ElementTable& element_table(Format f) {
   return tables[static_cast<int>(f)];
 }
 
+// The element tables of a format in the form of DecodeTables (fast_panels.h): values and eb words.
+struct CodeTables {
+  std::array<float, 256> val;
+  std::array<std::uint32_t, 256> eb;
+};
+
+const CodeTables& code_tables(Format f) {
+  static const std::array<CodeTables, kFormatCount> tables = [] {
+    std::array<CodeTables, kFormatCount> all{};
+    for (const FormatInfo& fi : kFormatTable) {
+      if (fi.storage_bits != 8 || !fi.is_signed) continue;
+      const ElementTable& t = element_table(fi.id);
+      CodeTables& c = all[static_cast<int>(fi.id)];
+      for (std::size_t code = 0; code < 256; ++code) {
+        c.val[code] = t[code].val;
+        c.eb[code] = t[code].kind == kNaN   ? kEbWordNaN
+                     : t[code].kind == kInf ? kEbWordInf
+                                            : static_cast<std::uint32_t>(t[code].eb) * 0x10001u;
+      }
+    }
+    return all;
+  }();
+  return tables[static_cast<int>(f)];
+}
+
 // Copies n codes of m, the i-th at word index base + i * step, to out (the word width switch
 // hoisted out of the loop; codes of at most 8 bits).
 void read_codes(const CodeMatrix& m, std::size_t base, std::size_t step, std::size_t n, std::uint8_t* out) {
+  if (m.word_bits() == 8 && step == 1) {
+    std::memcpy(out, static_cast<const std::uint8_t*>(m.data()) + base, n);
+    return;
+  }
   const auto copy = [&](const auto* w) {
     for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(w[base + i * step]);
   };
@@ -85,6 +119,55 @@ void read_codes(const CodeMatrix& m, std::size_t base, std::size_t step, std::si
     case 8: copy(static_cast<const std::uint8_t*>(m.data())); break;
     case 16: copy(static_cast<const std::uint16_t*>(m.data())); break;
     default: copy(static_cast<const std::uint32_t*>(m.data())); break;
+  }
+}
+
+// The codes of B's strip st (columns st W .. st W + W - 1) k-major ([k][W]) into `codes`, which
+// holds zeros (the padding of K and N). Byte codes of full strips are copied in blocks: a row of
+// B at once where B is row-major, 16 x 16 transposes where it is K-major (as quantized tensors
+// are); anything else element by element.
+void strip_codes(const CodeMatrix& b, std::size_t st, std::uint8_t* codes) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const std::size_t K = b.rows(), N = b.cols();
+  const auto* bytes = static_cast<const std::uint8_t*>(b.data());
+  std::size_t k0 = 0;  // codes of k < k0 already written
+  if (b.word_bits() == 8 && (st + 1) * W <= N) {
+    if (b.col_stride() == 1) {
+      for (std::size_t k = 0; k < K; ++k) std::memcpy(codes + k * W, bytes + k * b.row_stride() + st * W, W);
+      return;
+    }
+#if defined(__SSE2__)
+    if (b.row_stride() == 1) {
+      // Four rounds of unpacks (bytes, then 2, 4 and 8 bytes) transpose 16 columns x 16 k; they
+      // leave row k in register bitreverse4(k).
+      constexpr int kRowOf[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+      for (; k0 + 16 <= K; k0 += 16) {
+        for (std::size_t g = 0; g < W; g += 16) {
+          __m128i x[16], y[16];
+          for (std::size_t j = 0; j < 16; ++j) {
+            x[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + (st * W + g + j) * b.col_stride() + k0));
+          }
+          for (int round = 0; round < 4; ++round) {
+            for (int i = 0; i < 8; ++i) {
+              switch (round) {
+                case 0: y[i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]); break;
+                case 1: y[i] = _mm_unpacklo_epi16(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi16(x[2 * i], x[2 * i + 1]); break;
+                case 2: y[i] = _mm_unpacklo_epi32(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi32(x[2 * i], x[2 * i + 1]); break;
+                default: y[i] = _mm_unpacklo_epi64(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi64(x[2 * i], x[2 * i + 1]); break;
+              }
+            }
+            std::copy(y, y + 16, x);
+          }
+          for (std::size_t r = 0; r < 16; ++r) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + (k0 + static_cast<std::size_t>(kRowOf[r])) * W + g), x[r]);
+          }
+        }
+      }
+    }
+#endif
+  }
+  for (std::size_t j = 0; j < W && st * W + j < N; ++j) {
+    for (std::size_t k = k0; k < K; ++k) codes[k * W + j] = static_cast<std::uint8_t>(b.word(k, st * W + j));
   }
 }
 
@@ -138,7 +221,6 @@ namespace {
 
 // v (a normal float) as IEEE binary16 bits, or kInexactHalf when v is not exactly representable
 // there.
-constexpr std::uint16_t kInexactHalf = 0x7FFF;  // a NaN: never the bits of a scaled element
 std::uint16_t half_bits(float v) {
   const auto bits = std::bit_cast<std::uint32_t>(v);
   const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
@@ -159,8 +241,9 @@ std::uint16_t half_bits(float v) {
 // or special element, kInexactHalf where the scaled value is not exact in fp16.
 class HalfTable {
  public:
-  static constexpr int kLowest = -16, kHighest = 16;
-  HalfTable(const ElementTable& t, int offset) : bits_(static_cast<std::size_t>(kHighest - kLowest + 1) * 256) {
+  static constexpr int kLowest = kHalfRowLowest, kHighest = kHalfRowLowest + kHalfRows - 1;
+  // DecodeTables::half: the rows, then one zero entry for the vector gathers.
+  HalfTable(const ElementTable& t, int offset) : bits_(static_cast<std::size_t>(kHalfRows) * 256 + 1, 0) {
     for (int ea = kLowest; ea <= kHighest; ++ea) {
       const float scale = std::ldexp(1.0f, offset - ea);
       for (std::size_t code = 0; code < 256; ++code) {
@@ -175,6 +258,7 @@ class HalfTable {
     const int i = ea == kNoExp ? 0 : ea - kLowest;
     return &bits_[static_cast<std::size_t>(i) * 256];
   }
+  const std::uint16_t* data() const { return bits_.data(); }
 
  private:
   std::vector<std::uint16_t> bits_;
@@ -182,8 +266,116 @@ class HalfTable {
 
 }  // namespace
 
+namespace {
+
+// The scalar element work of decode_tfdpa (DecodeARowFn / DecodeBStripFn of fast_panels.h), for
+// either kind of bounds; `half` is the fp16 table or nullptr.
+bool decode_a_row(const ElementTable& ta, const HalfTable* half, bool exps, const std::uint8_t* codes, std::size_t i,
+                  TfdpaPanels& P) {
+  const auto uL = static_cast<std::size_t>(P.L);
+  const bool dvals = !P.a_dval.empty();
+  bool any_inf = false;
+  for (std::size_t s = 0; s < P.steps; ++s) {
+    std::int16_t lo = kNoExpHigh, hi = kNoExp;
+    std::uint8_t flags = 0;
+    for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+      const ElementCode& e = ta[codes[k]];
+      const std::size_t at = i * P.k + k;
+      P.a_val[at] = e.val;
+      if (dvals) P.a_dval[at] = e.val;
+      if (exps) {
+        P.a_exp2[at] = e.exp2;
+      } else {
+        P.a_eb[at] = static_cast<std::int32_t>(e.eb | (static_cast<std::uint32_t>(e.eb) << 16));
+      }
+      if (e.kind == kNonzero) {
+        lo = std::min(lo, e.exp);
+        hi = std::max(hi, e.exp);
+      }
+      if (e.kind == kNaN) flags |= kHasNaN;
+      if (e.kind == kInf) flags |= kHasInf;
+    }
+    const std::size_t at = i * P.steps + s;
+    if (exps) {
+      P.a_lo[at] = lo;
+      P.a_hi[at] = hi;
+    }
+    if (half != nullptr) {
+      // a 2^(F - ea) as fp16 (fast_panels.h, h); an inexact one rules the step out.
+      const std::uint16_t* row = half->row(hi);
+      bool exact = true;
+      for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+        const std::uint16_t v = row[codes[k]];
+        exact = exact && v != kInexactHalf;
+        P.a_h[i * P.k + k] = v;
+      }
+      P.a_hmax[at] = exact ? hi : kNoExpHigh;
+    }
+    P.a_flags[at] = flags;
+    any_inf = any_inf || (flags & kHasInf) != 0;
+  }
+  return any_inf;
+}
+
+bool decode_b_strip(const ElementTable& tb, const HalfTable* half, bool exps, const std::uint8_t* codes, std::size_t st,
+                    TfdpaPanels& P) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const auto uL = static_cast<std::size_t>(P.L);
+  const bool dvals = !P.b_dval.empty();
+  bool any_inf = false;
+  for (std::size_t s = 0; s < P.steps; ++s) {
+    std::uint32_t nan = 0, inf = 0;
+    std::int16_t lo[W], hi[W];
+    std::fill(lo, lo + W, kNoExpHigh);
+    std::fill(hi, hi + W, kNoExp);
+    for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+      for (std::size_t j = 0; j < W; ++j) {
+        const ElementCode& e = tb[codes[k * W + j]];
+        const std::size_t at = (st * P.k + k) * W + j;
+        P.b_val[at] = e.val;
+        if (dvals) P.b_dval[at] = e.val;
+        if (exps) {
+          P.b_exp[at] = e.exp;
+        } else {
+          P.b_eb[at] = static_cast<std::int16_t>(e.eb);
+        }
+        if (e.kind == kNonzero) {
+          lo[j] = std::min(lo[j], e.exp);
+          hi[j] = std::max(hi[j], e.exp);
+        }
+        if (e.kind == kNaN) nan |= 1u << j;
+        if (e.kind == kInf) inf |= 1u << j;
+      }
+    }
+    for (std::size_t j = 0; j < W; ++j) {
+      const std::size_t at = (st * P.steps + s) * W + j;
+      if (exps) {
+        P.b_lo[at] = lo[j];
+        P.b_hi[at] = hi[j];
+      }
+      if (half != nullptr) {
+        // b 2^-eb as fp16, pairs of k interleaved: element k at [k / 2][j][k % 2] of the strip.
+        const std::uint16_t* row = half->row(hi[j]);
+        bool exact = true;
+        for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+          const std::uint16_t v = row[codes[k * W + j]];
+          exact = exact && v != kInexactHalf;
+          P.b_h[(st * P.k + (k & ~std::size_t{1})) * W + 2 * j + (k & 1)] = v;
+        }
+        P.b_hmax[at] = exact ? hi[j] : kNoExpHigh;
+      }
+    }
+    P.b_nan[st * P.steps + s] = nan;
+    P.b_inf[st * P.steps + s] = inf;
+    any_inf = any_inf || inf != 0;
+  }
+  return any_inf;
+}
+
+}  // namespace
+
 void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
-                  int threads, TfdpaPanels& P) {
+                  int threads, TfdpaPanels& P, const TfdpaDecoder& decoder) {
   constexpr std::size_t W = kTfdpaWidth;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
   const auto uL = static_cast<std::size_t>(L);
@@ -206,6 +398,11 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   }
   const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
   const bool exps = bounds == TfdpaBounds::exponents;
+  const bool vector_a = !exps && decoder.a_row != nullptr, vector_b = !exps && decoder.b_strip != nullptr;
+  const DecodeTables vta{code_tables(ops.a.format()).val.data(), code_tables(ops.a.format()).eb.data(),
+                         h ? ha->data() : nullptr};
+  const DecodeTables vtb{code_tables(ops.b.format()).val.data(), code_tables(ops.b.format()).eb.data(),
+                         h ? hb->data() : nullptr};
   // Sized when decoded, else emptied (the storage stays for later calls).
   const auto size = [](auto& buffer, bool decoded, std::size_t n) {
     if (decoded) {
@@ -235,51 +432,17 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
     // The row's codes, K padded with code 0 (+0 in every format).
     std::vector<std::uint8_t> codes(P.k, 0);
     if (i < M) read_codes(ops.a, i * ops.a.row_stride(), ops.a.col_stride(), K, codes.data());
+    const bool inf = vector_a ? decoder.a_row(vta, codes.data(), i, P)
+                              : decode_a_row(ta, h ? &*ha : nullptr, exps, codes.data(), i, P);
+    any_inf = any_inf || inf;
     for (std::size_t s = 0; s < P.steps; ++s) {
-      std::int16_t lo = kNoExpHigh, hi = kNoExp;
-      std::uint8_t flags = 0;
-      for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-        const ElementCode& e = ta[codes[k]];
-        const std::size_t at = i * P.k + k;
-        P.a_val[at] = e.val;
-        if (dvals) P.a_dval[at] = e.val;
-        if (exps) {
-          P.a_exp2[at] = e.exp2;
-        } else {
-          P.a_eb[at] = static_cast<std::int32_t>(e.eb | (static_cast<std::uint32_t>(e.eb) << 16));
-        }
-        if (e.kind == kNonzero) {
-          lo = std::min(lo, e.exp);
-          hi = std::max(hi, e.exp);
-        }
-        if (e.kind == kNaN) flags |= kHasNaN;
-        if (e.kind == kInf) flags |= kHasInf;
-      }
       std::int32_t sexp = 0;
       if (scaled && i < M && s < scale_blocks) {
         const std::uint32_t code = ops.scale_a.word(i, s) & 0xFFu;
-        if (code == 0xFF) flags |= kHasNaN;
+        if (code == 0xFF) P.a_flags[i * P.steps + s] |= kHasNaN;
         sexp = static_cast<std::int32_t>(code) - 127;
       }
-      const std::size_t at = i * P.steps + s;
-      if (exps) {
-        P.a_lo[at] = lo;
-        P.a_hi[at] = hi;
-      }
-      if (h) {
-        // a 2^(F - ea) as fp16 (fast_panels.h, h); an inexact one rules the step out.
-        const std::uint16_t* row = ha->row(hi);
-        bool exact = true;
-        for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-          const std::uint16_t v = row[codes[k]];
-          exact = exact && v != kInexactHalf;
-          P.a_h[i * P.k + k] = v;
-        }
-        P.a_hmax[at] = exact ? hi : kNoExpHigh;
-      }
-      P.a_sexp[at] = sexp;
-      P.a_flags[at] = flags;
-      any_inf = any_inf || (flags & kHasInf) != 0;
+      P.a_sexp[i * P.steps + s] = sexp;
     }
   }
 
@@ -299,64 +462,22 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 #endif
   for (std::size_t st = 0; st < P.strips; ++st) {
     // The strip's codes k-major ([k][W]), K and N padded with code 0; written in panel order.
-    std::vector<std::uint8_t> codes(P.k * W, 0), column(K);
-    for (std::size_t j = 0; j < W && st * W + j < N; ++j) {
-      read_codes(ops.b, (st * W + j) * ops.b.col_stride(), ops.b.row_stride(), K, column.data());
-      for (std::size_t k = 0; k < K; ++k) codes[k * W + j] = column[k];
-    }
+    std::vector<std::uint8_t> codes(P.k * W, 0);
+    strip_codes(ops.b, st, codes.data());
+    const bool inf = vector_b ? decoder.b_strip(vtb, codes.data(), st, P)
+                              : decode_b_strip(tb, h ? &*hb : nullptr, exps, codes.data(), st, P);
+    any_inf = any_inf || inf;
     for (std::size_t s = 0; s < P.steps; ++s) {
-      std::uint32_t nan = 0, inf = 0;
-      std::int16_t lo[W], hi[W];
-      std::fill(lo, lo + W, kNoExpHigh);
-      std::fill(hi, hi + W, kNoExp);
-      for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-        for (std::size_t j = 0; j < W; ++j) {
-          const ElementCode& e = tb[codes[k * W + j]];
-          const std::size_t at = (st * P.k + k) * W + j;
-          P.b_val[at] = e.val;
-          if (dvals) P.b_dval[at] = e.val;
-          if (exps) {
-            P.b_exp[at] = e.exp;
-          } else {
-            P.b_eb[at] = static_cast<std::int16_t>(e.eb);
-          }
-          if (e.kind == kNonzero) {
-            lo[j] = std::min(lo[j], e.exp);
-            hi[j] = std::max(hi[j], e.exp);
-          }
-          if (e.kind == kNaN) nan |= 1u << j;
-          if (e.kind == kInf) inf |= 1u << j;
-        }
-      }
       for (std::size_t j = 0; j < W; ++j) {
         const std::size_t col = st * W + j;
         std::int32_t sexp = 0;
         if (scaled && col < N && s < scale_blocks) {
           const std::uint32_t code = ops.scale_b.word(s, col) & 0xFFu;
-          if (code == 0xFF) nan |= 1u << j;
+          if (code == 0xFF) P.b_nan[st * P.steps + s] |= 1u << j;
           sexp = static_cast<std::int32_t>(code) - 127;
         }
-        const std::size_t at = (st * P.steps + s) * W + j;
-        if (exps) {
-          P.b_lo[at] = lo[j];
-          P.b_hi[at] = hi[j];
-        }
-        if (h) {
-          // b 2^-eb as fp16, pairs of k interleaved: element k at [k / 2][j][k % 2] of the strip.
-          const std::uint16_t* row = hb->row(hi[j]);
-          bool exact = true;
-          for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-            const std::uint16_t v = row[codes[k * W + j]];
-            exact = exact && v != kInexactHalf;
-            P.b_h[(st * P.k + (k & ~std::size_t{1})) * W + 2 * j + (k & 1)] = v;
-          }
-          P.b_hmax[at] = exact ? hi[j] : kNoExpHigh;
-        }
-        P.b_sexp[at] = sexp;
+        P.b_sexp[(st * P.steps + s) * W + j] = sexp;
       }
-      P.b_nan[st * P.steps + s] = nan;
-      P.b_inf[st * P.steps + s] = inf;
-      any_inf = any_inf || inf != 0;
     }
   }
   P.any_inf = any_inf;

@@ -156,12 +156,43 @@ std::size_t storage_bytes(const GstPanels& p);
 // are left empty.
 enum class TfdpaBounds { exponents, byte_pairs };
 
+// The per-element work of decode_tfdpa with byte-pair bounds, in a form that a kernel set may
+// replace with vector code (fast_kernels_avx512.cpp; the panel test compares it with the scalar
+// decoder). Its tables are indexed by the element's code:
+//   val   the value (fast_panels.h val; 0 for a zero or special element);
+//   eb    a_eb's word (the byte pair twice), 0 for a zero, kEbWordNaN / kEbWordInf for the specials
+//         (no byte pair has a byte below 80, so neither is the word of a nonzero element);
+//   half  nullptr without fp16 panels, else the fp16 bits of every code for each largest step
+//         exponent ea = -16..16: row ea + 16 (row 0 also for a step without a nonzero element),
+//         256 entries each, then one zero entry (a vector gather of 32-bit words at 16-bit entries
+//         reads 2 bytes past the last).
+//         A scaled value that is not exact in fp16 is kInexactHalf.
+inline constexpr std::uint32_t kEbWordNaN = 1, kEbWordInf = 2;
+inline constexpr std::uint16_t kInexactHalf = 0x7FFF;  // a NaN: never the bits of a scaled element
+inline constexpr int kHalfRowLowest = -16, kHalfRows = 33;
+struct DecodeTables {
+  const float* val;
+  const std::uint32_t* eb;
+  const std::uint16_t* half;
+};
+// A: row `row` of P from its K codes (padded with zeros): a_val, a_dval (when P.a_dval is sized),
+// a_eb, a_h and a_hmax (when half), and the element part of the NaN / Inf flags of each of the
+// row's steps in a_flags. B: strip `strip` from its codes [k][W]: b_val, b_dval, b_eb, b_h and
+// b_hmax, b_nan and b_inf. Both return whether some element is an Inf.
+using DecodeARowFn = bool (*)(const DecodeTables& t, const std::uint8_t* codes, std::size_t row, TfdpaPanels& P);
+using DecodeBStripFn = bool (*)(const DecodeTables& t, const std::uint8_t* codes, std::size_t strip, TfdpaPanels& P);
+struct TfdpaDecoder {
+  DecodeARowFn a_row = nullptr;  // nullptr: the scalar decoder of fast_panels.cpp
+  DecodeBStripFn b_strip = nullptr;
+};
+
 // Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
 // zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`; the fp16
 // panels for F = fp16_F when it is not 0 (L even). Rows of A and strips of B are decoded on up to
-// `threads` OpenMP threads (each writes only its own part).
+// `threads` OpenMP threads (each writes only its own part). With byte-pair bounds the element work
+// runs in `decoder` where it has functions (the same panels, bit for bit).
 void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
-                  int threads, TfdpaPanels& out);
+                  int threads, TfdpaPanels& out, const TfdpaDecoder& decoder = {});
 
 // The same for GST-FDPA: scales per `block` elements (16 or 32), ue8m0 or ue4m3.
 void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, int threads, GstPanels& out);

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// The AVX-512 panel decoder (fast_kernels_avx512.cpp) against the scalar one (fast_panels.cpp),
+// and the code readers' block copies and transposes against their element-by-element route:
+// every buffer of the decoded panels equal, byte for byte, for every element format, step lengths
+// that do and do not fill 16-lane vectors, with and without fp16 panels and scales, and codes that
+// reach every route (zeros, NaN, Inf, steps without a nonzero element, values inexact in fp16).
+// The decoders feed every fast-path kernel, so fast_path_test checks them end to end as well; this
+// test names the buffer that differs.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fast_kernels.h"
+#include "fast_panels.h"
+
+namespace blockscale::emulator::fast {
+namespace {
+
+template <class T>
+void expect_same(const Buffer<T>& scalar, const Buffer<T>& vector, const char* name, const std::string& ctx) {
+  ASSERT_EQ(scalar.size(), vector.size()) << name << " " << ctx;
+  for (std::size_t i = 0; i < scalar.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&scalar[i], &vector[i], sizeof(T)), 0) << name << "[" << i << "] " << ctx;
+  }
+}
+
+void expect_same(const TfdpaPanels& s, const TfdpaPanels& v, const std::string& ctx) {
+  ASSERT_EQ(s.any_inf, v.any_inf) << ctx;
+#define BLOCKSCALE_SAME(field) expect_same(s.field, v.field, #field, ctx)
+  BLOCKSCALE_SAME(a_val);
+  BLOCKSCALE_SAME(a_dval);
+  BLOCKSCALE_SAME(a_eb);
+  BLOCKSCALE_SAME(a_sexp);
+  BLOCKSCALE_SAME(a_flags);
+  BLOCKSCALE_SAME(a_h);
+  BLOCKSCALE_SAME(a_hmax);
+  BLOCKSCALE_SAME(b_val);
+  BLOCKSCALE_SAME(b_dval);
+  BLOCKSCALE_SAME(b_eb);
+  BLOCKSCALE_SAME(b_sexp);
+  BLOCKSCALE_SAME(b_nan);
+  BLOCKSCALE_SAME(b_inf);
+  BLOCKSCALE_SAME(b_h);
+  BLOCKSCALE_SAME(b_hmax);
+#undef BLOCKSCALE_SAME
+}
+
+// Codes of one matrix: per row (A) or column (B) a mode, so that whole steps come out zero, narrow
+// (exact in fp16 after scaling), or anything at all.
+std::vector<std::uint8_t> make_codes(std::size_t outer, std::size_t inner, std::mt19937& rng) {
+  std::vector<std::uint8_t> codes(outer * inner);
+  for (std::size_t o = 0; o < outer; ++o) {
+    const unsigned mode = rng() % 4;
+    for (std::size_t i = 0; i < inner; ++i) {
+      const auto any = static_cast<std::uint8_t>(rng());
+      std::uint8_t c = any;
+      if (mode == 1) c = rng() % 8 == 0 ? any : static_cast<std::uint8_t>(any & 0x80);  // mostly +-0
+      if (mode == 2) c = static_cast<std::uint8_t>((any & 0x87) | 0x38);                // one binade
+      codes[o * inner + i] = c;
+    }
+  }
+  return codes;
+}
+
+TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL: the vector decoder cannot run here";
+  const TfdpaDecoder& vector = avx512_kernels().decode;
+  ASSERT_NE(vector.a_row, nullptr);
+  const Format formats[] = {Format::float8_e4m3fn, Format::float8_e5m2, Format::float6_e2m3fn, Format::float6_e3m2fn,
+                            Format::float4_e2m1fn};
+  std::mt19937 rng(2026);
+  int cases = 0;
+  for (const Format fa : formats) {
+    for (const Format fb : formats) {
+      for (const int L : {32, 16, 8, 24}) {
+        for (const int fp16_F : {0, 13, 1}) {
+          if (fp16_F != 0 && L % 2 != 0) continue;
+          const bool scaled = (cases % 2) == 0;
+          const std::size_t M = 1 + rng() % 13, N = 1 + rng() % 100, K = 1 + rng() % 200;
+          const std::size_t padded = (K + L - 1) / L * L, blocks = padded / L;
+          const std::vector<std::uint8_t> a = make_codes(M, K, rng), b = make_codes(N, K, rng);
+          std::vector<std::uint8_t> sa(M * blocks), sb(blocks * N);
+          for (auto& c : sa) c = static_cast<std::uint8_t>(rng() % 64 == 0 ? 0xFF : 100 + rng() % 50);
+          for (auto& c : sb) c = static_cast<std::uint8_t>(rng() % 64 == 0 ? 0xFF : 100 + rng() % 50);
+          // The same operands in three storage forms, which take the code readers' three routes:
+          // byte codes with A row-major and B K-major (B's strips by 16 x 16 transposes), 16-bit
+          // words (element by element), A K-major and B row-major (B's rows copied whole).
+          std::vector<std::uint16_t> a16(a.begin(), a.end()), b16(b.begin(), b.end());
+          std::vector<std::uint8_t> a_kmajor(M * K), b_rowmajor(K * N);
+          for (std::size_t i = 0; i < M; ++i) {
+            for (std::size_t k = 0; k < K; ++k) a_kmajor[k * M + i] = a[i * K + k];
+          }
+          for (std::size_t n = 0; n < N; ++n) {
+            for (std::size_t k = 0; k < K; ++k) b_rowmajor[k * N + n] = b[n * K + k];
+          }
+          GemmOperands bytes, words, transposed;
+          bytes.a = CodeMatrix(fa, M, K, std::span<const std::uint8_t>(a));
+          bytes.b = CodeMatrix(fb, K, N, std::span<const std::uint8_t>(b), Order::col_major);
+          words.a = CodeMatrix(fa, M, K, std::span<const std::uint16_t>(a16));
+          words.b = CodeMatrix(fb, K, N, std::span<const std::uint16_t>(b16), Order::col_major);
+          transposed.a = CodeMatrix(fa, M, K, std::span<const std::uint8_t>(a_kmajor), Order::col_major);
+          transposed.b = CodeMatrix(fb, K, N, std::span<const std::uint8_t>(b_rowmajor));
+          if (scaled) {
+            for (GemmOperands* ops : {&bytes, &words, &transposed}) {
+              ops->scale_a = CodeMatrix(Format::float8_e8m0fnu, M, blocks, std::span<const std::uint8_t>(sa));
+              ops->scale_b = CodeMatrix(Format::float8_e8m0fnu, blocks, N, std::span<const std::uint8_t>(sb));
+            }
+          }
+          TfdpaPanels s, v, t;
+          decode_tfdpa(words, L, padded, scaled, TfdpaBounds::byte_pairs, fp16_F, 1, s);
+          decode_tfdpa(bytes, L, padded, scaled, TfdpaBounds::byte_pairs, fp16_F, 2, v, vector);
+          decode_tfdpa(transposed, L, padded, scaled, TfdpaBounds::byte_pairs, fp16_F, 2, t, vector);
+          const std::string ctx = std::string(info(fa).name) + " x " + info(fb).name + " L=" + std::to_string(L) +
+                                  " fp16_F=" + std::to_string(fp16_F) + " M=" + std::to_string(M) +
+                                  " N=" + std::to_string(N) + " K=" + std::to_string(K);
+          expect_same(s, v, "scalar, 16-bit words / vector, bytes: " + ctx);
+          if (HasFatalFailure()) return;
+          expect_same(s, t, "scalar, 16-bit words / vector, bytes, A K-major, B row-major: " + ctx);
+          if (HasFatalFailure()) return;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 5 * 5 * 4 * 3);
+}
+
+}  // namespace
+}  // namespace blockscale::emulator::fast
