@@ -235,6 +235,25 @@ BLOCKSCALE_AVX512_INLINE void bounds_pass(const std::int16_t* beb, const std::in
   bounds[3] = m3;
 }
 
+// bounds_pass for e_max only, from the ee panels of the fp16 mode (fast_panels.h): each add
+// serves two rows. Each row's zmm holds its e(a) + e(b) byte in the low byte of every 16-bit lane,
+// as bounds_pass gives it (the high byte is another row's or 0; only the low byte is read).
+BLOCKSCALE_AVX512_INLINE void e_bounds_pass(const std::int16_t* bee, const std::int32_t* aee0, const std::int32_t* aee1,
+                                            std::size_t L, __m512i* bounds) {
+  constexpr std::size_t W = kTfdpaWidth;
+  __m512i m0 = _mm512_setzero_si512(), m1 = m0;
+  for (std::size_t k = 0; k < L; ++k) {
+    const __m512i b = _mm512_load_si512(bee + k * W);
+    const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(aee0[k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(aee1[k]));
+    asm("vpmaxub %1, %0, %0" : "+v"(m0) : "v"(t0));
+    asm("vpmaxub %1, %0, %0" : "+v"(m1) : "v"(t1));
+  }
+  bounds[0] = m0;
+  bounds[1] = _mm512_srli_epi16(m0, 8);
+  bounds[2] = m1;
+  bounds[3] = _mm512_srli_epi16(m1, 8);
+}
+
 // One row's terms of one k for both halves, added to its two sums (float_form_terms).
 BLOCKSCALE_AVX512_INLINE void add_terms(__m512i& lo, __m512i& hi, __m512 a, __m512 b0, __m512 b1, __m512 g0, __m512 g1) {
   const __m512i t0 = _mm512_cvttps_epi32(_mm512_mul_ps(_mm512_mul_ps(a, b0), g0));
@@ -356,12 +375,17 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     alignas(64) std::uint32_t c_in[kRows * W];
     if (specials.any) std::copy(acc, acc + kRows * W, c_in);
 
-    // Bounds pass (fast_panels.h, eb): per row, 32 lanes of (max e(a)+e(b), -min lsb(a)+lsb(b)).
-    const std::int16_t* beb = &P.b_eb[(t.strip * P.k + k0) * W];
-    const std::int32_t* aeb[kRows];
-    for (std::size_t r = 0; r < kRows; ++r) aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0];
+    // Bounds pass (fast_panels.h, eb): per row, 32 lanes of (max e(a)+e(b), -min lsb(a)+lsb(b));
+    // with the fp16 panels the first only (ee).
     __m512i bounds[kRows];
-    bounds_pass(beb, aeb, L, bounds);
+    if (P.fp16_F != 0) {
+      const std::int32_t* aee = &P.a_ee[t.row0 / 2 * P.k + k0];
+      e_bounds_pass(&P.b_ee[(t.strip * P.k + k0) * W], aee, aee + P.k, L, bounds);
+    } else {
+      const std::int32_t* aeb[kRows];
+      for (std::size_t r = 0; r < kRows; ++r) aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0];
+      bounds_pass(&P.b_eb[(t.strip * P.k + k0) * W], aeb, L, bounds);
+    }
 
     // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product.
     const std::size_t bstep = (t.strip * P.steps + s) * W;
@@ -678,7 +702,10 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
   const std::size_t K = P.k;
   float* val = P.a_val.data() + i * K;
   double* dval = P.a_dval.empty() ? nullptr : P.a_dval.data() + i * K;
-  std::int32_t* eb = P.a_eb.data() + i * K;
+  std::int32_t* eb = P.a_eb.empty() ? nullptr : P.a_eb.data() + i * K;
+  // With the fp16 panels: this row's two bytes of each of its pair's ee words (fast_panels.h).
+  auto* ee = P.a_ee.empty() ? nullptr : reinterpret_cast<std::uint8_t*>(P.a_ee.data() + i / 2 * K);
+  const auto row_bytes = static_cast<__mmask64>(0x5555555555555555ull << (i % 2));
   std::uint16_t* h = t.half != nullptr ? P.a_h.data() + i * K : nullptr;
   bool any_inf = false;
   for (std::size_t s = 0; s < P.steps; ++s) {
@@ -695,7 +722,15 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
       inf = static_cast<__mmask16>(inf | e.inf);
       top = _mm512_max_epu32(top, _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF)));
       _mm512_mask_storeu_ps(val + c, m, v);
-      _mm512_mask_storeu_epi32(eb + c, m, e.w);
+      if (ee != nullptr) {
+        const __m512i e8 = _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF));
+        const __m512i bytes = _mm512_slli_epi32(_mm512_or_si512(e8, _mm512_slli_epi32(e8, 16)), static_cast<unsigned>(8 * (i % 2)));
+        const std::size_t n = std::min<std::size_t>(16, (s + 1) * L - c);
+        const auto lanes = static_cast<__mmask64>(n == 16 ? ~0ull : (1ull << (4 * n)) - 1);
+        _mm512_mask_storeu_epi8(ee + 4 * c, static_cast<__mmask64>(lanes & row_bytes), bytes);
+      } else {
+        _mm512_mask_storeu_epi32(eb + c, m, e.w);
+      }
       if (dval != nullptr) {
         _mm512_mask_storeu_pd(dval + c, static_cast<__mmask8>(m), _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
         _mm512_mask_storeu_pd(dval + c + 8, static_cast<__mmask8>(m >> 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
@@ -729,7 +764,8 @@ BLOCKSCALE_AVX512 bool decode_b_strip_avx512(const DecodeTables& t, const std::u
   const std::size_t K = P.k;
   float* val = P.b_val.data() + st * K * W;
   double* dval = P.b_dval.empty() ? nullptr : P.b_dval.data() + st * K * W;
-  std::int16_t* eb = P.b_eb.data() + st * K * W;
+  std::int16_t* eb = P.b_eb.empty() ? nullptr : P.b_eb.data() + st * K * W;
+  std::int16_t* ee = P.b_ee.empty() ? nullptr : P.b_ee.data() + st * K * W;
   std::uint16_t* h = t.half != nullptr ? P.b_h.data() + st * K * W : nullptr;
   bool any_inf = false;
   for (std::size_t s = 0; s < P.steps; ++s) {
@@ -745,7 +781,12 @@ BLOCKSCALE_AVX512 bool decode_b_strip_avx512(const DecodeTables& t, const std::u
         inf |= static_cast<std::uint32_t>(e.inf) << (16 * q);
         top[q] = _mm512_max_epu32(top[q], _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF)));
         _mm512_storeu_ps(val + at, v);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + at), _mm512_cvtepi32_epi16(e.w));
+        if (ee != nullptr) {
+          const __m512i e8 = _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(ee + at), _mm512_cvtepi32_epi16(_mm512_or_si512(e8, _mm512_slli_epi32(e8, 8))));
+        } else {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + at), _mm512_cvtepi32_epi16(e.w));
+        }
         if (dval != nullptr) {
           _mm512_storeu_pd(dval + at, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
           _mm512_storeu_pd(dval + at + 8, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));

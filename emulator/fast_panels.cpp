@@ -208,8 +208,9 @@ std::size_t capacity_bytes(const Buffers&... b) {
 }  // namespace
 
 std::size_t storage_bytes(const TfdpaPanels& p) {
-  return capacity_bytes(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval, p.b_exp,
-                        p.b_eb, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf, p.a_h, p.b_h, p.a_hmax, p.b_hmax);
+  return capacity_bytes(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_ee, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval,
+                        p.b_exp, p.b_eb, p.b_ee, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf, p.a_h, p.b_h, p.a_hmax,
+                        p.b_hmax);
 }
 
 std::size_t storage_bytes(const GstPanels& p) {
@@ -285,6 +286,10 @@ bool decode_a_row(const ElementTable& ta, const HalfTable* half, bool exps, cons
       if (dvals) P.a_dval[at] = e.val;
       if (exps) {
         P.a_exp2[at] = e.exp2;
+      } else if (half != nullptr) {
+        // This row's bytes of the pair's word (fast_panels.h, ee).
+        auto* word = reinterpret_cast<std::uint8_t*>(&P.a_ee[(i / 2) * P.k + k]);
+        word[i % 2] = word[i % 2 + 2] = static_cast<std::uint8_t>(e.eb & 0xFFu);
       } else {
         P.a_eb[at] = static_cast<std::int32_t>(e.eb | (static_cast<std::uint32_t>(e.eb) << 16));
       }
@@ -336,6 +341,8 @@ bool decode_b_strip(const ElementTable& tb, const HalfTable* half, bool exps, co
         if (dvals) P.b_dval[at] = e.val;
         if (exps) {
           P.b_exp[at] = e.exp;
+        } else if (half != nullptr) {
+          P.b_ee[at] = static_cast<std::int16_t>((e.eb & 0xFFu) * 0x101u);
         } else {
           P.b_eb[at] = static_cast<std::int16_t>(e.eb);
         }
@@ -417,7 +424,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   const bool dvals = !h;
   size(P.a_dval, dvals, P.rows * P.k);
   size(P.a_exp2, exps, P.rows * P.k);
-  size(P.a_eb, !exps, P.rows * P.k);
+  size(P.a_eb, !exps && !h, P.rows * P.k);
+  size(P.a_ee, !exps && h, P.rows / 2 * P.k);
   size(P.a_lo, exps, P.rows * P.steps);
   size(P.a_hi, exps, P.rows * P.steps);
   P.a_sexp.resize(P.rows * P.steps);
@@ -449,7 +457,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.b_val.resize(P.strips * P.k * W);
   size(P.b_dval, dvals, P.strips * P.k * W);
   size(P.b_exp, exps, P.strips * P.k * W);
-  size(P.b_eb, !exps, P.strips * P.k * W);
+  size(P.b_eb, !exps && !h, P.strips * P.k * W);
+  size(P.b_ee, !exps && h, P.strips * P.k * W);
   size(P.b_lo, exps, P.strips * P.steps * W);
   size(P.b_hi, exps, P.strips * P.steps * W);
   P.b_sexp.resize(P.strips * P.steps * W);

@@ -23,6 +23,11 @@
 //         memory and an unsigned byte max over k give, per lane, max e(a) + e(b) and
 //         -min (lsb(a) + lsb(b)) (minus 2 kEbBias) for 32 lanes in two vector ops; a maximum
 //         below 160 means "no nonzero product";
+//   ee    instead of eb when the fp16 panels (h) are decoded: there the kernels use the bounds for
+//         e_max only (every tile takes the float form, which needs no lowest product bit), so a
+//         byte per row suffices and one 32-bit add serves two rows: A: [row / 2][k] an int32 with
+//         e(x) + kEbBias of row 2p in bytes 0 and 2 and of row 2p + 1 in bytes 1 and 3; B: [strip]
+//         [k][W] e(x) + kEbBias in both bytes of an int16 (0 for a zero or special element);
 //   lo/hi the smallest / largest e(x) of the nonzero elements of each step (kNoExpHigh / kNoExp
 //         when there are none);
 //   sexp  the ue8m0 scale exponent of the step (ST-FDPA; 0 otherwise);
@@ -104,6 +109,7 @@ struct TfdpaPanels {
   Buffer<double> a_dval;
   Buffer<std::int32_t> a_exp2;
   Buffer<std::int32_t> a_eb;
+  Buffer<std::int32_t> a_ee;  // [row / 2][k]
   // A: [row][step]
   Buffer<std::int16_t> a_lo, a_hi;
   Buffer<std::int32_t> a_sexp;
@@ -113,6 +119,7 @@ struct TfdpaPanels {
   Buffer<double> b_dval;
   Buffer<std::int16_t> b_exp;
   Buffer<std::int16_t> b_eb;
+  Buffer<std::int16_t> b_ee;
   // B: [strip][step][W]
   Buffer<std::int16_t> b_lo, b_hi;
   Buffer<std::int32_t> b_sexp;
@@ -176,9 +183,10 @@ struct DecodeTables {
   const std::uint16_t* half;
 };
 // A: row `row` of P from its K codes (padded with zeros): a_val, a_dval (when P.a_dval is sized),
-// a_eb, a_h and a_hmax (when half), and the element part of the NaN / Inf flags of each of the
-// row's steps in a_flags. B: strip `strip` from its codes [k][W]: b_val, b_dval, b_eb, b_h and
-// b_hmax, b_nan and b_inf. Both return whether some element is an Inf.
+// a_eb, or with half a_ee (the row's bytes only: the rows of a pair may be decoded on different
+// threads) with a_h and a_hmax, and the element part of the NaN / Inf flags of each of the row's
+// steps in a_flags. B: strip `strip` from its codes [k][W]: b_val, b_dval, b_eb, or with half b_ee
+// with b_h and b_hmax, b_nan and b_inf. Both return whether some element is an Inf.
 using DecodeARowFn = bool (*)(const DecodeTables& t, const std::uint8_t* codes, std::size_t row, TfdpaPanels& P);
 using DecodeBStripFn = bool (*)(const DecodeTables& t, const std::uint8_t* codes, std::size_t strip, TfdpaPanels& P);
 struct TfdpaDecoder {

@@ -34,6 +34,7 @@ void expect_same(const TfdpaPanels& s, const TfdpaPanels& v, const std::string& 
   BLOCKSCALE_SAME(a_val);
   BLOCKSCALE_SAME(a_dval);
   BLOCKSCALE_SAME(a_eb);
+  BLOCKSCALE_SAME(a_ee);
   BLOCKSCALE_SAME(a_sexp);
   BLOCKSCALE_SAME(a_flags);
   BLOCKSCALE_SAME(a_h);
@@ -41,6 +42,7 @@ void expect_same(const TfdpaPanels& s, const TfdpaPanels& v, const std::string& 
   BLOCKSCALE_SAME(b_val);
   BLOCKSCALE_SAME(b_dval);
   BLOCKSCALE_SAME(b_eb);
+  BLOCKSCALE_SAME(b_ee);
   BLOCKSCALE_SAME(b_sexp);
   BLOCKSCALE_SAME(b_nan);
   BLOCKSCALE_SAME(b_inf);
