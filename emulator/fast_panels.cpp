@@ -495,6 +495,40 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 #endif
 }
 
+namespace {
+
+// e2m1 per code byte (the element table masks the code): 2x as an int8 (an integer, -12..12) and
+// whether the element is nonzero.
+struct GstCodes {
+  std::array<std::int8_t, 256> twice;
+  std::array<std::uint8_t, 256> nonzero;
+};
+GstCodes gst_codes(const ElementTable& t) {
+  GstCodes g{};
+  for (std::size_t code = 0; code < 256; ++code) {
+    g.twice[code] = t[code].twice;
+    g.nonzero[code] = t[code].kind == kNonzero ? 1 : 0;
+  }
+  return g;
+}
+
+// decode_scale of every code byte of a scale format (ue8m0 or ue4m3), computed once.
+const std::array<Scale, 256>& scale_table(Format f) {
+  static const std::array<Scale, 256> e8m0 = [] {
+    std::array<Scale, 256> t{};
+    for (std::uint32_t code = 0; code < 256; ++code) t[code] = decode_scale(Format::float8_e8m0fnu, code);
+    return t;
+  }();
+  static const std::array<Scale, 256> e4m3 = [] {
+    std::array<Scale, 256> t{};
+    for (std::uint32_t code = 0; code < 256; ++code) t[code] = decode_scale(Format::float8_ue4m3, code);
+    return t;
+  }();
+  return f == Format::float8_e8m0fnu ? e8m0 : e4m3;
+}
+
+}  // namespace
+
 void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, int threads, GstPanels& P) {
   constexpr std::size_t W = kGstWidth;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
@@ -508,9 +542,9 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, i
   const std::size_t groups_per_step = uL / kGroup;
   const std::size_t groups_per_block = static_cast<std::size_t>(block) / kGroup;
   const std::size_t scale_blocks = ops.scale_a.cols();
-  const Format sf = ops.scale_a.format();
-  const ElementTable& ta = element_table(ops.a.format());
-  const ElementTable& tb = element_table(ops.b.format());
+  const std::array<Scale, 256>& scales = scale_table(ops.scale_a.format());
+  const GstCodes ta = gst_codes(element_table(ops.a.format()));
+  const GstCodes tb = gst_codes(element_table(ops.b.format()));
 
   P.a_q.resize(P.rows * P.groups * 4);
   P.a_init.resize(P.rows * P.groups);
@@ -523,23 +557,25 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, i
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
   for (std::size_t i = 0; i < P.rows; ++i) {
+    // The row's codes, K padded with code 0 (+0).
+    std::vector<std::uint8_t> codes(P.k, 0);
+    if (i < M) read_codes(ops.a, i * ops.a.row_stride(), ops.a.col_stride(), K, codes.data());
     for (std::size_t g = 0; g < P.groups; ++g) {
+      const std::uint8_t* c = codes.data() + g * kGroup;
       std::int32_t sum = 0;
       std::uint32_t nz = 0;
       for (std::size_t q = 0; q < 4; ++q) {
         std::uint32_t word = 0;
         for (std::size_t b = 0; b < 4; ++b) {
-          const std::size_t k = g * kGroup + q * 4 + b;
-          const ElementCode& e = (i < M && k < K) ? ta[ops.a.word(i, k) & 0xFFu] : ta[0];
-          word |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(e.twice)) << (8 * b);
-          sum += e.twice;
-          if (e.kind == kNonzero) nz |= 1u << (q * 4 + b);
+          const std::uint8_t x = c[q * 4 + b];
+          word |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(ta.twice[x])) << (8 * b);
+          sum += ta.twice[x];
+          nz |= static_cast<std::uint32_t>(ta.nonzero[x]) << (q * 4 + b);
         }
         P.a_q[(i * P.groups + g) * 4 + q] = word;
       }
       const std::size_t blk = g / groups_per_block;
-      Scale s;
-      if (i < M && blk < scale_blocks) s = decode_scale(sf, ops.scale_a.word(i, blk) & 0xFFu);
+      const Scale s = i < M && blk < scale_blocks ? scales[ops.scale_a.word(i, blk) & 0xFFu] : Scale{};
       if (s.nan) P.a_flags[i * P.steps + g / groups_per_step] |= kHasNaN;
       const bool dead = s.zero || s.nan;
       const std::size_t at = i * P.groups + g;
@@ -561,23 +597,26 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, i
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
   for (std::size_t st = 0; st < P.strips; ++st) {
+    std::vector<std::uint8_t> column(P.k);
     for (std::size_t j = 0; j < W; ++j) {
       const std::size_t col = st * W + j;
+      // The column's codes, K (and N) padded with code 0.
+      std::fill(column.begin(), column.end(), std::uint8_t{0});
+      if (col < N) read_codes(ops.b, col * ops.b.col_stride(), ops.b.row_stride(), K, column.data());
       for (std::size_t g = 0; g < P.groups; ++g) {
+        const std::uint8_t* c = column.data() + g * kGroup;
         std::uint32_t nz = 0;
         for (std::size_t q = 0; q < 4; ++q) {
           std::uint32_t word = 0;
           for (std::size_t b = 0; b < 4; ++b) {
-            const std::size_t k = g * kGroup + q * 4 + b;
-            const ElementCode& e = (col < N && k < K) ? tb[ops.b.word(k, col) & 0xFFu] : tb[0];
-            word |= static_cast<std::uint32_t>(e.twice + 12) << (8 * b);
-            if (e.kind == kNonzero) nz |= 1u << (q * 4 + b);
+            const std::uint8_t x = c[q * 4 + b];
+            word |= static_cast<std::uint32_t>(tb.twice[x] + 12) << (8 * b);
+            nz |= static_cast<std::uint32_t>(tb.nonzero[x]) << (q * 4 + b);
           }
           P.b_q[((st * P.groups + g) * 4 + q) * W + j] = word;
         }
         const std::size_t blk = g / groups_per_block;
-        Scale s;
-        if (col < N && blk < scale_blocks) s = decode_scale(sf, ops.scale_b.word(blk, col) & 0xFFu);
+        const Scale s = col < N && blk < scale_blocks ? scales[ops.scale_b.word(blk, col) & 0xFFu] : Scale{};
         if (s.nan) P.b_nan[st * P.steps + g / groups_per_step] |= 1u << j;
         const bool dead = s.zero || s.nan;
         const std::size_t at = (st * P.groups + g) * W + j;
