@@ -714,19 +714,19 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
     __m512i top = _mm512_setzero_si512();
     __mmask16 nan = 0, inf = 0;
     for (std::size_t c = s * L; c < (s + 1) * L; c += 16) {
-      const __mmask16 m = first_lanes((s + 1) * L - c);
+      const std::size_t n = std::min<std::size_t>(16, (s + 1) * L - c);
+      const __mmask16 m = first_lanes(n);
       const __m512i idx = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, codes + c));
       const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, t.val, 4);
       const EbWords e = eb_words(idx, m, t.eb);
+      const __m512i e8 = _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF));
       nan = static_cast<__mmask16>(nan | e.nan);
       inf = static_cast<__mmask16>(inf | e.inf);
-      top = _mm512_max_epu32(top, _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF)));
+      top = _mm512_max_epu32(top, e8);
       _mm512_mask_storeu_ps(val + c, m, v);
       if (ee != nullptr) {
-        const __m512i e8 = _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF));
         const __m512i bytes = _mm512_slli_epi32(_mm512_or_si512(e8, _mm512_slli_epi32(e8, 16)), static_cast<unsigned>(8 * (i % 2)));
-        const std::size_t n = std::min<std::size_t>(16, (s + 1) * L - c);
-        const auto lanes = static_cast<__mmask64>(n == 16 ? ~0ull : (1ull << (4 * n)) - 1);
+        const auto lanes = static_cast<__mmask64>(n == 16 ? ~0ull : (1ull << (4 * n)) - 1);  // 4 bytes per lane
         _mm512_mask_storeu_epi8(ee + 4 * c, static_cast<__mmask64>(lanes & row_bytes), bytes);
       } else {
         _mm512_mask_storeu_epi32(eb + c, m, e.w);
@@ -779,10 +779,10 @@ BLOCKSCALE_AVX512 bool decode_b_strip_avx512(const DecodeTables& t, const std::u
         const EbWords e = eb_words(idx, 0xFFFF, t.eb);
         nan |= static_cast<std::uint32_t>(e.nan) << (16 * q);
         inf |= static_cast<std::uint32_t>(e.inf) << (16 * q);
-        top[q] = _mm512_max_epu32(top[q], _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF)));
+        const __m512i e8 = _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF));
+        top[q] = _mm512_max_epu32(top[q], e8);
         _mm512_storeu_ps(val + at, v);
         if (ee != nullptr) {
-          const __m512i e8 = _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF));
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(ee + at), _mm512_cvtepi32_epi16(_mm512_or_si512(e8, _mm512_slli_epi32(e8, 8))));
         } else {
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + at), _mm512_cvtepi32_epi16(e.w));
