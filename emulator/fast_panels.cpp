@@ -122,6 +122,13 @@ void read_codes(const CodeMatrix& m, std::size_t base, std::size_t step, std::si
   }
 }
 
+// Row i of A's codes into `codes` (padded K entries), K padded with code 0 (+0 in every format);
+// rows at or beyond M (the padding to whole tiles) are all code 0.
+void row_codes(const CodeMatrix& a, std::size_t i, std::size_t padded, std::vector<std::uint8_t>& codes) {
+  codes.assign(padded, 0);
+  if (i < a.rows()) read_codes(a, i * a.row_stride(), a.col_stride(), a.cols(), codes.data());
+}
+
 // The codes of B's strip st (columns st W .. st W + W - 1) k-major ([k][W]) into `codes`, which
 // holds zeros (the padding of K and N). Byte codes of full strips are copied in blocks: a row of
 // B at once where B is row-major, 16 x 16 transposes where it is K-major (as quantized tensors
@@ -384,7 +391,7 @@ bool decode_b_strip(const ElementTable& tb, const HalfTable* half, bool exps, co
 void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
                   int threads, TfdpaPanels& P, const TfdpaDecoder& decoder) {
   constexpr std::size_t W = kTfdpaWidth;
-  const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
+  const std::size_t M = ops.a.rows(), N = ops.b.cols();
   const auto uL = static_cast<std::size_t>(L);
   P.L = L;
   P.k = padded;
@@ -437,9 +444,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(|| : any_inf)
 #endif
   for (std::size_t i = 0; i < P.rows; ++i) {
-    // The row's codes, K padded with code 0 (+0 in every format).
-    std::vector<std::uint8_t> codes(P.k, 0);
-    if (i < M) read_codes(ops.a, i * ops.a.row_stride(), ops.a.col_stride(), K, codes.data());
+    std::vector<std::uint8_t> codes;
+    row_codes(ops.a, i, P.k, codes);
     const bool inf = vector_a ? decoder.a_row(vta, codes.data(), i, P)
                               : decode_a_row(ta, h ? &*ha : nullptr, exps, codes.data(), i, P);
     any_inf = any_inf || inf;
@@ -557,9 +563,8 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, i
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
   for (std::size_t i = 0; i < P.rows; ++i) {
-    // The row's codes, K padded with code 0 (+0).
-    std::vector<std::uint8_t> codes(P.k, 0);
-    if (i < M) read_codes(ops.a, i * ops.a.row_stride(), ops.a.col_stride(), K, codes.data());
+    std::vector<std::uint8_t> codes;
+    row_codes(ops.a, i, P.k, codes);
     for (std::size_t g = 0; g < P.groups; ++g) {
       const std::uint8_t* c = codes.data() + g * kGroup;
       std::int32_t sum = 0;

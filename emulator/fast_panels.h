@@ -159,8 +159,8 @@ std::size_t storage_bytes(const TfdpaPanels& p);
 std::size_t storage_bytes(const GstPanels& p);
 
 // Which exponent panels a T-/ST-FDPA kernel reads: exp (A: exp2) with lo / hi (the portable
-// kernels), or the byte pairs eb (the AVX-512 bounds pass). Only those are decoded: the others
-// are left empty.
+// kernels), or the byte pairs eb (the AVX-512 bounds pass; its e bytes ee instead when the fp16
+// panels are decoded). Only those are decoded: the others are left empty.
 enum class TfdpaBounds { exponents, byte_pairs };
 
 // The per-element work of decode_tfdpa with byte-pair bounds, in a form that a kernel set may
