@@ -496,7 +496,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
               out = step_output_units(c[r][h], emax[r][h], part[r][h], F, t.rule.e8m13);
             } else {
               const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
-              out = step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(lo_pd(part[r][h]), lo_pd(to_value)),
+              out = step_output(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(lo_pd(part[r][h]), lo_pd(to_value)),
                                 _mm512_scalef_pd(hi_pd(part[r][h]), hi_pd(to_value)), F, t.rule);
             }
             _mm512_storeu_si512(acc + r * W + 16 * h, out);
@@ -673,9 +673,9 @@ BLOCKSCALE_AVX512_INLINE __mmask16 first_lanes(std::size_t n) {
   return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1u);
 }
 
-// 16 codes as 32-bit indices.
-BLOCKSCALE_AVX512_INLINE __m512i codes16(const std::uint8_t* codes) {
-  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+// 16 codes (the lanes of m; 0 elsewhere) as 32-bit indices.
+BLOCKSCALE_AVX512_INLINE __m512i codes16(const std::uint8_t* codes, __mmask16 m = 0xFFFF) {
+  return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, codes));
 }
 
 // The eb words of 16 codes with the specials' words replaced by 0 (fast_panels.h DecodeTables),
@@ -716,7 +716,7 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
     for (std::size_t c = s * L; c < (s + 1) * L; c += 16) {
       const std::size_t n = std::min<std::size_t>(16, (s + 1) * L - c);
       const __mmask16 m = first_lanes(n);
-      const __m512i idx = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, codes + c));
+      const __m512i idx = codes16(codes + c, m);
       const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, t.val, 4);
       const EbWords e = eb_words(idx, m, t.eb);
       const __m512i e8 = _mm512_and_si512(e.w, _mm512_set1_epi32(0xFF));
@@ -745,7 +745,7 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
       __mmask16 inexact = 0;
       for (std::size_t c = s * L; c < (s + 1) * L; c += 16) {
         const __mmask16 m = first_lanes((s + 1) * L - c);
-        const __m512i x = half_entries(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, codes + c)), m, row);
+        const __m512i x = half_entries(codes16(codes + c, m), m, row);
         inexact = static_cast<__mmask16>(inexact | _mm512_cmpeq_epi32_mask(x, _mm512_set1_epi32(kInexactHalf)));
         _mm512_mask_cvtepi32_storeu_epi16(h + c, m, x);
       }

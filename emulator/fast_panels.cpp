@@ -272,10 +272,6 @@ class HalfTable {
   std::vector<std::uint16_t> bits_;
 };
 
-}  // namespace
-
-namespace {
-
 // The scalar element work of decode_tfdpa (DecodeARowFn / DecodeBStripFn of fast_panels.h), for
 // either kind of bounds; `half` is the fp16 table or nullptr.
 bool decode_a_row(const ElementTable& ta, const HalfTable* half, bool exps, const std::uint8_t* codes, std::size_t i,
