@@ -741,7 +741,7 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
     const std::size_t at = i * P.steps + s;
     if (h != nullptr) {
       // a 2^(F - ea) from the step's table row; an inexact one rules the step out.
-      const std::uint16_t* row = t.half + static_cast<std::size_t>(hi == kNoExp ? 0 : hi - kHalfRowLowest) * 256;
+      const std::uint16_t* row = t.half + half_row_start(hi);
       __mmask16 inexact = 0;
       for (std::size_t c = s * L; c < (s + 1) * L; c += 16) {
         const __mmask16 m = first_lanes((s + 1) * L - c);

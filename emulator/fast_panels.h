@@ -177,6 +177,10 @@ enum class TfdpaBounds { exponents, byte_pairs };
 inline constexpr std::uint32_t kEbWordNaN = 1, kEbWordInf = 2;
 inline constexpr std::uint16_t kInexactHalf = 0x7FFF;  // a NaN: never the bits of a scaled element
 inline constexpr int kHalfRowLowest = -16, kHalfRows = 33;
+// Where the half row of a step whose largest e(x) is ea starts (row 0 for kNoExp).
+inline std::size_t half_row_start(std::int16_t ea) {
+  return static_cast<std::size_t>(ea == kNoExp ? 0 : ea - kHalfRowLowest) * 256;
+}
 struct DecodeTables {
   const float* val;
   const std::uint32_t* eb;
