@@ -7,11 +7,12 @@
 Every subcommand and every option are read from the tool's own help, so new ones are covered
 without editing this file. Each invocation mixes options, values that break their rules (empty,
 negative, non-numeric, out of range, unknown names, malformed regular expressions, missing and
-unreadable paths, committed golden files in the wrong place) and stray positional words. The
+unreadable paths, copies of committed golden files in the wrong place) and stray positional words. The
 standard (README "Exit status", developers' guide "Bad input"): a run ends with status 0-3, never
 by a signal or an uncaught exception; a non-zero status comes with a message; no sanitizer report.
 The seed fixes the command lines, so a failure reproduces with the printed command.
 """
+import collections
 import os
 import random
 import re
@@ -81,9 +82,10 @@ def main():
               os.path.join(scratch, "out"), os.path.join(scratch, "out.json")] + golden_files
 
     failures = 0
-    statuses = {}
+    statuses = collections.Counter()
+    names = sorted(options)
     for _ in range(invocations):
-        command = rng.choice(sorted(options))
+        command = rng.choice(names)
         args = [command]
         if words[command] and rng.random() < 0.8:
             args.append(rng.choice(words[command] + ["bogus"]))
@@ -110,7 +112,7 @@ def main():
             print(f"FAIL (no end within {TIMEOUT_S} s): {shown}")
             failures += 1
             continue
-        statuses[run.returncode] = statuses.get(run.returncode, 0) + 1
+        statuses[run.returncode] += 1
         problems = []
         if run.returncode < 0:
             problems.append(f"killed by signal {-run.returncode}")
