@@ -27,7 +27,9 @@
 // GCC 12 warns that _mm512_undefined_* inside its own intrinsic headers "may be used
 // uninitialized" (GCC bug 105593); the value is never read.
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
@@ -42,6 +44,16 @@ namespace {
 #define BLOCKSCALE_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 #define BLOCKSCALE_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 #define BLOCKSCALE_AVX512_INLINE inline __attribute__((always_inline, target("avx512f,avx512bw,avx512dq,avx512vl")))
+// The AVX512-FP16 intrinsics (__m512h) are declared for use under a target attribute by GCC 12 and
+// later and by Clang 15 and later; Clang 14's <immintrin.h> declares them only when the whole file
+// is built with -mavx512fp16. Without them the fp16 form is left out: the fp32 float form gives the
+// same bits.
+#if (defined(__clang__) && __clang_major__ >= 15) || (!defined(__clang__) && __GNUC__ >= 12)
+#define BLOCKSCALE_HAVE_AVX512FP16 1
+#else
+#define BLOCKSCALE_HAVE_AVX512FP16 0
+#endif
+
 #define BLOCKSCALE_AVX512_FP16 __attribute__((noinline, target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx512fp16")))
 #define BLOCKSCALE_AVX512_FP16_INLINE \
   inline __attribute__((always_inline, target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx512fp16")))
@@ -309,7 +321,7 @@ BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* con
 //     adds two k of one output into int32 (the sum stays below 2^20).
 // So the int32 sums equal float_form_terms' sums over the step. 32 terms per instruction instead
 // of 16: four operations per 32 terms instead of eight.
-constexpr int kFp16MaxF = 13;
+[[maybe_unused]] constexpr int kFp16MaxF = 13;  // read only where the fp16 form is built
 
 // Per vector: the fp16 bits of 2^D in both halves of every 32-bit lane, and whether D <= 15 in
 // every lane (a_hmax / b_hmax of kNoExpHigh, an inexact fp16 element, make D large).
@@ -322,6 +334,7 @@ BLOCKSCALE_AVX512_INLINE bool fp16_factor(__m512i ea, __m512i eb, __m512i es, __
   return true;
 }
 
+#if BLOCKSCALE_HAVE_AVX512FP16
 // The int32 sums of the FP16 float form over a step of L (even) k for the tile's eight vectors:
 // per pair of k and row, 32 products of two k and 16 outputs (fast_panels.h, b_h), times 2^D,
 // truncated to int16 and added in pairs.
@@ -354,6 +367,7 @@ BLOCKSCALE_AVX512_FP16 void fp16_terms(const std::uint16_t* bh, const std::uint1
   }
   store_sums(part, s00, s01, s10, s11, s20, s21, s30, s31);
 }
+#endif  // BLOCKSCALE_HAVE_AVX512FP16
 
 BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                     StepCounts& counts) {
@@ -480,12 +494,15 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
             fp16 = fp16_factor(ea, _mm512_loadu_si512(&P.b_hmax[bstep + 16 * h]), _mm512_sub_epi32(f_scale[r][h], f), emax[r][h], g[r][h]);
           }
         }
+#if BLOCKSCALE_HAVE_AVX512FP16
         if (fp16) {
           counts.fp16 += 16 * static_cast<std::uint64_t>(kVectors);
           const std::uint16_t* ah[kRows];
           for (std::size_t r = 0; r < kRows; ++r) ah[r] = &P.a_h[(t.row0 + r) * P.k + k0];
           fp16_terms(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part);
-        } else {
+        } else
+#endif
+        {
           grid_factors(f_scale, emax, grid);
           float_form_terms(bv, av, 0, L, grid, part);
         }
@@ -824,6 +841,15 @@ BLOCKSCALE_AVX512 bool decode_b_strip_avx512(const DecodeTables& t, const std::u
   return any_inf;
 }
 
+// The largest F of the fp16 form on this CPU; 0 where it does not run.
+int fp16_max_f() {
+#if BLOCKSCALE_HAVE_AVX512FP16
+  return __builtin_cpu_supports("avx512fp16") && __builtin_cpu_supports("avx512vnni") ? kFp16MaxF : 0;
+#else
+  return 0;
+#endif
+}
+
 }  // namespace
 
 bool cpu_has_avx512() {
@@ -834,7 +860,7 @@ bool cpu_has_avx512() {
 const KernelSet& avx512_kernels() {
   static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx512, __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
                            &promote_avx512,
-                           __builtin_cpu_supports("avx512fp16") && __builtin_cpu_supports("avx512vnni") ? kFp16MaxF : 0,
+                           fp16_max_f(),
                            TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512}};
   return k;
 }

@@ -265,7 +265,7 @@ ExternalStudy fit_schedules(ExternalRun run) {
       // Fits and tried candidates line up one to one, except the second epilogue of a
       // non-unit scaling: find the candidate by its name prefix.
       for (const auto& [name, s] : tried) {
-        const bool seen = std::any_of(best.begin(), best.end(), [&](const auto& b) { return b.first == name; });
+        const bool seen = std::any_of(best.begin(), best.end(), [&n = name](const auto& b) { return b.first == n; });
         if (!seen && f.fits[order[i]].schedule.rfind(name, 0) == 0) best.emplace_back(name, s);
       }
     }

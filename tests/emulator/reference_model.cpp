@@ -90,7 +90,6 @@ class BigInt {
     }
     return 0;
   }
-  friend bool operator==(const BigInt& x, const BigInt& y) { return x.neg_ == y.neg_ && x.mag_ == y.mag_; }
   friend BigInt operator+(const BigInt& x, const BigInt& y) {
     if (x.neg_ == y.neg_) {
       BigInt r = add_magnitudes(x, y);

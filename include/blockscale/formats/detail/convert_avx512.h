@@ -21,7 +21,9 @@
 // GCC 12 warns that _mm512_undefined_epi32() inside its own intrinsic headers is (or "may be")
 // used uninitialized (GCC bug 105593); the value is never read.
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
