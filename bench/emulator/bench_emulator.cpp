@@ -64,8 +64,9 @@ std::vector<float> values(std::int64_t rows, std::int64_t cols, unsigned seed, D
   for (std::int64_t r = 0; r < rows; ++r) {
     const float scale = std::ldexp(1.0f, static_cast<int>(r % 17) - 8);
     for (std::int64_t c = 0; c < cols; ++c) {
-      const float x = data == Data::heavy ? normal(gen) / std::sqrt(chi2(gen) / 2.0f) : normal(gen) * scale;
-      v[static_cast<std::size_t>(r * cols + c)] = x;
+      // One draw per statement: the order of two draws in one expression is up to the compiler.
+      const float z = normal(gen);
+      v[static_cast<std::size_t>(r * cols + c)] = data == Data::heavy ? z / std::sqrt(chi2(gen) / 2.0f) : z * scale;
     }
   }
   return v;

@@ -27,7 +27,10 @@ constexpr std::uint64_t splitmix64(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// xoshiro256** (Blackman and Vigna 2018), seeded through SplitMix64.
+// xoshiro256** (Blackman and Vigna 2018), seeded through SplitMix64. Draw at most one value per
+// function call's arguments or operator's operands, and sequence the rest in statements: their
+// evaluation order is unspecified (GCC and Clang differ), and a seed must give the same bytes
+// whatever the compiler.
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) {

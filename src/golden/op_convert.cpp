@@ -421,7 +421,8 @@ std::uint64_t random_input(const Source& src, Rng& rng) {
 }
 std::uint64_t realistic_input(const Source& src, Format dst, Rng& rng) {
   const int lo = emin(dst) - info(dst).mantissa_bits - 2, hi = emax(dst) + 2;
-  const double v = std::ldexp(rng.normalish(), static_cast<int>(rng.range(lo, hi)));
+  const int e = static_cast<int>(rng.range(lo, hi));
+  const double v = std::ldexp(rng.normalish(), e);
   if (src.is_f64) return std::bit_cast<std::uint64_t>(v);
   return to_storage(src.format, convert(src.format, v, presets::ieee()));
 }

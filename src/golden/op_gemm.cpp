@@ -292,8 +292,8 @@ std::vector<std::uint64_t> GemmOp::generate_inputs(const GenerateOptions& o) con
         std::uint32_t w = 0;
         if (promotion) {
           // fp32 dequantisation scales as DeepGEMM stores them: amax / 448, positive.
-          w = std::bit_cast<std::uint32_t>(static_cast<float>(
-              std::ldexp(1.0 + std::abs(rng.normalish()), static_cast<int>(rng.range(-12, -4)))));
+          const int exponent = static_cast<int>(rng.range(-12, -4));
+          w = std::bit_cast<std::uint32_t>(static_cast<float>(std::ldexp(1.0 + std::abs(rng.normalish()), exponent)));
           if (kind == DataKind::random) w = rng.u32();
         } else if (fs_ == Format::float8_e8m0fnu) {
           w = kind == DataKind::random ? static_cast<std::uint32_t>(rng.below(256))

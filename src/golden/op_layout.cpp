@@ -128,7 +128,9 @@ class ScaleLayoutOp final : public Operation {
     }
     while (in.size() / 4 < total) {
       const auto& [R, C] = shapes[rng.below(shapes.size())];
-      push(R, C, rng.range(0, R - 1), rng.range(0, C - 1));
+      const auto col = rng.range(0, C - 1);
+      const auto row = rng.range(0, R - 1);
+      push(R, C, row, col);
     }
     return in;
   }

@@ -205,9 +205,11 @@ std::vector<float> edge_block(const BlockFormat& f, std::size_t n, int recipe, R
       break;
     }
     case 6:  // fp32 subnormals, alone or with normals
-      for (auto& v : x)
-        v = std::bit_cast<float>(static_cast<std::uint32_t>(rng.below(0x800000)) |
-                                 (rng.chance(1, 2) ? 0x80000000u : 0u));
+      for (auto& v : x) {
+        const auto magnitude = static_cast<std::uint32_t>(rng.below(0x800000));
+        const std::uint32_t sign = rng.chance(1, 2) ? 0x80000000u : 0u;
+        v = std::bit_cast<float>(magnitude | sign);
+      }
       if (rng.chance(1, 2)) x[at] = f32(std::ldexp(1.0, -120));
       break;
     case 7:  // near FLT_MAX
@@ -217,14 +219,17 @@ std::vector<float> edge_block(const BlockFormat& f, std::size_t n, int recipe, R
     case 8:  // below the smallest scale (2^-127 for e8m0)
       for (auto& v : x) v = f32(v * 0x1p-135);
       break;
-    case 9:  // one nonzero element
+    case 9: {  // one nonzero element
       std::fill(x.begin(), x.end(), 0.0f);
-      x[at] = f32(std::ldexp(rng.normalish(), static_cast<int>(rng.range(-10, 10))));
+      const int e = static_cast<int>(rng.range(-10, 10));
+      x[at] = f32(std::ldexp(rng.normalish(), e));
       break;
-    case 10:  // all equal
-      std::fill(x.begin(), x.end(),
-                f32(std::ldexp(1.0 + rng.below(8) / 8.0, static_cast<int>(rng.range(-8, 8)))));
+    }
+    case 10: {  // all equal
+      const int e = static_cast<int>(rng.range(-8, 8));
+      std::fill(x.begin(), x.end(), f32(std::ldexp(1.0 + rng.below(8) / 8.0, e)));
       break;
+    }
     default:  // all negative
       for (auto& v : x) v = -std::abs(v);
       break;

@@ -107,8 +107,9 @@ std::uint32_t window_word(Format f, int lo, Rng& r) {
   const int fields = max_exponent_field(f);
   for (;;) {
     const int e = std::clamp(lo + static_cast<int>(r.below(4)), fi.has_subnormals ? 0 : 1, fields);
-    const std::uint32_t code = (r.below(2) ? sign_mask(f) : 0u) | (static_cast<std::uint32_t>(e) << fi.mantissa_bits) |
-                               (static_cast<std::uint32_t>(r.next() >> 40) & ((1u << fi.mantissa_bits) - 1u));
+    const std::uint32_t sign = r.below(2) ? sign_mask(f) : 0u;
+    const std::uint32_t mantissa = static_cast<std::uint32_t>(r.next() >> 40) & ((1u << fi.mantissa_bits) - 1u);
+    const std::uint32_t code = sign | (static_cast<std::uint32_t>(e) << fi.mantissa_bits) | mantissa;
     const std::uint32_t w = word(f, code);
     if (finite_word(f, w)) return w;
   }
@@ -139,10 +140,15 @@ void random_tile(const InstructionTarget& t, Rng& r, std::uint64_t tile, std::ui
       case 0: return random_word(f, r);                                   // uniform bits, specials included
       case 2: return window_word(f, lo, r);                               // narrow exponent window
       case 3: return r.below(32) == 0 ? pick(sp) : random_finite_word(f, r);  // specials sprinkled
-      case 5: return r.below(4) ? word(f, max_finite_code(f) - r.below(4)) | (r.below(2) ? word(f, sign_mask(f)) : 0u)
-                                : random_finite_word(f, r);               // near overflow
-      case 6: return word(f, (r.below(2) ? sign_mask(f) : 0u) |
-                                 static_cast<std::uint32_t>(r.below(1u << std::min(info(f).mantissa_bits + 1, 12))));
+      case 5: {  // near overflow
+        if (r.below(4) == 0) return random_finite_word(f, r);
+        const std::uint32_t magnitude = word(f, max_finite_code(f) - r.below(4));
+        return magnitude | (r.below(2) ? word(f, sign_mask(f)) : 0u);
+      }
+      case 6: {
+        const std::uint32_t sign = r.below(2) ? sign_mask(f) : 0u;
+        return word(f, sign | static_cast<std::uint32_t>(r.below(1u << std::min(info(f).mantissa_bits + 1, 12))));
+      }
       default: (void)idx; return random_finite_word(f, r);
     }
   };
@@ -167,7 +173,8 @@ void random_tile(const InstructionTarget& t, Rng& r, std::uint64_t tile, std::ui
       case 3: c[i] = r.below(16) == 0 ? pick(sp_c) : random_finite_word(t.acc, r); break;
       default: {
         // Magnitudes that overlap the products' (2^-20 .. 2^20), where C's alignment shows.
-        const double mag = std::ldexp(1.0 + r.uniform(), static_cast<int>(r.below(41)) - 20);
+        const int e = static_cast<int>(r.below(41)) - 20;
+        const double mag = std::ldexp(1.0 + r.uniform(), e);
         c[i] = value_word(t.acc, r.below(2) ? -mag : mag);
       }
     }
@@ -203,8 +210,14 @@ bool quantized_element(Format f) { return width(f) <= 8; }
 
 double draw(int profile, Rng& r) {
   switch (profile) {
-    case 1: return r.gaussian() / std::max(r.uniform(), 0.02);                              // heavy-tailed
-    case 2: return r.gaussian() + (r.below(100) == 0 ? 10.0 * r.gaussian() : 0.0);           // rare outliers
+    case 1: {  // heavy-tailed
+      const double g = r.gaussian();
+      return g / std::max(r.uniform(), 0.02);
+    }
+    case 2: {  // rare outliers
+      const double g = r.gaussian();
+      return g + (r.below(100) == 0 ? 10.0 * r.gaussian() : 0.0);
+    }
     case 3: return std::fabs(r.gaussian());                                                 // one-signed
     default: return r.gaussian();
   }
@@ -449,8 +462,13 @@ GemmProblem make_gemm_problem(const GemmTarget& t, DataKind data, std::uint64_t 
     const std::vector<std::uint32_t> sp = special_words(Format::float32);
     for (auto& c : p.c) {
       if (data == DataKind::random) {
-        c = r.below(4) == 0 ? 0u : value_word(Format::float32, std::ldexp((r.below(2) ? -1.0 : 1.0) * (1 + r.uniform()),
-                                                                            static_cast<int>(r.below(41)) - 20));
+        if (r.below(4) == 0) {
+          c = 0u;
+        } else {
+          const int e = static_cast<int>(r.below(41)) - 20;
+          const double sign = r.below(2) ? -1.0 : 1.0;
+          c = value_word(Format::float32, std::ldexp(sign * (1 + r.uniform()), e));
+        }
       } else {
         c = value_word(Format::float32, r.gaussian() * std::sqrt(double(p.k)));
       }

@@ -30,7 +30,9 @@ enum class DataKind : std::uint8_t { random, realistic, probes };
 std::string to_string(DataKind d);
 std::optional<DataKind> parse_data_kind(std::string_view s);
 
-// splitmix64 (Steele, Lea, Flood 2014): the same stream on every machine and compiler.
+// splitmix64 (Steele, Lea, Flood 2014): the same stream on every machine and compiler. Callers draw
+// at most one value per function call's arguments or operator's operands (their evaluation order
+// is unspecified), so that a case is the same whatever the compiler.
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) : s_(seed) {}
