@@ -4,7 +4,7 @@
 set -euo pipefail
 
 apt_packages=(cmake ninja-build g++ ccache libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
-              python3 python3-pip clang libclang-rt-14-dev xz-utils)
+              python3 python3-pip clang libclang-rt-14-dev libomp-14-dev xz-utils)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
