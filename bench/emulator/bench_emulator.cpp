@@ -110,8 +110,10 @@ double eigen_rate(std::int64_t M, std::int64_t N, std::int64_t K, int threads) {
 
 // Times `run` per iteration (wall clock) and reports MAC/s and the ratio to Eigen.
 // `stats` (when given) is what the last run's gemm() reported: the share of fused steps that the
-// exact tier took is a counter too (the rest took the truncating tier), and where the AVX512-FP16
-// form ran, the share it took.
+// exact tier took is a counter too (the rest took the truncating tier), and so is the share the
+// AVX512-FP16 form took. Every row has the same counters (0 where a share does not apply: the
+// Eigen rows, CPUs without AVX512-FP16), because the CSV reporter aborts on a counter that the
+// first row lacked.
 template <class Run>
 void measure(benchmark::State& state, std::int64_t M, std::int64_t N, std::int64_t K, int threads, Run run,
              const GemmPathStats* stats = nullptr) {
@@ -126,11 +128,16 @@ void measure(benchmark::State& state, std::int64_t M, std::int64_t N, std::int64
   state.SetItemsProcessed(static_cast<std::int64_t>(macs) * state.iterations());
   state.counters["threads"] = threads;
   state.counters["vs_eigen"] = macs * static_cast<double>(state.iterations()) / seconds / eigen;
+  double exact_share = 0, fp16_share = 0;
   if (stats != nullptr) {
     const double steps = static_cast<double>(stats->exact + stats->truncating);  // special overlaps both
-    if (steps > 0) state.counters["exact_share"] = static_cast<double>(stats->exact) / steps;
-    if (steps > 0 && stats->fp16 > 0) state.counters["fp16_share"] = static_cast<double>(stats->fp16) / steps;
+    if (steps > 0) {
+      exact_share = static_cast<double>(stats->exact) / steps;
+      fp16_share = static_cast<double>(stats->fp16) / steps;
+    }
   }
+  state.counters["exact_share"] = exact_share;
+  state.counters["fp16_share"] = fp16_share;
 }
 
 struct Shape {
