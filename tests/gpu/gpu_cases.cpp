@@ -80,7 +80,8 @@ std::uint32_t random_c(Format f, Rng& r, std::size_t tile) {
     case 0: return random_word(f, r);
     case 1: return 0;
     default: {
-      const double mag = std::ldexp(1.0 + r.uniform(), static_cast<int>(r.below(41)) - 20);
+      const int e = static_cast<int>(r.below(41)) - 20;  // its own statement: argument order is unspecified
+      const double mag = std::ldexp(1.0 + r.uniform(), e);
       return encode(f, r.below(2) ? -mag : mag);
     }
   }
