@@ -575,42 +575,64 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
     bool special = nan_lanes != 0;
     for (std::size_t r = 0; r < kRows; ++r) special |= P.a_flags[(t.row0 + r) * P.steps + s] != 0;
 
-    __m512i sums[kRows][kMaxGroups], c[kRows];
+    // Groups outside, rows inside: B's four code vectors and exponent bounds of a group are loaded
+    // once for the tile's four rows, and each A word reaches vpdpbusd as a broadcast memory
+    // operand (inline assembly: GCC 12 broadcast every A word into a register of its own first).
+    // The maxima and minima are kept in place, as in bounds_pass (docs/performance.md).
+    const std::size_t a_base = t.row0 * P.groups + g0, b_base = t.strip * P.groups + g0;
+    __m512i sums[kMaxGroups][kRows], c[kRows], upper[kRows], lower[kRows];
     AccInfo ci[kRows];
-    __mmask16 outside = 0;
     for (std::size_t r = 0; r < kRows; ++r) {
-      const std::size_t row = t.row0 + r;
       c[r] = _mm512_loadu_si512(acc + r * W);
       ci[r] = acc_info(c[r], t.rule.e_zero);
-      __m512i upper = ci[r].floor, lower = _mm512_set1_epi32(kNoExpHigh);
-      for (std::size_t g = 0; g < G; ++g) {
-        const std::size_t ag = row * P.groups + g0 + g, bg = t.strip * P.groups + g0 + g;
+      upper[r] = ci[r].floor;
+      lower[r] = _mm512_set1_epi32(kNoExpHigh);
+    }
+    for (std::size_t g = 0; g < G; ++g) {
+      const std::size_t bg = b_base + g;
+      const __m512i* bq = reinterpret_cast<const __m512i*>(&P.b_q[bg * 4 * W]);
+      const __m512i b0 = _mm512_load_si512(bq), b1 = _mm512_load_si512(bq + 1);
+      const __m512i b2 = _mm512_load_si512(bq + 2), b3 = _mm512_load_si512(bq + 3);
+      const __m512i b_ehi = _mm512_load_si512(&P.b_ehi[bg * W]), b_elo = _mm512_load_si512(&P.b_elo[bg * W]);
+      for (std::size_t r = 0; r < kRows; ++r) {
+        const std::size_t ag = a_base + r * P.groups + g;
+        const std::uint32_t* aq = &P.a_q[ag * 4];
         __m512i sum = _mm512_set1_epi32(P.a_init[ag]);
-        for (std::size_t q = 0; q < 4; ++q) {
-          sum = _mm512_dpbusd_epi32(sum, _mm512_load_si512(&P.b_q[(bg * 4 + q) * W]),
-                                    _mm512_set1_epi32(static_cast<int>(P.a_q[ag * 4 + q])));
-        }
-        sums[r][g] = sum;
-        upper = _mm512_max_epi32(upper, _mm512_add_epi32(_mm512_set1_epi32(P.a_ehi[ag]), _mm512_load_si512(&P.b_ehi[bg * W])));
-        lower = _mm512_min_epi32(lower, _mm512_add_epi32(_mm512_set1_epi32(P.a_elo[ag]), _mm512_load_si512(&P.b_elo[bg * W])));
+        asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(sum) : "v"(b0), "m"(aq[0]));
+        asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(sum) : "v"(b1), "m"(aq[1]));
+        asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(sum) : "v"(b2), "m"(aq[2]));
+        asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(sum) : "v"(b3), "m"(aq[3]));
+        sums[g][r] = sum;
+        const __m512i hi = _mm512_add_epi32(_mm512_set1_epi32(P.a_ehi[ag]), b_ehi);
+        const __m512i lo = _mm512_add_epi32(_mm512_set1_epi32(P.a_elo[ag]), b_elo);
+        asm("vpmaxsd %1, %0, %0" : "+v"(upper[r]) : "v"(hi));
+        asm("vpminsd %1, %0, %0" : "+v"(lower[r]) : "v"(lo));
       }
-      outside |= _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(upper, lower), group_slack);
-      outside |= _mm512_mask_cmpgt_epi32_mask(static_cast<__mmask16>(~ci[r].zero), _mm512_sub_epi32(upper, ci[r].exp), c_slack);
+    }
+    __mmask16 outside = 0;
+    for (std::size_t r = 0; r < kRows; ++r) {
+      outside |= _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(upper[r], lower[r]), group_slack);
+      outside |= _mm512_mask_cmpgt_epi32_mask(static_cast<__mmask16>(~ci[r].zero), _mm512_sub_epi32(upper[r], ci[r].exp), c_slack);
     }
 
     if (outside == 0) {
       counts.exact += kRows * W;
+      __m512d vlo[kRows], vhi[kRows];
       for (std::size_t r = 0; r < kRows; ++r) {
-        const std::size_t row = t.row0 + r;
-        __m512d vlo = lo_ps_pd(c[r]), vhi = hi_ps_pd(c[r]);
-        for (std::size_t g = 0; g < G; ++g) {
-          const std::size_t ag = row * P.groups + g0 + g, bg = t.strip * P.groups + g0 + g;
-          const __m512d a = _mm512_set1_pd(P.a_sv[ag]);
-          const __m512d wlo = _mm512_mul_pd(a, _mm512_load_pd(&P.b_sv[bg * W])), whi = _mm512_mul_pd(a, _mm512_load_pd(&P.b_sv[bg * W + 8]));
-          vlo = _mm512_fmadd_pd(lo_pd(sums[r][g]), wlo, vlo);
-          vhi = _mm512_fmadd_pd(hi_pd(sums[r][g]), whi, vhi);
+        vlo[r] = lo_ps_pd(c[r]);
+        vhi[r] = hi_ps_pd(c[r]);
+      }
+      for (std::size_t g = 0; g < G; ++g) {
+        const std::size_t bg = b_base + g;
+        const __m512d blo = _mm512_load_pd(&P.b_sv[bg * W]), bhi = _mm512_load_pd(&P.b_sv[bg * W + 8]);
+        for (std::size_t r = 0; r < kRows; ++r) {
+          const __m512d a = _mm512_set1_pd(P.a_sv[a_base + r * P.groups + g]);
+          vlo[r] = _mm512_fmadd_pd(lo_pd(sums[g][r]), _mm512_mul_pd(a, blo), vlo[r]);
+          vhi[r] = _mm512_fmadd_pd(hi_pd(sums[g][r]), _mm512_mul_pd(a, bhi), vhi[r]);
         }
-        _mm512_storeu_si512(acc + r * W, round16(vlo, vhi, nan_lanes_of(c[r]), t.rule));
+      }
+      for (std::size_t r = 0; r < kRows; ++r) {
+        _mm512_storeu_si512(acc + r * W, round16(vlo[r], vhi[r], nan_lanes_of(c[r]), t.rule));
       }
     } else {
       counts.truncating += kRows * W;
@@ -634,8 +656,8 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
           const __m512d a = _mm512_set1_pd(P.a_sv[ag]);
           const __m512d wlo = _mm512_scalef_pd(_mm512_mul_pd(a, _mm512_load_pd(&P.b_sv[bg * W])), down_lo);
           const __m512d whi = _mm512_scalef_pd(_mm512_mul_pd(a, _mm512_load_pd(&P.b_sv[bg * W + 8])), down_hi);
-          slo = _mm512_add_pd(slo, _mm512_roundscale_pd(_mm512_mul_pd(lo_pd(sums[r][g]), wlo), kTruncate));
-          shi = _mm512_add_pd(shi, _mm512_roundscale_pd(_mm512_mul_pd(hi_pd(sums[r][g]), whi), kTruncate));
+          slo = _mm512_add_pd(slo, _mm512_roundscale_pd(_mm512_mul_pd(lo_pd(sums[g][r]), wlo), kTruncate));
+          shi = _mm512_add_pd(shi, _mm512_roundscale_pd(_mm512_mul_pd(hi_pd(sums[g][r]), whi), kTruncate));
         }
         _mm512_storeu_si512(acc + r * W,
                             round16(_mm512_scalef_pd(slo, lo_pd(up)), _mm512_scalef_pd(shi, hi_pd(up)), nan_lanes_of(c[r]), t.rule));
