@@ -25,57 +25,6 @@ namespace {
 constexpr ElementType kF32 = ElementType{WordType::code, Format::float32};
 constexpr ElementType kU32{WordType::u32, Format::float32};
 
-struct Recipe {
-  const char* name;
-  bool e8m0;  // an MX recipe (takes the element format) or an NVFP4 one
-};
-
-// Recipe names as @op recipe= and ids spell them.
-const Recipe kRecipes[] = {
-    {"ocp", true},
-    {"mx_paper", true},
-    {"microxcaling", true},
-    {"microxcaling_flush", true},
-    {"torchao_floor", true},
-    {"torchao_ceil", true},
-    {"torchao_even", true},
-    {"torchao_rceil", true},
-    {"te_mxfp8", true},
-    {"triton_round_up", true},
-    {"triton_round_down", true},
-    {"nvfp4_te", false},
-    {"nvfp4_te_stochastic", false},
-    {"nvfp4_torchao", false},
-    {"nvfp4_torchao_single", false},
-};
-
-std::optional<QuantizeOptions> recipe_options(std::string_view name, const BlockFormat& f) {
-  using namespace recipes;
-  const Format e = f.element;
-  if (name == "ocp") return ocp(e);
-  if (name == "mx_paper") return mx_paper(e);
-  if (name == "microxcaling") return microxcaling(e, false);
-  if (name == "microxcaling_flush") return microxcaling(e, true);
-  if (name == "torchao_floor") return torchao(e, TorchaoScaleMode::floor);
-  if (name == "torchao_ceil") return torchao(e, TorchaoScaleMode::ceil);
-  if (name == "torchao_even") return torchao(e, TorchaoScaleMode::even);
-  if (name == "torchao_rceil") return torchao(e, TorchaoScaleMode::rceil);
-  if (name == "te_mxfp8") return transformer_engine_mxfp8(e);
-  if (name == "triton_round_up") return triton_kernels(e, TritonRounding::round_up);
-  if (name == "triton_round_down") return triton_kernels(e, TritonRounding::round_down);
-  if (name == "nvfp4_te") return nvfp4_transformer_engine();
-  if (name == "nvfp4_te_stochastic") {
-    // TransformerEngine's NVFP4 stochastic rounding (cvt.rs): 8 random bits per element, saturating.
-    QuantizeOptions o = nvfp4_transformer_engine();
-    o.element.rounding = Rounding::stochastic;
-    o.element.stochastic_bits = 8;
-    return o;
-  }
-  if (name == "nvfp4_torchao") return nvfp4_torchao(true);
-  if (name == "nvfp4_torchao_single") return nvfp4_torchao(false);
-  return std::nullopt;
-}
-
 std::string rule_fields(const QuantizeOptions& o) {
   const char* ratio = o.ratio == ScaleRatio::reciprocal_multiply ? "reciprocal_multiply" : "divide";
   const char* nan = o.nan == BlockNan::propagate ? "propagate" : "ignore";
@@ -281,12 +230,8 @@ std::vector<std::uint64_t> QuantizeOp::generate_inputs(const GenerateOptions& o)
 }
 
 std::unique_ptr<QuantizeOp> make(const BlockFormat& f, std::string_view recipe) {
-  const auto o = recipe_options(recipe, f);
-  if (!o) {
-    std::string names;
-    for (const Recipe& r : kRecipes) names += std::string(names.empty() ? "" : ", ") + r.name;
-    invalid("unknown quantization recipe " + quote(recipe) + " (" + names + ")");
-  }
+  const auto o = recipes::by_name(recipe, f.element);
+  if (!o) invalid("unknown quantization recipe " + quote(recipe) + " (" + recipes::names() + ")");
   return std::make_unique<QuantizeOp>(f, std::string(recipe), *o);
 }
 
@@ -333,8 +278,8 @@ std::vector<std::unique_ptr<Operation>> quantization_family() {
   std::vector<std::unique_ptr<Operation>> out;
   using namespace block_formats;
   const BlockFormat all_mx[] = {mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16};
-  for (const Recipe& r : kRecipes) {
-    if (!r.e8m0) {
+  for (const recipes::NamedRecipe& r : recipes::named()) {
+    if (!r.mx) {
       out.push_back(make(nvfp4, r.name));
       continue;
     }

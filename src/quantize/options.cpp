@@ -158,6 +158,48 @@ QuantizeOptions nvfp4_torchao(bool two_level) {
   return o;
 }
 
+namespace {
+constexpr NamedRecipe kNamed[] = {
+    {"ocp", true},           {"mx_paper", true},        {"microxcaling", true},      {"microxcaling_flush", true},
+    {"torchao_floor", true}, {"torchao_ceil", true},    {"torchao_even", true},      {"torchao_rceil", true},
+    {"te_mxfp8", true},      {"triton_round_up", true}, {"triton_round_down", true}, {"nvfp4_te", false},
+    {"nvfp4_te_stochastic", false}, {"nvfp4_torchao", false}, {"nvfp4_torchao_single", false},
+};
+}  // namespace
+
+std::span<const NamedRecipe> named() { return kNamed; }
+
+std::optional<QuantizeOptions> by_name(std::string_view name, Format e) {
+  if (name == "ocp") return ocp(e);
+  if (name == "mx_paper") return mx_paper(e);
+  if (name == "microxcaling") return microxcaling(e, false);
+  if (name == "microxcaling_flush") return microxcaling(e, true);
+  if (name == "torchao_floor") return torchao(e, TorchaoScaleMode::floor);
+  if (name == "torchao_ceil") return torchao(e, TorchaoScaleMode::ceil);
+  if (name == "torchao_even") return torchao(e, TorchaoScaleMode::even);
+  if (name == "torchao_rceil") return torchao(e, TorchaoScaleMode::rceil);
+  if (name == "te_mxfp8") return transformer_engine_mxfp8(e);
+  if (name == "triton_round_up") return triton_kernels(e, TritonRounding::round_up);
+  if (name == "triton_round_down") return triton_kernels(e, TritonRounding::round_down);
+  if (name == "nvfp4_te") return nvfp4_transformer_engine();
+  if (name == "nvfp4_te_stochastic") {
+    // TransformerEngine's NVFP4 stochastic rounding (cvt.rs): 8 random bits per element, saturating.
+    QuantizeOptions o = nvfp4_transformer_engine();
+    o.element.rounding = Rounding::stochastic;
+    o.element.stochastic_bits = 8;
+    return o;
+  }
+  if (name == "nvfp4_torchao") return nvfp4_torchao(true);
+  if (name == "nvfp4_torchao_single") return nvfp4_torchao(false);
+  return std::nullopt;
+}
+
+std::string names() {
+  std::string s;
+  for (const NamedRecipe& r : kNamed) s += std::string(s.empty() ? "" : ", ") + r.name;
+  return s;
+}
+
 }  // namespace recipes
 
 }  // namespace blockscale

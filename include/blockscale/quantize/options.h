@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -187,6 +188,20 @@ QuantizeOptions triton_kernels(Format element, TritonRounding rounding = TritonR
 QuantizeOptions nvfp4_transformer_engine();
 // torchao nvfp4_quantize: two-level (per-tensor scale from the data) or single-level.
 QuantizeOptions nvfp4_torchao(bool two_level = true);
+
+// The recipes by name, as golden-vector ids and the command line spell them: ocp, mx_paper,
+// microxcaling, microxcaling_flush, torchao_floor / _ceil / _even / _rceil, te_mxfp8,
+// triton_round_up / _down (MX recipes: the options for `element`), and nvfp4_te,
+// nvfp4_te_stochastic (TransformerEngine's cvt.rs: 8 random bits per element), nvfp4_torchao,
+// nvfp4_torchao_single (NVFP4: `element` is not read). nullopt for an unknown name.
+struct NamedRecipe {
+  const char* name;
+  bool mx;  // an MX (e8m0) recipe; otherwise an NVFP4 one
+};
+std::span<const NamedRecipe> named();
+std::optional<QuantizeOptions> by_name(std::string_view name, Format element);
+// "ocp, mx_paper, ..., nvfp4_torchao_single": for messages that list the choices.
+std::string names();
 
 }  // namespace recipes
 
