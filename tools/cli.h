@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -62,5 +63,26 @@ struct Registrar {
 
 // Minimal JSON writer for machine-readable output beside the human tables.
 std::string json_escape(const std::string& s);
+
+// ---- How far f32 results are from the reference's, in ulps (`demo`, `gemm`).
+inline constexpr std::uint64_t kNaNMismatch = ~std::uint64_t{0};
+// The distance between two f32 bit patterns along the ordered line of floats (+0 and -0 are 0
+// apart); a NaN is 0 from a NaN and kNaNMismatch from anything else.
+std::uint64_t ulp_distance(std::uint32_t a, std::uint32_t b);
+
+struct UlpBucket {
+  const char* label;
+  std::uint64_t lo, hi;  // inclusive
+};
+inline constexpr UlpBucket kUlpBuckets[] = {{"0", 0, 0},     {"1", 1, 1},     {"2", 2, 2},       {"3-4", 3, 4},
+                                            {"5-8", 5, 8},   {"9-16", 9, 16}, {"17-64", 17, 64}, {">64", 65, kNaNMismatch - 1}};
+inline constexpr int kUlpBucketCount = static_cast<int>(std::size(kUlpBuckets));
+
+struct UlpComparison {
+  std::int64_t outputs = 0, differ = 0, nan_mismatch = 0;
+  std::uint64_t max_ulp = 0;
+  std::int64_t histogram[kUlpBucketCount] = {};
+  void add(std::uint32_t got, std::uint32_t reference);
+};
 
 }  // namespace blockscale::cli

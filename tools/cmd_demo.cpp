@@ -50,56 +50,19 @@ std::vector<float> random_matrix(std::mt19937_64& rng, std::int64_t rows, std::i
   return m;
 }
 
-// ---- ulp distance between two f32 results (NaN only equals NaN).
-constexpr std::uint64_t kNaNMismatch = ~std::uint64_t{0};
-
-std::uint64_t ulp_distance(std::uint32_t a, std::uint32_t b) {
-  const bool na = std::isnan(std::bit_cast<float>(a)), nb = std::isnan(std::bit_cast<float>(b));
-  if (na || nb) return na && nb ? 0 : kNaNMismatch;
-  auto ordered = [](std::uint32_t x) -> std::int64_t {
-    return (x & 0x80000000u) ? -static_cast<std::int64_t>(x & 0x7FFFFFFFu) : static_cast<std::int64_t>(x);
-  };
-  const std::int64_t d = ordered(a) - ordered(b);
-  return static_cast<std::uint64_t>(d < 0 ? -d : d);
-}
-
-struct Bucket {
-  const char* label;
-  std::uint64_t lo, hi;  // inclusive
-};
-constexpr Bucket kBuckets[] = {{"0", 0, 0},     {"1", 1, 1},       {"2", 2, 2},        {"3-4", 3, 4},
-                               {"5-8", 5, 8},   {"9-16", 9, 16},   {"17-64", 17, 64},  {">64", 65, kNaNMismatch - 1}};
-constexpr int kBucketCount = static_cast<int>(std::size(kBuckets));
-
-struct Comparison {
+struct Comparison : UlpComparison {
   std::string mode;
   double millis = 0;
-  std::int64_t outputs = 0, differ = 0, nan_mismatch = 0;
-  std::uint64_t max_ulp = 0;
-  std::int64_t histogram[kBucketCount] = {};
 };
 
 Comparison compare(const std::string& mode, double millis, const Tensor& result, const Tensor& exact) {
   Comparison c;
   c.mode = mode;
   c.millis = millis;
-  c.outputs = exact.size();
-  for (std::int64_t i = 0; i < exact.size(); ++i) {
-    const std::uint64_t d =
-        ulp_distance(static_cast<std::uint32_t>(result.code(i)), static_cast<std::uint32_t>(exact.code(i)));
-    if (d == kNaNMismatch) {
-      ++c.nan_mismatch;
-      ++c.differ;
-      continue;
-    }
-    if (d != 0) ++c.differ;
-    c.max_ulp = std::max(c.max_ulp, d);
-    for (int b = 0; b < kBucketCount; ++b)
-      if (d >= kBuckets[b].lo && d <= kBuckets[b].hi) ++c.histogram[b];
-  }
+  for (std::int64_t i = 0; i < exact.size(); ++i)
+    c.add(static_cast<std::uint32_t>(result.code(i)), static_cast<std::uint32_t>(exact.code(i)));
   return c;
 }
-
 
 struct FormatStory {
   std::string name, description;
@@ -217,7 +180,7 @@ void print_text(const std::vector<SeedCheck>& seeds, const std::vector<FormatSto
     if (s.tensor_scale_product != 1.0f)
       std::printf("   per-tensor scales (outside mma_scaled, applied as alpha): %.6g\n", static_cast<double>(s.tensor_scale_product));
     std::printf("   %-18s %7s %15s %9s   ulps from exact:", "mode", "time", "outputs differ", "max ulp");
-    for (const Bucket& b : kBuckets) std::printf(" %6s", b.label);
+    for (const UlpBucket& b : kUlpBuckets) std::printf(" %6s", b.label);
     std::printf("\n");
     for (const Comparison& c : s.comparisons) {
       char differ[48];
@@ -257,8 +220,8 @@ void print_json(const std::vector<SeedCheck>& seeds, const std::vector<FormatSto
                   m ? "," : "", json_escape(c.mode).c_str(), c.millis, static_cast<long long>(c.outputs),
                   static_cast<long long>(c.differ), static_cast<long long>(c.nan_mismatch),
                   static_cast<unsigned long long>(c.max_ulp));
-      for (int b = 0; b < kBucketCount; ++b)
-        std::printf("%s\"%s\": %lld", b ? ", " : "", kBuckets[b].label, static_cast<long long>(c.histogram[b]));
+      for (int b = 0; b < kUlpBucketCount; ++b)
+        std::printf("%s\"%s\": %lld", b ? ", " : "", kUlpBuckets[b].label, static_cast<long long>(c.histogram[b]));
       std::printf("}}");
     }
     std::printf("\n     ]}");
