@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: Apache-2.0
+// `blockscale gemm`: a numerics study on the command line, without a GPU and without writing C++.
+// Takes A (M x K) and B (K x N) from .npy files (or generates them), quantizes both along K with a
+// block format and a named recipe (blockscale::quantize), and computes D = A·B (+ C) with the
+// emulator's bit-exact model of each requested GPU kernel, beside:
+//   * exact: the same quantized operands, the K loop summed exactly and rounded once to f32 (the
+//     cuda.tile mma_scaled `exact` numerics, blockscale::reference), so that the difference from a
+//     model is the kernel's accumulation alone;
+//   * fp64: the unquantized inputs multiplied in double, so that the error of a model or of exact
+//     is quantization plus accumulation, as a training or inference run would see it.
+// NVFP4's fp32 per-tensor scales are applied after the K loop by the epilogue every model shares
+// (emulator/gemm.h: alpha = FMUL of the two decode scales, D = FFMA(alpha, acc, C), or FMUL
+// without C); exact takes the same epilogue, on its once-rounded K loop.
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "blockscale/emulator/arith.h"
+#include "blockscale/emulator/gemm.h"
+#include "blockscale/harness/target.h"
+#include "blockscale/quantize.h"
+#include "blockscale/reference.h"
+#include "cli.h"
+#include "npy.h"
+
+namespace blockscale::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// ---- Progress on stderr (stdout stays machine-readable under --json): on a terminal one line
+// that updates in place; otherwise a line when a stage starts and one when it ends.
+class Progress {
+ public:
+  explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
+
+  void start(const std::string& stage, std::int64_t total) {
+    stage_ = stage;
+    total_ = total;
+    t0_ = Clock::now();
+    if (quiet_) return;
+    if (tty_) {
+      std::fprintf(stderr, "\r  %-24s   0%%", stage_.c_str());
+    } else {
+      std::fprintf(stderr, "  %s ...\n", stage_.c_str());
+    }
+    std::fflush(stderr);
+  }
+  void advance(std::int64_t done) const {
+    if (quiet_ || !tty_) return;
+    std::fprintf(stderr, "\r  %-24s %3d%%  %.1f s", stage_.c_str(), static_cast<int>(100 * done / std::max<std::int64_t>(total_, 1)),
+                 seconds_since(t0_));
+    std::fflush(stderr);
+  }
+  double finish() const {
+    const double s = seconds_since(t0_);
+    if (!quiet_) {
+      std::fprintf(stderr, tty_ ? "\r  %-24s done in %.2f s\n" : "  %s: done in %.2f s\n", stage_.c_str(), s);
+    }
+    return s;
+  }
+
+ private:
+  bool quiet_, tty_;
+  std::string stage_;
+  std::int64_t total_ = 0;
+  Clock::time_point t0_;
+};
+
+// ---- The problem: exact input values (A: M x K, B: K x N, C: M x N or empty), row-major.
+struct Problem {
+  std::int64_t M = 0, N = 0, K = 0;
+  std::vector<double> a, b, c;
+  std::string a_source, b_source, c_source;
+};
+
+// Built-in data, the same on every platform and compiler: mt19937_64 is fully specified, and the
+// transforms use only + - * / and sqrt (correctly rounded): no libm function whose last bit could
+// differ. gaussian: the Irwin-Hall sum of 12 uniforms minus 6 (mean 0, sd 1); heavy_tailed:
+// Student's t with 2 degrees of freedom by its closed-form quantile t = (2u - 1) / sqrt(2u(1 - u)).
+// The values are rounded to f32: built-in inputs are f32 tensors, as a framework's would be.
+std::vector<double> generate(std::mt19937_64& rng, std::int64_t count, const std::string& data) {
+  auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };  // in (0, 1)
+  std::vector<double> v(static_cast<std::size_t>(count));
+  for (double& x : v) {
+    if (data == "gaussian") {
+      double s = -6.0;
+      for (int i = 0; i < 12; ++i) s += uniform();
+      x = static_cast<float>(s);
+    } else {
+      const double u = uniform();
+      x = static_cast<float>((2.0 * u - 1.0) / std::sqrt(2.0 * u * (1.0 - u)));
+    }
+  }
+  return v;
+}
+
+// The fp64 product, the emulator's panels and the exact reference hold several copies of each
+// operand (8 to 20 bytes per element): 2^26 elements (8192 x 8192) each keeps a run within a few GB.
+void check_size(std::int64_t M, std::int64_t N, std::int64_t K) {
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 26;
+  if (M * K > kMaxElements || K * N > kMaxElements || M * N > kMaxElements) {
+    throw UsageError("A (M x K), B (K x N) and D (M x N) may have at most 2^26 elements each (8192 x 8192); got M=" +
+                     std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K));
+  }
+}
+
+Problem load_problem(const Args& args) {
+  Problem p;
+  const auto a_path = args.get("a"), b_path = args.get("b"), c_path = args.get("c");
+  if (a_path || b_path) {
+    if (!a_path || !b_path) throw UsageError("--a and --b go together (A is M x K, B is K x N)");
+    for (const char* o : {"m", "n", "k", "data"})
+      if (args.get(o)) throw UsageError(std::string("--") + o + " is for built-in data; it does not go with --a/--b");
+    NpyMatrix a = read_npy_matrix(*a_path), b = read_npy_matrix(*b_path);
+    if (a.cols != b.rows) {
+      throw UsageError("A is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) + " and B is " +
+                       std::to_string(b.rows) + " x " + std::to_string(b.cols) +
+                       ": A's columns must equal B's rows (K)");
+    }
+    p.M = a.rows;
+    p.K = a.cols;
+    p.N = b.cols;
+    p.a = std::move(a.values);
+    p.b = std::move(b.values);
+    p.a_source = *a_path + " (" + a.descr + ")";
+    p.b_source = *b_path + " (" + b.descr + ")";
+  } else {
+    const std::string data = args.get_or("data", "gaussian");
+    if (data != "gaussian" && data != "heavy_tailed") {
+      throw UsageError("--data must be gaussian or heavy_tailed, got '" + data + "'");
+    }
+    p.M = args.get_int("m", 256, 1, 1 << 16);
+    p.N = args.get_int("n", 256, 1, 1 << 16);
+    p.K = args.get_int("k", 4096, 1, 1 << 20);
+    check_size(p.M, p.N, p.K);
+    std::mt19937_64 rng(args.get_u64("seed", 1));
+    p.a = generate(rng, p.M * p.K, data);
+    p.b = generate(rng, p.K * p.N, data);
+    p.a_source = p.b_source = data + ", seed " + std::to_string(args.get_u64("seed", 1));
+  }
+  if (c_path) {
+    NpyMatrix c = read_npy_matrix(*c_path);
+    if (c.rows != p.M || c.cols != p.N) {
+      throw UsageError("C is " + std::to_string(c.rows) + " x " + std::to_string(c.cols) + " but D is " +
+                       std::to_string(p.M) + " x " + std::to_string(p.N));
+    }
+    p.c = std::move(c.values);
+    p.c_source = *c_path + " (" + c.descr + ")";
+  }
+  check_size(p.M, p.N, p.K);
+  return p;
+}
+
+// fp32 as the quantizers and the accumulator take it: round to nearest even (float64 inputs);
+// `rounded` counts the values that changed.
+std::vector<float> to_f32(const std::vector<double>& v, std::int64_t& rounded) {
+  std::vector<float> f(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    f[i] = static_cast<float>(v[i]);
+    if (static_cast<double>(f[i]) != v[i] && !(std::isnan(v[i]) && std::isnan(f[i]))) ++rounded;
+  }
+  return f;
+}
+
+// ---- The unquantized product in double, and the componentwise scale |A|·|B| + |C| that the
+// normalised error divides by (the usual bound of a dot product's rounding error; Higham,
+// Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.5).
+struct Fp64Product {
+  std::vector<double> value, magnitude;
+};
+
+Fp64Product fp64_product(const Problem& p, Progress& progress) {
+  Fp64Product r;
+  const auto M = static_cast<std::size_t>(p.M), N = static_cast<std::size_t>(p.N), K = static_cast<std::size_t>(p.K);
+  r.value.assign(M * N, 0.0);
+  r.magnitude.assign(M * N, 0.0);
+  std::vector<double> abs_b(p.b.size());
+  for (std::size_t i = 0; i < abs_b.size(); ++i) abs_b[i] = std::fabs(p.b[i]);
+  progress.start("fp64 product", p.M);
+  std::atomic<std::int64_t> done{0};
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t i = 0; i < p.M; ++i) {
+    double* v = &r.value[static_cast<std::size_t>(i) * N];
+    double* m = &r.magnitude[static_cast<std::size_t>(i) * N];
+    for (std::size_t k = 0; k < K; ++k) {
+      const double aik = p.a[static_cast<std::size_t>(i) * K + k], abs_aik = std::fabs(aik);
+      const double* bk = &p.b[k * N];
+      const double* abk = &abs_b[k * N];
+      for (std::size_t j = 0; j < N; ++j) {
+        v[j] += aik * bk[j];
+        m[j] += abs_aik * abk[j];
+      }
+    }
+    if (!p.c.empty()) {
+      for (std::size_t j = 0; j < N; ++j) {
+        v[j] += p.c[static_cast<std::size_t>(i) * N + j];
+        m[j] += std::fabs(p.c[static_cast<std::size_t>(i) * N + j]);
+      }
+    }
+    const std::int64_t now_done = ++done;
+#ifdef _OPENMP
+    if (omp_get_thread_num() == 0) progress.advance(now_done);
+#else
+    progress.advance(now_done);
+#endif
+  }
+  progress.finish();
+  return r;
+}
+
+// ---- Row slices of a quantized A (linear scales, as quantize() stores them by default), so that
+// long computations can report progress between slices; every output depends on its own row of A
+// only, so slicing does not change a bit.
+BlockScaledTensor row_slice(const BlockScaledTensor& t, std::int64_t r0, std::int64_t r1) {
+  BlockScaledDesc d = t.desc();
+  d.shape = {r1 - r0, d.k()};
+  d.k_axis = KAxis::last;
+  const std::size_t row_bytes = t.desc().row_bytes();
+  const auto kb = static_cast<std::size_t>(t.desc().k_blocks());
+  std::vector<std::uint8_t> e(t.elements().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r0) * row_bytes),
+                              t.elements().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r1) * row_bytes));
+  std::vector<std::uint8_t> s(t.scales().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r0) * kb),
+                              t.scales().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r1) * kb));
+  RawBufferOptions o;
+  o.k_tail = KTail::zero_pad;
+  o.allow_nan_scales = true;
+  return BlockScaledTensor(std::move(d), std::move(e), std::move(s), t.tensor_scale(), o);
+}
+
+// ---- One way to compute D.
+struct Numerics {
+  std::string name;        // "exact", "sm_100a", ...
+  std::string definition;  // what it computes, in words
+  // D rows [r0, r1) from A's rows [r0, r1); C (f32 bits of those rows) or empty.
+  std::function<std::vector<std::uint32_t>(const BlockScaledTensor& a_rows, std::span<const std::uint32_t> c_rows,
+                                           emulator::GemmPathStats* stats)>
+      rows;
+  int min_chunk_rows = 1;  // below this a slice costs more than it computes (the emulator's B panels)
+};
+
+struct Result {
+  std::string name, definition;
+  std::vector<std::uint32_t> d;
+  double seconds = 0;
+  emulator::GemmPathStats stats;
+  bool has_stats = false;
+};
+
+// The tensor-scale epilogue every model shares (see the top of the file). No-op for alpha = 1.
+void tensor_scale_epilogue(std::uint32_t alpha, std::vector<std::uint32_t>& acc, std::span<const std::uint32_t> c) {
+  if (alpha == 0x3F800000u) return;
+  for (std::size_t i = 0; i < acc.size(); ++i) {
+    acc[i] = c.empty() ? emulator::mul_f32(alpha, acc[i]) : emulator::fma_f32(alpha, acc[i], c[i]);
+  }
+}
+
+std::optional<harness::GemmRecipe> hopper_recipe(const BlockFormat& f) {
+  using namespace block_formats;
+  if (f == mxfp8_e4m3 || f == mxfp8_e5m2) return harness::GemmRecipe::mxfp8;
+  if (f == mxfp4) return harness::GemmRecipe::mxfp4;
+  if (f == nvfp4) return harness::GemmRecipe::nvfp4;
+  return std::nullopt;
+}
+
+Numerics make_numerics(const std::string& name, const BlockFormat& f, const BlockScaledTensor& qb, std::uint32_t alpha) {
+  const bool epilogue = alpha != 0x3F800000u;
+  Numerics n;
+  n.name = name;
+  if (name == "exact") {
+    n.definition = epilogue ? "the quantized operands' exact sum, rounded once to f32 (nearest even), then the epilogue"
+                            : "the quantized operands' exact sum (+ C), rounded once to f32 (nearest even)";
+    n.min_chunk_rows = 64;
+    const reference::ScaledOperand y = reference::scaled_operand(qb, reference::Side::y);
+    n.rows = [y, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
+                                  emulator::GemmPathStats*) {
+      const reference::ScaledOperand x = reference::scaled_operand(a, reference::Side::x);
+      const std::int64_t rows = a.desc().rows(), cols = y.values.extent(-1);
+      reference::Tensor acc = reference::Tensor::zeros(reference::DType::float32, {rows, cols});
+      if (!c.empty() && !epilogue) acc = reference::Tensor(reference::DType::float32, {rows, cols}, std::vector<std::uint64_t>(c.begin(), c.end()));
+      const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y.values, y.scales, acc);
+      std::vector<std::uint32_t> d(r.codes().begin(), r.codes().end());
+      if (epilogue) tensor_scale_epilogue(alpha, d, c);
+      return d;
+    };
+    return n;
+  }
+  if (name == "sm_100a" || name == "sm_120a") {
+    const emulator::Arch arch = name == "sm_100a" ? emulator::Arch::sm_100a : emulator::Arch::sm_120a;
+    const emulator::KernelSchedule s = emulator::block_scaled_schedule(arch, f.element, f.element, f.scale, f.block_size);
+    n.definition = name == "sm_100a" ? "tcgen05 block-scaled GEMM, one instruction per K step, f32 accumulator in TMEM: "
+                                     : "mma.sync block-scaled GEMM, one instruction per K step, f32 accumulator: ";
+    n.definition += s.name();
+    n.min_chunk_rows = 512;
+    n.rows = [s, &qb](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
+      emulator::GemmOptions o;
+      o.stats = stats;
+      const emulator::CodeMatrix cm = c.empty() ? emulator::CodeMatrix()
+                                                : emulator::CodeMatrix(Format::float32, static_cast<std::size_t>(a.desc().rows()),
+                                                                       static_cast<std::size_t>(qb.desc().rows()), c);
+      return emulator::gemm(s, a, qb, cm, o);
+    };
+    return n;
+  }
+  if (name == "sm_90a") {
+    const auto recipe = hopper_recipe(f);
+    if (!recipe) {
+      throw UsageError("sm_90a models the Hopper block-scaled GEMM kernels (blockscale::gpu), which take mxfp8_e4m3, "
+                       "mxfp8_e5m2, mxfp4 and nvfp4; " + to_string(f) + " is not one of them");
+    }
+    harness::GemmTarget t;
+    t.name = "sm_90a gemm " + to_string(f);
+    t.recipe = *recipe;
+    t.a = t.b = f.element;
+    t.scale = f.scale;
+    t.block = f.block_size;
+    t.promotion_interval = 1;
+    n.definition = "Hopper GEMM kernel (blockscale::gpu sm_90a): per scale block one wgmma k32 fp8 into a fresh "
+                   "accumulator, then acc = fma(sa*sb, partial, acc): " + harness::gemm_schedule(t).name();
+    n.min_chunk_rows = 512;
+    n.rows = [t, &qb, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
+                                       emulator::GemmPathStats*) {
+      harness::GemmProblem p;
+      p.m = static_cast<int>(a.desc().rows());
+      p.n = static_cast<int>(qb.desc().rows());
+      p.k = static_cast<int>(a.desc().k_stored());  // the zero-padded K tail adds zero products
+      p.a = a.element_codes();
+      p.b = qb.element_codes();
+      p.sfa = a.scale_codes();
+      p.sfb = qb.scale_codes();
+      if (!epilogue) p.c.assign(c.begin(), c.end());
+      std::vector<std::uint32_t> d = harness::emulate_gemm(t, p);
+      if (epilogue) tensor_scale_epilogue(alpha, d, c);
+      return d;
+    };
+    return n;
+  }
+  throw UsageError("unknown model '" + name + "' (sm_100a, sm_120a, sm_90a)");
+}
+
+Result run_numerics(const Numerics& n, const BlockScaledTensor& qa, const std::vector<std::uint32_t>& c_bits,
+                    std::int64_t N, Progress& progress) {
+  Result r;
+  r.name = n.name;
+  r.definition = n.definition;
+  const std::int64_t M = qa.desc().rows();
+  const std::int64_t chunk = std::max<std::int64_t>(n.min_chunk_rows, (M + 31) / 32);
+  r.d.reserve(static_cast<std::size_t>(M * N));
+  progress.start(n.name, M);
+  for (std::int64_t r0 = 0; r0 < M; r0 += chunk) {
+    const std::int64_t r1 = std::min(M, r0 + chunk);
+    std::optional<BlockScaledTensor> slice;
+    const BlockScaledTensor& a = chunk >= M ? qa : slice.emplace(row_slice(qa, r0, r1));
+    const std::span<const std::uint32_t> c =
+        c_bits.empty() ? std::span<const std::uint32_t>()
+                       : std::span<const std::uint32_t>(c_bits).subspan(static_cast<std::size_t>(r0 * N), static_cast<std::size_t>((r1 - r0) * N));
+    emulator::GemmPathStats s;
+    const std::vector<std::uint32_t> part = n.rows(a, c, &s);
+    r.d.insert(r.d.end(), part.begin(), part.end());
+    r.stats.exact += s.exact;
+    r.stats.truncating += s.truncating;
+    r.stats.special += s.special;
+    r.stats.reference_outputs += s.reference_outputs;
+    r.stats.fp16 += s.fp16;
+    progress.advance(r1);
+  }
+  r.has_stats = r.stats.exact + r.stats.truncating + r.stats.special > 0;
+  r.seconds = progress.finish();
+  return r;
+}
+
+// ---- Error against the unquantized fp64 product.
+struct ErrorStats {
+  std::int64_t compared = 0, nonfinite = 0;  // nonfinite: D or the fp64 value is NaN or Inf
+  double relative_frobenius = 0;             // ||D - R||_F / ||R||_F over the compared outputs
+  double median = 0, p99 = 0, max = 0;       // of |D - R| / (|A||B| + |C|) (0 where that is 0)
+};
+
+ErrorStats error_stats(const std::vector<std::uint32_t>& d, const Fp64Product& ref) {
+  ErrorStats e;
+  std::vector<double> normalised;
+  normalised.reserve(d.size());
+  double diff2 = 0, ref2 = 0;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const double x = std::bit_cast<float>(d[i]), r = ref.value[i];
+    if (!std::isfinite(x) || !std::isfinite(r) || !std::isfinite(ref.magnitude[i])) {
+      ++e.nonfinite;
+      continue;
+    }
+    ++e.compared;
+    diff2 += (x - r) * (x - r);
+    ref2 += r * r;
+    normalised.push_back(ref.magnitude[i] > 0 ? std::fabs(x - r) / ref.magnitude[i] : (x == r ? 0.0 : INFINITY));
+  }
+  e.relative_frobenius = ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
+  if (!normalised.empty()) {
+    std::sort(normalised.begin(), normalised.end());
+    auto at = [&](double q) { return normalised[static_cast<std::size_t>(q * static_cast<double>(normalised.size() - 1))]; };
+    e.median = at(0.5);
+    e.p99 = at(0.99);
+    e.max = normalised.back();
+  }
+  return e;
+}
+
+std::vector<std::string> split_models(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    const std::string m = list.substr(start, end - start);
+    if (m.empty()) throw UsageError("--models is a comma list of sm_100a, sm_120a, sm_90a; got '" + list + "'");
+    if (m == "exact") throw UsageError("--models names GPU models; exact is always computed unless --no-exact");
+    if (std::find(out.begin(), out.end(), m) != out.end()) throw UsageError("--models names " + m + " twice");
+    out.push_back(m);
+    start = end + 1;
+  }
+  return out;
+}
+
+int run_gemm(const std::vector<std::string>& argv) {
+  Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "recipe", "models", "out"},
+            {"json", "no-exact", "quiet"});
+  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  const std::string format_name = args.get_or("format", "mxfp8_e4m3");
+  const std::optional<BlockFormat> f = parse_block_format(format_name);
+  if (!f) {
+    throw UsageError("unknown --format '" + format_name +
+                     "' (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4)");
+  }
+  const std::string recipe = args.get_or("recipe", has_tensor_scale(*f) ? "nvfp4_te" : "te_mxfp8");
+  std::optional<QuantizeOptions> qo = recipes::by_name(recipe, f->element);
+  if (!qo) throw UsageError("unknown --recipe '" + recipe + "' (" + recipes::names() + ")");
+  qo->k_tail = KTail::zero_pad;  // K need not be a multiple of the block: the tail block is zero-padded
+  const std::vector<std::string> model_names = split_models(args.get_or("models", "sm_100a"));
+  const bool with_exact = !args.flag("no-exact");
+  const std::optional<std::string> out_dir = args.get("out");
+  Progress progress(args.flag("quiet"));
+
+  const Problem p = load_problem(args);
+  std::int64_t rounded = 0;
+  const std::vector<float> a32 = to_f32(p.a, rounded), b32 = to_f32(p.b, rounded), c32 = to_f32(p.c, rounded);
+  std::vector<std::uint32_t> c_bits(c32.size());
+  for (std::size_t i = 0; i < c32.size(); ++i) c_bits[i] = std::bit_cast<std::uint32_t>(c32[i]);
+
+  // Quantize (stochastic rounding: one random word per element, drawn from --seed).
+  progress.start("quantize", 2);
+  std::vector<std::uint32_t> ra, rb;
+  if (qo->element.rounding == Rounding::stochastic) {
+    std::mt19937_64 rng(args.get_u64("seed", 1) ^ 0x5EED5EEDu);
+    ra.resize(a32.size());
+    rb.resize(b32.size());
+    for (auto* v : {&ra, &rb})
+      for (std::uint32_t& w : *v) w = static_cast<std::uint32_t>(rng() >> 32);
+  }
+  const BlockScaledTensor qa = quantize(a32, {p.M, p.K}, KAxis::last, *f, *qo, std::nullopt, {}, ra);
+  const BlockScaledTensor qb = quantize(b32, {p.K, p.N}, KAxis::first, *f, *qo, std::nullopt, {}, rb);
+  const double quantize_seconds = progress.finish();
+  const std::uint32_t alpha = emulator::mul_f32(std::bit_cast<std::uint32_t>(qa.tensor_scale().decode),
+                                                std::bit_cast<std::uint32_t>(qb.tensor_scale().decode));
+
+  std::vector<Numerics> numerics;
+  if (with_exact) numerics.push_back(make_numerics("exact", *f, qb, alpha));
+  for (const std::string& m : model_names) numerics.push_back(make_numerics(m, *f, qb, alpha));
+  if (out_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(*out_dir, ec);
+    if (ec) throw UsageError(*out_dir + ": cannot create the output directory: " + ec.message());
+  }
+
+  const Fp64Product ref = fp64_product(p, progress);
+  std::vector<Result> results;
+  for (const Numerics& n : numerics) results.push_back(run_numerics(n, qa, c_bits, p.N, progress));
+  if (out_dir) {
+    for (const Result& r : results) write_npy_f32(*out_dir + "/" + r.name + ".npy", p.M, p.N, r.d);
+  }
+
+  const double macs = static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
+  std::vector<ErrorStats> errors;
+  std::vector<UlpComparison> ulps(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    errors.push_back(error_stats(results[i].d, ref));
+    if (with_exact)
+      for (std::size_t j = 0; j < results[i].d.size(); ++j) ulps[i].add(results[i].d[j], results[0].d[j]);
+  }
+  const double alpha_value = std::bit_cast<float>(alpha);
+
+  if (args.flag("json")) {
+    const std::string c_json = p.c.empty() ? "null" : "\"" + json_escape(p.c_source) + "\"";
+  std::printf("{\n  \"m\": %lld, \"n\": %lld, \"k\": %lld,\n  \"a\": \"%s\", \"b\": \"%s\", \"c\": %s,\n"
+                "  \"format\": \"%s\", \"recipe\": \"%s\", \"quantize_seconds\": %.6f, \"tensor_scale_alpha\": %.9g,\n"
+                "  \"inputs_rounded_to_f32\": %lld,\n  \"numerics\": [",
+                static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
+                json_escape(p.a_source).c_str(), json_escape(p.b_source).c_str(), c_json.c_str(),
+                json_escape(to_string(*f)).c_str(), json_escape(recipe).c_str(), quantize_seconds, alpha_value,
+                static_cast<long long>(rounded));
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const Result& r = results[i];
+      const ErrorStats& e = errors[i];
+      std::printf("%s\n    {\"name\": \"%s\", \"definition\": \"%s\", \"seconds\": %.6f, \"mac_per_second\": %.6g,\n"
+                  "     \"vs_fp64\": {\"compared\": %lld, \"nonfinite\": %lld, \"relative_frobenius\": %.6g, "
+                  "\"normalised_median\": %.6g, \"normalised_p99\": %.6g, \"normalised_max\": %.6g}",
+                  i ? "," : "", json_escape(r.name).c_str(), json_escape(r.definition).c_str(), r.seconds,
+                  macs / std::max(r.seconds, 1e-9), static_cast<long long>(e.compared),
+                  static_cast<long long>(e.nonfinite), e.relative_frobenius, e.median, e.p99, e.max);
+      if (with_exact) {
+        const UlpComparison& u = ulps[i];
+        std::printf(",\n     \"vs_exact\": {\"outputs\": %lld, \"differ\": %lld, \"nan_mismatches\": %lld, \"max_ulp\": %llu, "
+                    "\"ulp_histogram\": {",
+                    static_cast<long long>(u.outputs), static_cast<long long>(u.differ),
+                    static_cast<long long>(u.nan_mismatch), static_cast<unsigned long long>(u.max_ulp));
+        for (int b = 0; b < kUlpBucketCount; ++b)
+          std::printf("%s\"%s\": %lld", b ? ", " : "", kUlpBuckets[b].label, static_cast<long long>(u.histogram[b]));
+        std::printf("}}");
+      }
+      if (r.has_stats) {
+        std::printf(",\n     \"steps\": {\"exact\": %llu, \"truncating\": %llu, \"special\": %llu}",
+                    static_cast<unsigned long long>(r.stats.exact), static_cast<unsigned long long>(r.stats.truncating),
+                    static_cast<unsigned long long>(r.stats.special));
+      }
+      if (out_dir) std::printf(",\n     \"file\": \"%s\"", json_escape(*out_dir + "/" + r.name + ".npy").c_str());
+      std::printf("}");
+    }
+    std::printf("\n  ]\n}\n");
+    return kExitOk;
+  }
+
+  std::printf("blockscale gemm: D = A x B%s, M=%lld N=%lld K=%lld\n", p.c.empty() ? "" : " + C", static_cast<long long>(p.M),
+              static_cast<long long>(p.N), static_cast<long long>(p.K));
+  std::printf("  A: %s\n  B: %s\n", p.a_source.c_str(), p.b_source.c_str());
+  if (!p.c.empty()) std::printf("  C: %s\n", p.c_source.c_str());
+  if (rounded) std::printf("  %lld input values were rounded to f32 (nearest even) before quantization\n", static_cast<long long>(rounded));
+  std::printf("  quantized to %s with recipe %s in %.2f s", to_string(*f).c_str(), recipe.c_str(), quantize_seconds);
+  if (alpha != 0x3F800000u) std::printf("; per-tensor scales applied in the epilogue: alpha = %.9g", alpha_value);
+  std::printf("\n\n");
+  for (const Result& r : results) std::printf("  %-8s %s\n", r.name.c_str(), r.definition.c_str());
+  std::printf("\n  error against the unquantized product in fp64 (normalised: |D - R| / (|A||B| + |C|) per output)\n");
+  std::printf("  %-8s %9s %10s %12s %11s %11s %11s\n", "numerics", "time", "MAC/s", "rel. Frob.", "norm. med", "norm. p99",
+              "norm. max");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const ErrorStats& e = errors[i];
+    std::printf("  %-8s %8.2fs %10.3g %12.4g %11.4g %11.4g %11.4g", results[i].name.c_str(), results[i].seconds,
+                macs / std::max(results[i].seconds, 1e-9), e.relative_frobenius, e.median, e.p99, e.max);
+    if (e.nonfinite) std::printf("  (%lld outputs NaN or Inf, left out)", static_cast<long long>(e.nonfinite));
+    std::printf("\n");
+  }
+  if (with_exact && results.size() > 1) {
+    std::printf("\n  ulps from exact (same quantized operands: the difference is the kernel's accumulation)\n");
+    std::printf("  %-8s %15s %9s  ", "numerics", "outputs differ", "max ulp");
+    for (const UlpBucket& b : kUlpBuckets) std::printf(" %8s", b.label);
+    std::printf("\n");
+    for (std::size_t i = 1; i < results.size(); ++i) {
+      const UlpComparison& u = ulps[i];
+      char differ[48];
+      std::snprintf(differ, sizeof differ, "%lld (%.1f%%)", static_cast<long long>(u.differ),
+                    100.0 * static_cast<double>(u.differ) / static_cast<double>(std::max<std::int64_t>(u.outputs, 1)));
+      std::printf("  %-8s %15s %9llu  ", results[i].name.c_str(), differ, static_cast<unsigned long long>(u.max_ulp));
+      for (const std::int64_t h : u.histogram) std::printf(" %8lld", static_cast<long long>(h));
+      if (u.nan_mismatch) std::printf("  NaN mismatches: %lld", static_cast<long long>(u.nan_mismatch));
+      std::printf("\n");
+    }
+  }
+  if (out_dir) std::printf("\n  D written as f32 .npy files to %s/ (one per numerics: %s.npy ...)\n", out_dir->c_str(), results[0].name.c_str());
+  return kExitOk;
+}
+
+const Registrar gemm_cmd(
+    {"gemm", "numerics study: quantize A and B, D = A x B with bit-exact GPU models beside exact and fp64",
+     "blockscale gemm [--a A.npy --b B.npy [--c C.npy]] [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
+     "                [--format mxfp8_e4m3] [--recipe NAME] [--models sm_100a[,sm_120a,sm_90a]] [--no-exact]\n"
+     "                [--out DIR] [--json] [--quiet]\n"
+     "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
+     "  mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4) with --recipe (default te_mxfp8, or nvfp4_te for\n"
+     "  nvfp4; every recipe of docs/quantization.md by name: " + recipes::names() + "),\n"
+     "  then computes D = A x B (+ C) with:\n"
+     "    exact    the quantized operands' exact sum (+ C) rounded once to f32 (mma_scaled `exact`)\n"
+     "    sm_100a  the emulator's Blackwell tcgen05 block-scaled GEMM (one instruction per K step)\n"
+     "    sm_120a  the emulator's RTX Blackwell mma.sync block-scaled GEMM\n"
+     "    sm_90a   the emulator's model of the Hopper GEMM kernel of blockscale::gpu (wgmma fp8 per\n"
+     "             scale block, promoted into f32 by FFMA; mxfp8, mxfp4 and nvfp4)\n"
+     "  and reports each one's error against the unquantized product in fp64 and, for the models,\n"
+     "  how many outputs differ from exact and by how many ulps.\n"
+     "  Inputs: --a/--b (and --c, M x N) are 2-D .npy files of float16, float32 or float64 (float64\n"
+     "  values are rounded to f32 before quantization; the fp64 product uses them as given). Without\n"
+     "  them A and B are generated from --seed: gaussian (sd 1) or heavy_tailed (Student's t, 2 dof).\n"
+     "  K need not be a multiple of the block (the last block is zero-padded). NVFP4's per-tensor\n"
+     "  scales are applied after the K loop: D = fma(alpha, acc, C), as CUTLASS's epilogue does.\n"
+     "  --seed also draws the random bits of stochastic rounding (recipe nvfp4_te_stochastic).\n"
+     "  --out DIR writes each D as DIR/<numerics>.npy (f32). --json prints the results as JSON.\n"
+     "  Progress goes to stderr (--quiet: none). Threads: OMP_NUM_THREADS; the bits do not depend on it.",
+     run_gemm});
+
+}  // namespace
+}  // namespace blockscale::cli

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "npy.h"
+
+#include <bit>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include "blockscale/formats/convert.h"
+#include "cli.h"
+
+namespace blockscale::cli {
+namespace {
+
+// Reading a header: the dict literal numpy.lib.format writes (keys in any order, single or double
+// quotes, optional trailing commas and spaces), nothing more general.
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, const std::string& path) : s_(text), path_(path) {}
+
+  void parse(std::string& descr, bool& fortran, std::vector<std::int64_t>& shape) {
+    bool have_descr = false, have_fortran = false, have_shape = false;
+    expect('{');
+    while (!peek('}')) {
+      const std::string key = quoted();
+      expect(':');
+      if (key == "descr") {
+        descr = quoted();
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        fortran = boolean();
+        have_fortran = true;
+      } else if (key == "shape") {
+        shape = tuple();
+        have_shape = true;
+      } else {
+        fail("unknown header key '" + key + "' (a .npy header holds descr, fortran_order and shape)");
+      }
+      if (!peek('}')) expect(',');
+    }
+    expect('}');
+    if (!have_descr || !have_fortran || !have_shape) fail("the header lacks one of descr, fortran_order, shape");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw UsageError(path_ + ": malformed .npy header: " + what); }
+  void skip_space() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  bool peek(char c) {
+    skip_space();
+    return pos_ < s_.size() && s_[pos_] == c;
+  }
+  void expect(char c) {
+    if (!peek(c)) fail(std::string("expected '") + c + "' at byte " + std::to_string(pos_));
+    ++pos_;
+  }
+  std::string quoted() {
+    skip_space();
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) fail("expected a quoted string at byte " + std::to_string(pos_));
+    const char q = s_[pos_++];
+    const std::size_t end = s_.find(q, pos_);
+    if (end == std::string_view::npos) fail("unterminated string");
+    std::string out(s_.substr(pos_, end - pos_));
+    pos_ = end + 1;
+    return out;
+  }
+  bool boolean() {
+    skip_space();
+    for (const auto& [word, value] : {std::pair{std::string_view("True"), true}, std::pair{std::string_view("False"), false}}) {
+      if (s_.substr(pos_, word.size()) == word) {
+        pos_ += word.size();
+        return value;
+      }
+    }
+    fail("fortran_order must be True or False");
+  }
+  std::vector<std::int64_t> tuple() {
+    std::vector<std::int64_t> out;
+    expect('(');
+    while (!peek(')')) {
+      skip_space();
+      std::int64_t v = 0;
+      bool digits = false;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+        if (v > (std::numeric_limits<std::int64_t>::max() - 9) / 10) fail("a shape extent is too large");
+        v = v * 10 + (s_[pos_++] - '0');
+        digits = true;
+      }
+      if (!digits) fail("shape must be a tuple of non-negative integers");
+      out.push_back(v);
+      if (!peek(')')) expect(',');
+    }
+    expect(')');
+    return out;
+  }
+
+  std::string_view s_;
+  const std::string& path_;
+  std::size_t pos_ = 0;
+};
+
+std::uint16_t le16(const unsigned char* p) { return static_cast<std::uint16_t>(p[0] | p[1] << 8); }
+std::uint32_t le32(const unsigned char* p) {
+  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+}
+
+}  // namespace
+
+NpyMatrix read_npy_matrix(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot open for reading");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
+    throw UsageError(path + ": not a NumPy .npy file (the first 6 bytes are not \\x93NUMPY)");
+  }
+  const int major = u[6];
+  if (major < 1 || major > 3) throw UsageError(path + ": .npy version " + std::to_string(major) + " is not 1, 2 or 3");
+  const std::size_t length_bytes = major == 1 ? 2 : 4;
+  if (bytes.size() < 8 + length_bytes) throw UsageError(path + ": truncated .npy header");
+  const std::size_t header_len = major == 1 ? le16(u + 8) : le32(u + 8);
+  const std::size_t data_start = 8 + length_bytes + header_len;
+  if (data_start > bytes.size()) {
+    throw UsageError(path + ": the header length (" + std::to_string(header_len) + " bytes) runs past the end of the file");
+  }
+  NpyMatrix m;
+  bool fortran = false;
+  std::vector<std::int64_t> shape;
+  HeaderParser(std::string_view(bytes).substr(8 + length_bytes, header_len), path).parse(m.descr, fortran, shape);
+
+  // descr: byte order ('<' little, '>' big, '=' native: little on every host this builds for,
+  // '|' not applicable) and type f2 / f4 / f8.
+  const std::string& d = m.descr;
+  const bool known_order = d.size() == 3 && (d[0] == '<' || d[0] == '>' || d[0] == '=' || d[0] == '|');
+  const int item = known_order && d[1] == 'f' ? d[2] - '0' : 0;
+  if (!(item == 2 || item == 4 || item == 8) || (d[0] == '|')) {
+    throw UsageError(path + ": dtype '" + d + "' is not taken (float16, float32 or float64: '<f2', '<f4', '<f8')");
+  }
+  const bool big = d[0] == '>';
+  if (shape.size() != 2) {
+    throw UsageError(path + ": the array is " + std::to_string(shape.size()) + "-D; a matrix needs 2 dimensions");
+  }
+  m.rows = shape[0];
+  m.cols = shape[1];
+  if (m.rows < 1 || m.cols < 1) throw UsageError(path + ": the matrix is empty (shape " + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")");
+  if (m.rows > (std::int64_t{1} << 40) / m.cols) throw UsageError(path + ": the shape is too large");
+  const auto count = static_cast<std::size_t>(m.rows * m.cols);
+  const std::size_t data_bytes = bytes.size() - data_start;
+  if (data_bytes != count * static_cast<std::size_t>(item)) {
+    throw UsageError(path + ": the data is " + std::to_string(data_bytes) + " bytes but shape (" + std::to_string(m.rows) +
+                     ", " + std::to_string(m.cols) + ") of '" + d + "' needs " +
+                     std::to_string(count * static_cast<std::size_t>(item)) +
+                     (data_bytes < count * static_cast<std::size_t>(item) ? " (truncated)" : " (trailing bytes)"));
+  }
+  m.values.resize(count);
+  const unsigned char* p = u + data_start;
+  for (std::size_t i = 0; i < count; ++i, p += item) {
+    std::uint64_t word = 0;
+    for (int b = 0; b < item; ++b) word |= static_cast<std::uint64_t>(p[big ? item - 1 - b : b]) << (8 * b);
+    double v = 0;
+    if (item == 2) {
+      v = to_double(Format::float16, static_cast<std::uint32_t>(word));
+    } else if (item == 4) {
+      v = std::bit_cast<float>(static_cast<std::uint32_t>(word));
+    } else {
+      v = std::bit_cast<double>(word);
+    }
+    // Fortran order: element (r, c) is stored at c * rows + r.
+    const std::size_t at = fortran ? (i % static_cast<std::size_t>(m.rows)) * static_cast<std::size_t>(m.cols) +
+                                         i / static_cast<std::size_t>(m.rows)
+                                   : i;
+    m.values[at] = v;
+  }
+  return m;
+}
+
+void write_npy_f32(const std::string& path, std::int64_t rows, std::int64_t cols, std::span<const std::uint32_t> bits) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                       std::to_string(cols) + "), }";
+  // magic (6) + version (2) + length (2) + header + '\n' is a multiple of 64 (numpy.lib.format).
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  header.push_back('\n');
+  std::string out = "\x93NUMPY";
+  out.push_back('\x01');
+  out.push_back('\x00');
+  out.push_back(static_cast<char>(header.size() & 0xFF));
+  out.push_back(static_cast<char>(header.size() >> 8));
+  out += header;
+  out.reserve(out.size() + bits.size() * 4);
+  for (const std::uint32_t w : bits)
+    for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>((w >> (8 * b)) & 0xFF));
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f || !f.write(out.data(), static_cast<std::streamsize>(out.size())) || !f.flush()) {
+    throw UsageError(path + ": cannot write");
+  }
+}
+
+}  // namespace blockscale::cli
