@@ -285,18 +285,26 @@ Numerics make_numerics(const std::string& name, const BlockFormat& f, const Bloc
   const bool epilogue = alpha != 0x3F800000u;
   Numerics n;
   n.name = name;
-  if (name == "exact") {
-    n.definition = epilogue ? "the quantized operands' exact sum, rounded once to f32 (nearest even), then the epilogue"
-                            : "the quantized operands' exact sum (+ C), rounded once to f32 (nearest even)";
+  if (name == "exact" || name == "sequential_f32") {
+    // The reference's numerics (reference/numerics.h): exact, or the fp32 FMA chain in k order
+    // that naive host references compute.
+    const bool exact = name == "exact";
+    n.definition = exact ? "the quantized operands' exact sum (+ C), rounded once to f32 (nearest even)"
+                         : "the fp32 FMA chain in k order, d = fmaf(x*sx, y*sy, d) (a naive host reference)";
+    if (epilogue) {
+      n.definition = exact ? "the quantized operands' exact sum, rounded once to f32 (nearest even), then the epilogue"
+                           : "the fp32 FMA chain in k order from +0 (a naive host reference), then the epilogue";
+    }
     n.min_chunk_rows = 64;
     const reference::ScaledOperand y = reference::scaled_operand(qb, reference::Side::y);
-    n.rows = [y, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
-                                  emulator::GemmPathStats*) {
+    const reference::Numerics numerics = exact ? reference::Numerics::exact() : reference::Numerics::sequential();
+    n.rows = [y, numerics, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
+                                            emulator::GemmPathStats*) {
       const reference::ScaledOperand x = reference::scaled_operand(a, reference::Side::x);
       const std::int64_t rows = a.desc().rows(), cols = y.values.extent(-1);
       reference::Tensor acc = reference::Tensor::zeros(reference::DType::float32, {rows, cols});
       if (!c.empty() && !epilogue) acc = reference::Tensor(reference::DType::float32, {rows, cols}, std::vector<std::uint64_t>(c.begin(), c.end()));
-      const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y.values, y.scales, acc);
+      const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y.values, y.scales, acc, {numerics});
       std::vector<std::uint32_t> d(r.codes().begin(), r.codes().end());
       if (epilogue) tensor_scale_epilogue(alpha, d, c);
       return d;
@@ -353,7 +361,7 @@ Numerics make_numerics(const std::string& name, const BlockFormat& f, const Bloc
     };
     return n;
   }
-  throw UsageError("unknown model '" + name + "' (sm_100a, sm_120a, sm_90a)");
+  throw UsageError("unknown model '" + name + "' (sm_100a, sm_120a, sm_90a, sequential_f32)");
 }
 
 Result run_numerics(const Numerics& n, const BlockScaledTensor& qa, const std::vector<std::uint32_t>& c_bits,
@@ -427,7 +435,7 @@ std::vector<std::string> split_models(const std::string& list) {
   while (start <= list.size()) {
     const std::size_t end = std::min(list.find(',', start), list.size());
     const std::string m = list.substr(start, end - start);
-    if (m.empty()) throw UsageError("--models is a comma list of sm_100a, sm_120a, sm_90a; got '" + list + "'");
+    if (m.empty()) throw UsageError("--models is a comma list of sm_100a, sm_120a, sm_90a, sequential_f32; got '" + list + "'");
     if (m == "exact") throw UsageError("--models names GPU models; exact is always computed unless --no-exact");
     if (std::find(out.begin(), out.end(), m) != out.end()) throw UsageError("--models names " + m + " twice");
     out.push_back(m);
@@ -551,20 +559,20 @@ int run_gemm(const std::vector<std::string>& argv) {
   std::printf("  quantized to %s with recipe %s in %.2f s", to_string(*f).c_str(), recipe.c_str(), quantize_seconds);
   if (alpha != 0x3F800000u) std::printf("; per-tensor scales applied in the epilogue: alpha = %.9g", alpha_value);
   std::printf("\n\n");
-  for (const Result& r : results) std::printf("  %-8s %s\n", r.name.c_str(), r.definition.c_str());
+  for (const Result& r : results) std::printf("  %-14s %s\n", r.name.c_str(), r.definition.c_str());
   std::printf("\n  error against the unquantized product in fp64 (normalised: |D - R| / (|A||B| + |C|) per output)\n");
-  std::printf("  %-8s %9s %10s %12s %11s %11s %11s\n", "numerics", "time", "MAC/s", "rel. Frob.", "norm. med", "norm. p99",
+  std::printf("  %-14s %9s %10s %12s %11s %11s %11s\n", "numerics", "time", "MAC/s", "rel. Frob.", "norm. med", "norm. p99",
               "norm. max");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const ErrorStats& e = errors[i];
-    std::printf("  %-8s %8.2fs %10.3g %12.4g %11.4g %11.4g %11.4g", results[i].name.c_str(), results[i].seconds,
+    std::printf("  %-14s %8.2fs %10.3g %12.4g %11.4g %11.4g %11.4g", results[i].name.c_str(), results[i].seconds,
                 macs / std::max(results[i].seconds, 1e-9), e.relative_frobenius, e.median, e.p99, e.max);
     if (e.nonfinite) std::printf("  (%lld outputs NaN or Inf, left out)", static_cast<long long>(e.nonfinite));
     std::printf("\n");
   }
   if (with_exact && results.size() > 1) {
     std::printf("\n  ulps from exact (same quantized operands: the difference is the kernel's accumulation)\n");
-    std::printf("  %-8s %15s %9s  ", "numerics", "outputs differ", "max ulp");
+    std::printf("  %-14s %15s %9s  ", "numerics", "outputs differ", "max ulp");
     for (const UlpBucket& b : kUlpBuckets) std::printf(" %8s", b.label);
     std::printf("\n");
     for (std::size_t i = 1; i < results.size(); ++i) {
@@ -572,7 +580,7 @@ int run_gemm(const std::vector<std::string>& argv) {
       char differ[48];
       std::snprintf(differ, sizeof differ, "%lld (%.1f%%)", static_cast<long long>(u.differ),
                     100.0 * static_cast<double>(u.differ) / static_cast<double>(std::max<std::int64_t>(u.outputs, 1)));
-      std::printf("  %-8s %15s %9llu  ", results[i].name.c_str(), differ, static_cast<unsigned long long>(u.max_ulp));
+      std::printf("  %-14s %15s %9llu  ", results[i].name.c_str(), differ, static_cast<unsigned long long>(u.max_ulp));
       for (const std::int64_t h : u.histogram) std::printf(" %8lld", static_cast<long long>(h));
       if (u.nan_mismatch) std::printf("  NaN mismatches: %lld", static_cast<long long>(u.nan_mismatch));
       std::printf("\n");
@@ -585,17 +593,19 @@ int run_gemm(const std::vector<std::string>& argv) {
 const Registrar gemm_cmd(
     {"gemm", "numerics study: quantize A and B, D = A x B with bit-exact GPU models beside exact and fp64",
      "blockscale gemm [--a A.npy --b B.npy [--c C.npy]] [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
-     "                [--format mxfp8_e4m3] [--recipe NAME] [--models sm_100a[,sm_120a,sm_90a]] [--no-exact]\n"
-     "                [--out DIR] [--json] [--quiet]\n"
+     "                [--format mxfp8_e4m3] [--recipe NAME] [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
+     "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
      "  mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4) with --recipe (default te_mxfp8, or nvfp4_te for\n"
-     "  nvfp4; every recipe of docs/quantization.md by name: " + recipes::names() + "),\n"
+     "  nvfp4; every recipe of docs/quantization.md by name:\n"
+     "    " + recipes::names() + "),\n"
      "  then computes D = A x B (+ C) with:\n"
      "    exact    the quantized operands' exact sum (+ C) rounded once to f32 (mma_scaled `exact`)\n"
      "    sm_100a  the emulator's Blackwell tcgen05 block-scaled GEMM (one instruction per K step)\n"
      "    sm_120a  the emulator's RTX Blackwell mma.sync block-scaled GEMM\n"
      "    sm_90a   the emulator's model of the Hopper GEMM kernel of blockscale::gpu (wgmma fp8 per\n"
      "             scale block, promoted into f32 by FFMA; mxfp8, mxfp4 and nvfp4)\n"
+     "    sequential_f32  the fp32 FMA chain in k order that naive host references compute\n"
      "  and reports each one's error against the unquantized product in fp64 and, for the models,\n"
      "  how many outputs differ from exact and by how many ulps.\n"
      "  Inputs: --a/--b (and --c, M x N) are 2-D .npy files of float16, float32 or float64 (float64\n"

@@ -12,7 +12,8 @@ blockscale's code:
     toward zero onto the 2^(e_max - 25) grid, the exact sum converted RZ to f32, chained along K;
   * `sm_90a`: the Hopper kernel (gpu/gemm.h): per block a T-FDPA with F = 13 of the unscaled
     products from a +0 accumulator, RZ to 13 fraction bits, then acc = fma(sa * sb, partial, acc)
-    rounded to nearest even, starting from C.
+    rounded to nearest even, starting from C;
+  * `sequential_f32`: d = fmaf(x * sx, y * sy, d) in k order from C (reference/numerics.h).
 Inputs take the paths a user's would: A as a Fortran-order float64 file, B big-endian float32, C
 float32, K not a multiple of the block. Also checked: that a long run's row slices stitch together
 (rows of a 1100-row run equal runs on those rows alone), that the thread count does not change a
@@ -114,7 +115,7 @@ def oracle(a_rows, b_cols, c):
     """a_rows: quantize_ocp of A's rows; b_cols: of B's columns; c: M x N Fractions."""
     M, N = len(a_rows), len(b_cols)
     blocks = len(a_rows[0][1])
-    exact, sm100, sm90 = {}, {}, {}
+    exact, sm100, sm90, seq = {}, {}, {}, {}
     for i in range(M):
         av, ax = a_rows[i]
         for j in range(N):
@@ -122,6 +123,13 @@ def oracle(a_rows, b_cols, c):
             # exact
             total = c[i][j] + sum(av[k] * bv[k] * Fraction(2) ** (ax[k // 32] + bx[k // 32]) for k in range(32 * blocks))
             exact[i, j] = f32_bits(round_float(total, 23, -126, "rne"))
+            # sequential_f32: d = fmaf(x*sx, y*sy, d) in k order (each scaled element exact in f32)
+            d = c[i][j]
+            for k in range(32 * blocks):
+                x = av[k] * Fraction(2) ** ax[k // 32]
+                y = bv[k] * Fraction(2) ** bx[k // 32]
+                d = round_float(x * y + d, 23, -126, "rne")
+            seq[i, j] = f32_bits(d)
             # sm_100a: ST-FDPA chain, C in the accumulator
             d = c[i][j]
             for blk in range(blocks):
@@ -146,7 +154,7 @@ def oracle(a_rows, b_cols, c):
                 s = Fraction(2) ** (ax[blk] + bx[blk])  # FMUL of two powers of two: exact
                 acc = round_float(s * partial + acc, 23, -126, "rne")
             sm90[i, j] = f32_bits(acc)
-    return exact, sm100, sm90
+    return exact, sm100, sm90, seq
 
 
 def run(tool, args, env=None):
@@ -167,7 +175,7 @@ def check_oracle(tool, scratch):
     np.save(os.path.join(scratch, "c.npy"), c)
     out = os.path.join(scratch, "out")
     r = run(tool, ["gemm", "--a", os.path.join(scratch, "a.npy"), "--b", os.path.join(scratch, "b.npy"), "--c",
-                   os.path.join(scratch, "c.npy"), "--recipe", "ocp", "--models", "sm_100a,sm_90a", "--out", out,
+                   os.path.join(scratch, "c.npy"), "--recipe", "ocp", "--models", "sm_100a,sm_90a,sequential_f32", "--out", out,
                    "--quiet"])
     if r.returncode != 0:
         raise AssertionError("blockscale gemm failed: " + r.stderr)
@@ -175,7 +183,7 @@ def check_oracle(tool, scratch):
     a_rows = quantize_ocp([[Fraction(float(v)) for v in row] for row in a32])
     b_cols = quantize_ocp([[Fraction(float(v)) for v in col] for col in b.T])
     cf = [[Fraction(float(v)) for v in row] for row in c]
-    want = dict(zip(("exact", "sm_100a", "sm_90a"), oracle(a_rows, b_cols, cf)))
+    want = dict(zip(("exact", "sm_100a", "sm_90a", "sequential_f32"), oracle(a_rows, b_cols, cf)))
     for name, expect in want.items():
         got = np.load(os.path.join(out, name + ".npy"))
         assert got.dtype == np.float32 and got.shape == (M, N), (name, got.dtype, got.shape)
@@ -184,20 +192,20 @@ def check_oracle(tool, scratch):
                if int(bits[i, j]) != expect[i, j]]
         assert not bad, f"{name}: {len(bad)} of {M * N} outputs differ from the oracle, first {bad[:4]}"
     # The data must exercise what the models add: truncation makes both differ from exact somewhere.
-    for name in ("sm_100a", "sm_90a"):
+    for name in ("sm_100a", "sm_90a", "sequential_f32"):
         assert any(want[name][key] != want["exact"][key] for key in want["exact"]), name + " equals exact here"
     # The JSON report: valid, and its counts are those of the files.
     r = run(tool, ["gemm", "--a", os.path.join(scratch, "a.npy"), "--b", os.path.join(scratch, "b.npy"), "--c",
-                   os.path.join(scratch, "c.npy"), "--recipe", "ocp", "--models", "sm_100a,sm_90a", "--json", "--quiet"])
+                   os.path.join(scratch, "c.npy"), "--recipe", "ocp", "--models", "sm_100a,sm_90a,sequential_f32", "--json", "--quiet"])
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
-    assert [n["name"] for n in report["numerics"]] == ["exact", "sm_100a", "sm_90a"], report
+    assert [n["name"] for n in report["numerics"]] == ["exact", "sm_100a", "sm_90a", "sequential_f32"], report
     assert (report["m"], report["n"], report["k"]) == (M, N, K), report
     for n in report["numerics"]:
         differ = sum(want[n["name"]][key] != want["exact"][key] for key in want["exact"])
         assert n["vs_exact"]["outputs"] == M * N and n["vs_exact"]["differ"] == differ, (n["name"], n["vs_exact"], differ)
         assert n["vs_fp64"]["compared"] == M * N, n["vs_fp64"]
-    print(f"oracle: exact, sm_100a and sm_90a agree bit for bit on {M}x{N}x{K} ({M * N} outputs each); JSON counts match")
+    print(f"oracle: exact, sm_100a, sm_90a and sequential_f32 agree bit for bit on {M}x{N}x{K} ({M * N} outputs each); JSON counts match")
 
 
 def check_slices_and_threads(tool, scratch):
