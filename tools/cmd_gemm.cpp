@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <span>
@@ -296,15 +297,16 @@ Numerics make_numerics(const std::string& name, const BlockFormat& f, const Bloc
                            : "the fp32 FMA chain in k order from +0 (a naive host reference), then the epilogue";
     }
     n.min_chunk_rows = 64;
-    const reference::ScaledOperand y = reference::scaled_operand(qb, reference::Side::y);
+    // Shared, not copied with the function object: B's operand holds 8 bytes per element.
+    const auto y = std::make_shared<const reference::ScaledOperand>(reference::scaled_operand(qb, reference::Side::y));
     const reference::Numerics numerics = exact ? reference::Numerics::exact() : reference::Numerics::sequential();
     n.rows = [y, numerics, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
                                             emulator::GemmPathStats*) {
       const reference::ScaledOperand x = reference::scaled_operand(a, reference::Side::x);
-      const std::int64_t rows = a.desc().rows(), cols = y.values.extent(-1);
+      const std::int64_t rows = a.desc().rows(), cols = y->values.extent(-1);
       reference::Tensor acc = reference::Tensor::zeros(reference::DType::float32, {rows, cols});
       if (!c.empty() && !epilogue) acc = reference::Tensor(reference::DType::float32, {rows, cols}, std::vector<std::uint64_t>(c.begin(), c.end()));
-      const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y.values, y.scales, acc, {numerics});
+      const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y->values, y->scales, acc, {numerics});
       std::vector<std::uint32_t> d(r.codes().begin(), r.codes().end());
       if (epilogue) tensor_scale_epilogue(alpha, d, c);
       return d;
