@@ -132,6 +132,18 @@ Problem load_problem(const Args& args) {
     for (const char* o : {"m", "n", "k", "data"})
       if (args.get(o)) throw UsageError(std::string("--") + o + " is for built-in data; it does not go with --a/--b");
     NpyMatrix a = read_npy_matrix(*a_path), b = read_npy_matrix(*b_path);
+    if (args.flag("b-transposed")) {
+      // The file holds B^T (N x K), as a linear layer stores its weight: D = A W^T.
+      NpyMatrix t;
+      t.rows = b.cols;
+      t.cols = b.rows;
+      t.descr = b.descr;
+      t.values.resize(b.values.size());
+      for (std::int64_t r = 0; r < b.rows; ++r)
+        for (std::int64_t c = 0; c < b.cols; ++c)
+          t.values[static_cast<std::size_t>(c * b.rows + r)] = b.values[static_cast<std::size_t>(r * b.cols + c)];
+      b = std::move(t);
+    }
     if (a.cols != b.rows) {
       throw UsageError("A is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) + " and B is " +
                        std::to_string(b.rows) + " x " + std::to_string(b.cols) +
@@ -143,8 +155,9 @@ Problem load_problem(const Args& args) {
     p.a = std::move(a.values);
     p.b = std::move(b.values);
     p.a_source = *a_path + " (" + a.descr + ")";
-    p.b_source = *b_path + " (" + b.descr + ")";
+    p.b_source = *b_path + " (" + b.descr + (args.flag("b-transposed") ? ", holding B^T" : "") + ")";
   } else {
+    if (args.flag("b-transposed")) throw UsageError("--b-transposed describes the file given by --b");
     const std::string data = args.get_or("data", "gaussian");
     if (data != "gaussian" && data != "heavy_tailed") {
       throw UsageError("--data must be gaussian or heavy_tailed, got '" + data + "'");
@@ -448,7 +461,7 @@ std::vector<std::string> split_models(const std::string& list) {
 
 int run_gemm(const std::vector<std::string>& argv) {
   Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "recipe", "models", "out"},
-            {"json", "no-exact", "quiet"});
+            {"json", "no-exact", "quiet", "b-transposed"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   const std::string format_name = args.get_or("format", "mxfp8_e4m3");
   const std::optional<BlockFormat> f = parse_block_format(format_name);
@@ -594,7 +607,8 @@ int run_gemm(const std::vector<std::string>& argv) {
 
 const Registrar gemm_cmd(
     {"gemm", "numerics study: quantize A and B, D = A x B with bit-exact GPU models beside exact and fp64",
-     "blockscale gemm [--a A.npy --b B.npy [--c C.npy]] [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
+     "blockscale gemm [--a A.npy --b B.npy [--b-transposed] [--c C.npy]]\n"
+     "                [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
      "                [--format mxfp8_e4m3] [--recipe NAME] [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
@@ -611,7 +625,8 @@ const Registrar gemm_cmd(
      "  and reports each one's error against the unquantized product in fp64 and, for the models,\n"
      "  how many outputs differ from exact and by how many ulps.\n"
      "  Inputs: --a/--b (and --c, M x N) are 2-D .npy files of float16, float32 or float64 (float64\n"
-     "  values are rounded to f32 before quantization; the fp64 product uses them as given). Without\n"
+     "  values are rounded to f32 before quantization; the fp64 product uses them as given);\n"
+     "  --b-transposed: the --b file holds B^T (N x K), as a linear layer stores its weight. Without\n"
      "  them A and B are generated from --seed: gaussian (sd 1) or heavy_tailed (Student's t, 2 dof).\n"
      "  K need not be a multiple of the block (the last block is zero-padded). NVFP4's per-tensor\n"
      "  scales are applied after the K loop: D = fma(alpha, acc, C), as CUTLASS's epilogue does.\n"

@@ -227,6 +227,14 @@ def check_slices_and_threads(tool, scratch):
         outs[threads] = {n: np.load(os.path.join(out, n + ".npy")) for n in ("exact", "sm_100a", "sm_90a")}
     for n in outs["1"]:
         assert outs["1"][n].tobytes() == outs["2"][n].tobytes(), n + ": 1 and 2 threads differ"
+    # B given transposed (N x K, a linear layer's weight) gives the same bits.
+    np.save(os.path.join(scratch, "b2t.npy"), b.T.copy())
+    out = os.path.join(scratch, "bt")
+    r = run(tool, ["gemm", "--a", os.path.join(scratch, "big_a.npy"), "--b", os.path.join(scratch, "b2t.npy"),
+                   "--b-transposed", "--models", "sm_100a,sm_90a", "--out", out, "--quiet"])
+    assert r.returncode == 0, r.stderr
+    for n in outs["1"]:
+        assert np.load(os.path.join(out, n + ".npy")).tobytes() == outs["1"][n].tobytes(), n + ": --b-transposed differs"
     for lo, hi in ((0, 5), (510, 515), (1024, 1030), (1096, 1100)):
         np.save(os.path.join(scratch, "rows.npy"), a[lo:hi])
         out = os.path.join(scratch, "rows")
@@ -236,7 +244,7 @@ def check_slices_and_threads(tool, scratch):
         for n in outs["1"]:
             part = np.load(os.path.join(out, n + ".npy"))
             assert part.tobytes() == outs["1"][n][lo:hi].tobytes(), f"{n}: rows {lo}..{hi} differ from the long run"
-    print(f"slices: {M}x{N}x{K} in row slices equals runs on rows alone; 1 and 2 threads identical")
+    print(f"slices: {M}x{N}x{K} in row slices equals runs on rows alone; 1 and 2 threads and --b-transposed identical")
 
 
 def check_errors(tool, scratch):
@@ -274,6 +282,7 @@ def check_errors(tool, scratch):
         (["--a", path("g.npy"), "--b", path("k65.npy")], "A's columns must equal B's rows"),
         (["--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c_bad.npy")], "C is 3 x 3 but D is 4 x 3"),
         (["--a", path("g.npy")], "--a and --b go together"),
+        (["--b-transposed"], "describes the file given by --b"),
         (["--a", path("g.npy"), "--b", path("gb.npy"), "--m", "8"], "--m is for built-in data"),
         (["--format", "mxfp9"], "unknown --format 'mxfp9'"),
         (["--recipe", "floor"], "unknown --recipe 'floor'"),
