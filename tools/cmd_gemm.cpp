@@ -444,6 +444,10 @@ ErrorStats error_stats(const std::vector<std::uint32_t>& d, const Fp64Product& r
   return e;
 }
 
+std::string output_path(const std::string& dir, const std::string& numerics) {
+  return (std::filesystem::path(dir) / (numerics + ".npy")).string();
+}
+
 std::vector<std::string> split_models(const std::string& list) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -513,7 +517,7 @@ int run_gemm(const std::vector<std::string>& argv) {
   std::vector<Result> results;
   for (const Numerics& n : numerics) results.push_back(run_numerics(n, qa, c_bits, p.N, progress));
   if (out_dir) {
-    for (const Result& r : results) write_npy_f32(*out_dir + "/" + r.name + ".npy", p.M, p.N, r.d);
+    for (const Result& r : results) write_npy_f32(output_path(*out_dir, r.name), p.M, p.N, r.d);
   }
 
   const double macs = static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
@@ -559,7 +563,7 @@ int run_gemm(const std::vector<std::string>& argv) {
                     static_cast<unsigned long long>(r.stats.exact), static_cast<unsigned long long>(r.stats.truncating),
                     static_cast<unsigned long long>(r.stats.special));
       }
-      if (out_dir) std::printf(",\n     \"file\": \"%s\"", json_escape(*out_dir + "/" + r.name + ".npy").c_str());
+      if (out_dir) std::printf(",\n     \"file\": \"%s\"", json_escape(output_path(*out_dir, r.name)).c_str());
       std::printf("}");
     }
     std::printf("\n  ]\n}\n");
@@ -601,7 +605,9 @@ int run_gemm(const std::vector<std::string>& argv) {
       std::printf("\n");
     }
   }
-  if (out_dir) std::printf("\n  D written as f32 .npy files to %s/ (one per numerics: %s.npy ...)\n", out_dir->c_str(), results[0].name.c_str());
+  if (out_dir) {
+    std::printf("\n  D written as f32 .npy files, one per numerics: %s ...\n", output_path(*out_dir, results[0].name).c_str());
+  }
   return kExitOk;
 }
 
