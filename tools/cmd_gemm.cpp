@@ -25,6 +25,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -295,7 +296,8 @@ std::optional<harness::GemmRecipe> hopper_recipe(const BlockFormat& f) {
   return std::nullopt;
 }
 
-Numerics make_numerics(const std::string& name, const BlockFormat& f, const BlockScaledTensor& qb, std::uint32_t alpha) {
+Numerics make_numerics(const std::string& name, const BlockFormat& fa, const BlockFormat& fb, const BlockScaledTensor& qb,
+                       std::uint32_t alpha) {
   const bool epilogue = alpha != 0x3F800000u;
   Numerics n;
   n.name = name;
@@ -312,14 +314,17 @@ Numerics make_numerics(const std::string& name, const BlockFormat& f, const Bloc
     n.min_chunk_rows = 64;
     // Shared, not copied with the function object: B's operand holds 8 bytes per element.
     const auto y = std::make_shared<const reference::ScaledOperand>(reference::scaled_operand(qb, reference::Side::y));
-    const reference::Numerics numerics = exact ? reference::Numerics::exact() : reference::Numerics::sequential();
-    n.rows = [y, numerics, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
+    reference::ScaledMmaOptions options;
+    options.numerics = exact ? reference::Numerics::exact() : reference::Numerics::sequential();
+    // A x B of different element types is the kind::mxf8f6f4 extension of the cuda.tile table.
+    options.hardware_extensions = fa.element != fb.element;
+    n.rows = [y, options, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
                                             emulator::GemmPathStats*) {
       const reference::ScaledOperand x = reference::scaled_operand(a, reference::Side::x);
       const std::int64_t rows = a.desc().rows(), cols = y->values.extent(-1);
       reference::Tensor acc = reference::Tensor::zeros(reference::DType::float32, {rows, cols});
       if (!c.empty() && !epilogue) acc = reference::Tensor(reference::DType::float32, {rows, cols}, std::vector<std::uint64_t>(c.begin(), c.end()));
-      const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y->values, y->scales, acc, {numerics});
+      const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y->values, y->scales, acc, options);
       std::vector<std::uint32_t> d(r.codes().begin(), r.codes().end());
       if (epilogue) tensor_scale_epilogue(alpha, d, c);
       return d;
@@ -328,7 +333,7 @@ Numerics make_numerics(const std::string& name, const BlockFormat& f, const Bloc
   }
   if (name == "sm_100a" || name == "sm_120a") {
     const emulator::Arch arch = name == "sm_100a" ? emulator::Arch::sm_100a : emulator::Arch::sm_120a;
-    const emulator::KernelSchedule s = emulator::block_scaled_schedule(arch, f.element, f.element, f.scale, f.block_size);
+    const emulator::KernelSchedule s = emulator::block_scaled_schedule(arch, fa.element, fb.element, fa.scale, fa.block_size);
     n.definition = name == "sm_100a" ? "tcgen05 block-scaled GEMM, one instruction per K step, f32 accumulator in TMEM: "
                                      : "mma.sync block-scaled GEMM, one instruction per K step, f32 accumulator: ";
     n.definition += s.name();
@@ -344,17 +349,19 @@ Numerics make_numerics(const std::string& name, const BlockFormat& f, const Bloc
     return n;
   }
   if (name == "sm_90a") {
-    const auto recipe = hopper_recipe(f);
-    if (!recipe) {
-      throw UsageError("sm_90a models the Hopper block-scaled GEMM kernels (blockscale::gpu), which take mxfp8_e4m3, "
-                       "mxfp8_e5m2, mxfp4 and nvfp4; " + to_string(f) + " is not one of them");
+    const auto recipe = hopper_recipe(fa);
+    if (!recipe || hopper_recipe(fb) != recipe) {
+      throw UsageError("sm_90a models the Hopper block-scaled GEMM kernels (blockscale::gpu), which take mxfp8 (e4m3 "
+                       "and e5m2 in any mix), mxfp4 or nvfp4 on both sides; A is " + to_string(fa) + ", B " +
+                       to_string(fb));
     }
     harness::GemmTarget t;
-    t.name = "sm_90a gemm " + to_string(f);
+    t.name = "sm_90a gemm " + to_string(fa) + " x " + to_string(fb);
     t.recipe = *recipe;
-    t.a = t.b = f.element;
-    t.scale = f.scale;
-    t.block = f.block_size;
+    t.a = fa.element;
+    t.b = fb.element;
+    t.scale = fa.scale;
+    t.block = fa.block_size;
     t.promotion_interval = 1;
     n.definition = "Hopper GEMM kernel (blockscale::gpu sm_90a): per scale block one wgmma k32 fp8 into a fresh "
                    "accumulator, then acc = fma(sa*sb, partial, acc): " + harness::gemm_schedule(t).name();
@@ -464,19 +471,34 @@ std::vector<std::string> split_models(const std::string& list) {
 }
 
 int run_gemm(const std::vector<std::string>& argv) {
-  Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "recipe", "models", "out"},
+  Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out"},
             {"json", "no-exact", "quiet", "b-transposed"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
-  const std::string format_name = args.get_or("format", "mxfp8_e4m3");
-  const std::optional<BlockFormat> f = parse_block_format(format_name);
-  if (!f) {
-    throw UsageError("unknown --format '" + format_name +
-                     "' (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4)");
+  auto block_format = [&](const std::string& option, const std::string& fallback) {
+    const std::string name = args.get_or(option, fallback);
+    const std::optional<BlockFormat> f = parse_block_format(name);
+    if (!f) {
+      throw UsageError("unknown --" + option + " '" + name +
+                       "' (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4)");
+    }
+    return *f;
+  };
+  const BlockFormat fa = block_format("format", "mxfp8_e4m3");
+  const BlockFormat fb = block_format("format-b", to_string(fa));
+  // One scale pair per K block: the instructions take A and B blocks of one size with one scale type.
+  if (fa.scale != fb.scale || fa.block_size != fb.block_size) {
+    throw UsageError("A (" + to_string(fa) + ") and B (" + to_string(fb) +
+                     ") must share the scale type and the block size: each K block has one scale pair");
   }
-  const std::string recipe = args.get_or("recipe", has_tensor_scale(*f) ? "nvfp4_te" : "te_mxfp8");
-  std::optional<QuantizeOptions> qo = recipes::by_name(recipe, f->element);
-  if (!qo) throw UsageError("unknown --recipe '" + recipe + "' (" + recipes::names() + ")");
-  qo->k_tail = KTail::zero_pad;  // K need not be a multiple of the block: the tail block is zero-padded
+  const std::string recipe_a = args.get_or("recipe", has_tensor_scale(fa) ? "nvfp4_te" : "te_mxfp8");
+  const std::string recipe_b = args.get_or("recipe-b", recipe_a);
+  auto options = [&](const std::string& option, const std::string& recipe, const BlockFormat& f) {
+    std::optional<QuantizeOptions> o = recipes::by_name(recipe, f.element);
+    if (!o) throw UsageError("unknown --" + option + " '" + recipe + "' (" + recipes::names() + ")");
+    o->k_tail = KTail::zero_pad;  // K need not be a multiple of the block: the tail block is zero-padded
+    return *o;
+  };
+  const QuantizeOptions qo_a = options("recipe", recipe_a, fa), qo_b = options("recipe-b", recipe_b, fb);
   const std::vector<std::string> model_names = split_models(args.get_or("models", "sm_100a"));
   const bool with_exact = !args.flag("no-exact");
   const std::optional<std::string> out_dir = args.get("out");
@@ -491,22 +513,21 @@ int run_gemm(const std::vector<std::string>& argv) {
   // Quantize (stochastic rounding: one random word per element, drawn from --seed).
   progress.start("quantize", 2);
   std::vector<std::uint32_t> ra, rb;
-  if (qo->element.rounding == Rounding::stochastic) {
-    std::mt19937_64 rng(args.get_u64("seed", 1) ^ 0x5EED5EEDu);
-    ra.resize(a32.size());
-    rb.resize(b32.size());
-    for (auto* v : {&ra, &rb})
-      for (std::uint32_t& w : *v) w = static_cast<std::uint32_t>(rng() >> 32);
+  std::mt19937_64 rbits_rng(args.get_u64("seed", 1) ^ 0x5EED5EEDu);
+  for (auto [v, o, n] : {std::tuple{&ra, &qo_a, a32.size()}, std::tuple{&rb, &qo_b, b32.size()}}) {
+    if (o->element.rounding != Rounding::stochastic) continue;
+    v->resize(n);
+    for (std::uint32_t& w : *v) w = static_cast<std::uint32_t>(rbits_rng() >> 32);
   }
-  const BlockScaledTensor qa = quantize(a32, {p.M, p.K}, KAxis::last, *f, *qo, std::nullopt, {}, ra);
-  const BlockScaledTensor qb = quantize(b32, {p.K, p.N}, KAxis::first, *f, *qo, std::nullopt, {}, rb);
+  const BlockScaledTensor qa = quantize(a32, {p.M, p.K}, KAxis::last, fa, qo_a, std::nullopt, {}, ra);
+  const BlockScaledTensor qb = quantize(b32, {p.K, p.N}, KAxis::first, fb, qo_b, std::nullopt, {}, rb);
   const double quantize_seconds = progress.finish();
   const std::uint32_t alpha = emulator::mul_f32(std::bit_cast<std::uint32_t>(qa.tensor_scale().decode),
                                                 std::bit_cast<std::uint32_t>(qb.tensor_scale().decode));
 
   std::vector<Numerics> numerics;
-  if (with_exact) numerics.push_back(make_numerics("exact", *f, qb, alpha));
-  for (const std::string& m : model_names) numerics.push_back(make_numerics(m, *f, qb, alpha));
+  if (with_exact) numerics.push_back(make_numerics("exact", fa, fb, qb, alpha));
+  for (const std::string& m : model_names) numerics.push_back(make_numerics(m, fa, fb, qb, alpha));
   if (out_dir) {
     std::error_code ec;
     std::filesystem::create_directories(*out_dir, ec);
@@ -533,11 +554,12 @@ int run_gemm(const std::vector<std::string>& argv) {
   if (args.flag("json")) {
     const std::string c_json = p.c.empty() ? "null" : "\"" + json_escape(p.c_source) + "\"";
   std::printf("{\n  \"m\": %lld, \"n\": %lld, \"k\": %lld,\n  \"a\": \"%s\", \"b\": \"%s\", \"c\": %s,\n"
-                "  \"format\": \"%s\", \"recipe\": \"%s\", \"quantize_seconds\": %.6f, \"tensor_scale_alpha\": %.9g,\n"
+                "  \"format_a\": \"%s\", \"format_b\": \"%s\", \"recipe_a\": \"%s\", \"recipe_b\": \"%s\",\n  \"quantize_seconds\": %.6f, \"tensor_scale_alpha\": %.9g,\n"
                 "  \"inputs_rounded_to_f32\": %lld,\n  \"numerics\": [",
                 static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
                 json_escape(p.a_source).c_str(), json_escape(p.b_source).c_str(), c_json.c_str(),
-                json_escape(to_string(*f)).c_str(), json_escape(recipe).c_str(), quantize_seconds, alpha_value,
+                json_escape(to_string(fa)).c_str(), json_escape(to_string(fb)).c_str(), json_escape(recipe_a).c_str(),
+                json_escape(recipe_b).c_str(), quantize_seconds, alpha_value,
                 static_cast<long long>(rounded));
     for (std::size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
@@ -575,7 +597,12 @@ int run_gemm(const std::vector<std::string>& argv) {
   std::printf("  A: %s\n  B: %s\n", p.a_source.c_str(), p.b_source.c_str());
   if (!p.c.empty()) std::printf("  C: %s\n", p.c_source.c_str());
   if (rounded) std::printf("  %lld input values were rounded to f32 (nearest even) before quantization\n", static_cast<long long>(rounded));
-  std::printf("  quantized to %s with recipe %s in %.2f s", to_string(*f).c_str(), recipe.c_str(), quantize_seconds);
+  if (fa == fb && recipe_a == recipe_b) {
+    std::printf("  quantized to %s with recipe %s in %.2f s", to_string(fa).c_str(), recipe_a.c_str(), quantize_seconds);
+  } else {
+    std::printf("  quantized A to %s with recipe %s, B to %s with recipe %s in %.2f s", to_string(fa).c_str(),
+                recipe_a.c_str(), to_string(fb).c_str(), recipe_b.c_str(), quantize_seconds);
+  }
   if (alpha != 0x3F800000u) std::printf("; per-tensor scales applied in the epilogue: alpha = %.9g", alpha_value);
   std::printf("\n\n");
   for (const Result& r : results) std::printf("  %-14s %s\n", r.name.c_str(), r.definition.c_str());
@@ -615,13 +642,16 @@ const Registrar gemm_cmd(
     {"gemm", "numerics study: quantize A and B, D = A x B with bit-exact GPU models beside exact and fp64",
      "blockscale gemm [--a A.npy --b B.npy [--b-transposed] [--c C.npy]]\n"
      "                [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
-     "                [--format mxfp8_e4m3] [--recipe NAME] [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
+     "                [--format mxfp8_e4m3] [--recipe NAME] [--format-b F] [--recipe-b NAME]\n"
+     "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
      "  mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4) with --recipe (default te_mxfp8, or nvfp4_te for\n"
      "  nvfp4; every recipe of docs/quantization.md by name:\n"
      "    " + recipes::names() + "),\n"
-     "  then computes D = A x B (+ C) with:\n"
+     "  --format-b / --recipe-b quantize B differently (default: as A), e.g. MXFP8 activations times\n"
+     "  MXFP4 weights (--format mxfp8_e4m3 --format-b mxfp4: kind::mxf8f6f4 with an e2m1 operand); A and\n"
+     "  B share the scale type and block size. Then computes D = A x B (+ C) with:\n"
      "    exact    the quantized operands' exact sum (+ C) rounded once to f32 (mma_scaled `exact`)\n"
      "    sm_100a  the emulator's Blackwell tcgen05 block-scaled GEMM (one instruction per K step)\n"
      "    sm_120a  the emulator's RTX Blackwell mma.sync block-scaled GEMM\n"

@@ -66,15 +66,22 @@ def f32_bits(x):
     return int(np.array(float(x), dtype=np.float32).view(np.uint32))
 
 
-def e4m3_rne(v):
-    """v (Fraction) to the nearest e4m3 value, ties to even, saturating at 448."""
-    r = round_float(v, 3, -6, "rne")
-    return max(Fraction(-448), min(Fraction(448), r))
+# Element formats: (fraction bits, minimum exponent, largest exponent, largest value).
+E4M3 = (3, -6, 8, Fraction(448))
+E2M1 = (1, 0, 2, Fraction(6))
 
 
-def quantize_ocp(rows):
+def element_rne(v, fmt):
+    """v (Fraction) to the nearest value of the format, ties to even, saturating."""
+    bits, emin, _, vmax = fmt
+    r = round_float(v, bits, emin, "rne")
+    return max(-vmax, min(vmax, r))
+
+
+def quantize_ocp(rows, fmt=E4M3):
     """rows: list of lists of Fractions (the K values of each row). Returns per row the element
-    values (padded with zeros to whole blocks of 32) and per block the scale exponent."""
+    values (padded with zeros to whole blocks of 32) and per block the scale exponent; the shared
+    exponent is floor(log2(amax)) minus the element format's largest exponent (OCP MX 6.3)."""
     out = []
     for row in rows:
         k = len(row)
@@ -83,10 +90,10 @@ def quantize_ocp(rows):
         for b in range(blocks):
             blk = row[32 * b:32 * b + 32]
             amax = max(abs(v) for v in blk)
-            x = floor_log2(amax) - 8 if amax != 0 else -127
+            x = floor_log2(amax) - fmt[2] if amax != 0 else -127
             exps.append(x)
             scale = Fraction(2) ** x
-            q = [e4m3_rne(v / scale) for v in blk]
+            q = [element_rne(v / scale, fmt) for v in blk]
             vals.extend(q + [Fraction(0)] * (32 - len(q)))
         out.append((vals, exps))
     return out
@@ -111,8 +118,9 @@ def truncated_sum(terms, F):
     return Fraction(s) * Fraction(2) ** (e_max - F)
 
 
-def oracle(a_rows, b_cols, c):
-    """a_rows: quantize_ocp of A's rows; b_cols: of B's columns; c: M x N Fractions."""
+def oracle(a_rows, b_cols, c, emin_a=-6, emin_b=-6):
+    """a_rows: quantize_ocp of A's rows; b_cols: of B's columns; c: M x N Fractions; emin_a and
+    emin_b: the element formats' minimum exponents (the alignment exponent's floor)."""
     M, N = len(a_rows), len(b_cols)
     blocks = len(a_rows[0][1])
     exact, sm100, sm90, seq = {}, {}, {}, {}
@@ -135,8 +143,8 @@ def oracle(a_rows, b_cols, c):
             for blk in range(blocks):
                 terms = [sig_exp(d, -126)]
                 for k in range(32 * blk, 32 * blk + 32):
-                    sa, ea = sig_exp(av[k], -6)
-                    sb, eb = sig_exp(bv[k], -6)
+                    sa, ea = sig_exp(av[k], emin_a)
+                    sb, eb = sig_exp(bv[k], emin_b)
                     p = sa * sb
                     terms.append((p, ea + eb + ax[blk] + bx[blk]) if p != 0 else (Fraction(0), E_ZERO))
                 d = round_float(truncated_sum(terms, 25), 23, -126, "rz")
@@ -206,6 +214,36 @@ def check_oracle(tool, scratch):
         assert n["vs_exact"]["outputs"] == M * N and n["vs_exact"]["differ"] == differ, (n["name"], n["vs_exact"], differ)
         assert n["vs_fp64"]["compared"] == M * N, n["vs_fp64"]
     print(f"oracle: exact, sm_100a, sm_90a and sequential_f32 agree bit for bit on {M}x{N}x{K} ({M * N} outputs each); JSON counts match")
+
+
+def check_mixed(tool, scratch):
+    """MXFP8 e4m3 activations times MXFP4 weights (kind::mxf8f6f4 with an e2m1 operand): exact,
+    sm_100a and sequential_f32 against the oracle, B given transposed as a weight is stored."""
+    rng = np.random.default_rng(5)
+    M, N, K = 5, 4, 96
+    a = (rng.standard_normal((M, K)) * 2.0 ** rng.integers(-12, 5, (M, K))).astype(np.float32)
+    w = (rng.standard_normal((N, K)) * 2.0 ** rng.integers(-3, 3, (N, K))).astype(np.float32)
+    np.save(os.path.join(scratch, "xa.npy"), a)
+    # C well above the products, so that the 2^(e_max - 25) grid cuts into the small ones.
+    c = (rng.standard_normal((M, N)) * 2.0 ** 12).astype(np.float32)
+    np.save(os.path.join(scratch, "xw.npy"), w)
+    np.save(os.path.join(scratch, "xc.npy"), c)
+    out = os.path.join(scratch, "mixed")
+    r = run(tool, ["gemm", "--a", os.path.join(scratch, "xa.npy"), "--b", os.path.join(scratch, "xw.npy"),
+                   "--b-transposed", "--c", os.path.join(scratch, "xc.npy"), "--format", "mxfp8_e4m3",
+                   "--format-b", "mxfp4", "--recipe", "ocp",
+                   "--models", "sm_100a,sequential_f32", "--out", out, "--quiet"])
+    assert r.returncode == 0, r.stderr
+    a_rows = quantize_ocp([[Fraction(float(v)) for v in row] for row in a], E4M3)
+    b_cols = quantize_ocp([[Fraction(float(v)) for v in row] for row in w], E2M1)
+    cf = [[Fraction(float(v)) for v in row] for row in c]
+    exact, sm100, _, seq = oracle(a_rows, b_cols, cf, E4M3[1], E2M1[1])
+    for name, expect in (("exact", exact), ("sm_100a", sm100), ("sequential_f32", seq)):
+        bits = np.load(os.path.join(out, name + ".npy")).view(np.uint32)
+        bad = [(i, j) for i in range(M) for j in range(N) if int(bits[i, j]) != expect[i, j]]
+        assert not bad, f"mixed {name}: {len(bad)} of {M * N} outputs differ from the oracle, first {bad[:4]}"
+    assert any(sm100[key] != exact[key] for key in exact), "mixed sm_100a equals exact here"
+    print(f"mixed: e4m3 x e2m1 (MXFP8 x MXFP4) exact, sm_100a and sequential_f32 agree on {M}x{N}x{K}")
 
 
 def check_slices_and_threads(tool, scratch):
@@ -292,6 +330,10 @@ def check_errors(tool, scratch):
         (["--models", "sm_100a,sm_100a"], "names sm_100a twice"),
         (["--models", "exact"], "always computed"),
         (["--format", "mxfp6_e2m3", "--models", "sm_90a"], "Hopper block-scaled GEMM kernels"),
+        (["--format", "mxfp8_e4m3", "--format-b", "mxfp4", "--models", "sm_90a"], "on both sides"),
+        (["--format", "mxfp8_e4m3", "--format-b", "nvfp4"], "must share the scale type and the block size"),
+        (["--format-b", "fp3"], "unknown --format-b 'fp3'"),
+        (["--recipe-b", "floor"], "unknown --recipe-b 'floor'"),
         (["--data", "cauchy"], "--data must be gaussian or heavy_tailed"),
         (["--m", "0"], "--m"),
         (["--k", "abc"], "--k"),
@@ -299,7 +341,7 @@ def check_errors(tool, scratch):
         (["--m", "65536", "--k", "65536"], "at most 2^26 elements each"),
     ]
     for args, message in cases:
-        r = run(tool, ["gemm", "--quiet", "--m", "8", "--n", "8", "--k", "64"] + args if args[0] in ("--format", "--recipe", "--models", "--data") else ["gemm", "--quiet"] + args)
+        r = run(tool, ["gemm", "--quiet", "--m", "8", "--n", "8", "--k", "64"] + args if args[0] in ("--format", "--format-b", "--recipe", "--recipe-b", "--models", "--data") else ["gemm", "--quiet"] + args)
         assert r.returncode == 2, f"{args}: exit {r.returncode}, stderr {r.stderr!r}"
         assert message in r.stderr, f"{args}: expected {message!r} in {r.stderr!r}"
         assert "Traceback" not in r.stderr and "terminate" not in r.stderr, r.stderr
@@ -310,6 +352,7 @@ def main():
     tool, scratch = sys.argv[1], sys.argv[2]
     os.makedirs(scratch, exist_ok=True)
     check_oracle(tool, scratch)
+    check_mixed(tool, scratch)
     check_slices_and_threads(tool, scratch)
     check_errors(tool, scratch)
 
