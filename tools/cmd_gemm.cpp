@@ -638,6 +638,21 @@ int run_gemm(const std::vector<std::string>& argv) {
   return kExitOk;
 }
 
+// The recipe names for the help text, four spaces in, lines of at most 100 columns.
+std::string wrapped_recipe_names() {
+  std::string out, line = "   ";
+  for (const recipes::NamedRecipe& r : recipes::named()) {
+    const std::string word = std::string(" ") + r.name + ",";
+    if (line.size() + word.size() > 100) {
+      out += line + "\n";
+      line = "   ";
+    }
+    line += word;
+  }
+  line.pop_back();  // the last comma
+  return out + line;
+}
+
 const Registrar gemm_cmd(
     {"gemm", "numerics study: quantize A and B, D = A x B with bit-exact GPU models beside exact and fp64",
      "blockscale gemm [--a A.npy --b B.npy [--b-transposed] [--c C.npy]]\n"
@@ -648,7 +663,7 @@ const Registrar gemm_cmd(
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
      "  mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4) with --recipe (default te_mxfp8, or nvfp4_te for\n"
      "  nvfp4; every recipe of docs/quantization.md by name:\n"
-     "    " + recipes::names() + "),\n"
+     + wrapped_recipe_names() + "),\n"
      "  --format-b / --recipe-b quantize B differently (default: as A), e.g. MXFP8 activations times\n"
      "  MXFP4 weights (--format mxfp8_e4m3 --format-b mxfp4: kind::mxf8f6f4 with an e2m1 operand); A and\n"
      "  B share the scale type and block size. Then computes D = A x B (+ C) with:\n"
