@@ -462,7 +462,7 @@ std::vector<std::string> split_models(const std::string& list) {
     const std::size_t end = std::min(list.find(',', start), list.size());
     const std::string m = list.substr(start, end - start);
     if (m.empty()) throw UsageError("--models is a comma list of sm_100a, sm_120a, sm_90a, sequential_f32; got '" + list + "'");
-    if (m == "exact") throw UsageError("--models names GPU models; exact is always computed unless --no-exact");
+    if (m == "exact") throw UsageError("--models names what runs beside exact; exact is always computed unless --no-exact");
     if (std::find(out.begin(), out.end(), m) != out.end()) throw UsageError("--models names " + m + " twice");
     out.push_back(m);
     start = end + 1;
