@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+
+#include "blockscale/harness/compare.h"
 
 namespace blockscale::cli {
 
@@ -122,24 +125,15 @@ std::string json_escape(const std::string& s) {
   return r;
 }
 
-std::uint64_t ulp_distance(std::uint32_t a, std::uint32_t b) {
-  const bool na = (a & 0x7FFFFFFFu) > 0x7F800000u, nb = (b & 0x7FFFFFFFu) > 0x7F800000u;
-  if (na || nb) return na && nb ? 0 : kNaNMismatch;
-  auto ordered = [](std::uint32_t x) -> std::int64_t {
-    return (x & 0x80000000u) ? -static_cast<std::int64_t>(x & 0x7FFFFFFFu) : static_cast<std::int64_t>(x);
-  };
-  const std::int64_t d = ordered(a) - ordered(b);
-  return static_cast<std::uint64_t>(d < 0 ? -d : d);
-}
-
 void UlpComparison::add(std::uint32_t got, std::uint32_t reference) {
   ++outputs;
-  const std::uint64_t d = ulp_distance(got, reference);
-  if (d == kNaNMismatch) {
+  const std::optional<std::uint64_t> ulps = harness::ulp_distance(harness::OutputFormat::f32, got, reference);
+  if (!ulps) {  // NaN on one side only
     ++nan_mismatch;
     ++differ;
     return;
   }
+  const std::uint64_t d = *ulps;
   if (d != 0) ++differ;
   max_ulp = std::max(max_ulp, d);
   for (int b = 0; b < kUlpBucketCount; ++b)

@@ -64,18 +64,14 @@ struct Registrar {
 // Minimal JSON writer for machine-readable output beside the human tables.
 std::string json_escape(const std::string& s);
 
-// ---- How far f32 results are from the reference's, in ulps (`demo`, `gemm`).
-inline constexpr std::uint64_t kNaNMismatch = ~std::uint64_t{0};
-// The distance between two f32 bit patterns along the ordered line of floats (+0 and -0 are 0
-// apart); a NaN is 0 from a NaN and kNaNMismatch from anything else.
-std::uint64_t ulp_distance(std::uint32_t a, std::uint32_t b);
-
+// ---- How far f32 results are from the reference's, in ulps (`demo`, `gemm`; the distance is
+// harness::ulp_distance).
 struct UlpBucket {
   const char* label;
   std::uint64_t lo, hi;  // inclusive
 };
 inline constexpr UlpBucket kUlpBuckets[] = {{"0", 0, 0},     {"1", 1, 1},     {"2", 2, 2},       {"3-4", 3, 4},
-                                            {"5-8", 5, 8},   {"9-16", 9, 16}, {"17-64", 17, 64}, {">64", 65, kNaNMismatch - 1}};
+                                            {"5-8", 5, 8},   {"9-16", 9, 16}, {"17-64", 17, 64}, {">64", 65, ~std::uint64_t{0}}};
 inline constexpr int kUlpBucketCount = static_cast<int>(std::size(kUlpBuckets));
 
 struct UlpComparison {
