@@ -331,8 +331,7 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScale
   }
   const auto M = static_cast<std::size_t>(da.rows()), N = static_cast<std::size_t>(db.rows());
   const auto Ks = static_cast<std::size_t>(da.k_stored()), kb = static_cast<std::size_t>(da.k_blocks());
-  const std::uint32_t alpha = mul_f32(std::bit_cast<std::uint32_t>(a.tensor_scale().decode),
-                                      std::bit_cast<std::uint32_t>(b.tensor_scale().decode));
+  const std::uint32_t alpha = tensor_scale_alpha(a, b);
   const bool scaled_epilogue = alpha != 0x3F800000u;  // alpha != 1.0f
   if (!c.empty() && c.format() != Format::float32) fail(who + ": C must hold f32 codes");
   if (!c.empty() && (c.rows() != M || c.cols() != N)) {
@@ -354,26 +353,38 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScale
         CodeMatrix(db.format.scale, kb, N, std::span(sb).subspan(bi * N * kb, N * kb), Order::col_major),
         scaled_epilogue ? CodeMatrix() : c};
     std::vector<std::uint32_t> part = gemm(inner, ops, options);
-    if (scaled_epilogue && resolve(options.path) == GemmPath::reference) {
-      for (std::size_t i = 0; i < M; ++i) {
-        for (std::size_t j = 0; j < N; ++j) {
-          std::uint32_t& x = part[i * N + j];
-          x = c.empty() ? mul_f32(alpha, x) : fma_f32(alpha, x, c.word(i, j));
-        }
-      }
-    } else if (scaled_epilogue) {
-      // The same FMUL / FFMA on the host FPU (bit-identical to arith.h in IEEE mode).
-      const fast::IeeeEnvironment ieee;
-      for (std::size_t i = 0; i < M; ++i) {
-        for (std::size_t j = 0; j < N; ++j) {
-          std::uint32_t& x = part[i * N + j];
-          x = c.empty() ? fast::host_mul(alpha, x) : fast::host_fma(alpha, x, c.word(i, j));
-        }
-      }
-    }
+    tensor_scale_epilogue(alpha, part, c, options.path);
     d.insert(d.end(), part.begin(), part.end());
   }
   return d;
+}
+
+std::uint32_t tensor_scale_alpha(const BlockScaledTensor& a, const BlockScaledTensor& b) {
+  return mul_f32(std::bit_cast<std::uint32_t>(a.tensor_scale().decode), std::bit_cast<std::uint32_t>(b.tensor_scale().decode));
+}
+
+void tensor_scale_epilogue(std::uint32_t alpha, std::span<std::uint32_t> d, const CodeMatrix& c, GemmPath path) {
+  if (alpha == 0x3F800000u) return;  // alpha = 1.0f
+  if (!c.empty() && c.format() != Format::float32) fail("tensor_scale_epilogue: C must hold f32 codes");
+  if (!c.empty() && c.rows() * c.cols() != d.size()) {
+    fail("tensor_scale_epilogue: C is " + dims(c) + " but there are " + std::to_string(d.size()) + " outputs");
+  }
+  const std::size_t N = c.empty() ? d.size() : c.cols(), M = N == 0 ? 0 : d.size() / N;
+  if (resolve(path) == GemmPath::reference) {
+    for (std::size_t i = 0; i < M; ++i)
+      for (std::size_t j = 0; j < N; ++j) {
+        std::uint32_t& x = d[i * N + j];
+        x = c.empty() ? mul_f32(alpha, x) : fma_f32(alpha, x, c.word(i, j));
+      }
+    return;
+  }
+  // The same FMUL / FFMA on the host FPU (bit-identical to arith.h in IEEE mode).
+  const fast::IeeeEnvironment ieee;
+  for (std::size_t i = 0; i < M; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      std::uint32_t& x = d[i * N + j];
+      x = c.empty() ? fast::host_mul(alpha, x) : fast::host_fma(alpha, x, c.word(i, j));
+    }
 }
 
 }  // namespace blockscale::emulator

@@ -33,7 +33,6 @@
 #include <omp.h>
 #endif
 
-#include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/harness/target.h"
 #include "blockscale/quantize.h"
@@ -280,12 +279,10 @@ struct Result {
   bool has_stats = false;
 };
 
-// The tensor-scale epilogue every model shares (see the top of the file). No-op for alpha = 1.
-void tensor_scale_epilogue(std::uint32_t alpha, std::vector<std::uint32_t>& acc, std::span<const std::uint32_t> c) {
-  if (alpha == 0x3F800000u) return;
-  for (std::size_t i = 0; i < acc.size(); ++i) {
-    acc[i] = c.empty() ? emulator::mul_f32(alpha, acc[i]) : emulator::fma_f32(alpha, acc[i], c[i]);
-  }
+// C's rows as the emulator takes them (f32 codes, `cols` per row), or no C.
+emulator::CodeMatrix c_matrix(std::span<const std::uint32_t> c, std::int64_t cols) {
+  if (c.empty()) return {};
+  return emulator::CodeMatrix(Format::float32, c.size() / static_cast<std::size_t>(cols), static_cast<std::size_t>(cols), c);
 }
 
 std::optional<harness::GemmRecipe> hopper_recipe(const BlockFormat& f) {
@@ -326,7 +323,7 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
       if (!c.empty() && !epilogue) acc = reference::Tensor(reference::DType::float32, {rows, cols}, std::vector<std::uint64_t>(c.begin(), c.end()));
       const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y->values, y->scales, acc, options);
       std::vector<std::uint32_t> d(r.codes().begin(), r.codes().end());
-      if (epilogue) tensor_scale_epilogue(alpha, d, c);
+      emulator::tensor_scale_epilogue(alpha, d, c_matrix(c, cols));
       return d;
     };
     return n;
@@ -341,10 +338,7 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
     n.rows = [s, &qb](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
       emulator::GemmOptions o;
       o.stats = stats;
-      const emulator::CodeMatrix cm = c.empty() ? emulator::CodeMatrix()
-                                                : emulator::CodeMatrix(Format::float32, static_cast<std::size_t>(a.desc().rows()),
-                                                                       static_cast<std::size_t>(qb.desc().rows()), c);
-      return emulator::gemm(s, a, qb, cm, o);
+      return emulator::gemm(s, a, qb, c_matrix(c, qb.desc().rows()), o);
     };
     return n;
   }
@@ -378,7 +372,7 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
       p.sfb = qb.scale_codes();
       if (!epilogue) p.c.assign(c.begin(), c.end());
       std::vector<std::uint32_t> d = harness::emulate_gemm(t, p);
-      if (epilogue) tensor_scale_epilogue(alpha, d, c);
+      emulator::tensor_scale_epilogue(alpha, d, c_matrix(c, p.n));
       return d;
     };
     return n;
@@ -522,8 +516,7 @@ int run_gemm(const std::vector<std::string>& argv) {
   const BlockScaledTensor qa = quantize(a32, {p.M, p.K}, KAxis::last, fa, qo_a, std::nullopt, {}, ra);
   const BlockScaledTensor qb = quantize(b32, {p.K, p.N}, KAxis::first, fb, qo_b, std::nullopt, {}, rb);
   const double quantize_seconds = progress.finish();
-  const std::uint32_t alpha = emulator::mul_f32(std::bit_cast<std::uint32_t>(qa.tensor_scale().decode),
-                                                std::bit_cast<std::uint32_t>(qb.tensor_scale().decode));
+  const std::uint32_t alpha = emulator::tensor_scale_alpha(qa, qb);
 
   std::vector<Numerics> numerics;
   if (with_exact) numerics.push_back(make_numerics("exact", fa, fb, qb, alpha));

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -135,5 +136,13 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
 // is gemm() above with the schedule's C placement.
 std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScaledTensor& a, const BlockScaledTensor& b,
                                 const CodeMatrix& c = {}, const GemmOptions& options = {});
+
+// That epilogue on its own, for a K loop computed some other way (an exact reference, another
+// schedule) that should end the same: alpha = FMUL of the two tensors' decode scales; each
+// accumulator d (f32 bits, rows x c.cols() row-major, or any count without C) becomes
+// FFMA(alpha, d, C) with C, FMUL(alpha, d) without; nothing changes when alpha = 1.
+std::uint32_t tensor_scale_alpha(const BlockScaledTensor& a, const BlockScaledTensor& b);
+void tensor_scale_epilogue(std::uint32_t alpha, std::span<std::uint32_t> d, const CodeMatrix& c = {},
+                           GemmPath path = GemmPath::automatic);
 
 }  // namespace blockscale::emulator
