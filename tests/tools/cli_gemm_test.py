@@ -13,7 +13,10 @@ blockscale's code:
   * `sm_90a`: the Hopper kernel (gpu/gemm.h): per block a T-FDPA with F = 13 of the unscaled
     products from a +0 accumulator, RZ to 13 fraction bits, then acc = fma(sa * sb, partial, acc)
     rounded to nearest even, starting from C;
-  * `sequential_f32`: d = fmaf(x * sx, y * sy, d) in k order from C (reference/numerics.h).
+  * `sequential_f32`: d = fmaf(x * sx, y * sy, d) in k order from C (reference/numerics.h);
+  * NVFP4 with TransformerEngine's and torchao's single-level recipes (docs/quantization.md), the
+    tcgen05 kind::mxf4nvf4 block16 ue4m3 GST-FDPA chain (numerics.md b.5), the Hopper kernel with
+    16-element blocks, and the per-tensor scales' epilogue D = fma(alpha, acc, C).
 Inputs take the paths a user's would: A as a Fortran-order float64 file, B big-endian float32, C
 float32, K not a multiple of the block. Also checked: that a long run's row slices stitch together
 (rows of a 1100-row run equal runs on those rows alone), that the thread count does not change a
@@ -246,6 +249,157 @@ def check_mixed(tool, scratch):
     print(f"mixed: e4m3 x e2m1 (MXFP8 x MXFP4) exact, sm_100a and sequential_f32 agree on {M}x{N}x{K}")
 
 
+F32_MAX = np.float32(np.finfo(np.float32).max)
+
+
+def quantize_nvfp4(rows, recipe):
+    """NVFP4 (e2m1 elements, ue4m3 scales per 16, an fp32 per-tensor scale) as docs/quantization.md
+    states the two recipes, every fp32 operation in numpy float32 (IEEE, nearest even). rows: the K
+    f32 values of each row (A) or column (B); the global amax G runs over all of them. Returns per
+    row the element values (padded with zeros to whole blocks of 16) and the block scale values,
+    and the per-tensor decode scale (TE's S_dec, torchao's per-tensor scale; 1 single-level)."""
+    with np.errstate(over="ignore", divide="ignore"):
+        g = max(abs(np.float32(v)) for row in rows for v in row)
+        if recipe == "nvfp4_te":
+            s_enc = min(np.float32(2688) / g, F32_MAX) if g != 0 else np.float32(1)
+            s_enc = np.float32(1) if s_enc == 0 else s_enc
+            decode = np.float32(1) / s_enc
+            ratio = s_enc * (np.float32(1) / np.float32(6))
+        else:  # nvfp4_torchao (two-level) or nvfp4_torchao_single (P = 1)
+            decode = np.float32(g) / np.float32(2688) if recipe == "nvfp4_torchao" else np.float32(1)
+        out = []
+        for row in rows:
+            vals, scales = [], []
+            for b in range(0, len(row), 16):
+                blk = [np.float32(v) for v in row[b:b + 16]]
+                amax = max(abs(v) for v in blk)
+                if recipe == "nvfp4_te":
+                    scale = element_rne(Fraction(float(min(amax * ratio, F32_MAX))), E4M3)
+                    m = min(np.float32(1) / (np.float32(scale) * decode), F32_MAX)
+                    q = [np.float32(v) * m for v in blk]  # cvt.rn.satfinite.e2m1
+                    q = [element_rne(Fraction(float(x)), E2M1) if np.isfinite(x) else (E2M1[3] if x > 0 else -E2M1[3]) for x in q]
+                else:
+                    r = (amax / np.float32(6)) / decode
+                    scale = element_rne(Fraction(float(min(max(r, np.float32(2.0 ** -6)), np.float32(448)))), E4M3)
+                    m = (np.float32(1) / decode) / np.float32(scale)
+                    q = [element_rne(Fraction(float(min(max(np.float32(v) * m, np.float32(-6)), np.float32(6)))), E2M1) for v in blk]
+                vals.extend(q + [Fraction(0)] * (16 - len(q)))
+                scales.append(scale)
+            out.append((vals, scales))
+    return out, decode
+
+
+def nvfp4_oracle(a_rows, b_cols, c, alpha):
+    """exact, sm_100a (tcgen05 kind::mxf4nvf4 block16 ue4m3: the GST-FDPA chain of numerics.md b.5,
+    G = 16, F = 35, K = 64 per instruction, e_zero = -139), sm_90a (gpu/gemm.h: per 16-block one
+    wgmma k32 holding the block's 16 elements expanded to e4m3 and 16 zeros, T-FDPA F = 13 from +0,
+    RZ to e8m13, then acc = fma(sa * sb, partial, acc)) and sequential_f32. alpha: the fp32 product
+    of the two per-tensor scales. With alpha = 1 C starts the accumulator; otherwise the K loop
+    starts from +0 and D = fma(alpha, acc, C) (the epilogue)."""
+    M, N = len(a_rows), len(b_cols)
+    blocks = len(a_rows[0][1])
+    steps = (blocks + 3) // 4  # one instruction holds four 16-groups; the last is padded with zero groups
+    c_in_acc = alpha == 1
+
+    def epilogue(acc, cij):
+        return f32_bits(acc if c_in_acc else round_float(Fraction(float(alpha)) * acc + cij, 23, -126, "rne"))
+
+    exact, sm100, sm90, seq = {}, {}, {}, {}
+    for i in range(M):
+        av, asc = a_rows[i]
+        for j in range(N):
+            bv, bsc = b_cols[j]
+            start = c[i][j] if c_in_acc else Fraction(0)
+            total = start + sum(av[k] * bv[k] * asc[k // 16] * bsc[k // 16] for k in range(16 * blocks))
+            exact[i, j] = epilogue(round_float(total, 23, -126, "rne"), c[i][j])
+            d = start
+            for k in range(16 * blocks):  # d = fmaf(x * sx, y * sy, d); x * sx is exact in f32
+                d = round_float(av[k] * asc[k // 16] * bv[k] * bsc[k // 16] + d, 23, -126, "rne")
+            seq[i, j] = epilogue(d, c[i][j])
+            d = start
+            for step in range(steps):
+                terms = [sig_exp(d, -126) if d != 0 else (Fraction(0), -139)]
+                for g in range(4 * step, 4 * step + 4):
+                    if g >= blocks:
+                        terms.append((Fraction(0), -139))
+                        continue
+                    p = sum(av[k] * bv[k] for k in range(16 * g, 16 * g + 16))  # exact group sum
+                    all_zero = all(av[k] * bv[k] == 0 for k in range(16 * g, 16 * g + 16))
+                    if all_zero or asc[g] * bsc[g] == 0:
+                        terms.append((Fraction(0), -139))
+                        continue
+                    (sa, ea), (sb, eb) = sig_exp(asc[g], -6), sig_exp(bsc[g], -6)
+                    terms.append((p * sa * sb, ea + eb))  # the exponent from the scales alone
+                d = round_float(truncated_sum(terms, 35), 23, -126, "rz")
+            sm100[i, j] = epilogue(d, c[i][j])
+            acc = start
+            for g in range(blocks):
+                terms = [(Fraction(0), E_ZERO)] * 17  # the +0 accumulator and the zero half k = 16..31
+                for k in range(16 * g, 16 * g + 16):
+                    (sa, ea), (sb, eb) = sig_exp(av[k], -6), sig_exp(bv[k], -6)
+                    terms.append((sa * sb, ea + eb) if sa * sb != 0 else (Fraction(0), E_ZERO))
+                partial = round_float(truncated_sum(terms, 13), 13, -126, "rz")
+                acc = round_float(asc[g] * bsc[g] * partial + acc, 23, -126, "rne")  # FMUL exact: 4-bit significands
+            sm90[i, j] = epilogue(acc, c[i][j])
+    return exact, sm100, sm90, seq
+
+
+def check_nvfp4(tool, scratch):
+    """NVFP4 through both recipes: TE's two-level scaling (alpha != 1: the K loop from +0, C added
+    by the epilogue FFMA) and torchao's single level (alpha = 1: C starts the accumulator)."""
+    rng = np.random.default_rng(3)
+    M, N, K = 5, 4, 100  # 7 blocks of 16 (the last 4 wide), 2 tcgen05 K steps of 4 groups
+    # The first K step's blocks are small (2^-9..2^-5) and the second's large (2^2..2^5), on both
+    # sides, so the running sum that enters the second step lies more than 12 binades below the
+    # step's largest scale exponent and GST-FDPA truncates it (numerics.md b.5 step 6); C too.
+    a_mag = np.concatenate([rng.integers(-9, -4, (M, 4)), rng.integers(2, 6, (M, 3))], axis=1)
+    b_mag = np.concatenate([rng.integers(-9, -4, (4, N)), rng.integers(2, 6, (3, N))], axis=0)
+    a = rng.standard_normal((M, 112)) * np.repeat(2.0 ** a_mag, 16, axis=1)
+    b = rng.standard_normal((112, N)) * np.repeat(2.0 ** b_mag, 16, axis=0)
+    # Row 1 x column 1: block 4's products cancel to exactly 0 and hold A's and B's largest values
+    # (scales 448, alignment exponent 8 on each side); every other block is small (scales below
+    # 2^-5, exponent -6). The cancelled group keeps its scale exponent (b.5 step 5), 28 binades
+    # above the others, so their terms and the running sum are cut 2^(e_max - 35) low: the last bit
+    # of their 2^-20 grid, which the small result's f32 keeps. With C in the accumulator
+    # (single-level scaling), C falls below the cut.
+    a[1], b[:, 1] = rng.standard_normal(112) * 2.0 ** -7, rng.standard_normal(112) * 2.0 ** -7
+    a[1, 64:80], b[64:80, 1] = 0, 1000
+    a[1, 64:66] = 1000, -1000
+    a, b = a[:, :K].astype(np.float32), b[:K].astype(np.float32)
+    c = (rng.standard_normal((M, N)) * 2.0 ** rng.integers(-6, 8, (M, N))).astype(np.float32)
+    c[1, 1] = 0.7 * 2.0 ** -29  # small next to the product, so the epilogue keeps its low bits
+    for name, v in (("na", a), ("nb", b), ("nc", c)):
+        np.save(os.path.join(scratch, name + ".npy"), v)
+    differs = set()
+    for recipe in ("nvfp4_te", "nvfp4_torchao_single"):
+        out = os.path.join(scratch, recipe)
+        args = ["gemm", "--a", os.path.join(scratch, "na.npy"), "--b", os.path.join(scratch, "nb.npy"), "--c",
+                os.path.join(scratch, "nc.npy"), "--format", "nvfp4", "--recipe", recipe,
+                "--models", "sm_100a,sm_90a,sequential_f32", "--quiet"]
+        r = run(tool, args + ["--out", out])
+        assert r.returncode == 0, r.stderr
+        a_rows, a_decode = quantize_nvfp4([list(row) for row in a], recipe)
+        b_cols, b_decode = quantize_nvfp4([list(col) for col in b.T], recipe)
+        alpha = a_decode * b_decode  # fp32 FMUL
+        assert (alpha == 1) == (recipe == "nvfp4_torchao_single"), (recipe, alpha)
+        cf = [[Fraction(float(v)) for v in row] for row in c]
+        want = dict(zip(("exact", "sm_100a", "sm_90a", "sequential_f32"), nvfp4_oracle(a_rows, b_cols, cf, alpha)))
+        for name, expect in want.items():
+            bits = np.load(os.path.join(out, name + ".npy")).view(np.uint32)
+            bad = [(i, j, hex(int(bits[i, j])), hex(expect[i, j])) for i in range(M) for j in range(N)
+                   if int(bits[i, j]) != expect[i, j]]
+            assert not bad, f"{recipe} {name}: {len(bad)} of {M * N} outputs differ from the oracle, first {bad[:4]}"
+            if any(expect[key] != want["exact"][key] for key in expect):
+                differs.add(name)
+        r = run(tool, args + ["--json"])
+        assert r.returncode == 0, r.stderr
+        assert np.float32(json.loads(r.stdout)["tensor_scale_alpha"]) == alpha, (recipe, r.stdout[:400], alpha)
+    # The data must exercise what the models add: each differs from exact somewhere.
+    assert differs == {"sm_100a", "sm_90a", "sequential_f32"}, differs
+    print(f"nvfp4: recipes nvfp4_te (epilogue FFMA) and nvfp4_torchao_single (C in the accumulator): "
+          f"exact, sm_100a, sm_90a and sequential_f32 agree on {M}x{N}x{K}")
+
+
 def check_slices_and_threads(tool, scratch):
     """A run long enough to be computed in row slices equals runs on single slices' rows, and the
     thread count changes nothing."""
@@ -353,6 +507,7 @@ def main():
     os.makedirs(scratch, exist_ok=True)
     check_oracle(tool, scratch)
     check_mixed(tool, scratch)
+    check_nvfp4(tool, scratch)
     check_slices_and_threads(tool, scratch)
     check_errors(tool, scratch)
 
