@@ -9,6 +9,11 @@
 
 namespace blockscale::emulator::detail {
 
+// The path a GemmOptions::path request runs on (gemm.h GemmPath): automatic becomes
+// BLOCKSCALE_EMULATOR_PATH when set (read once), else the widest path this CPU has; an explicit
+// path this CPU lacks throws std::invalid_argument.
+GemmPath resolve_path(GemmPath requested);
+
 // Computes gemm(schedule, ops) on the fast path `path` (portable, avx2 or avx512, available on
 // this CPU) into d (M x N) and returns true; returns false, touching nothing, when the schedule is
 // outside the fast paths (gemm.h GemmPath). The operands have been validated by gemm().

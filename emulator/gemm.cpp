@@ -54,8 +54,31 @@ std::optional<GemmPath> parse_path(std::string_view v) {
   return std::nullopt;
 }
 
+}  // namespace
+
+bool gemm_path_available(GemmPath path) {
+  switch (path) {
+    case GemmPath::avx2: return fast::cpu_has_avx2();
+    case GemmPath::avx512: return fast::cpu_has_avx512();
+    default: return true;
+  }
+}
+
+std::string_view to_string(GemmPath path) {
+  switch (path) {
+    case GemmPath::automatic: return "auto";
+    case GemmPath::reference: return "reference";
+    case GemmPath::portable: return "portable";
+    case GemmPath::avx2: return "avx2";
+    case GemmPath::avx512: return "avx512";
+  }
+  return "?";
+}
+
+namespace detail {
+
 // GemmPath::automatic: BLOCKSCALE_EMULATOR_PATH when set (read once), else the widest available.
-GemmPath resolve(GemmPath requested) {
+GemmPath resolve_path(GemmPath requested) {
   if (requested == GemmPath::automatic) {
     static const GemmPath from_env = [] {
       const char* env = std::getenv("BLOCKSCALE_EMULATOR_PATH");
@@ -79,26 +102,7 @@ GemmPath resolve(GemmPath requested) {
   return requested;
 }
 
-}  // namespace
-
-bool gemm_path_available(GemmPath path) {
-  switch (path) {
-    case GemmPath::avx2: return fast::cpu_has_avx2();
-    case GemmPath::avx512: return fast::cpu_has_avx512();
-    default: return true;
-  }
-}
-
-std::string_view to_string(GemmPath path) {
-  switch (path) {
-    case GemmPath::automatic: return "auto";
-    case GemmPath::reference: return "reference";
-    case GemmPath::portable: return "portable";
-    case GemmPath::avx2: return "avx2";
-    case GemmPath::avx512: return "avx512";
-  }
-  return "?";
-}
+}  // namespace detail
 
 KernelSchedule KernelSchedule::chain(const Instruction& ins, CPlacement c) {
   KernelSchedule s;
@@ -222,7 +226,7 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
   ops.scale_a.check_codes("SFA");
   ops.scale_b.check_codes("SFB");
 
-  const GemmPath path = resolve(options.path);
+  const GemmPath path = detail::resolve_path(options.path);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
   const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
 #else
@@ -370,7 +374,7 @@ void tensor_scale_epilogue(std::uint32_t alpha, std::span<std::uint32_t> d, cons
     fail("tensor_scale_epilogue: C is " + dims(c) + " but there are " + std::to_string(d.size()) + " outputs");
   }
   const std::size_t N = c.empty() ? d.size() : c.cols(), M = N == 0 ? 0 : d.size() / N;
-  if (resolve(path) == GemmPath::reference) {
+  if (detail::resolve_path(path) == GemmPath::reference) {
     for (std::size_t i = 0; i < M; ++i)
       for (std::size_t j = 0; j < N; ++j) {
         std::uint32_t& x = d[i * N + j];

@@ -137,6 +137,19 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
 std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScaledTensor& a, const BlockScaledTensor& b,
                                 const CodeMatrix& c = {}, const GemmOptions& options = {});
 
+// mma_scaled's `exact` numerics (reference/numerics.h: the exact sum of the scaled products plus
+// C, rounded once to f32, nearest even) on quantized operands, as reference::mma_scaled computes
+// it (canonical NaN 0x7FC00000, the zero signs of exact_sum.h), and with NVFP4 per-tensor scales
+// the epilogue of gemm() above: the exact sum from +0, then D = fma(alpha, acc, C). `a` and `b` as
+// for gemm() above, of any element formats with one scale type and block size. The fast paths
+// compute it as a double GEMM in which every output whose operands' bit positions and norms prove
+// that no addition rounds (emulator/exact_gemm.cpp) is converted once; the rest (Inf elements,
+// outputs without that proof, zero sums with C = -0) goes to reference::mma_scaled, as every
+// output does with GemmPath::reference. `stats` counts outputs, not steps: exact (proved),
+// special (NaN rows or columns, infinite C), reference_outputs.
+std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockScaledTensor& b, const CodeMatrix& c = {},
+                                      const GemmOptions& options = {});
+
 // That epilogue on its own, for a K loop computed some other way (an exact reference, another
 // schedule) that should end the same: alpha = FMUL of the two tensors' decode scales; each
 // accumulator d (f32 bits, rows x c.cols() row-major, or any count without C) becomes

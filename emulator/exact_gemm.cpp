@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: Apache-2.0
+// exact_gemm (gemm.h): mma_scaled's `exact` numerics on quantized operands, computed as a GEMM in
+// double whose every output carries a proof that no operation of it rounded.
+//
+// Why a double GEMM can be exact. A scaled element x' = x * scale has at most 4 + 4 significant
+// bits (element and ue4m3 significands; e8m0 has 1) and a magnitude within 2^-145..2^145, so it is
+// exact in double, and so is every product x'y' (at most 16 bits, 2^-290..2^290: double normals).
+// Every product of output (i, j) is then an integer multiple of 2^(LA_i + LB_j), LA_i being the
+// lowest set bit among row i's nonzero scaled elements and LB_j column j's; C(i, j) is a multiple
+// of its own lowest bit. Let L(i, j) be the least of these. Any partial sum that a GEMM forms for
+// the output, in any order, blocked or split, with or without FMA, is a multiple of 2^L bounded in
+// magnitude by S = sum_k |x'_k y'_k| + |C|, so it is exactly representable whenever S < 2^(53 + L):
+// then no operation rounds and the double result is the exact sum. S is bounded without touching
+// the products: sum_k |x'_k y'_k| <= min(|x'|_1 |y'|_inf, |x'|_inf |y'|_1, |x'|_2 |y'|_2) (Hölder,
+// Cauchy-Schwarz), with the norms of each row and column computed once. The test asks for
+// 2^(52 + L), a factor of 2 above the norms' own rounding (relative error below K 2^-53). A proved
+// output's double is converted to float once, rounding to nearest even with subnormals and
+// overflow to Inf, which is what reference::ExactSum::round_to does with the exact sum (IEEE 754
+// §7.4). Being exact, the result depends on no summation order, thread count or SIMD width: the
+// three kernels below (portable, AVX2, AVX-512) differ only in speed.
+//
+// Outputs that are not proved, or not finite: a row or column with a NaN element or scale makes
+// every product of the output NaN, so the result is the reference's canonical NaN (exact_sum.h);
+// C = +-Inf with finite operands gives C; an exact zero sum is +0 unless C is -0 (exact_sum.h:
+// -0 only when every term is -0). Everything else (Inf elements, failed proofs, zero sums with
+// C = -0) is recomputed by reference::mma_scaled, one row at a time with only the columns needed.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "blockscale/emulator/gemm.h"
+#include "blockscale/reference/dtype.h"
+#include "blockscale/reference/mma_scaled.h"
+#include "blockscale/reference/operands.h"
+#include "fast_gemm.h"
+#include "fast_kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#include <omp.h>
+#endif
+
+namespace blockscale::emulator {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& m) { throw std::invalid_argument(m); }
+
+constexpr std::uint32_t kExactNaN = 0x7FC00000u;  // ExactSum::round_to's f32 NaN (exact_sum.h)
+constexpr int kNoBits = INT_MAX / 4;              // the lowest set bit of an all-zero row: none
+
+// Element and scale codes decoded the way the reference decodes them (reference::decompose).
+struct CodeTable {
+  std::array<double, 256> value{};
+  std::array<int, 256> lsb{};  // exponent of the lowest set bit; kNoBits for zero
+  std::array<bool, 256> nan{}, inf{};
+};
+
+CodeTable code_table(Format f, bool is_scale) {
+  CodeTable t;
+  const int codes = 1 << (info(f).exponent_bits + info(f).mantissa_bits + (info(f).is_signed ? 1 : 0));
+  for (int c = 0; c < 256; ++c) {
+    t.lsb[c] = kNoBits;
+    // Codes past the format's width do not occur in a BlockScaledTensor, except ue4m3's bit 7,
+    // which the decode ignores.
+    if (c >= codes && f != Format::float8_ue4m3) continue;
+    const Decomposed d = reference::decompose(reference::dtype_of(f), static_cast<std::uint64_t>(c));
+    switch (d.kind) {
+      case Decomposed::zero: t.value[c] = d.negative && !is_scale ? -0.0 : 0.0; break;
+      case Decomposed::finite:
+        t.value[c] = std::ldexp(static_cast<double>(d.sig), d.exp) * (d.negative && !is_scale ? -1.0 : 1.0);
+        t.lsb[c] = d.exp + std::countr_zero(d.sig);
+        break;
+      case Decomposed::infinite: t.inf[c] = true; break;
+      case Decomposed::nan: t.nan[c] = true; break;
+    }
+  }
+  return t;
+}
+
+// One operand side, decoded: the scaled elements and what the proof needs of each row.
+struct Side {
+  std::vector<double> values;  // A: [rows_padded][k]; B: strips of kStrip columns, [strip][k][kStrip]
+  std::vector<int> lsb;        // lowest set bit per row (kNoBits: all zero)
+  std::vector<double> l1, linf, l2;
+  std::vector<std::uint8_t> nan, inf;  // per row: a NaN / an Inf among its elements and scales
+};
+
+constexpr std::size_t kStrip = 16;  // B columns per packed strip (two 8-double vectors)
+
+// Decodes rows [0, rows) of a [rows][k] element matrix with its [rows][k_blocks] scales. For A
+// (strip = false) the values stay row-major with `row_pad` zero rows appended; for B (strip =
+// true) they are packed k-major into strips of kStrip columns, the last one zero-padded.
+Side decode_side(std::span<const std::uint8_t> elements, std::span<const std::uint8_t> scales, std::size_t rows,
+                 std::size_t k, std::size_t block, const CodeTable& et, const CodeTable& st, bool strip,
+                 std::size_t row_pad) {
+  Side s;
+  const std::size_t kb = k / block;
+  const std::size_t stored_rows = strip ? (rows + kStrip - 1) / kStrip * kStrip : rows + row_pad;
+  s.values.assign(stored_rows * k, 0.0);
+  s.lsb.assign(rows, kNoBits);
+  s.l1.assign(rows, 0.0);
+  s.linf.assign(rows, 0.0);
+  s.l2.assign(rows, 0.0);
+  s.nan.assign(rows, 0);
+  s.inf.assign(rows, 0);
+#pragma omp parallel for schedule(static) if (rows * k >= (1u << 18))
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::uint8_t* e = elements.data() + r * k;
+    const std::uint8_t* sc = scales.data() + r * kb;
+    double* out = strip ? s.values.data() + (r / kStrip) * k * kStrip + r % kStrip : s.values.data() + r * k;
+    const std::size_t stride = strip ? kStrip : 1;
+    int lsb = kNoBits;
+    double l1 = 0, linf = 0, l2 = 0;
+    bool nan = false, inf = false;
+    for (std::size_t b = 0; b < kb; ++b) {
+      const std::uint8_t scode = sc[b];
+      nan = nan || st.nan[scode];
+      const double scale = st.value[scode];
+      const int scale_lsb = st.lsb[scode];
+      for (std::size_t kk = b * block; kk < (b + 1) * block; ++kk) {
+        const std::uint8_t c = e[kk];
+        nan = nan || et.nan[c];
+        inf = inf || et.inf[c];
+        const double v = et.value[c] * scale;  // exact: at most 8 significant bits, in range
+        out[kk * stride] = v;
+        if (v != 0.0) lsb = std::min(lsb, et.lsb[c] + scale_lsb);
+        const double m = std::fabs(v);
+        l1 += m;
+        linf = std::max(linf, m);
+        l2 += m * m;
+      }
+    }
+    s.lsb[r] = lsb;
+    s.l1[r] = l1;
+    s.linf[r] = linf;
+    s.l2[r] = std::sqrt(l2);
+    s.nan[r] = nan;
+    s.inf[r] = inf && !nan;
+  }
+  return s;
+}
+
+// ---- The double GEMM: acc[M_pad][N_pad] += A'[M_pad][K] * B'[K][N_pad], by register tiles of
+// Rows x kStrip outputs, one kernel per ISA (the AVX-512 and AVX2 ones with FMA, which
+// -ffp-contract=off keeps out of plain C++). The order and fusion of the additions are irrelevant
+// to the result (see the top of the file).
+using TileFn = void (*)(const double* a, std::size_t lda, const double* b, std::size_t kc, double* acc,
+                        std::size_t ldc);
+
+template <std::size_t Rows>
+void tile_portable(const double* a, std::size_t lda, const double* b, std::size_t kc, double* acc, std::size_t ldc) {
+  double t[Rows][kStrip];
+  for (std::size_t r = 0; r < Rows; ++r)
+    for (std::size_t j = 0; j < kStrip; ++j) t[r][j] = acc[r * ldc + j];
+  for (std::size_t k = 0; k < kc; ++k) {
+    for (std::size_t r = 0; r < Rows; ++r) {
+      const double x = a[r * lda + k];
+      for (std::size_t j = 0; j < kStrip; ++j) t[r][j] += x * b[k * kStrip + j];
+    }
+  }
+  for (std::size_t r = 0; r < Rows; ++r)
+    for (std::size_t j = 0; j < kStrip; ++j) acc[r * ldc + j] = t[r][j];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// 2 rows x 4 ymm accumulators (8 of 16 registers), 4 for B's strip, one broadcast.
+__attribute__((target("avx2,fma"))) void tile_avx2(const double* a, std::size_t lda, const double* b, std::size_t kc,
+                                                  double* acc, std::size_t ldc) {
+  constexpr std::size_t Rows = 2, V = kStrip / 4;
+  __m256d t[Rows][V];
+  for (std::size_t r = 0; r < Rows; ++r)
+    for (std::size_t v = 0; v < V; ++v) t[r][v] = _mm256_loadu_pd(acc + r * ldc + 4 * v);
+  for (std::size_t k = 0; k < kc; ++k) {
+    __m256d bv[V];
+    for (std::size_t v = 0; v < V; ++v) bv[v] = _mm256_loadu_pd(b + k * kStrip + 4 * v);
+    for (std::size_t r = 0; r < Rows; ++r) {
+      const __m256d x = _mm256_broadcast_sd(a + r * lda + k);
+      for (std::size_t v = 0; v < V; ++v) t[r][v] = _mm256_fmadd_pd(x, bv[v], t[r][v]);
+    }
+  }
+  for (std::size_t r = 0; r < Rows; ++r)
+    for (std::size_t v = 0; v < V; ++v) _mm256_storeu_pd(acc + r * ldc + 4 * v, t[r][v]);
+}
+
+// 6 rows x 2 zmm accumulators (12 of 32 registers), 2 for B's strip, one broadcast.
+__attribute__((target("avx512f"))) void tile_avx512(const double* a, std::size_t lda, const double* b, std::size_t kc,
+                                                   double* acc, std::size_t ldc) {
+  constexpr std::size_t Rows = 6;
+  __m512d lo[Rows], hi[Rows];
+  for (std::size_t r = 0; r < Rows; ++r) {
+    lo[r] = _mm512_loadu_pd(acc + r * ldc);
+    hi[r] = _mm512_loadu_pd(acc + r * ldc + 8);
+  }
+  for (std::size_t k = 0; k < kc; ++k) {
+    const __m512d b0 = _mm512_loadu_pd(b + k * kStrip), b1 = _mm512_loadu_pd(b + k * kStrip + 8);
+    for (std::size_t r = 0; r < Rows; ++r) {
+      const __m512d x = _mm512_set1_pd(a[r * lda + k]);
+      lo[r] = _mm512_fmadd_pd(x, b0, lo[r]);
+      hi[r] = _mm512_fmadd_pd(x, b1, hi[r]);
+    }
+  }
+  for (std::size_t r = 0; r < Rows; ++r) {
+    _mm512_storeu_pd(acc + r * ldc, lo[r]);
+    _mm512_storeu_pd(acc + r * ldc + 8, hi[r]);
+  }
+}
+#endif
+
+// Cache blocking: a task is kBlockRows rows of A times kStripsPerTask strips of B, walked in K
+// chunks of kChunk so that a strip's chunk (kChunk x 16 doubles, 16 KiB) stays in L1 while the
+// task's rows pass over it, and the rows' chunk (60 x kChunk doubles, 60 KiB) in L2.
+// kBlockRows is a multiple of every tile's row count (kRowPad below).
+constexpr std::size_t kBlockRows = 60, kStripsPerTask = 4, kChunk = 128;
+
+// A's rows are padded to a multiple of kRowPad, the lcm of the tiles' row counts (6 and 2).
+constexpr std::size_t kRowPad = 6;
+static_assert(kBlockRows % kRowPad == 0);
+
+struct GemmShape {
+  std::size_t rows_padded, k, strips;
+};
+
+struct Kernel {
+  TileFn tile;
+  std::size_t rows;
+};
+
+Kernel kernel_for(GemmPath path) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (path == GemmPath::avx512) return {&tile_avx512, 6};
+  if (path == GemmPath::avx2) return {&tile_avx2, 2};
+#endif
+  (void)path;
+  return {&tile_portable<2>, 2};
+}
+
+void run_task(const Kernel& kernel, const double* a, const double* b, double* acc, const GemmShape& g, std::size_t task) {
+  const std::size_t row_blocks = (g.rows_padded + kBlockRows - 1) / kBlockRows;
+  const std::size_t r0 = (task % row_blocks) * kBlockRows, r1 = std::min(g.rows_padded, r0 + kBlockRows);
+  const std::size_t s0 = (task / row_blocks) * kStripsPerTask, s1 = std::min(g.strips, s0 + kStripsPerTask);
+  const std::size_t ldc = g.strips * kStrip;
+  for (std::size_t k0 = 0; k0 < g.k; k0 += kChunk) {
+    const std::size_t kc = std::min(kChunk, g.k - k0);
+    for (std::size_t s = s0; s < s1; ++s) {
+      const double* bs = b + s * g.k * kStrip + k0 * kStrip;
+      for (std::size_t r = r0; r < r1; r += kernel.rows) kernel.tile(a + r * g.k + k0, g.k, bs, kc, acc + r * ldc + s * kStrip, ldc);
+    }
+  }
+}
+
+int f32_lsb(std::uint32_t bits) {  // lowest set bit of a finite nonzero f32
+  const std::uint32_t field = (bits >> 23) & 0xFFu, man = bits & 0x7FFFFFu;
+  const std::uint32_t sig = field == 0 ? man : man | 0x800000u;
+  return (field == 0 ? -149 : static_cast<int>(field) - 150) + std::countr_zero(sig);
+}
+
+// 2^e as a double for e in the normal range, +Inf for kNoBits (no bits: no limit).
+double power_of_two(int e) {
+  if (e >= kNoBits / 2) return INFINITY;
+  return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+}
+
+// reference::mma_scaled (exact, nearest even) for the listed rows and columns of D (M x N
+// row-major), which receives them.
+void reference_outputs(std::span<const std::uint8_t> ea, std::span<const std::uint8_t> sa,
+                       std::span<const std::uint8_t> eb, std::span<const std::uint8_t> sb, const BlockFormat& fa,
+                       const BlockFormat& fb, std::size_t K, const std::vector<std::size_t>& rows,
+                       const std::vector<std::size_t>& cols, const CodeMatrix& c, std::size_t N, std::uint32_t* d) {
+  using reference::DType;
+  using reference::Tensor;
+  const std::size_t kb = K / static_cast<std::size_t>(fa.block_size), m = rows.size(), n = cols.size();
+  std::vector<std::uint64_t> x(m * K), xs(m * kb), y(K * n), ys(kb * n), acc(m * n, 0);
+  for (std::size_t ii = 0; ii < m; ++ii) {
+    std::copy_n(ea.data() + rows[ii] * K, K, x.data() + ii * K);
+    std::copy_n(sa.data() + rows[ii] * kb, kb, xs.data() + ii * kb);
+  }
+  for (std::size_t jj = 0; jj < n; ++jj) {
+    const std::size_t j = cols[jj];
+    for (std::size_t k = 0; k < K; ++k) y[k * n + jj] = eb[j * K + k];
+    for (std::size_t b = 0; b < kb; ++b) ys[b * n + jj] = sb[j * kb + b];
+  }
+  if (!c.empty()) {
+    for (std::size_t ii = 0; ii < m; ++ii)
+      for (std::size_t jj = 0; jj < n; ++jj) acc[ii * n + jj] = c.word(rows[ii], cols[jj]);
+  }
+  const auto m64 = static_cast<std::int64_t>(m), k64 = static_cast<std::int64_t>(K);
+  const auto kb64 = static_cast<std::int64_t>(kb), n64 = static_cast<std::int64_t>(n);
+  reference::ScaledMmaOptions options;
+  options.numerics = reference::Numerics::exact();
+  // fp6 operands and mixed element types are the kind::mxf8f6f4 extension of cuda.tile's table.
+  options.hardware_extensions = true;
+  const Tensor r = reference::mma_scaled(Tensor(reference::dtype_of(fa.element), {m64, k64}, std::move(x)),
+                                         Tensor(reference::dtype_of(fa.scale), {m64, kb64}, std::move(xs)),
+                                         Tensor(reference::dtype_of(fb.element), {k64, n64}, std::move(y)),
+                                         Tensor(reference::dtype_of(fb.scale), {kb64, n64}, std::move(ys)),
+                                         Tensor(DType::float32, {m64, n64}, std::move(acc)), options);
+  for (std::size_t ii = 0; ii < m; ++ii)
+    for (std::size_t jj = 0; jj < n; ++jj) d[rows[ii] * N + cols[jj]] = static_cast<std::uint32_t>(r.codes()[ii * n + jj]);
+}
+
+// One batch matrix: D (M x N f32 bits) of the exact numerics with C (or +0).
+void exact_batch(std::span<const std::uint8_t> ea, std::span<const std::uint8_t> sa, std::span<const std::uint8_t> eb,
+                 std::span<const std::uint8_t> sb, const BlockFormat& fa, const BlockFormat& fb, std::size_t M,
+                 std::size_t N, std::size_t K, const CodeMatrix& c, GemmPath path, int threads, GemmPathStats& stats,
+                 std::uint32_t* d) {
+  const CodeTable eta = code_table(fa.element, false), etb = code_table(fb.element, false);
+  const CodeTable sta = code_table(fa.scale, true), stb = code_table(fb.scale, true);
+  const std::size_t block = static_cast<std::size_t>(fa.block_size);
+  const std::size_t rows_padded = (M + kRowPad - 1) / kRowPad * kRowPad;
+  const Side A = decode_side(ea, sa, M, K, block, eta, sta, false, rows_padded - M);
+  const Side B = decode_side(eb, sb, N, K, block, etb, stb, true, 0);
+  const GemmShape g{rows_padded, K, (N + kStrip - 1) / kStrip};
+  const std::size_t ldc = g.strips * kStrip;
+  std::vector<double> acc(rows_padded * ldc, 0.0);
+  if (!c.empty()) {
+    for (std::size_t i = 0; i < M; ++i)
+      for (std::size_t j = 0; j < N; ++j) {
+        const std::uint32_t w = c.word(i, j);
+        // A non-finite C is not summed (its outputs are settled below); a finite one is exact.
+        if ((w & 0x7F800000u) != 0x7F800000u) acc[i * ldc + j] = static_cast<double>(fast::as_float(w));
+      }
+  }
+  const Kernel kernel = kernel_for(path);
+  const std::size_t tasks = (rows_padded + kBlockRows - 1) / kBlockRows * ((g.strips + kStripsPerTask - 1) / kStripsPerTask);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (std::size_t t = 0; t < tasks; ++t) run_task(kernel, A.values.data(), B.values.data(), acc.data(), g, t);
+
+  // Per output: the proof, the one rounding, and the outputs settled without it. The proof's
+  // 2^(52 + LA_i + LB_j) is the product of a row's and a column's power of two (exact: LA and LB
+  // lie within -143..143 for these formats and scales, so the product is a double normal).
+  std::vector<double> limit_a(M), limit_b(N);
+  for (std::size_t i = 0; i < M; ++i) limit_a[i] = power_of_two(A.lsb[i] == kNoBits ? kNoBits : 52 + A.lsb[i]);
+  for (std::size_t j = 0; j < N; ++j) limit_b[j] = power_of_two(B.lsb[j]);
+  std::vector<std::vector<std::size_t>> fallback(M);
+  std::uint64_t proved = 0, special = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : proved, special)
+  for (std::size_t i = 0; i < M; ++i) {
+    const fast::IeeeEnvironment ieee;  // RNE, subnormals kept: the conversion below relies on it
+    for (std::size_t j = 0; j < N; ++j) {
+      const std::uint32_t cw = c.empty() ? 0u : c.word(i, j);
+      std::uint32_t& out = d[i * N + j];
+      if (A.nan[i] || B.nan[j] || ((cw & 0x7FFFFFFFu) > 0x7F800000u)) {
+        out = kExactNaN;
+        ++special;
+        continue;
+      }
+      if (A.inf[i] || B.inf[j]) {
+        fallback[i].push_back(j);
+        continue;
+      }
+      if ((cw & 0x7FFFFFFFu) == 0x7F800000u) {  // C = +-Inf plus a finite sum
+        out = cw;
+        ++special;
+        continue;
+      }
+      double limit = limit_a[i] * limit_b[j];  // 2^(52 + L); Inf when a side has no bits
+      if ((cw & 0x7FFFFFFFu) != 0) limit = std::min(limit, power_of_two(52 + f32_lsb(cw)));
+      const double products = std::min({A.l1[i] * B.linf[j], A.linf[i] * B.l1[j], A.l2[i] * B.l2[j]});
+      const double bound = products + std::fabs(static_cast<double>(fast::as_float(cw)));
+      const double v = acc[i * ldc + j];
+      if (!(bound < limit)) {
+        fallback[i].push_back(j);
+        continue;
+      }
+      if (v == 0.0) {
+        if (cw == 0x80000000u) {  // -0 only if every product is -0 too: the reference decides
+          fallback[i].push_back(j);
+          continue;
+        }
+        out = 0u;  // an exact zero sum with a +0 (or nonzero) term: +0 (exact_sum.h, §6.3)
+        ++proved;
+        continue;
+      }
+      out = fast::as_bits(static_cast<float>(v));  // the one rounding: nearest even
+      ++proved;
+    }
+  }
+  std::uint64_t recomputed = 0;
+  for (std::size_t i = 0; i < M; ++i) {
+    if (fallback[i].empty()) continue;
+    reference_outputs(ea, sa, eb, sb, fa, fb, K, {i}, fallback[i], c, N, d);
+    recomputed += fallback[i].size();
+  }
+  stats.exact += proved;
+  stats.special += special;
+  stats.reference_outputs += recomputed;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockScaledTensor& b, const CodeMatrix& c,
+                                      const GemmOptions& options) {
+  const BlockScaledDesc& da = a.desc();
+  const BlockScaledDesc& db = b.desc();
+  if (da.format.scale != db.format.scale || da.format.block_size != db.format.block_size) {
+    fail("exact_gemm: A (" + to_string(da.format) + ") and B (" + to_string(db.format) +
+         ") must share the scale type and the block size");
+  }
+  if (da.k() != db.k()) fail("exact_gemm: A has K=" + std::to_string(da.k()) + " but B has K=" + std::to_string(db.k()));
+  if (da.batch() != db.batch()) {
+    fail("exact_gemm: A has batch " + std::to_string(da.batch()) + " but B has batch " + std::to_string(db.batch()));
+  }
+  const auto M = static_cast<std::size_t>(da.rows()), N = static_cast<std::size_t>(db.rows());
+  const auto K = static_cast<std::size_t>(da.k_stored()), kb = static_cast<std::size_t>(da.k_blocks());
+  if (!c.empty() && c.format() != Format::float32) fail("exact_gemm: C must hold f32 codes");
+  if (!c.empty() && (c.rows() != M || c.cols() != N)) {
+    fail("exact_gemm: C must be " + std::to_string(M) + " x " + std::to_string(N) + ", got " +
+         std::to_string(c.rows()) + " x " + std::to_string(c.cols()));
+  }
+  const std::uint32_t alpha = tensor_scale_alpha(a, b);
+  const bool scaled_epilogue = alpha != 0x3F800000u;  // the K loop from +0, C in the epilogue
+  const GemmPath path = detail::resolve_path(options.path);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
+#else
+  const int threads = 1;
+#endif
+  GemmPathStats stats;
+  std::vector<std::uint32_t> d(static_cast<std::size_t>(da.batch()) * M * N);
+  const std::vector<std::uint8_t> ea = a.element_codes(), eb = b.element_codes();
+  const std::vector<std::uint8_t> sa = a.scale_codes(), sb = b.scale_codes();
+  for (std::size_t batch = 0; batch < static_cast<std::size_t>(da.batch()); ++batch) {
+    const auto ea_b = std::span(ea).subspan(batch * M * K, M * K), eb_b = std::span(eb).subspan(batch * N * K, N * K);
+    const auto sa_b = std::span(sa).subspan(batch * M * kb, M * kb), sb_b = std::span(sb).subspan(batch * N * kb, N * kb);
+    const std::span<std::uint32_t> part(d.data() + batch * M * N, M * N);
+    const CodeMatrix& c_loop = scaled_epilogue ? CodeMatrix() : c;
+    if (path == GemmPath::reference) {
+      std::vector<std::size_t> rows(M), cols(N);
+      for (std::size_t i = 0; i < M; ++i) rows[i] = i;
+      for (std::size_t j = 0; j < N; ++j) cols[j] = j;
+      if (M > 0 && N > 0) reference_outputs(ea_b, sa_b, eb_b, sb_b, da.format, db.format, K, rows, cols, c_loop, N, part.data());
+      stats.reference_outputs += M * N;
+    } else {
+      exact_batch(ea_b, sa_b, eb_b, sb_b, da.format, db.format, M, N, K, c_loop, path, threads, stats, part.data());
+    }
+    tensor_scale_epilogue(alpha, part, c, options.path);
+  }
+  if (options.stats != nullptr) *options.stats = stats;
+  return d;
+}
+
+}  // namespace blockscale::emulator
