@@ -9,9 +9,13 @@
 //   nvfp4/<data>    tcgen05 kind::mxf4nvf4.block16 e2m1 x e2m1 ue4m3, plain chain, with the NVFP4
 //                   per-tensor scales applied in the epilogue (NVFP4 GEMM);
 //   hopper/<data>   sm_90a wgmma e4m3 x e4m3, promotion every 4 instructions (fp32 scales per 128);
+//   exact/<format>/<data>  mma_scaled's `exact` numerics (emulator::exact_gemm: the proved double
+//                   GEMM) on MXFP8 or NVFP4 operands; exact_share there is the share of outputs
+//                   proved (the rest: NaN / Inf settled, or the reference engine);
 //   eigen           Eigen fp32 GEMM (this binary is compiled for the build machine's ISA, so Eigen
 //                   uses its widest SIMD: AVX-512 FMA on the reference machine);
-//   reference/...   the reference engine (GemmPath::reference) on a smaller shape.
+//   reference/...   the reference engine (GemmPath::reference) on a smaller shape (for exact/:
+//                   reference::mma_scaled, which exact_gemm computes as a whole with that path).
 // Data: gaussian (per-row magnitudes 2^-8 .. 2^8) and heavy (Student-t, 2 degrees of freedom)
 // quantized with RCEIL (MX) or the TransformerEngine NVFP4 recipe through blockscale::quantize;
 // bits: uniformly random codes for elements and scales (NaN codes included: they are the NaN
@@ -172,6 +176,21 @@ void block_scaled(benchmark::State& state, BlockFormat bf, Data data, GemmPath p
   measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, a, b, {}, options)); }, &stats);
 }
 
+// mma_scaled's exact numerics (emulator::exact_gemm).
+void exact(benchmark::State& state, BlockFormat bf, Data data, GemmPath path) {
+  const Shape s = shape(state);
+  QuantizeOptions o;
+  if (bf == block_formats::nvfp4) o = recipes::nvfp4_transformer_engine();
+  const BlockScaledTensor a = quantize(values(s.M, s.K, 1, data), {s.M, s.K}, KAxis::last, bf, o);
+  const BlockScaledTensor b = quantize(values(s.N, s.K, 2, data), {s.N, s.K}, KAxis::last, bf, o);
+  GemmPathStats stats;
+  const GemmOptions options{s.threads, path, &stats};
+  measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(exact_gemm(a, b, {}, options)); });
+  // exact_gemm counts outputs: proved ones as `exact`, the others as the complement.
+  const double outputs = static_cast<double>(stats.exact + stats.special + stats.reference_outputs);
+  state.counters["exact_share"] = outputs > 0 ? static_cast<double>(stats.exact) / outputs : 0;
+}
+
 // Hopper wgmma e4m3 with promotion every 4 instructions (fp32 scales per 128 along K).
 void hopper(benchmark::State& state, Data data, GemmPath path) {
   const Shape s = shape(state);
@@ -241,12 +260,20 @@ void register_all() {
     benchmark::RegisterBenchmark(("nvfp4/" + n).c_str(), block_scaled, block_formats::nvfp4, d, GemmPath::automatic)->Apply(big);
     benchmark::RegisterBenchmark(("hopper/" + n).c_str(), hopper, d, GemmPath::automatic)->Apply(big);
   }
+  for (const auto& [name, d] : data) {
+    if (d == Data::bits) continue;
+    const std::string n(name);
+    benchmark::RegisterBenchmark(("exact/mxfp8/" + n).c_str(), exact, block_formats::mxfp8_e4m3, d, GemmPath::automatic)->Apply(big);
+    benchmark::RegisterBenchmark(("exact/nvfp4/" + n).c_str(), exact, block_formats::nvfp4, d, GemmPath::automatic)->Apply(big);
+  }
   benchmark::RegisterBenchmark("eigen", eigen_fp32)->Apply(big);
   benchmark::RegisterBenchmark("reference/mxfp8/gaussian", block_scaled, block_formats::mxfp8_e4m3, Data::gaussian, GemmPath::reference)
       ->Apply(small);
   benchmark::RegisterBenchmark("reference/nvfp4/gaussian", block_scaled, block_formats::nvfp4, Data::gaussian, GemmPath::reference)
       ->Apply(small);
   benchmark::RegisterBenchmark("reference/hopper/gaussian", hopper, Data::gaussian, GemmPath::reference)->Apply(small);
+  benchmark::RegisterBenchmark("reference/exact/mxfp8/gaussian", exact, block_formats::mxfp8_e4m3, Data::gaussian, GemmPath::reference)
+      ->Apply(small);
   benchmark::RegisterBenchmark("eigen", eigen_fp32)->Apply(small);
 }
 
