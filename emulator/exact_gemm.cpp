@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -61,10 +62,11 @@ constexpr std::uint32_t kExactNaN = 0x7FC00000u;  // ExactSum::round_to's f32 Na
 constexpr int kNoBits = INT_MAX / 4;              // the lowest set bit of an all-zero row: none
 
 // Element and scale codes decoded the way the reference decodes them (reference::decompose).
+constexpr std::uint8_t kNaN = 1, kInf = 2;
 struct CodeTable {
   std::array<double, 256> value{};
-  std::array<int, 256> lsb{};  // exponent of the lowest set bit; kNoBits for zero
-  std::array<bool, 256> nan{}, inf{};
+  std::array<int, 256> lsb{};           // exponent of the lowest set bit; kNoBits for zero (and NaN, Inf)
+  std::array<std::uint8_t, 256> flags{};  // kNaN, kInf
 };
 
 CodeTable code_table(Format f, bool is_scale) {
@@ -82,8 +84,8 @@ CodeTable code_table(Format f, bool is_scale) {
         t.value[c] = std::ldexp(static_cast<double>(d.sig), d.exp) * (d.negative && !is_scale ? -1.0 : 1.0);
         t.lsb[c] = d.exp + std::countr_zero(d.sig);
         break;
-      case Decomposed::infinite: t.inf[c] = true; break;
-      case Decomposed::nan: t.nan[c] = true; break;
+      case Decomposed::infinite: t.flags[c] = kInf; break;
+      case Decomposed::nan: t.flags[c] = kNaN; break;
     }
   }
   return t;
@@ -91,24 +93,28 @@ CodeTable code_table(Format f, bool is_scale) {
 
 // One operand side, decoded: the scaled elements and what the proof needs of each row.
 struct Side {
-  std::vector<double> values;  // A: [rows_padded][k]; B: strips of kStrip columns, [strip][k][kStrip]
-  std::vector<int> lsb;        // lowest set bit per row (kNoBits: all zero)
+  std::unique_ptr<double[]> values;  // A: [rows_padded][k]; B: strips of kStrip columns, [strip][k][kStrip]
+  std::vector<int> lsb;              // lowest set bit per row (kNoBits: all zero)
   std::vector<double> l1, linf, l2;
   std::vector<std::uint8_t> nan, inf;  // per row: a NaN / an Inf among its elements and scales
 };
 
 constexpr std::size_t kStrip = 16;  // B columns per packed strip (two 8-double vectors)
 
-// Decodes rows [0, rows) of a [rows][k] element matrix with its [rows][k_blocks] scales. For A
-// (strip = false) the values stay row-major with `row_pad` zero rows appended; for B (strip =
-// true) they are packed k-major into strips of kStrip columns, the last one zero-padded.
+// Decodes rows [0, rows) of a [rows][k] element matrix with its [rows][k_blocks] scales, kStrip rows
+// at a time (so that each row's sums are their own dependency chain and B's strips are written in
+// whole k-rows). For A (strip = false) the values stay row-major with `row_pad` zero rows appended;
+// for B (strip = true) they are packed k-major into strips of kStrip columns, the last one
+// zero-padded. The norms are rounded sums: the proof allows for that (top of the file).
 Side decode_side(std::span<const std::uint8_t> elements, std::span<const std::uint8_t> scales, std::size_t rows,
                  std::size_t k, std::size_t block, const CodeTable& et, const CodeTable& st, bool strip,
                  std::size_t row_pad) {
+  constexpr std::size_t G = kStrip;
   Side s;
-  const std::size_t kb = k / block;
-  const std::size_t stored_rows = strip ? (rows + kStrip - 1) / kStrip * kStrip : rows + row_pad;
-  s.values.assign(stored_rows * k, 0.0);
+  const std::size_t kb = k / block, groups = (rows + G - 1) / G;
+  const std::size_t stored_rows = strip ? groups * G : rows + row_pad;
+  s.values = std::make_unique_for_overwrite<double[]>(stored_rows * k);
+  if (!strip) std::fill_n(s.values.get() + rows * k, row_pad * k, 0.0);
   s.lsb.assign(rows, kNoBits);
   s.l1.assign(rows, 0.0);
   s.linf.assign(rows, 0.0);
@@ -116,38 +122,45 @@ Side decode_side(std::span<const std::uint8_t> elements, std::span<const std::ui
   s.nan.assign(rows, 0);
   s.inf.assign(rows, 0);
 #pragma omp parallel for schedule(static) if (rows * k >= (1u << 18))
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::uint8_t* e = elements.data() + r * k;
-    const std::uint8_t* sc = scales.data() + r * kb;
-    double* out = strip ? s.values.data() + (r / kStrip) * k * kStrip + r % kStrip : s.values.data() + r * k;
-    const std::size_t stride = strip ? kStrip : 1;
-    int lsb = kNoBits;
-    double l1 = 0, linf = 0, l2 = 0;
-    bool nan = false, inf = false;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t r0 = g * G, n = std::min(G, rows - r0);
+    double l1[G] = {}, l2[G] = {}, linf[G] = {}, scale[G] = {};
+    int lsb[G], scale_lsb[G];
+    std::uint8_t flags[G] = {};
+    std::fill_n(lsb, G, kNoBits);
+    double* strip_out = s.values.get() + g * k * G;
     for (std::size_t b = 0; b < kb; ++b) {
-      const std::uint8_t scode = sc[b];
-      nan = nan || st.nan[scode];
-      const double scale = st.value[scode];
-      const int scale_lsb = st.lsb[scode];
+      for (std::size_t r = 0; r < n; ++r) {
+        const std::uint8_t code = scales[(r0 + r) * kb + b];
+        flags[r] |= st.flags[code];
+        scale[r] = st.value[code];
+        scale_lsb[r] = st.lsb[code];
+      }
       for (std::size_t kk = b * block; kk < (b + 1) * block; ++kk) {
-        const std::uint8_t c = e[kk];
-        nan = nan || et.nan[c];
-        inf = inf || et.inf[c];
-        const double v = et.value[c] * scale;  // exact: at most 8 significant bits, in range
-        out[kk * stride] = v;
-        if (v != 0.0) lsb = std::min(lsb, et.lsb[c] + scale_lsb);
-        const double m = std::fabs(v);
-        l1 += m;
-        linf = std::max(linf, m);
-        l2 += m * m;
+        for (std::size_t r = 0; r < n; ++r) {
+          const std::uint8_t c = elements[(r0 + r) * k + kk];
+          flags[r] |= et.flags[c];
+          const double v = et.value[c] * scale[r];  // exact: at most 8 significant bits, in range
+          if (strip) strip_out[kk * G + r] = v;
+          else s.values[(r0 + r) * k + kk] = v;
+          // A zero element or scale has kNoBits, so the sum stays >= kNoBits - 200: "no bits".
+          lsb[r] = std::min(lsb[r], et.lsb[c] + scale_lsb[r]);
+          const double m = std::fabs(v);
+          l1[r] += m;
+          l2[r] += m * m;
+          linf[r] = std::max(linf[r], m);
+        }
+        if (strip) std::fill(strip_out + kk * G + n, strip_out + kk * G + G, 0.0);
       }
     }
-    s.lsb[r] = lsb;
-    s.l1[r] = l1;
-    s.linf[r] = linf;
-    s.l2[r] = std::sqrt(l2);
-    s.nan[r] = nan;
-    s.inf[r] = inf && !nan;
+    for (std::size_t r = 0; r < n; ++r) {
+      s.lsb[r0 + r] = lsb[r] >= kNoBits / 2 ? kNoBits : lsb[r];
+      s.l1[r0 + r] = l1[r];
+      s.linf[r0 + r] = linf[r];
+      s.l2[r0 + r] = std::sqrt(l2[r]);
+      s.nan[r0 + r] = (flags[r] & kNaN) != 0;
+      s.inf[r0 + r] = flags[r] == kInf;  // an Inf and no NaN
+    }
   }
   return s;
 }
@@ -220,9 +233,10 @@ __attribute__((target("avx512f"))) void tile_avx512(const double* a, std::size_t
 
 // Cache blocking: a task is kBlockRows rows of A times kStripsPerTask strips of B, walked in K
 // chunks of kChunk so that a strip's chunk (kChunk x 16 doubles, 16 KiB) stays in L1 while the
-// task's rows pass over it, and the rows' chunk (60 x kChunk doubles, 60 KiB) in L2.
+// task's rows pass over it, and the rows' chunk (30 x kChunk doubles, 30 KiB) in L1/L2. Tasks
+// are small so that a skinny problem (256 x 256 x 8192: 72 tasks) still spreads over 16 threads.
 // kBlockRows is a multiple of every tile's row count (kRowPad below).
-constexpr std::size_t kBlockRows = 60, kStripsPerTask = 4, kChunk = 128;
+constexpr std::size_t kBlockRows = 30, kStripsPerTask = 2, kChunk = 128;
 
 // A's rows are padded to a multiple of kRowPad, the lcm of the tiles' row counts (6 and 2).
 constexpr std::size_t kRowPad = 6;
@@ -335,7 +349,7 @@ void exact_batch(std::span<const std::uint8_t> ea, std::span<const std::uint8_t>
   const Kernel kernel = kernel_for(path);
   const std::size_t tasks = (rows_padded + kBlockRows - 1) / kBlockRows * ((g.strips + kStripsPerTask - 1) / kStripsPerTask);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::size_t t = 0; t < tasks; ++t) run_task(kernel, A.values.data(), B.values.data(), acc.data(), g, t);
+  for (std::size_t t = 0; t < tasks; ++t) run_task(kernel, A.values.get(), B.values.get(), acc.data(), g, t);
 
   // Per output: the proof, the one rounding, and the outputs settled without it. The proof's
   // 2^(52 + LA_i + LB_j) is the product of a row's and a column's power of two (exact: LA and LB
