@@ -48,10 +48,6 @@
 #include <immintrin.h>
 #endif
 
-#if defined(BLOCKSCALE_HAVE_OPENMP)
-#include <omp.h>
-#endif
-
 namespace blockscale::emulator {
 
 namespace {
@@ -436,11 +432,7 @@ std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockSca
   const std::uint32_t alpha = tensor_scale_alpha(a, b);
   const bool scaled_epilogue = alpha != 0x3F800000u;  // the K loop from +0, C in the epilogue
   const GemmPath path = detail::resolve_path(options.path);
-#if defined(BLOCKSCALE_HAVE_OPENMP)
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-#else
-  const int threads = 1;
-#endif
+  const int threads = detail::resolve_threads(options.threads);
   GemmPathStats stats;
   std::vector<std::uint32_t> d(static_cast<std::size_t>(da.batch()) * M * N);
   const std::vector<std::uint8_t> ea = a.element_codes(), eb = b.element_codes();

@@ -13,6 +13,8 @@ namespace blockscale::emulator::detail {
 // BLOCKSCALE_EMULATOR_PATH when set (read once), else the widest path this CPU has; an explicit
 // path this CPU lacks throws std::invalid_argument.
 GemmPath resolve_path(GemmPath requested);
+// GemmOptions::threads: the OpenMP default for 0 (1 without OpenMP).
+int resolve_threads(int requested);
 
 // Computes gemm(schedule, ops) on the fast path `path` (portable, avx2 or avx512, available on
 // this CPU) into d (M x N) and returns true; returns false, touching nothing, when the schedule is

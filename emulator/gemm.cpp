@@ -102,6 +102,15 @@ GemmPath resolve_path(GemmPath requested) {
   return requested;
 }
 
+int resolve_threads(int requested) {
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+  return requested > 0 ? requested : omp_get_max_threads();
+#else
+  (void)requested;
+  return 1;
+#endif
+}
+
 }  // namespace detail
 
 KernelSchedule KernelSchedule::chain(const Instruction& ins, CPlacement c) {
@@ -227,11 +236,7 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
   ops.scale_b.check_codes("SFB");
 
   const GemmPath path = detail::resolve_path(options.path);
-#if defined(BLOCKSCALE_HAVE_OPENMP)
-  const int threads = options.threads > 0 ? options.threads : omp_get_max_threads();
-#else
-  const int threads = 1;
-#endif
+  const int threads = detail::resolve_threads(options.threads);
   std::vector<std::uint32_t> d;
   if (path != GemmPath::reference && detail::fast_gemm(schedule, ops, path, threads, options.stats, d)) return d;
   if (options.stats != nullptr) *options.stats = GemmPathStats{0, 0, 0, M * N};

@@ -170,6 +170,17 @@ def oracle(a_rows, b_cols, c, emin_a=-6, emin_b=-6):
     return exact, sm100, sm90, seq
 
 
+def assert_files_match(out, want, M, N, label):
+    """Each numerics' DIR/<name>.npy (f32, M x N) against the oracle's bits, output by output."""
+    for name, expect in want.items():
+        got = np.load(os.path.join(out, name + ".npy"))
+        assert got.dtype == np.float32 and got.shape == (M, N), (label, name, got.dtype, got.shape)
+        bits = got.view(np.uint32)
+        bad = [(i, j, hex(int(bits[i, j])), hex(expect[i, j])) for i in range(M) for j in range(N)
+               if int(bits[i, j]) != expect[i, j]]
+        assert not bad, f"{label} {name}: {len(bad)} of {M * N} outputs differ from the oracle, first {bad[:4]}"
+
+
 def run(tool, args, env=None):
     return subprocess.run([tool] + args, capture_output=True, text=True, env=env)
 
@@ -197,13 +208,7 @@ def check_oracle(tool, scratch):
     b_cols = quantize_ocp([[Fraction(float(v)) for v in col] for col in b.T])
     cf = [[Fraction(float(v)) for v in row] for row in c]
     want = dict(zip(("exact", "sm_100a", "sm_90a", "sequential_f32"), oracle(a_rows, b_cols, cf)))
-    for name, expect in want.items():
-        got = np.load(os.path.join(out, name + ".npy"))
-        assert got.dtype == np.float32 and got.shape == (M, N), (name, got.dtype, got.shape)
-        bits = got.view(np.uint32)
-        bad = [(i, j, hex(int(bits[i, j])), hex(expect[i, j])) for i in range(M) for j in range(N)
-               if int(bits[i, j]) != expect[i, j]]
-        assert not bad, f"{name}: {len(bad)} of {M * N} outputs differ from the oracle, first {bad[:4]}"
+    assert_files_match(out, want, M, N, "mxfp8")
     # The data must exercise what the models add: truncation makes both differ from exact somewhere.
     for name in ("sm_100a", "sm_90a", "sequential_f32"):
         assert any(want[name][key] != want["exact"][key] for key in want["exact"]), name + " equals exact here"
@@ -244,10 +249,7 @@ def check_mixed(tool, scratch):
     b_cols = quantize_ocp([[Fraction(float(v)) for v in row] for row in w], E2M1)
     cf = [[Fraction(float(v)) for v in row] for row in c]
     exact, sm100, _, seq = oracle(a_rows, b_cols, cf, E4M3[1], E2M1[1])
-    for name, expect in (("exact", exact), ("sm_100a", sm100), ("sequential_f32", seq)):
-        bits = np.load(os.path.join(out, name + ".npy")).view(np.uint32)
-        bad = [(i, j) for i in range(M) for j in range(N) if int(bits[i, j]) != expect[i, j]]
-        assert not bad, f"mixed {name}: {len(bad)} of {M * N} outputs differ from the oracle, first {bad[:4]}"
+    assert_files_match(out, {"exact": exact, "sm_100a": sm100, "sequential_f32": seq}, M, N, "mixed")
     assert any(sm100[key] != exact[key] for key in exact), "mixed sm_100a equals exact here"
     print(f"mixed: e4m3 x e2m1 (MXFP8 x MXFP4) exact, sm_100a and sequential_f32 agree on {M}x{N}x{K}")
 
@@ -387,13 +389,8 @@ def check_nvfp4(tool, scratch):
         assert (alpha == 1) == (recipe == "nvfp4_torchao_single"), (recipe, alpha)
         cf = [[Fraction(float(v)) for v in row] for row in c]
         want = dict(zip(("exact", "sm_100a", "sm_90a", "sequential_f32"), nvfp4_oracle(a_rows, b_cols, cf, alpha)))
-        for name, expect in want.items():
-            bits = np.load(os.path.join(out, name + ".npy")).view(np.uint32)
-            bad = [(i, j, hex(int(bits[i, j])), hex(expect[i, j])) for i in range(M) for j in range(N)
-                   if int(bits[i, j]) != expect[i, j]]
-            assert not bad, f"{recipe} {name}: {len(bad)} of {M * N} outputs differ from the oracle, first {bad[:4]}"
-            if any(expect[key] != want["exact"][key] for key in expect):
-                differs.add(name)
+        assert_files_match(out, want, M, N, recipe)
+        differs |= {name for name, expect in want.items() if any(expect[key] != want["exact"][key] for key in expect)}
         r = run(tool, args + ["--json"])
         assert r.returncode == 0, r.stderr
         assert np.float32(json.loads(r.stdout)["tensor_scale_alpha"]) == alpha, (recipe, r.stdout[:400], alpha)
@@ -424,10 +421,7 @@ def check_fp6(tool, scratch):
         b_cols = quantize_ocp([[Fraction(float(v)) for v in col] for col in b.T], eb)
         cf = [[Fraction(float(v)) for v in row] for row in c]
         exact, sm100, _, seq = oracle(a_rows, b_cols, cf, ea[1], eb[1])
-        for name, expect in (("exact", exact), ("sm_100a", sm100), ("sequential_f32", seq)):
-            bits = np.load(os.path.join(out, name + ".npy")).view(np.uint32)
-            bad = [(i, j) for i in range(M) for j in range(N) if int(bits[i, j]) != expect[i, j]]
-            assert not bad, f"{fa} x {fb} {name}: {len(bad)} of {M * N} outputs differ from the oracle, first {bad[:4]}"
+        assert_files_match(out, {"exact": exact, "sm_100a": sm100, "sequential_f32": seq}, M, N, fa + " x " + fb)
         assert any(sm100[key] != exact[key] for key in exact), fa + " x " + fb + ": sm_100a equals exact here"
     print(f"fp6: e2m3 x e3m2 and e3m2 x e3m2 exact, sm_100a and sequential_f32 agree on {M}x{N}x{K}")
 
