@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "blockscale/harness/compare.h"
@@ -102,6 +104,13 @@ void register_command(Command c) {
 }
 
 const std::map<std::string, Command>& commands() { return registry(); }
+
+std::string json_number(double x, int digits) {
+  if (!std::isfinite(x)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+  return buf;
+}
 
 std::string json_escape(const std::string& s) {
   std::string r;

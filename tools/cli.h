@@ -63,6 +63,8 @@ struct Registrar {
 
 // Minimal JSON writer for machine-readable output beside the human tables.
 std::string json_escape(const std::string& s);
+// A number as JSON with `digits` significant digits; null for NaN and +-Inf, which JSON lacks.
+std::string json_number(double x, int digits = 6);
 
 // ---- How far f32 results are from the reference's, in ulps (`demo`, `gemm`; the distance is
 // harness::ulp_distance).

@@ -660,22 +660,23 @@ int run_gemm(const std::vector<std::string>& argv) {
   if (args.flag("json")) {
     const std::string c_json = p.c.empty() ? "null" : "\"" + json_escape(p.c_source) + "\"";
   std::printf("{\n  \"m\": %lld, \"n\": %lld, \"k\": %lld,\n  \"a\": \"%s\", \"b\": \"%s\", \"c\": %s,\n"
-                "  \"format_a\": \"%s\", \"format_b\": \"%s\", \"recipe_a\": \"%s\", \"recipe_b\": \"%s\",\n  \"quantize_seconds\": %.6f, \"tensor_scale_alpha\": %.9g,\n"
+                "  \"format_a\": \"%s\", \"format_b\": \"%s\", \"recipe_a\": \"%s\", \"recipe_b\": \"%s\",\n  \"quantize_seconds\": %.6f, \"tensor_scale_alpha\": %s,\n"
                 "  \"inputs_rounded_to_f32\": %lld,\n  \"numerics\": [",
                 static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
                 json_escape(p.a_source).c_str(), json_escape(p.b_source).c_str(), c_json.c_str(),
                 json_escape(to_string(fa)).c_str(), json_escape(to_string(fb)).c_str(), json_escape(recipe_a).c_str(),
-                json_escape(recipe_b).c_str(), quantize_seconds, alpha_value,
+                json_escape(recipe_b).c_str(), quantize_seconds, json_number(alpha_value, 9).c_str(),
                 static_cast<long long>(rounded));
     for (std::size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
       const ErrorStats& e = errors[i];
       std::printf("%s\n    {\"name\": \"%s\", \"definition\": \"%s\", \"seconds\": %.6f, \"mac_per_second\": %.6g,\n"
-                  "     \"vs_fp64\": {\"compared\": %lld, \"nonfinite\": %lld, \"relative_frobenius\": %.6g, "
-                  "\"normalised_median\": %.6g, \"normalised_p99\": %.6g, \"normalised_max\": %.6g}",
+                  "     \"vs_fp64\": {\"compared\": %lld, \"nonfinite\": %lld, \"relative_frobenius\": %s, "
+                  "\"normalised_median\": %s, \"normalised_p99\": %s, \"normalised_max\": %s}",
                   i ? "," : "", json_escape(r.name).c_str(), json_escape(r.definition).c_str(), r.seconds,
                   macs / std::max(r.seconds, 1e-9), static_cast<long long>(e.compared),
-                  static_cast<long long>(e.nonfinite), e.relative_frobenius, e.median, e.p99, e.max);
+                  static_cast<long long>(e.nonfinite), json_number(e.relative_frobenius).c_str(),
+                  json_number(e.median).c_str(), json_number(e.p99).c_str(), json_number(e.max).c_str());
       if (with_exact) {
         const UlpComparison& u = ulps[i];
         std::printf(",\n     \"vs_exact\": {\"outputs\": %lld, \"differ\": %lld, \"nan_mismatches\": %lld, \"max_ulp\": %llu, "

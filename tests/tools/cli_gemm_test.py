@@ -453,6 +453,21 @@ def check_slices_and_threads(tool, scratch):
     assert r.returncode == 0, r.stderr
     for n in outs["1"]:
         assert np.load(os.path.join(out, n + ".npy")).tobytes() == outs["1"][n].tobytes(), n + ": --b-transposed differs"
+    # The error report's fp64 product (blocked in registers, N = 24 = one strip of 16 plus a tail)
+    # against numpy's: these are rounded statistics printed to 6 digits, so a relative tolerance.
+    r = run(tool, ["gemm", "--a", os.path.join(scratch, "big_a.npy"), "--b", os.path.join(scratch, "b2.npy"),
+                   "--models", "sm_100a", "--json", "--quiet"])
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)["numerics"][0]["vs_fp64"]
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    d = outs["1"]["exact"].astype(np.float64)
+    normalised = np.sort((np.abs(d - ref) / mag).ravel())
+    want = {"relative_frobenius": np.linalg.norm(d - ref) / np.linalg.norm(ref),
+            "normalised_median": normalised[int(0.5 * (normalised.size - 1))],
+            "normalised_p99": normalised[int(0.99 * (normalised.size - 1))], "normalised_max": normalised[-1]}
+    for key, value in want.items():
+        assert abs(report[key] - value) <= 1e-5 * value, (key, report[key], value)
     for lo, hi in ((0, 5), (510, 515), (1024, 1030), (1096, 1100)):
         np.save(os.path.join(scratch, "rows.npy"), a[lo:hi])
         out = os.path.join(scratch, "rows")
@@ -462,7 +477,8 @@ def check_slices_and_threads(tool, scratch):
         for n in outs["1"]:
             part = np.load(os.path.join(out, n + ".npy"))
             assert part.tobytes() == outs["1"][n][lo:hi].tobytes(), f"{n}: rows {lo}..{hi} differ from the long run"
-    print(f"slices: {M}x{N}x{K} in row slices equals runs on rows alone; 1 and 2 threads and --b-transposed identical")
+    print(f"slices: {M}x{N}x{K} in row slices equals runs on rows alone; 1 and 2 threads and --b-transposed identical; "
+          "the error report matches numpy's fp64 product")
 
 
 def check_errors(tool, scratch):
