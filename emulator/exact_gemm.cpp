@@ -418,17 +418,9 @@ std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockSca
     fail("exact_gemm: A (" + to_string(da.format) + ") and B (" + to_string(db.format) +
          ") must share the scale type and the block size");
   }
-  if (da.k() != db.k()) fail("exact_gemm: A has K=" + std::to_string(da.k()) + " but B has K=" + std::to_string(db.k()));
-  if (da.batch() != db.batch()) {
-    fail("exact_gemm: A has batch " + std::to_string(da.batch()) + " but B has batch " + std::to_string(db.batch()));
-  }
+  detail::check_tensor_pair("exact_gemm", a, b, c);
   const auto M = static_cast<std::size_t>(da.rows()), N = static_cast<std::size_t>(db.rows());
   const auto K = static_cast<std::size_t>(da.k_stored()), kb = static_cast<std::size_t>(da.k_blocks());
-  if (!c.empty() && c.format() != Format::float32) fail("exact_gemm: C must hold f32 codes");
-  if (!c.empty() && (c.rows() != M || c.cols() != N)) {
-    fail("exact_gemm: C must be " + std::to_string(M) + " x " + std::to_string(N) + ", got " +
-         std::to_string(c.rows()) + " x " + std::to_string(c.cols()));
-  }
   const std::uint32_t alpha = tensor_scale_alpha(a, b);
   const bool scaled_epilogue = alpha != 0x3F800000u;  // the K loop from +0, C in the epilogue
   const GemmPath path = detail::resolve_path(options.path);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "blockscale/emulator/gemm.h"
@@ -15,6 +16,10 @@ namespace blockscale::emulator::detail {
 GemmPath resolve_path(GemmPath requested);
 // GemmOptions::threads: the OpenMP default for 0 (1 without OpenMP).
 int resolve_threads(int requested);
+// The rules two quantized operands and a C share in every GEMM over them (gemm() and exact_gemm()):
+// equal K and batch, C absent or M x N f32 codes. Throws std::invalid_argument, `who: ...`.
+void check_tensor_pair(const std::string& who, const BlockScaledTensor& a, const BlockScaledTensor& b,
+                       const CodeMatrix& c);
 
 // Computes gemm(schedule, ops) on the fast path `path` (portable, avx2 or avx512, available on
 // this CPU) into d (M x N) and returns true; returns false, touching nothing, when the schedule is

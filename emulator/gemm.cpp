@@ -111,6 +111,21 @@ int resolve_threads(int requested) {
 #endif
 }
 
+void check_tensor_pair(const std::string& who, const BlockScaledTensor& a, const BlockScaledTensor& b,
+                       const CodeMatrix& c) {
+  const BlockScaledDesc& da = a.desc();
+  const BlockScaledDesc& db = b.desc();
+  if (da.k() != db.k()) fail(who + ": A has K=" + std::to_string(da.k()) + " but B has K=" + std::to_string(db.k()));
+  if (da.batch() != db.batch()) {
+    fail(who + ": A has batch " + std::to_string(da.batch()) + " but B has batch " + std::to_string(db.batch()));
+  }
+  const auto M = static_cast<std::size_t>(da.rows()), N = static_cast<std::size_t>(db.rows());
+  if (!c.empty() && c.format() != Format::float32) fail(who + ": C must hold f32 codes");
+  if (!c.empty() && (c.rows() != M || c.cols() != N)) {
+    fail(who + ": C must be " + std::to_string(M) + " x " + std::to_string(N) + ", got " + dims(c));
+  }
+}
+
 }  // namespace detail
 
 KernelSchedule KernelSchedule::chain(const Instruction& ins, CPlacement c) {
@@ -334,18 +349,11 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScale
   const BlockFormat want_b{*format_of(ins.b), *format_of(ins.scale_type()), ins.block()};
   if (da.format != want_a) fail(who + ": A is " + to_string(da.format) + ", the instruction takes " + to_string(want_a));
   if (db.format != want_b) fail(who + ": B is " + to_string(db.format) + ", the instruction takes " + to_string(want_b));
-  if (da.k() != db.k()) fail(who + ": A has K=" + std::to_string(da.k()) + " but B has K=" + std::to_string(db.k()));
-  if (da.batch() != db.batch()) {
-    fail(who + ": A has batch " + std::to_string(da.batch()) + " but B has batch " + std::to_string(db.batch()));
-  }
+  detail::check_tensor_pair(who, a, b, c);
   const auto M = static_cast<std::size_t>(da.rows()), N = static_cast<std::size_t>(db.rows());
   const auto Ks = static_cast<std::size_t>(da.k_stored()), kb = static_cast<std::size_t>(da.k_blocks());
   const std::uint32_t alpha = tensor_scale_alpha(a, b);
   const bool scaled_epilogue = alpha != 0x3F800000u;  // alpha != 1.0f
-  if (!c.empty() && c.format() != Format::float32) fail(who + ": C must hold f32 codes");
-  if (!c.empty() && (c.rows() != M || c.cols() != N)) {
-    fail(who + ": C must be " + std::to_string(M) + " x " + std::to_string(N) + ", got " + dims(c));
-  }
   const std::vector<std::uint8_t> ea = a.element_codes(), eb = b.element_codes();
   const std::vector<std::uint8_t> sa = a.scale_codes(), sb = b.scale_codes();
   KernelSchedule inner = schedule;
