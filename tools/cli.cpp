@@ -2,10 +2,12 @@
 #include "cli.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
 
 #include "blockscale/harness/compare.h"
 
@@ -147,6 +149,53 @@ void UlpComparison::add(std::uint32_t got, std::uint32_t reference) {
   max_ulp = std::max(max_ulp, d);
   for (int b = 0; b < kUlpBucketCount; ++b)
     if (d >= kUlpBuckets[b].lo && d <= kUlpBuckets[b].hi) ++histogram[b];
+}
+
+void UlpComparison::merge(const UlpComparison& other) {
+  outputs += other.outputs;
+  differ += other.differ;
+  nan_mismatch += other.nan_mismatch;
+  max_ulp = std::max(max_ulp, other.max_ulp);
+  for (int b = 0; b < kUlpBucketCount; ++b) histogram[b] += other.histogram[b];
+}
+
+// Exact selection in two steps: a histogram of the top 16 bits (per thread, then summed) finds
+// each rank's bin, then std::nth_element runs on that bin's keys alone.
+std::vector<double> order_statistics(std::span<const std::uint64_t> keys, std::span<const std::int64_t> ranks) {
+  constexpr int kBinShift = 48;
+  constexpr std::size_t kBins = std::size_t{1} << 15;  // bits 62..48; bit 63 marks a key left out
+  const auto n = static_cast<std::int64_t>(keys.size());
+  std::vector<std::int64_t> histogram(kBins, 0);
+#pragma omp parallel
+  {
+    std::vector<std::int64_t> local(kBins, 0);
+#pragma omp for schedule(static) nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::uint64_t k = keys[static_cast<std::size_t>(i)];
+      if (!(k >> 63)) ++local[k >> kBinShift];
+    }
+#pragma omp critical
+    for (std::size_t b = 0; b < kBins; ++b) histogram[b] += local[b];
+  }
+  std::int64_t kept = 0;
+  for (const std::int64_t h : histogram) kept += h;
+  std::vector<double> values;
+  for (const std::int64_t rank : ranks) {
+    if (rank < 0 || rank >= kept) {
+      throw std::out_of_range("order_statistics: rank " + std::to_string(rank) + " of " + std::to_string(kept) + " values");
+    }
+    std::size_t bin = 0;
+    std::int64_t below = 0;
+    while (below + histogram[bin] <= rank) below += histogram[bin++];
+    std::vector<std::uint64_t> in_bin;
+    in_bin.reserve(static_cast<std::size_t>(histogram[bin]));
+    for (const std::uint64_t k : keys)
+      if (!(k >> 63) && (k >> kBinShift) == bin) in_bin.push_back(k);
+    const auto nth = in_bin.begin() + (rank - below);
+    std::nth_element(in_bin.begin(), nth, in_bin.end());
+    values.push_back(std::bit_cast<double>(*nth));
+  }
+  return values;
 }
 
 }  // namespace blockscale::cli

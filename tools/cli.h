@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -76,11 +77,18 @@ inline constexpr UlpBucket kUlpBuckets[] = {{"0", 0, 0},     {"1", 1, 1},     {"
                                             {"5-8", 5, 8},   {"9-16", 9, 16}, {"17-64", 17, 64}, {">64", 65, ~std::uint64_t{0}}};
 inline constexpr int kUlpBucketCount = static_cast<int>(std::size(kUlpBuckets));
 
+// The values at `ranks` (0-based, in ascending order) among `keys`, each the bit pattern of a
+// double >= 0 or +Inf, whose integer order is their numeric order; keys with the top bit set are
+// left out (and do not count for the ranks). Runs on the OpenMP threads; the result is exact.
+// A rank outside 0 .. (keys kept) - 1 throws std::out_of_range.
+std::vector<double> order_statistics(std::span<const std::uint64_t> keys, std::span<const std::int64_t> ranks);
+
 struct UlpComparison {
   std::int64_t outputs = 0, differ = 0, nan_mismatch = 0;
   std::uint64_t max_ulp = 0;
   std::int64_t histogram[kUlpBucketCount] = {};
   void add(std::uint32_t got, std::uint32_t reference);
+  void merge(const UlpComparison& other);  // counts of disjoint outputs: the order does not matter
 };
 
 }  // namespace blockscale::cli

@@ -23,10 +23,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <random>
 #include <span>
 #include <string>
-#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -39,6 +37,7 @@
 #include "blockscale/quantize.h"
 #include "blockscale/reference.h"
 #include "cli.h"
+#include "mt19937_64.h"
 #include "npy.h"
 
 namespace blockscale::cli {
@@ -94,24 +93,65 @@ struct Problem {
   std::string a_source, b_source, c_source;
 };
 
+// Runs tasks 0 .. count - 1 on the OpenMP threads as one progress stage (the bar follows the
+// tasks done; only the master thread writes it).
+template <typename Task>
+double run_stage(Progress& progress, const std::string& stage, std::int64_t count, Task&& task) {
+  progress.start(stage, count);
+  std::atomic<std::int64_t> done{0};
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t t = 0; t < count; ++t) {
+    task(t);
+    const std::int64_t now_done = ++done;
+#ifdef _OPENMP
+    if (omp_get_thread_num() == 0) progress.advance(now_done);
+#else
+    progress.advance(now_done);
+#endif
+  }
+  return progress.finish();
+}
+
 // Built-in data, the same on every platform and compiler: mt19937_64 is fully specified, and the
 // transforms use only + - * / and sqrt (correctly rounded): no libm function whose last bit could
 // differ. gaussian: the Irwin-Hall sum of 12 uniforms minus 6 (mean 0, sd 1); heavy_tailed:
 // Student's t with 2 degrees of freedom by its closed-form quantile t = (2u - 1) / sqrt(2u(1 - u)).
 // The values are rounded to f32: built-in inputs are f32 tensors, as a framework's would be.
-std::vector<double> generate(std::mt19937_64& rng, std::int64_t count, const std::string& data) {
-  auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };  // in (0, 1)
+// One std::mt19937_64 stream from the seed defines A, then B: value v of a matrix whose first
+// draw is `first_draw` takes draws first_draw + v d .. first_draw + (v + 1) d - 1 (d = 12 or 1).
+// Slices of values are generated in parallel, each by an engine jumped to its first draw
+// (mt19937_64.h), so the bits do not depend on the thread count.
+int draws_per_value(const std::string& data) { return data == "gaussian" ? 12 : 1; }
+
+// Element i = 0 .. count - 1 from draws first_draw + i per_value onwards of the stream of `seed`:
+// element(rng, i) with rng at that draw, called in increasing i within a slice.
+template <typename Element>
+void draw_in_slices(Progress& progress, const std::string& stage, std::uint64_t seed, std::uint64_t first_draw,
+                    std::int64_t count, int per_value, Element&& element) {
+  // 2^23 draws (about 50 ms on one core) per slice: a jump costs about 15 ms.
+  const std::int64_t slice = std::max<std::int64_t>(1, (std::int64_t{1} << 23) / per_value);
+  run_stage(progress, stage, (count + slice - 1) / slice, [&](std::int64_t s) {
+    const std::int64_t i0 = s * slice, i1 = std::min(count, i0 + slice);
+    Mt19937_64 rng(seed, first_draw + static_cast<std::uint64_t>(i0) * static_cast<std::uint64_t>(per_value));
+    for (std::int64_t i = i0; i < i1; ++i) element(rng, static_cast<std::size_t>(i));
+  });
+}
+
+std::vector<double> generate(std::uint64_t seed, std::uint64_t first_draw, std::int64_t count, const std::string& data,
+                             const std::string& stage, Progress& progress) {
   std::vector<double> v(static_cast<std::size_t>(count));
-  for (double& x : v) {
-    if (data == "gaussian") {
-      double s = -6.0;
-      for (int i = 0; i < 12; ++i) s += uniform();
-      x = static_cast<float>(s);
+  const int per_value = draws_per_value(data);
+  draw_in_slices(progress, stage, seed, first_draw, count, per_value, [&](Mt19937_64& rng, std::size_t i) {
+    auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };  // in (0, 1)
+    if (per_value == 12) {
+      double sum = -6.0;
+      for (int j = 0; j < 12; ++j) sum += uniform();
+      v[i] = static_cast<float>(sum);
     } else {
       const double u = uniform();
-      x = static_cast<float>((2.0 * u - 1.0) / std::sqrt(2.0 * u * (1.0 - u)));
+      v[i] = static_cast<float>((2.0 * u - 1.0) / std::sqrt(2.0 * u * (1.0 - u)));
     }
-  }
+  });
   return v;
 }
 
@@ -125,7 +165,7 @@ void check_size(std::int64_t M, std::int64_t N, std::int64_t K) {
   }
 }
 
-Problem load_problem(const Args& args) {
+Problem load_problem(const Args& args, Progress& progress) {
   Problem p;
   const auto a_path = args.get("a"), b_path = args.get("b"), c_path = args.get("c");
   if (a_path || b_path) {
@@ -167,9 +207,10 @@ Problem load_problem(const Args& args) {
     p.N = args.get_int("n", 256, 1, 1 << 16);
     p.K = args.get_int("k", 4096, 1, 1 << 20);
     check_size(p.M, p.N, p.K);
-    std::mt19937_64 rng(args.get_u64("seed", 1));
-    p.a = generate(rng, p.M * p.K, data);
-    p.b = generate(rng, p.K * p.N, data);
+    const std::uint64_t seed = args.get_u64("seed", 1);
+    p.a = generate(seed, 0, p.M * p.K, data, "generate A", progress);
+    p.b = generate(seed, static_cast<std::uint64_t>(p.M * p.K * draws_per_value(data)), p.K * p.N, data, "generate B",
+                   progress);
     p.a_source = p.b_source = data + ", seed " + std::to_string(args.get_u64("seed", 1));
   }
   if (c_path) {
@@ -306,11 +347,15 @@ Fp64Product fp64_product(const Problem& p, Progress& progress) {
   r.value.assign(M * N, 0.0);
   r.magnitude.assign(M * N, 0.0);
   std::vector<double> abs_b(p.b.size());
-  for (std::size_t i = 0; i < abs_b.size(); ++i) abs_b[i] = std::fabs(p.b[i]);
+  const auto b_size = static_cast<std::int64_t>(abs_b.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < b_size; ++i) abs_b[static_cast<std::size_t>(i)] = std::fabs(p.b[static_cast<std::size_t>(i)]);
   // B's whole strips packed k-major, B and |B| side by side: a tile reads one contiguous stream.
   std::vector<double> strips(N / kFp64Strip * K * 2 * kFp64Strip);
-  for (std::size_t s = 0; s < N / kFp64Strip; ++s)
-    for (std::size_t k = 0; k < K; ++k)
+  const auto strip_count = static_cast<std::int64_t>(N / kFp64Strip);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t si = 0; si < strip_count; ++si)
+    for (std::size_t k = 0, s = static_cast<std::size_t>(si); k < K; ++k)
       for (std::size_t c = 0; c < kFp64Strip; ++c) {
         strips[(s * K + k) * 2 * kFp64Strip + c] = p.b[k * N + s * kFp64Strip + c];
         strips[(s * K + k) * 2 * kFp64Strip + kFp64Strip + c] = abs_b[k * N + s * kFp64Strip + c];
@@ -320,25 +365,15 @@ Fp64Product fp64_product(const Problem& p, Progress& progress) {
   const std::size_t row_blocks = (M + kFp64BlockRows - 1) / kFp64BlockRows;
   const std::size_t strip_groups = std::max<std::size_t>(1, (N / kFp64Strip + kFp64TaskStrips - 1) / kFp64TaskStrips);
   const auto tasks = static_cast<std::int64_t>(row_blocks * strip_groups);
-  progress.start("fp64 product", tasks);
-  std::atomic<std::int64_t> done{0};
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t t = 0; t < tasks; ++t) {
-    task(o, static_cast<std::size_t>(t));
-    const std::int64_t now_done = ++done;
-#ifdef _OPENMP
-    if (omp_get_thread_num() == 0) progress.advance(now_done);
-#else
-    progress.advance(now_done);
-#endif
-  }
+  run_stage(progress, "fp64 product", tasks, [&](std::int64_t t) { task(o, static_cast<std::size_t>(t)); });
   if (!p.c.empty()) {  // C last: each output's sum runs k = 0 .. K-1, then C
-    for (std::size_t i = 0; i < M * N; ++i) {
-      r.value[i] += p.c[i];
-      r.magnitude[i] += std::fabs(p.c[i]);
+    const auto outputs = static_cast<std::int64_t>(M * N);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < outputs; ++i) {
+      r.value[static_cast<std::size_t>(i)] += p.c[static_cast<std::size_t>(i)];
+      r.magnitude[static_cast<std::size_t>(i)] += std::fabs(p.c[static_cast<std::size_t>(i)]);
     }
   }
-  progress.finish();
   return r;
 }
 
@@ -527,35 +562,72 @@ struct ErrorStats {
   double median = 0, p99 = 0, max = 0;       // of |D - R| / (|A||B| + |C|) (0 where that is 0)
 };
 
+// Statistics over the outputs run on the threads in fixed chunks; floating-point sums add the
+// chunks' sums in chunk order, so the bits do not depend on the thread count.
+constexpr std::int64_t kStatsChunk = std::int64_t{1} << 16;
+
+std::int64_t stats_chunks(std::size_t outputs) {
+  return (static_cast<std::int64_t>(outputs) + kStatsChunk - 1) / kStatsChunk;
+}
+
 ErrorStats error_stats(const std::vector<std::uint32_t>& d, const Fp64Product& ref) {
   ErrorStats e;
-  std::vector<double> normalised;
-  normalised.reserve(d.size());
-  double diff2 = 0, ref2 = 0;
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    const double x = std::bit_cast<float>(d[i]), r = ref.value[i];
-    if (!std::isfinite(x) || !std::isfinite(r) || !std::isfinite(ref.magnitude[i])) {
-      ++e.nonfinite;
-      continue;
+  // Per output |D - R| / (|A||B| + |C|) as the bits of a double >= 0; outputs left out get the top bit.
+  constexpr std::uint64_t kLeftOut = std::uint64_t{1} << 63;
+  std::vector<std::uint64_t> normalised(d.size());
+  const std::int64_t chunks = stats_chunks(d.size());
+  std::vector<double> diff2(static_cast<std::size_t>(chunks)), ref2(static_cast<std::size_t>(chunks)),
+      largest(static_cast<std::size_t>(chunks));
+  std::vector<std::int64_t> compared(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const auto ci = static_cast<std::size_t>(c);
+    const std::size_t end = std::min(d.size(), static_cast<std::size_t>((c + 1) * kStatsChunk));
+    for (std::size_t i = static_cast<std::size_t>(c * kStatsChunk); i < end; ++i) {
+      const double x = std::bit_cast<float>(d[i]), r = ref.value[i];
+      if (!std::isfinite(x) || !std::isfinite(r) || !std::isfinite(ref.magnitude[i])) {
+        normalised[i] = kLeftOut;
+        continue;
+      }
+      ++compared[ci];
+      diff2[ci] += (x - r) * (x - r);
+      ref2[ci] += r * r;
+      const double q = ref.magnitude[i] > 0 ? std::fabs(x - r) / ref.magnitude[i] : (x == r ? 0.0 : INFINITY);
+      normalised[i] = std::bit_cast<std::uint64_t>(q);
+      largest[ci] = std::max(largest[ci], q);
     }
-    ++e.compared;
-    diff2 += (x - r) * (x - r);
-    ref2 += r * r;
-    normalised.push_back(ref.magnitude[i] > 0 ? std::fabs(x - r) / ref.magnitude[i] : (x == r ? 0.0 : INFINITY));
   }
-  e.relative_frobenius = ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
-  if (!normalised.empty()) {
-    // Order statistics by selection (the same elements a full sort would put there).
-    auto at = [&](double q) {
-      const auto nth = normalised.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(normalised.size() - 1));
-      std::nth_element(normalised.begin(), nth, normalised.end());
-      return *nth;
-    };
-    e.median = at(0.5);
-    e.p99 = at(0.99);
-    e.max = *std::max_element(normalised.begin(), normalised.end());
+  double diff2_sum = 0, ref2_sum = 0;
+  for (std::size_t c = 0; c < diff2.size(); ++c) {
+    e.compared += compared[c];
+    diff2_sum += diff2[c];
+    ref2_sum += ref2[c];
+    e.max = std::max(e.max, largest[c]);
+  }
+  e.nonfinite = static_cast<std::int64_t>(d.size()) - e.compared;
+  e.relative_frobenius = ref2_sum > 0 ? std::sqrt(diff2_sum / ref2_sum) : (diff2_sum > 0 ? INFINITY : 0.0);
+  if (e.compared > 0) {
+    auto rank = [&](double q) { return static_cast<std::int64_t>(q * static_cast<double>(e.compared - 1)); };
+    const std::int64_t ranks[] = {rank(0.5), rank(0.99)};
+    const std::vector<double> at = order_statistics(normalised, ranks);
+    e.median = at[0];
+    e.p99 = at[1];
   }
   return e;
+}
+
+// Each numerics' distance from exact, output by output.
+UlpComparison ulps_from(const std::vector<std::uint32_t>& d, const std::vector<std::uint32_t>& exact) {
+  const std::int64_t chunks = stats_chunks(d.size());
+  std::vector<UlpComparison> parts(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::size_t end = std::min(d.size(), static_cast<std::size_t>((c + 1) * kStatsChunk));
+    for (std::size_t i = static_cast<std::size_t>(c * kStatsChunk); i < end; ++i) parts[static_cast<std::size_t>(c)].add(d[i], exact[i]);
+  }
+  UlpComparison all;
+  for (const UlpComparison& part : parts) all.merge(part);
+  return all;
 }
 
 std::string output_path(const std::string& dir, const std::string& numerics) {
@@ -611,21 +683,26 @@ int run_gemm(const std::vector<std::string>& argv) {
   const std::optional<std::string> out_dir = args.get("out");
   Progress progress(args.flag("quiet"));
 
-  const Problem p = load_problem(args);
+  const Problem p = load_problem(args, progress);
   std::int64_t rounded = 0;
   const std::vector<float> a32 = to_f32(p.a, rounded), b32 = to_f32(p.b, rounded), c32 = to_f32(p.c, rounded);
   std::vector<std::uint32_t> c_bits(c32.size());
   for (std::size_t i = 0; i < c32.size(); ++i) c_bits[i] = std::bit_cast<std::uint32_t>(c32[i]);
 
-  // Quantize (stochastic rounding: one random word per element, drawn from --seed).
-  progress.start("quantize", 2);
+  // Stochastic rounding: one random word per element, the top half of a draw of the stream of
+  // (--seed xor 0x5EED5EED), A's elements first, then B's if its recipe rounds stochastically too.
   std::vector<std::uint32_t> ra, rb;
-  std::mt19937_64 rbits_rng(args.get_u64("seed", 1) ^ 0x5EED5EEDu);
-  for (auto [v, o, n] : {std::tuple{&ra, &qo_a, a32.size()}, std::tuple{&rb, &qo_b, b32.size()}}) {
-    if (o->element.rounding != Rounding::stochastic) continue;
-    v->resize(n);
-    for (std::uint32_t& w : *v) w = static_cast<std::uint32_t>(rbits_rng() >> 32);
-  }
+  std::uint64_t rbits_next = 0;
+  auto draw_rbits = [&](std::vector<std::uint32_t>& bits, const QuantizeOptions& o, std::size_t count, const char* stage) {
+    if (o.element.rounding != Rounding::stochastic) return;
+    bits.resize(count);
+    draw_in_slices(progress, stage, args.get_u64("seed", 1) ^ 0x5EED5EEDu, rbits_next, static_cast<std::int64_t>(count), 1,
+                   [&](Mt19937_64& rng, std::size_t i) { bits[i] = static_cast<std::uint32_t>(rng() >> 32); });
+    rbits_next += count;
+  };
+  draw_rbits(ra, qo_a, a32.size(), "random bits A");
+  draw_rbits(rb, qo_b, b32.size(), "random bits B");
+  progress.start("quantize", 2);
   const BlockScaledTensor qa = quantize(a32, {p.M, p.K}, KAxis::last, fa, qo_a, std::nullopt, {}, ra);
   const BlockScaledTensor qb = quantize(b32, {p.K, p.N}, KAxis::first, fb, qo_b, std::nullopt, {}, rb);
   const double quantize_seconds = progress.finish();
@@ -648,13 +725,15 @@ int run_gemm(const std::vector<std::string>& argv) {
   }
 
   const double macs = static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
-  std::vector<ErrorStats> errors;
+  std::vector<ErrorStats> errors(results.size());
   std::vector<UlpComparison> ulps(results.size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    errors.push_back(error_stats(results[i].d, ref));
-    if (with_exact)
-      for (std::size_t j = 0; j < results[i].d.size(); ++j) ulps[i].add(results[i].d[j], results[0].d[j]);
+  progress.start("statistics", static_cast<std::int64_t>(results.size()));
+  for (std::size_t i = 0; i < results.size(); ++i) {  // each on all threads
+    errors[i] = error_stats(results[i].d, ref);
+    if (with_exact) ulps[i] = ulps_from(results[i].d, results[0].d);
+    progress.advance(static_cast<std::int64_t>(i + 1));
   }
+  progress.finish();
   const double alpha_value = std::bit_cast<float>(alpha);
 
   if (args.flag("json")) {

@@ -20,7 +20,8 @@ blockscale's code:
 Inputs take the paths a user's would: A as a Fortran-order float64 file, B big-endian float32, C
 float32, K not a multiple of the block. Also checked: that a long run's row slices stitch together
 (rows of a 1100-row run equal runs on those rows alone), that the thread count does not change a
-bit, and that bad input gets exit status 2 and a message naming the rule broken.
+bit, that the built-in data are those of the serial generator (pinned hashes), and that bad input
+gets exit status 2 and a message naming the rule broken.
 
 usage: cli_gemm_test.py BLOCKSCALE SCRATCH_DIR
 """
@@ -544,6 +545,53 @@ def check_errors(tool, scratch):
     print(f"errors: {len(cases)} bad inputs, each exit 2 with its rule named")
 
 
+def check_builtin_data(tool, scratch):
+    """The built-in data are one std::mt19937_64 stream per seed, generated in slices by engines
+    jumped ahead on the threads: pinned to what the serial generator (std::mt19937_64 walked draw
+    by draw, before 2026-11-22) gave, through the SHA-256 of `exact` for A of 1024 x 8200 (more
+    than one slice for Gaussian and heavy-tailed values and for stochastic rounding's random
+    words; B starts 12 or 1 x 8,396,800 draws in). Also the error report over several chunks of
+    outputs against numpy."""
+    import hashlib
+    pinned = [(["--data", "gaussian", "--seed", "5"], "308715f5d57b80972d9947728da2547437cd3b8f919c7a477e40eb2a2396b188"),
+              (["--data", "heavy_tailed", "--seed", "6"], "37522e6d5fb6368ae36054b60bae6d60eb0dc38ce8d07456292c008c38e2f45e"),
+              (["--data", "gaussian", "--seed", "7", "--format", "nvfp4", "--recipe", "nvfp4_te_stochastic"],
+               "d1b95c31730ac58f4d6de5930db561ccb52c35daf32755009fa2909ab8e8bac5")]
+    for extra, want in pinned:
+        for threads in ("1", "2"):
+            out = os.path.join(scratch, "pinned" + threads)
+            r = run(tool, ["gemm", "--m", "1024", "--n", "16", "--k", "8200", "--models", "sequential_f32", "--out", out,
+                           "--quiet"] + extra, dict(os.environ, OMP_NUM_THREADS=threads))
+            assert r.returncode == 0, r.stderr
+            with open(os.path.join(out, "exact.npy"), "rb") as f:
+                got = hashlib.sha256(f.read()).hexdigest()
+            assert got == want, f"built-in data {' '.join(extra)} on {threads} threads: exact.npy is {got}, want {want}"
+    # The statistics run in chunks of 2^16 outputs: 400 x 400 is three.
+    rng = np.random.default_rng(12)
+    M, N, K = 400, 400, 64
+    a = rng.standard_t(2, (M, K)).astype(np.float32)
+    b = rng.standard_t(2, (K, N)).astype(np.float32)
+    np.save(os.path.join(scratch, "stats_a.npy"), a)
+    np.save(os.path.join(scratch, "stats_b.npy"), b)
+    out = os.path.join(scratch, "stats")
+    r = run(tool, ["gemm", "--a", os.path.join(scratch, "stats_a.npy"), "--b", os.path.join(scratch, "stats_b.npy"),
+                   "--models", "sm_100a", "--out", out, "--json", "--quiet"])
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)["numerics"]
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    for entry in report:
+        d = np.load(os.path.join(out, entry["name"] + ".npy")).astype(np.float64)
+        normalised = np.sort((np.abs(d - ref) / mag).ravel())
+        want = {"relative_frobenius": np.linalg.norm(d - ref) / np.linalg.norm(ref),
+                "normalised_median": normalised[int(0.5 * (normalised.size - 1))],
+                "normalised_p99": normalised[int(0.99 * (normalised.size - 1))], "normalised_max": normalised[-1]}
+        for key, value in want.items():
+            assert abs(entry["vs_fp64"][key] - value) <= 1e-5 * value, (entry["name"], key, entry["vs_fp64"][key], value)
+    print("built-in data: the jumped generator gives the serial stream's data (3 pinned studies, 1 and 2 threads); "
+          f"the error report over {M * N} outputs matches numpy's")
+
+
 def main():
     tool, scratch = sys.argv[1], sys.argv[2]
     os.makedirs(scratch, exist_ok=True)
@@ -552,6 +600,7 @@ def main():
     check_nvfp4(tool, scratch)
     check_fp6(tool, scratch)
     check_slices_and_threads(tool, scratch)
+    check_builtin_data(tool, scratch)
     check_errors(tool, scratch)
 
 

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// tools/cli: the statistics helpers that `blockscale gemm` and `demo` report with. order_statistics
+// against a full std::sort of the kept values (ties, zeros, +Inf, keys left out, one bin holding
+// everything, values spread over every exponent); UlpComparison::merge against one comparison over
+// all outputs.
+#include "../../tools/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using blockscale::cli::order_statistics;
+using blockscale::cli::UlpComparison;
+
+constexpr std::uint64_t kLeftOut = std::uint64_t{1} << 63;
+
+// Every rank of `keys`, compared with the sorted kept values.
+void expect_every_rank(const std::vector<std::uint64_t>& keys) {
+  std::vector<double> sorted;
+  for (const std::uint64_t k : keys)
+    if (!(k >> 63)) sorted.push_back(std::bit_cast<double>(k));
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::int64_t> ranks(sorted.size());
+  for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<std::int64_t>(i);
+  const std::vector<double> got = order_statistics(keys, ranks);
+  ASSERT_EQ(got.size(), sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i)
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(sorted[i])) << "rank " << i;
+}
+
+TEST(OrderStatistics, EveryRankOfSpreadValuesWithTiesAndLeftOutKeys) {
+  std::mt19937_64 rng(3);
+  std::vector<std::uint64_t> keys;
+  for (int i = 0; i < 3000; ++i) {
+    switch (rng() % 6) {
+      case 0: keys.push_back(kLeftOut | rng()); break;                                  // left out
+      case 1: keys.push_back(std::bit_cast<std::uint64_t>(0.0)); break;                 // zero, tied
+      case 2: keys.push_back(std::bit_cast<std::uint64_t>(HUGE_VAL)); break;            // +Inf, tied
+      case 3: keys.push_back(std::bit_cast<std::uint64_t>(std::ldexp(1.0, -static_cast<int>(rng() % 1000)))); break;
+      default: keys.push_back(rng() >> 1 & 0x7FEFFFFFFFFFFFFFu); break;                // any finite double >= 0
+    }
+  }
+  expect_every_rank(keys);
+}
+
+TEST(OrderStatistics, OneBinHoldingEverything) {
+  // Values that share their top 16 bits: the second step alone orders them.
+  std::mt19937_64 rng(4);
+  std::vector<std::uint64_t> keys;
+  for (int i = 0; i < 2000; ++i) keys.push_back(std::bit_cast<std::uint64_t>(1.0) | (rng() & 0xFFFFFFFFFFFFu));
+  expect_every_rank(keys);
+}
+
+TEST(OrderStatistics, LargeInputOnTheThreads) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal;
+  std::vector<std::uint64_t> keys(1 << 20);
+  for (std::uint64_t& k : keys) k = std::bit_cast<std::uint64_t>(std::fabs(normal(rng)) * 1e-7);
+  std::vector<double> sorted(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) sorted[i] = std::bit_cast<double>(keys[i]);
+  std::sort(sorted.begin(), sorted.end());
+  const std::int64_t n = static_cast<std::int64_t>(keys.size());
+  const std::vector<std::int64_t> ranks = {0, 1, n / 2, (n - 1) * 99 / 100, n - 2, n - 1};
+  const std::vector<double> got = order_statistics(keys, ranks);
+  for (std::size_t i = 0; i < ranks.size(); ++i) EXPECT_EQ(got[i], sorted[static_cast<std::size_t>(ranks[i])]) << ranks[i];
+}
+
+TEST(OrderStatistics, RankOutsideTheKeptValuesThrows) {
+  const std::vector<std::uint64_t> keys = {std::bit_cast<std::uint64_t>(1.0), kLeftOut, std::bit_cast<std::uint64_t>(2.0)};
+  const std::vector<std::int64_t> two = {2}, negative = {-1};
+  EXPECT_THROW(order_statistics(keys, two), std::out_of_range);
+  EXPECT_THROW(order_statistics(keys, negative), std::out_of_range);
+}
+
+TEST(UlpComparison, MergedPartsEqualOneComparison) {
+  std::mt19937_64 rng(6);
+  UlpComparison all, first, second;
+  for (int i = 0; i < 20000; ++i) {
+    const auto reference = static_cast<std::uint32_t>(rng());
+    // Near the reference (0 to 100 ulps either way), or any bits (NaN on one side included).
+    const std::uint32_t got = rng() % 4 ? reference + static_cast<std::uint32_t>(static_cast<int>(rng() % 201) - 100)
+                                        : static_cast<std::uint32_t>(rng());
+    all.add(got, reference);
+    (i % 3 ? first : second).add(got, reference);
+  }
+  UlpComparison merged;
+  merged.merge(first);
+  merged.merge(second);
+  EXPECT_EQ(merged.outputs, all.outputs);
+  EXPECT_EQ(merged.differ, all.differ);
+  EXPECT_EQ(merged.nan_mismatch, all.nan_mismatch);
+  EXPECT_EQ(merged.max_ulp, all.max_ulp);
+  for (int b = 0; b < blockscale::cli::kUlpBucketCount; ++b) EXPECT_EQ(merged.histogram[b], all.histogram[b]) << b;
+  EXPECT_GT(all.nan_mismatch, 0);
+}
+
+}  // namespace
