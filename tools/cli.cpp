@@ -159,39 +159,70 @@ void UlpComparison::merge(const UlpComparison& other) {
   for (int b = 0; b < kUlpBucketCount; ++b) histogram[b] += other.histogram[b];
 }
 
-// Exact selection in two steps: a histogram of the top 16 bits (per thread, then summed) finds
-// each rank's bin, then std::nth_element runs on that bin's keys alone.
-std::vector<double> order_statistics(std::span<const std::uint64_t> keys, std::span<const std::int64_t> ranks) {
-  constexpr int kBinShift = 48;
-  constexpr std::size_t kBins = std::size_t{1} << 15;  // bits 62..48; bit 63 marks a key left out
+namespace {
+
+// Counts of bin_of(key) over the keys (bin_of returns kBins or more for a key it leaves out), on
+// the OpenMP threads: integer counts, so the order of the merge does not matter.
+template <typename BinOf>
+std::vector<std::int64_t> parallel_histogram(std::span<const std::uint64_t> keys, std::size_t bins, BinOf bin_of) {
   const auto n = static_cast<std::int64_t>(keys.size());
-  std::vector<std::int64_t> histogram(kBins, 0);
+  std::vector<std::int64_t> histogram(bins, 0);
 #pragma omp parallel
   {
-    std::vector<std::int64_t> local(kBins, 0);
+    std::vector<std::int64_t> local(bins, 0);
 #pragma omp for schedule(static) nowait
     for (std::int64_t i = 0; i < n; ++i) {
-      const std::uint64_t k = keys[static_cast<std::size_t>(i)];
-      if (!(k >> 63)) ++local[k >> kBinShift];
+      const std::size_t b = bin_of(keys[static_cast<std::size_t>(i)]);
+      if (b < bins) ++local[b];
     }
 #pragma omp critical
-    for (std::size_t b = 0; b < kBins; ++b) histogram[b] += local[b];
+    for (std::size_t b = 0; b < bins; ++b) histogram[b] += local[b];
   }
+  return histogram;
+}
+
+// The bin holding `rank` (counted from 0 over the bins in order); rank becomes its rank inside it.
+std::size_t bin_of_rank(const std::vector<std::int64_t>& histogram, std::int64_t& rank) {
+  std::size_t bin = 0;
+  while (rank >= histogram[bin]) rank -= histogram[bin++];
+  return bin;
+}
+
+}  // namespace
+
+// Exact selection by the keys' bits, high to low: a histogram of bits 62..48 finds each rank's
+// bin, a histogram of bits 47..32 inside that bin narrows it, and std::nth_element orders the
+// few keys that share those 31 bits.
+std::vector<double> order_statistics(std::span<const std::uint64_t> keys, std::span<const std::int64_t> ranks) {
+  constexpr std::uint64_t kLeftOut = std::uint64_t{1} << 63;
+  const std::vector<std::int64_t> top = parallel_histogram(keys, std::size_t{1} << 15, [](std::uint64_t k) {
+    return k & kLeftOut ? std::size_t{1} << 15 : static_cast<std::size_t>(k >> 48);
+  });
   std::int64_t kept = 0;
-  for (const std::int64_t h : histogram) kept += h;
+  for (const std::int64_t h : top) kept += h;
   std::vector<double> values;
-  for (const std::int64_t rank : ranks) {
+  for (std::int64_t rank : ranks) {
     if (rank < 0 || rank >= kept) {
       throw std::out_of_range("order_statistics: rank " + std::to_string(rank) + " of " + std::to_string(kept) + " values");
     }
-    std::size_t bin = 0;
-    std::int64_t below = 0;
-    while (below + histogram[bin] <= rank) below += histogram[bin++];
+    const std::uint64_t high = bin_of_rank(top, rank);  // bits 62..48 (bit 63 is 0)
+    const std::vector<std::int64_t> next = parallel_histogram(keys, std::size_t{1} << 16, [high](std::uint64_t k) {
+      return k >> 48 == high ? static_cast<std::size_t>((k >> 32) & 0xFFFF) : std::size_t{1} << 16;
+    });
+    const std::uint64_t prefix = high << 16 | bin_of_rank(next, rank);  // bits 63..32
     std::vector<std::uint64_t> in_bin;
-    in_bin.reserve(static_cast<std::size_t>(histogram[bin]));
-    for (const std::uint64_t k : keys)
-      if (!(k >> 63) && (k >> kBinShift) == bin) in_bin.push_back(k);
-    const auto nth = in_bin.begin() + (rank - below);
+    const auto n = static_cast<std::int64_t>(keys.size());
+#pragma omp parallel
+    {
+      std::vector<std::uint64_t> local;
+#pragma omp for schedule(static) nowait
+      for (std::int64_t i = 0; i < n; ++i)
+        if (keys[static_cast<std::size_t>(i)] >> 32 == prefix) local.push_back(keys[static_cast<std::size_t>(i)]);
+#pragma omp critical
+      in_bin.insert(in_bin.end(), local.begin(), local.end());
+    }
+    if (rank >= static_cast<std::int64_t>(in_bin.size())) throw std::logic_error("order_statistics: the bins disagree");
+    const auto nth = in_bin.begin() + rank;
     std::nth_element(in_bin.begin(), nth, in_bin.end());
     values.push_back(std::bit_cast<double>(*nth));
   }
