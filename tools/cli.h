@@ -10,10 +10,12 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace blockscale::cli {
@@ -61,6 +63,28 @@ const std::map<std::string, Command>& commands();
 struct Registrar {
   explicit Registrar(Command c) { register_command(std::move(c)); }
 };
+
+// Large buffers that are written whole after allocation (operands, products): a vector whose
+// elements start uninitialised, so that the pages are first touched (and cleared by the kernel)
+// by the threads that write them, not zero-filled by one thread beforehand.
+template <typename T>
+struct FirstTouchAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = FirstTouchAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <typename T>
+using FirstTouchVector = std::vector<T, FirstTouchAllocator<T>>;
+using WorkBuffer = FirstTouchVector<double>;
 
 // Minimal JSON writer for machine-readable output beside the human tables.
 std::string json_escape(const std::string& s);

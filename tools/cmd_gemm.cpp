@@ -89,7 +89,7 @@ class Progress {
 // ---- The problem: exact input values (A: M x K, B: K x N, C: M x N or empty), row-major.
 struct Problem {
   std::int64_t M = 0, N = 0, K = 0;
-  std::vector<double> a, b, c;
+  WorkBuffer a, b, c;
   std::string a_source, b_source, c_source;
 };
 
@@ -137,9 +137,9 @@ void draw_in_slices(Progress& progress, const std::string& stage, std::uint64_t 
   });
 }
 
-std::vector<double> generate(std::uint64_t seed, std::uint64_t first_draw, std::int64_t count, const std::string& data,
+WorkBuffer generate(std::uint64_t seed, std::uint64_t first_draw, std::int64_t count, const std::string& data,
                              const std::string& stage, Progress& progress) {
-  std::vector<double> v(static_cast<std::size_t>(count));
+  WorkBuffer v(static_cast<std::size_t>(count));
   const int per_value = draws_per_value(data);
   draw_in_slices(progress, stage, seed, first_draw, count, per_value, [&](Mt19937_64& rng, std::size_t i) {
     auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };  // in (0, 1)
@@ -228,12 +228,18 @@ Problem load_problem(const Args& args, Progress& progress) {
 
 // fp32 as the quantizers and the accumulator take it: round to nearest even (float64 inputs);
 // `rounded` counts the values that changed.
-std::vector<float> to_f32(const std::vector<double>& v, std::int64_t& rounded) {
-  std::vector<float> f(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    f[i] = static_cast<float>(v[i]);
-    if (static_cast<double>(f[i]) != v[i] && !(std::isnan(v[i]) && std::isnan(f[i]))) ++rounded;
+FirstTouchVector<float> to_f32(const WorkBuffer& v, std::int64_t& rounded) {
+  FirstTouchVector<float> f(v.size());
+  const auto n = static_cast<std::int64_t>(v.size());
+  std::int64_t changed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : changed)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = v[static_cast<std::size_t>(i)];
+    const float y = static_cast<float>(x);
+    f[static_cast<std::size_t>(i)] = y;
+    if (static_cast<double>(y) != x && !(std::isnan(x) && std::isnan(y))) ++changed;
   }
+  rounded += changed;
   return f;
 }
 
@@ -241,7 +247,7 @@ std::vector<float> to_f32(const std::vector<double>& v, std::int64_t& rounded) {
 // normalised error divides by (the usual bound of a dot product's rounding error; Higham,
 // Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.5).
 struct Fp64Product {
-  std::vector<double> value, magnitude;
+  WorkBuffer value, magnitude;
 };
 
 // The product is blocked like a GEMM (register tiles of Rows x 16 outputs, K in chunks, tasks of
@@ -344,14 +350,17 @@ Fp64TaskFn fp64_task_for_cpu() {
 Fp64Product fp64_product(const Problem& p, Progress& progress) {
   Fp64Product r;
   const auto M = static_cast<std::size_t>(p.M), N = static_cast<std::size_t>(p.N), K = static_cast<std::size_t>(p.K);
-  r.value.assign(M * N, 0.0);
-  r.magnitude.assign(M * N, 0.0);
-  std::vector<double> abs_b(p.b.size());
+  r.value.resize(M * N);
+  r.magnitude.resize(M * N);
+  const auto outputs = static_cast<std::int64_t>(M * N);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < outputs; ++i) r.value[static_cast<std::size_t>(i)] = r.magnitude[static_cast<std::size_t>(i)] = 0.0;
+  WorkBuffer abs_b(p.b.size());
   const auto b_size = static_cast<std::int64_t>(abs_b.size());
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < b_size; ++i) abs_b[static_cast<std::size_t>(i)] = std::fabs(p.b[static_cast<std::size_t>(i)]);
   // B's whole strips packed k-major, B and |B| side by side: a tile reads one contiguous stream.
-  std::vector<double> strips(N / kFp64Strip * K * 2 * kFp64Strip);
+  WorkBuffer strips(N / kFp64Strip * K * 2 * kFp64Strip);
   const auto strip_count = static_cast<std::int64_t>(N / kFp64Strip);
 #pragma omp parallel for schedule(static)
   for (std::int64_t si = 0; si < strip_count; ++si)
@@ -367,7 +376,6 @@ Fp64Product fp64_product(const Problem& p, Progress& progress) {
   const auto tasks = static_cast<std::int64_t>(row_blocks * strip_groups);
   run_stage(progress, "fp64 product", tasks, [&](std::int64_t t) { task(o, static_cast<std::size_t>(t)); });
   if (!p.c.empty()) {  // C last: each output's sum runs k = 0 .. K-1, then C
-    const auto outputs = static_cast<std::int64_t>(M * N);
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < outputs; ++i) {
       r.value[static_cast<std::size_t>(i)] += p.c[static_cast<std::size_t>(i)];
@@ -685,7 +693,7 @@ int run_gemm(const std::vector<std::string>& argv) {
 
   const Problem p = load_problem(args, progress);
   std::int64_t rounded = 0;
-  const std::vector<float> a32 = to_f32(p.a, rounded), b32 = to_f32(p.b, rounded), c32 = to_f32(p.c, rounded);
+  const FirstTouchVector<float> a32 = to_f32(p.a, rounded), b32 = to_f32(p.b, rounded), c32 = to_f32(p.c, rounded);
   std::vector<std::uint32_t> c_bits(c32.size());
   for (std::size_t i = 0; i < c32.size(); ++i) c_bits[i] = std::bit_cast<std::uint32_t>(c32[i]);
 

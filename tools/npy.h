@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
+
 namespace blockscale::cli {
 
 struct NpyMatrix {
   std::int64_t rows = 0, cols = 0;
   std::string descr;           // as the file spells it, e.g. "<f4"
-  std::vector<double> values;  // row-major (a Fortran-order file is transposed on reading)
+  WorkBuffer values;           // row-major (a Fortran-order file is transposed on reading)
 };
 
 // Reads a 2-D float16, float32 or float64 array (either byte order, C or Fortran order). Every
