@@ -119,29 +119,39 @@ double run_stage(Progress& progress, const std::string& stage, std::int64_t coun
 // The values are rounded to f32: built-in inputs are f32 tensors, as a framework's would be.
 // One std::mt19937_64 stream from the seed defines A, then B: value v of a matrix whose first
 // draw is `first_draw` takes draws first_draw + v d .. first_draw + (v + 1) d - 1 (d = 12 or 1).
-// Slices of values are generated in parallel, each by an engine jumped to its first draw
+// The threads generate ranges of values, each from an engine jumped to its range's first draw
 // (mt19937_64.h), so the bits do not depend on the thread count.
 int draws_per_value(const std::string& data) { return data == "gaussian" ? 12 : 1; }
 
 // Element i = 0 .. count - 1 from draws first_draw + i per_value onwards of the stream of `seed`:
-// element(rng, i) with rng at that draw, called in increasing i within a slice.
+// element(rng, i) with rng at that draw. Each thread takes one contiguous range of elements and
+// jumps once, to its range's first draw (about 15 ms); one thread walks the stream as it is.
 template <typename Element>
-void draw_in_slices(Progress& progress, const std::string& stage, std::uint64_t seed, std::uint64_t first_draw,
-                    std::int64_t count, int per_value, Element&& element) {
-  // 2^23 draws (about 50 ms on one core) per slice: a jump costs about 15 ms.
-  const std::int64_t slice = std::max<std::int64_t>(1, (std::int64_t{1} << 23) / per_value);
-  run_stage(progress, stage, (count + slice - 1) / slice, [&](std::int64_t s) {
-    const std::int64_t i0 = s * slice, i1 = std::min(count, i0 + slice);
+void draw_on_threads(Progress& progress, const std::string& stage, std::uint64_t seed, std::uint64_t first_draw,
+                     std::int64_t count, int per_value, Element&& element) {
+  progress.start(stage, count);
+#pragma omp parallel
+  {
+#ifdef _OPENMP
+    const std::int64_t thread = omp_get_thread_num(), threads = omp_get_num_threads();
+#else
+    const std::int64_t thread = 0, threads = 1;
+#endif
+    const std::int64_t i0 = count * thread / threads, i1 = count * (thread + 1) / threads;
     Mt19937_64 rng(seed, first_draw + static_cast<std::uint64_t>(i0) * static_cast<std::uint64_t>(per_value));
-    for (std::int64_t i = i0; i < i1; ++i) element(rng, static_cast<std::size_t>(i));
-  });
+    for (std::int64_t i = i0; i < i1; ++i) {
+      element(rng, static_cast<std::size_t>(i));
+      if (thread == 0 && (i - i0) % 65536 == 65535) progress.advance((i - i0) * threads);
+    }
+  }
+  progress.finish();
 }
 
 WorkBuffer generate(std::uint64_t seed, std::uint64_t first_draw, std::int64_t count, const std::string& data,
                              const std::string& stage, Progress& progress) {
   WorkBuffer v(static_cast<std::size_t>(count));
   const int per_value = draws_per_value(data);
-  draw_in_slices(progress, stage, seed, first_draw, count, per_value, [&](Mt19937_64& rng, std::size_t i) {
+  draw_on_threads(progress, stage, seed, first_draw, count, per_value, [&](Mt19937_64& rng, std::size_t i) {
     auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1p-53; };  // in (0, 1)
     if (per_value == 12) {
       double sum = -6.0;
@@ -704,7 +714,7 @@ int run_gemm(const std::vector<std::string>& argv) {
   auto draw_rbits = [&](std::vector<std::uint32_t>& bits, const QuantizeOptions& o, std::size_t count, const char* stage) {
     if (o.element.rounding != Rounding::stochastic) return;
     bits.resize(count);
-    draw_in_slices(progress, stage, args.get_u64("seed", 1) ^ 0x5EED5EEDu, rbits_next, static_cast<std::int64_t>(count), 1,
+    draw_on_threads(progress, stage, args.get_u64("seed", 1) ^ 0x5EED5EEDu, rbits_next, static_cast<std::int64_t>(count), 1,
                    [&](Mt19937_64& rng, std::size_t i) { bits[i] = static_cast<std::uint32_t>(rng() >> 32); });
     rbits_next += count;
   };

@@ -546,11 +546,12 @@ def check_errors(tool, scratch):
 
 
 def check_builtin_data(tool, scratch):
-    """The built-in data are one std::mt19937_64 stream per seed, generated in slices by engines
-    jumped ahead on the threads: pinned to what the serial generator (std::mt19937_64 walked draw
-    by draw, before 2026-11-22) gave, through the SHA-256 of `exact` for A of 1024 x 8200 (more
-    than one slice for Gaussian and heavy-tailed values and for stochastic rounding's random
-    words; B starts 12 or 1 x 8,396,800 draws in). Also the error report over several chunks of
+    """The built-in data are one std::mt19937_64 stream per seed; each thread generates a range of
+    values from an engine jumped ahead to the range's first draw. Pinned to what the serial
+    generator (std::mt19937_64 walked draw by draw, before 2026-11-22) gave, through the SHA-256
+    of `exact` for A of 1024 x 8200 (B starts 12 or 1 x 8,396,800 draws in; stochastic rounding's
+    random words are a second stream), on 1, 2 and 3 threads (jumps of 2^16 draws and more, and
+    ranges that do not start at a whole state). Also the error report over several chunks of
     outputs against numpy."""
     import hashlib
     pinned = [(["--data", "gaussian", "--seed", "5"], "308715f5d57b80972d9947728da2547437cd3b8f919c7a477e40eb2a2396b188"),
@@ -558,7 +559,7 @@ def check_builtin_data(tool, scratch):
               (["--data", "gaussian", "--seed", "7", "--format", "nvfp4", "--recipe", "nvfp4_te_stochastic"],
                "d1b95c31730ac58f4d6de5930db561ccb52c35daf32755009fa2909ab8e8bac5")]
     for extra, want in pinned:
-        for threads in ("1", "2"):
+        for threads in ("1", "2", "3"):
             out = os.path.join(scratch, "pinned" + threads)
             r = run(tool, ["gemm", "--m", "1024", "--n", "16", "--k", "8200", "--models", "sequential_f32", "--out", out,
                            "--quiet"] + extra, dict(os.environ, OMP_NUM_THREADS=threads))
@@ -588,7 +589,7 @@ def check_builtin_data(tool, scratch):
                 "normalised_p99": normalised[int(0.99 * (normalised.size - 1))], "normalised_max": normalised[-1]}
         for key, value in want.items():
             assert abs(entry["vs_fp64"][key] - value) <= 1e-5 * value, (entry["name"], key, entry["vs_fp64"][key], value)
-    print("built-in data: the jumped generator gives the serial stream's data (3 pinned studies, 1 and 2 threads); "
+    print("built-in data: the jumped generator gives the serial stream's data (3 pinned studies, 1 to 3 threads); "
           f"the error report over {M * N} outputs matches numpy's")
 
 
