@@ -52,11 +52,14 @@ TEST(OrderStatistics, EveryRankOfSpreadValuesWithTiesAndLeftOutKeys) {
 }
 
 TEST(OrderStatistics, OneBinHoldingEverything) {
-  // Values that share their top 16 bits: the second step alone orders them.
+  // Values that share their top 16 bits (the second histogram orders them), then values that
+  // share their top 32 (nth_element alone orders them).
   std::mt19937_64 rng(4);
-  std::vector<std::uint64_t> keys;
-  for (int i = 0; i < 2000; ++i) keys.push_back(std::bit_cast<std::uint64_t>(1.0) | (rng() & 0xFFFFFFFFFFFFu));
-  expect_every_rank(keys);
+  for (const std::uint64_t low_bits : {std::uint64_t{0xFFFFFFFFFFFF}, std::uint64_t{0xFFFFFFFF}}) {
+    std::vector<std::uint64_t> keys;
+    for (int i = 0; i < 2000; ++i) keys.push_back(std::bit_cast<std::uint64_t>(1.0) | (rng() & low_bits));
+    expect_every_rank(keys);
+  }
 }
 
 TEST(OrderStatistics, LargeInputOnTheThreads) {
