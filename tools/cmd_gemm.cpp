@@ -148,7 +148,7 @@ void draw_on_threads(Progress& progress, const std::string& stage, std::uint64_t
 }
 
 WorkBuffer generate(std::uint64_t seed, std::uint64_t first_draw, std::int64_t count, const std::string& data,
-                             const std::string& stage, Progress& progress) {
+                    const std::string& stage, Progress& progress) {
   WorkBuffer v(static_cast<std::size_t>(count));
   const int per_value = draws_per_value(data);
   draw_on_threads(progress, stage, seed, first_draw, count, per_value, [&](Mt19937_64& rng, std::size_t i) {

@@ -46,7 +46,8 @@ std::uint64_t bits64(const Poly& p, std::int64_t pos) {
 std::vector<std::uint64_t> stream_words(std::uint64_t seed, std::size_t count) {
   std::vector<std::uint64_t> w(std::max<std::size_t>(count, Mt19937_64::kWords));
   w[0] = seed;
-  for (std::size_t i = 1; i < Mt19937_64::kWords; ++i) w[i] = kSeedMultiplier * (w[i - 1] ^ (w[i - 1] >> 62)) + i;
+  for (std::size_t i = 1; i < Mt19937_64::kWords; ++i)
+    w[i] = kSeedMultiplier * (w[i - 1] ^ (w[i - 1] >> 62)) + i;
   for (std::size_t k = 0; k + Mt19937_64::kWords < w.size(); ++k) {
     w[k + Mt19937_64::kWords] = recurrence(w[k], w[k + 1], w[k + kShift]);
   }
@@ -70,7 +71,8 @@ Poly characteristic_polynomial() {
   std::int64_t length = 0, gap = 1;
   for (std::int64_t N = 0; N < n; ++N) {
     std::uint64_t acc = 0;
-    for (std::int64_t i = 0; i <= length; i += 64) acc ^= c[static_cast<std::size_t>(i >> 6)] & bits64(rev, n - 1 - N + i);
+    for (std::int64_t i = 0; i <= length; i += 64)
+      acc ^= c[static_cast<std::size_t>(i >> 6)] & bits64(rev, n - 1 - N + i);
     if ((std::popcount(acc) & 1) == 0) {
       ++gap;
       continue;
@@ -93,8 +95,8 @@ Poly characteristic_polynomial() {
     }
   }
   if (length != kDegree || !bit(c, length)) {
-    throw std::logic_error("Mt19937_64: the characteristic polynomial came out of degree " + std::to_string(length) +
-                           ", not 19937");
+    throw std::logic_error("Mt19937_64: the characteristic polynomial came out of degree " +
+                           std::to_string(length) + ", not 19937");
   }
   Poly p(kPolyWords, 0);  // P_j = C_{L-j}: the reciprocal of C
   for (std::int64_t j = 0; j <= length; ++j)

@@ -3,8 +3,6 @@
 // against a full std::sort of the kept values (ties, zeros, +Inf, keys left out, one bin holding
 // everything, values spread over every exponent); UlpComparison::merge against one comparison over
 // all outputs.
-#include "../../tools/cli.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +12,8 @@
 #include <random>
 #include <stdexcept>
 #include <vector>
+
+#include "../../tools/cli.h"
 
 namespace {
 
@@ -41,11 +41,13 @@ TEST(OrderStatistics, EveryRankOfSpreadValuesWithTiesAndLeftOutKeys) {
   std::vector<std::uint64_t> keys;
   for (int i = 0; i < 3000; ++i) {
     switch (rng() % 6) {
-      case 0: keys.push_back(kLeftOut | rng()); break;                                  // left out
-      case 1: keys.push_back(std::bit_cast<std::uint64_t>(0.0)); break;                 // zero, tied
-      case 2: keys.push_back(std::bit_cast<std::uint64_t>(HUGE_VAL)); break;            // +Inf, tied
-      case 3: keys.push_back(std::bit_cast<std::uint64_t>(std::ldexp(1.0, -static_cast<int>(rng() % 1000)))); break;
-      default: keys.push_back(rng() >> 1 & 0x7FEFFFFFFFFFFFFFu); break;                // any finite double >= 0
+      case 0: keys.push_back(kLeftOut | rng()); break;                        // left out
+      case 1: keys.push_back(std::bit_cast<std::uint64_t>(0.0)); break;       // zero, tied
+      case 2: keys.push_back(std::bit_cast<std::uint64_t>(HUGE_VAL)); break;  // +Inf, tied
+      case 3:
+        keys.push_back(std::bit_cast<std::uint64_t>(std::ldexp(1.0, -static_cast<int>(rng() % 1000))));
+        break;
+      default: keys.push_back(rng() >> 1 & 0x7FEFFFFFFFFFFFFFu); break;  // any finite double >= 0
     }
   }
   expect_every_rank(keys);
@@ -73,11 +75,13 @@ TEST(OrderStatistics, LargeInputOnTheThreads) {
   const std::int64_t n = static_cast<std::int64_t>(keys.size());
   const std::vector<std::int64_t> ranks = {0, 1, n / 2, (n - 1) * 99 / 100, n - 2, n - 1};
   const std::vector<double> got = order_statistics(keys, ranks);
-  for (std::size_t i = 0; i < ranks.size(); ++i) EXPECT_EQ(got[i], sorted[static_cast<std::size_t>(ranks[i])]) << ranks[i];
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    EXPECT_EQ(got[i], sorted[static_cast<std::size_t>(ranks[i])]) << ranks[i];
 }
 
 TEST(OrderStatistics, RankOutsideTheKeptValuesThrows) {
-  const std::vector<std::uint64_t> keys = {std::bit_cast<std::uint64_t>(1.0), kLeftOut, std::bit_cast<std::uint64_t>(2.0)};
+  const std::vector<std::uint64_t> keys = {std::bit_cast<std::uint64_t>(1.0), kLeftOut,
+                                           std::bit_cast<std::uint64_t>(2.0)};
   const std::vector<std::int64_t> two = {2}, negative = {-1};
   EXPECT_THROW(order_statistics(keys, two), std::out_of_range);
   EXPECT_THROW(order_statistics(keys, negative), std::out_of_range);
@@ -89,8 +93,9 @@ TEST(UlpComparison, MergedPartsEqualOneComparison) {
   for (int i = 0; i < 20000; ++i) {
     const auto reference = static_cast<std::uint32_t>(rng());
     // Near the reference (0 to 100 ulps either way), or any bits (NaN on one side included).
-    const std::uint32_t got = rng() % 4 ? reference + static_cast<std::uint32_t>(static_cast<int>(rng() % 201) - 100)
-                                        : static_cast<std::uint32_t>(rng());
+    const std::uint32_t got =
+        rng() % 4 ? reference + static_cast<std::uint32_t>(static_cast<int>(rng() % 201) - 100)
+                  : static_cast<std::uint32_t>(rng());
     all.add(got, reference);
     (i % 3 ? first : second).add(got, reference);
   }
@@ -101,7 +106,8 @@ TEST(UlpComparison, MergedPartsEqualOneComparison) {
   EXPECT_EQ(merged.differ, all.differ);
   EXPECT_EQ(merged.nan_mismatch, all.nan_mismatch);
   EXPECT_EQ(merged.max_ulp, all.max_ulp);
-  for (int b = 0; b < blockscale::cli::kUlpBucketCount; ++b) EXPECT_EQ(merged.histogram[b], all.histogram[b]) << b;
+  for (int b = 0; b < blockscale::cli::kUlpBucketCount; ++b)
+    EXPECT_EQ(merged.histogram[b], all.histogram[b]) << b;
   EXPECT_GT(all.nan_mismatch, 0);
 }
 

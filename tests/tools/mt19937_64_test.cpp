@@ -37,7 +37,8 @@ TEST(Mt19937_64, ShortSkipsWalk) {
 TEST(Mt19937_64, LongSkipsJump) {
   // 65536 is the first jump; 19937 + 312 lies inside the polynomial's own span; the rest cross
   // twist boundaries at every offset inside a block.
-  for (std::uint64_t skip : {65536u, 65537u, 65536u + 311u, 65536u + 312u, 100000u, 312u * 1000u, 312u * 1000u + 1u})
+  for (std::uint64_t skip :
+       {65536u, 65537u, 65536u + 311u, 65536u + 312u, 100000u, 312u * 1000u, 312u * 1000u + 1u})
     expect_same_draws(1, skip);
   std::mt19937_64 pick(7);
   for (int i = 0; i < 12; ++i) expect_same_draws(pick() % 1000 + 1, (1u << 16) + pick() % (1u << 24), 400);
