@@ -427,6 +427,22 @@ def check_fp6(tool, scratch):
     print(f"fp6: e2m3 x e3m2 and e3m2 x e3m2 exact, sm_100a and sequential_f32 agree on {M}x{N}x{K}")
 
 
+def assert_report_matches_numpy(entry, d, a, b):
+    """One numerics' `vs_fp64` report (error against the unquantized fp64 product) against numpy's
+    product of the f32 inputs a and b: the report prints rounded statistics to 6 digits, so a
+    relative tolerance."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    d = d.astype(np.float64)
+    normalised = np.sort((np.abs(d - ref) / mag).ravel())
+    want = {"relative_frobenius": np.linalg.norm(d - ref) / np.linalg.norm(ref),
+            "normalised_median": normalised[int(0.5 * (normalised.size - 1))],
+            "normalised_p99": normalised[int(0.99 * (normalised.size - 1))], "normalised_max": normalised[-1]}
+    for key, value in want.items():
+        got = entry["vs_fp64"][key]
+        assert abs(got - value) <= 1e-5 * value, (entry["name"], key, got, value)
+
+
 def check_slices_and_threads(tool, scratch):
     """A run long enough to be computed in row slices equals runs on single slices' rows, and the
     thread count changes nothing."""
@@ -455,20 +471,11 @@ def check_slices_and_threads(tool, scratch):
     for n in outs["1"]:
         assert np.load(os.path.join(out, n + ".npy")).tobytes() == outs["1"][n].tobytes(), n + ": --b-transposed differs"
     # The error report's fp64 product (blocked in registers, N = 24 = one strip of 16 plus a tail)
-    # against numpy's: these are rounded statistics printed to 6 digits, so a relative tolerance.
+    # against numpy's.
     r = run(tool, ["gemm", "--a", os.path.join(scratch, "big_a.npy"), "--b", os.path.join(scratch, "b2.npy"),
                    "--models", "sm_100a", "--json", "--quiet"])
     assert r.returncode == 0, r.stderr
-    report = json.loads(r.stdout)["numerics"][0]["vs_fp64"]
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    ref, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
-    d = outs["1"]["exact"].astype(np.float64)
-    normalised = np.sort((np.abs(d - ref) / mag).ravel())
-    want = {"relative_frobenius": np.linalg.norm(d - ref) / np.linalg.norm(ref),
-            "normalised_median": normalised[int(0.5 * (normalised.size - 1))],
-            "normalised_p99": normalised[int(0.99 * (normalised.size - 1))], "normalised_max": normalised[-1]}
-    for key, value in want.items():
-        assert abs(report[key] - value) <= 1e-5 * value, (key, report[key], value)
+    assert_report_matches_numpy(json.loads(r.stdout)["numerics"][0], outs["1"]["exact"], a, b)
     for lo, hi in ((0, 5), (510, 515), (1024, 1030), (1096, 1100)):
         np.save(os.path.join(scratch, "rows.npy"), a[lo:hi])
         out = os.path.join(scratch, "rows")
@@ -578,17 +585,8 @@ def check_builtin_data(tool, scratch):
     r = run(tool, ["gemm", "--a", os.path.join(scratch, "stats_a.npy"), "--b", os.path.join(scratch, "stats_b.npy"),
                    "--models", "sm_100a", "--out", out, "--json", "--quiet"])
     assert r.returncode == 0, r.stderr
-    report = json.loads(r.stdout)["numerics"]
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    ref, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
-    for entry in report:
-        d = np.load(os.path.join(out, entry["name"] + ".npy")).astype(np.float64)
-        normalised = np.sort((np.abs(d - ref) / mag).ravel())
-        want = {"relative_frobenius": np.linalg.norm(d - ref) / np.linalg.norm(ref),
-                "normalised_median": normalised[int(0.5 * (normalised.size - 1))],
-                "normalised_p99": normalised[int(0.99 * (normalised.size - 1))], "normalised_max": normalised[-1]}
-        for key, value in want.items():
-            assert abs(entry["vs_fp64"][key] - value) <= 1e-5 * value, (entry["name"], key, entry["vs_fp64"][key], value)
+    for entry in json.loads(r.stdout)["numerics"]:
+        assert_report_matches_numpy(entry, np.load(os.path.join(out, entry["name"] + ".npy")), a, b)
     print("built-in data: the jumped generator gives the serial stream's data (3 pinned studies, 1 to 3 threads); "
           f"the error report over {M * N} outputs matches numpy's")
 
