@@ -5,5 +5,6 @@
 
 #include "blockscale/quantize/block.h"
 #include "blockscale/quantize/block_format.h"
+#include "blockscale/quantize/fp8_scaled.h"
 #include "blockscale/quantize/options.h"
 #include "blockscale/quantize/tensor.h"
