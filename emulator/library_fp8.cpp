@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "blockscale/emulator/library_fp8.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "blockscale/emulator/arith.h"
+#include "blockscale/emulator/code_matrix.h"
+#include "blockscale/formats/convert.h"
+#include "blockscale/reference/exact_sum.h"
+#include "fast_gemm.h"
+
+namespace blockscale::emulator {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& m) { throw std::invalid_argument(m); }
+
+using G = Fp8Granularity;
+
+// docs/conformance.md, "Results on an NVIDIA H200": NVIDIA H200, driver 580.159.04, cuBLASLt 13.1
+// (130100), PyTorch 2.11.0+cu130; runs 3 and 4, re-run 5 at 6f07554 (docs/conformance/
+// h200-external-final.json). e4m3 x e4m3 operands, f32 D unless the call refused it.
+constexpr LibraryFp8Schedule kRows[] = {
+    {Fp8Library::cublaslt, false, G::tensor, G::tensor, 4, Fp8ScaleStage::epilogue_scale_product,
+     PromotionFma::scale_product,
+     "H200, cuBLASLt 13.1: 128x128x4096, 256x256x2048 (scales 0.3 x 1.7) and 64x128x16384 (split-K 6), "
+     "90,112 outputs bit-exact"},
+    {Fp8Library::cublaslt, true, G::tensor, G::tensor, 0, Fp8ScaleStage::epilogue_scale_product,
+     PromotionFma::scale_product,
+     "H200, cuBLASLt 13.1: 128x128x4096, 16,384 outputs bit-exact (64x128x16384 took split-K 6: bit-exact as "
+     "six "
+     "chains, which this row does not model)"},
+    {Fp8Library::cublaslt, false, G::block_1x128, G::block_1x128, 4, Fp8ScaleStage::promotion_fma,
+     PromotionFma::scale_b_first,
+     "H200, cuBLASLt 13.1 VEC128_32F x VEC128_32F: 256x256x2048, 65,536 outputs bit-exact"},
+    {Fp8Library::cublaslt, false, G::block_1x128, G::block_128x128, 4, Fp8ScaleStage::promotion_fma,
+     PromotionFma::scale_product,
+     "H200, cuBLASLt 13.1 VEC128_32F x BLK128x128_32F: 256x256x2048, 65,536 outputs bit-exact (64x256x16384 "
+     "took "
+     "split-K 6, not reproduced)"},
+    {Fp8Library::torch_scaled_mm, false, G::tensor, G::tensor, 4, Fp8ScaleStage::epilogue_scale_product,
+     PromotionFma::scale_product,
+     "H200, torch 2.11.0+cu130: 256x256x4096 and 64x128x16384, 73,728 outputs bit-exact"},
+    {Fp8Library::torch_scaled_mm, true, G::tensor, G::tensor, 0, Fp8ScaleStage::epilogue_scale_product,
+     PromotionFma::scale_product,
+     "H200, torch 2.11.0+cu130: 256x256x4096, 65,536 outputs bit-exact (64x128x16384 took split-K 6, not "
+     "modelled)"},
+    {Fp8Library::torch_scaled_mm, false, G::row, G::row, 4, Fp8ScaleStage::epilogue_b_first,
+     PromotionFma::scale_product, "H200, torch 2.11.0+cu130 rowwise: 256x256x2048, 65,536 outputs bit-exact"},
+    {Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_128x128, 4, Fp8ScaleStage::promotion_fma,
+     PromotionFma::scale_product, "H200, torch 2.11.0+cu130: 256x256x2048, 65,536 outputs bit-exact"},
+};
+// torch._scaled_mm's 1x128 x 1x128 call fitted only with the operands exchanged (PyTorch hands
+// cuBLASLt B^T and A^T): acc = fma(sb, sa*p, acc). A row of its own, as gemm() has no such FMA.
+constexpr LibraryFp8Schedule kSwappedRow = {
+    Fp8Library::torch_scaled_mm,
+    false,
+    G::block_1x128,
+    G::block_1x128,
+    4,
+    Fp8ScaleStage::promotion_fma,
+    PromotionFma::scale_b_first,
+    "H200, torch 2.11.0+cu130 (run 4): 256x256x2048, 65,536 outputs bit-exact"};
+
+std::vector<LibraryFp8Schedule> all_rows() {
+  std::vector<LibraryFp8Schedule> v(std::begin(kRows), std::end(kRows));
+  v.push_back(kSwappedRow);
+  return v;
+}
+
+bool swapped(const LibraryFp8Schedule& s) {
+  return s.library == Fp8Library::torch_scaled_mm && s.a == G::block_1x128 && s.b == G::block_1x128;
+}
+
+Instruction wgmma_fp8(Format a, Format b) {
+  auto name = [](Format f) { return f == Format::float8_e4m3fn ? "e4m3" : "e5m2"; };
+  return parse_instruction(std::string("sm_90a wgmma.mma_async m64n128k32 f32 ") + name(a) + " " + name(b));
+}
+
+std::size_t scale_count(const Fp8ScaledMatrix& m) {
+  switch (m.granularity) {
+    case G::tensor: return 1;
+    case G::row: return static_cast<std::size_t>(m.rows);
+    case G::block_1x128: return static_cast<std::size_t>(m.rows * m.k_blocks());
+    case G::block_128x128: return static_cast<std::size_t>(m.row_blocks() * m.k_blocks());
+  }
+  return 0;
+}
+
+void check_operands(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::int64_t row0,
+                    std::int64_t row1) {
+  if (a.k != b.k) fail("A has K = " + std::to_string(a.k) + " but B has K = " + std::to_string(b.k));
+  if (row0 < 0 || row1 > a.rows || row0 >= row1) {
+    fail("rows [" + std::to_string(row0) + ", " + std::to_string(row1) +
+         ") are not a nonempty range of A's " + std::to_string(a.rows));
+  }
+  for (const auto& [m, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}}) {
+    if (m->element != Format::float8_e4m3fn && m->element != Format::float8_e5m2) {
+      fail(std::string(side) + "'s elements must be float8_e4m3fn or float8_e5m2");
+    }
+    if (m->rows < 1 || m->k < 1 || m->codes.size() != static_cast<std::size_t>(m->rows * m->k)) {
+      fail(std::string(side) + "'s codes do not match its shape " + std::to_string(m->rows) + " x " +
+           std::to_string(m->k));
+    }
+    if (m->scales.size() != scale_count(*m)) {
+      fail(std::string(side) + " scaled " + std::string(to_string(m->granularity)) + " needs " +
+           std::to_string(scale_count(*m)) + " scales, has " + std::to_string(m->scales.size()));
+    }
+    for (const float s : m->scales) {
+      if (!(s > 0.0f) || !std::isfinite(s))
+        fail(std::string(side) + " has a scale that is not a positive finite fp32 value");
+    }
+  }
+}
+
+// A's rows [row0, row1) and all of B as the emulator's operands: the codes, and for promotion the
+// fp32 scales of every promotion interval (128 elements of K = 4 wgmma k32), or units.
+struct Operands {
+  std::vector<std::uint32_t> sa, sb;
+  GemmOperands ops;
+};
+
+Operands operands(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
+                  bool scales_in_promotion, int interval) {
+  Operands o;
+  const auto rows = static_cast<std::size_t>(row1 - row0), n = static_cast<std::size_t>(b.rows),
+             k = static_cast<std::size_t>(a.k);
+  o.ops.a = CodeMatrix(
+      a.element, rows, k,
+      std::span<const std::uint8_t>(a.codes).subspan(static_cast<std::size_t>(row0) * k, rows * k));
+  o.ops.b = CodeMatrix(b.element, k, n, std::span<const std::uint8_t>(b.codes), Order::col_major);
+  if (interval == 0) return o;
+  const std::int64_t span = static_cast<std::int64_t>(interval) * 32, intervals = (a.k + span - 1) / span;
+  o.sa.resize(rows * static_cast<std::size_t>(intervals));
+  o.sb.resize(n * static_cast<std::size_t>(intervals));
+  constexpr std::uint32_t kOne = 0x3F800000u;
+  for (std::int64_t q = 0; q < intervals; ++q) {
+    const std::int64_t block = q * span / Fp8ScaledMatrix::kBlock;
+    for (std::size_t i = 0; i < rows; ++i)
+      o.sa[i * static_cast<std::size_t>(intervals) + static_cast<std::size_t>(q)] =
+          scales_in_promotion
+              ? std::bit_cast<std::uint32_t>(a.scale(row0 + static_cast<std::int64_t>(i), block))
+              : kOne;
+    for (std::size_t j = 0; j < n; ++j)
+      o.sb[j * static_cast<std::size_t>(intervals) + static_cast<std::size_t>(q)] =
+          scales_in_promotion ? std::bit_cast<std::uint32_t>(b.scale(static_cast<std::int64_t>(j), block))
+                              : kOne;
+  }
+  o.ops.scale_a = CodeMatrix(Format::float32, rows, static_cast<std::size_t>(intervals),
+                             std::span<const std::uint32_t>(o.sa));
+  o.ops.scale_b = CodeMatrix(Format::float32, static_cast<std::size_t>(intervals), n,
+                             std::span<const std::uint32_t>(o.sb), Order::col_major);
+  return o;
+}
+
+}  // namespace
+
+std::string_view to_string(Fp8Library l) {
+  return l == Fp8Library::cublaslt ? "cublaslt" : "torch_scaled_mm";
+}
+
+std::string LibraryFp8Schedule::name() const {
+  return std::string(to_string(library)) + (fast_accum ? "_fast_accum " : " ") + std::string(to_string(a)) +
+         " x " + std::string(to_string(b));
+}
+
+std::string LibraryFp8Schedule::description() const {
+  std::string s = promotion_interval == 0
+                      ? "one wgmma k32 chain over all of K (no promotion)"
+                      : "wgmma k32 chains of " + std::to_string(promotion_interval) + " (" +
+                            std::to_string(32 * promotion_interval) + " of K), each promoted into fp32 by ";
+  switch (scales) {
+    case Fp8ScaleStage::epilogue_scale_product:
+      return s + (promotion_interval ? "FADD" : "") + ", then D = (sa*sb)*acc";
+    case Fp8ScaleStage::epilogue_b_first:
+      return s + (promotion_interval ? "FADD" : "") + ", then D = sa*(sb*acc)";
+    case Fp8ScaleStage::promotion_fma: break;
+  }
+  if (swapped(*this)) return s + "acc = fma(sb, sa*p, acc) (the library computes D^T = B A^T)";
+  switch (promotion_fma) {
+    case PromotionFma::scale_product: return s + "acc = fma(sa*sb, p, acc)";
+    case PromotionFma::scale_b_first: return s + "acc = fma(sa, sb*p, acc)";
+    case PromotionFma::mul_then_add: return s + "acc = acc + (sa*sb)*p";
+  }
+  return s;
+}
+
+std::span<const LibraryFp8Schedule> library_fp8_schedules() {
+  static const std::vector<LibraryFp8Schedule> rows = all_rows();
+  return rows;
+}
+
+const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_accum, Fp8Granularity a,
+                                               Fp8Granularity b) {
+  std::string measured;
+  for (const LibraryFp8Schedule& s : library_fp8_schedules()) {
+    if (s.library != library || s.fast_accum != fast_accum) continue;
+    if (s.a == a && s.b == b) return s;
+    measured +=
+        (measured.empty() ? "" : ", ") + std::string(to_string(s.a)) + " x " + std::string(to_string(s.b));
+  }
+  fail(std::string(to_string(library)) + (fast_accum ? " with fast accumulation" : "") +
+       " was not measured with A " + std::string(to_string(a)) + " x B " + std::string(to_string(b)) +
+       " scaling (measured: " + (measured.empty() ? std::string("none") : measured) +
+       "; docs/conformance.md, \"External GEMMs\")");
+}
+
+std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a,
+                                            const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
+                                            const GemmOptions& options) {
+  check_operands(a, b, row0, row1);
+  if (a.granularity != s.a || b.granularity != s.b) {
+    fail(s.name() + " takes A scaled " + std::string(to_string(s.a)) + " and B " +
+         std::string(to_string(s.b)) + "; got " + std::string(to_string(a.granularity)) + " and " +
+         std::string(to_string(b.granularity)));
+  }
+  if (a.element == Format::float8_e5m2 && b.element == Format::float8_e5m2) {
+    fail("e5m2 x e5m2: cuBLASLt and torch._scaled_mm take e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3 only");
+  }
+  const std::int64_t rows = row1 - row0, n = b.rows;
+  const bool in_promotion = s.scales == Fp8ScaleStage::promotion_fma;
+  std::vector<std::uint32_t> acc;
+  if (swapped(s)) {
+    // D^T = B A^T: B in A's place (all N rows), A's rows as the columns; then transposed. (This
+    // row is 1 x 128 on both sides, so A's scales of those rows are rows x k_blocks.)
+    Fp8ScaledMatrix a_rows;
+    a_rows.element = a.element;
+    a_rows.granularity = a.granularity;
+    a_rows.rows = rows;
+    a_rows.k = a.k;
+    a_rows.codes.assign(a.codes.begin() + static_cast<std::ptrdiff_t>(row0 * a.k),
+                        a.codes.begin() + static_cast<std::ptrdiff_t>(row1 * a.k));
+    a_rows.scales.assign(a.scales.begin() + static_cast<std::ptrdiff_t>(row0 * a.k_blocks()),
+                         a.scales.begin() + static_cast<std::ptrdiff_t>(row1 * a.k_blocks()));
+    const Operands o = operands(b, a_rows, 0, n, true, s.promotion_interval);
+    const std::vector<std::uint32_t> t =
+        gemm(KernelSchedule::hopper_promotion(wgmma_fp8(b.element, a.element), s.promotion_interval,
+                                              s.promotion_fma),
+             o.ops, options);
+    acc.resize(t.size());
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        acc[static_cast<std::size_t>(i * n + j)] = t[static_cast<std::size_t>(j * rows + i)];
+    return acc;
+  }
+  const Instruction ins = wgmma_fp8(a.element, b.element);
+  const Operands o = operands(a, b, row0, row1, in_promotion, s.promotion_interval);
+  acc = s.promotion_interval == 0
+            ? gemm(KernelSchedule::chain(ins), o.ops, options)
+            : gemm(KernelSchedule::hopper_promotion(ins, s.promotion_interval, s.promotion_fma), o.ops,
+                   options);
+  if (in_promotion) return acc;
+  // Tensor-wise or row-wise scales in the epilogue: each output's two FMULs, rounded apart.
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::uint32_t sa = std::bit_cast<std::uint32_t>(a.scale(row0 + i, 0));
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::uint32_t sb = std::bit_cast<std::uint32_t>(b.scale(j, 0));
+      std::uint32_t& d = acc[static_cast<std::size_t>(i * n + j)];
+      d = s.scales == Fp8ScaleStage::epilogue_scale_product ? mul_f32(mul_f32(sa, sb), d)
+                                                            : mul_f32(sa, mul_f32(sb, d));
+    }
+  }
+  return acc;
+}
+
+namespace {
+
+// ---- The exact numerics. An e4m3 element is an integer times 2^-9 (|integer| <= 448 * 2^9 <
+// 2^18), an e5m2 element one times 2^-16 (< 2^32). So the products of one 128-element block are
+// integers in units of 2^(u_a + u_b), and their sum S_q is an exact integer: below 2^43 for e4m3
+// x e4m3 (exact in double), below 2^57 with an e5m2 operand (int64), below 2^71 for e5m2 x e5m2
+// (128-bit). The output is sum_q sa(i, q) sb(j, q) S_q 2^(u_a + u_b): each term an exact product of
+// S_q with the two 24-bit scale significands, added in reference::ExactSum and rounded once.
+struct ElementUnits {
+  int unit;                   // log2 of the unit
+  std::int64_t integer[256];  // code -> signed integer (NaN and Inf codes: 0; rejected before use)
+};
+
+ElementUnits element_units(Format f) {
+  ElementUnits u{};
+  u.unit = f == Format::float8_e4m3fn ? -9 : -16;
+  for (int c = 0; c < 256; ++c) {
+    const double v = to_double(f, static_cast<std::uint32_t>(c));
+    u.integer[c] = std::isfinite(v) ? static_cast<std::int64_t>(std::ldexp(v, -u.unit)) : 0;
+  }
+  return u;
+}
+
+// Codes that are not finite values (e4m3 NaN, e5m2 Inf and NaN): no recipe makes them.
+void check_finite_codes(const Fp8ScaledMatrix& m, const char* side) {
+  for (std::size_t i = 0; i < m.codes.size(); ++i) {
+    if (!std::isfinite(to_double(m.element, m.codes[i]))) {
+      fail(std::string("exact_fp8_scaled_gemm: ") + side + " holds a NaN or Inf code at element " +
+           std::to_string(i));
+    }
+  }
+}
+
+// sig * 2^exp of a positive finite fp32.
+void decompose_f32(float x, std::uint64_t& sig, int& exp) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  const int field = static_cast<int>(bits >> 23);
+  sig = (bits & 0x7FFFFFu) | (field ? 0x800000u : 0u);
+  exp = (field ? field : 1) - 150;
+}
+
+__extension__ typedef __int128 i128;  // GCC/Clang extension: e5m2 x e5m2 block sums (below 2^71)
+__extension__ typedef unsigned __int128 u128;
+
+constexpr std::int64_t kRowTile = 4, kColumnStrip = 256;
+
+// The block sums S_q of rows [i0, i0 + 4) x columns [j0, j1), all blocks: sums[(r * W + j) * kb + q]
+// (rows past r_count are zeros in a_rows and not stored). Acc: double (e4m3 x e4m3) or
+// std::int64_t; B is k x n, row-major, in units. Register tiles of 4 rows x 16 columns, like a
+// GEMM's; every sum is exact, so the order of the additions and the vector width cannot change a bit.
+template <typename Acc>
+[[gnu::always_inline]] inline void block_sums_body(const Acc* a_rows, std::int64_t r_count, const Acc* b,
+                                                   std::int64_t n, std::int64_t k, std::int64_t j0,
+                                                   std::int64_t j1, Acc* sums) {
+  typedef Acc V __attribute__((vector_size(64)));  // 8 lanes
+  const auto load = [](const Acc* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  };
+  const std::int64_t w = j1 - j0, kb = (k + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
+  for (std::int64_t q = 0; q < kb; ++q) {
+    const std::int64_t k0 = q * Fp8ScaledMatrix::kBlock, k1 = std::min(k, k0 + Fp8ScaledMatrix::kBlock);
+    std::int64_t j = j0;
+    for (; j + 16 <= j1; j += 16) {
+      V acc[kRowTile][2] = {};
+      for (std::int64_t kk = k0; kk < k1; ++kk) {
+        const V b0 = load(b + kk * n + j), b1 = load(b + kk * n + j + 8);
+        for (std::int64_t r = 0; r < kRowTile; ++r) {
+          const Acc x = a_rows[r * k + kk];
+          acc[r][0] += x * b0;
+          acc[r][1] += x * b1;
+        }
+      }
+      for (std::int64_t r = 0; r < r_count; ++r)
+        for (int c = 0; c < 16; ++c) sums[(r * w + (j - j0) + c) * kb + q] = acc[r][c / 8][c % 8];
+    }
+    for (; j < j1; ++j)  // the columns past the last whole 16
+      for (std::int64_t r = 0; r < r_count; ++r) {
+        Acc acc{0};
+        for (std::int64_t kk = k0; kk < k1; ++kk) acc += a_rows[r * k + kk] * b[kk * n + j];
+        sums[(r * w + (j - j0)) * kb + q] = acc;
+      }
+  }
+}
+
+template <typename Acc>
+using BlockSumsFn = void (*)(const Acc*, std::int64_t, const Acc*, std::int64_t, std::int64_t, std::int64_t,
+                             std::int64_t, Acc*);
+template <typename Acc>
+void block_sums_portable(const Acc* a, std::int64_t rc, const Acc* b, std::int64_t n, std::int64_t k,
+                         std::int64_t j0, std::int64_t j1, Acc* sums) {
+  block_sums_body(a, rc, b, n, k, j0, j1, sums);
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <typename Acc>
+__attribute__((target("avx2"))) void block_sums_avx2(const Acc* a, std::int64_t rc, const Acc* b,
+                                                     std::int64_t n, std::int64_t k, std::int64_t j0,
+                                                     std::int64_t j1, Acc* sums) {
+  block_sums_body(a, rc, b, n, k, j0, j1, sums);
+}
+template <typename Acc>
+__attribute__((target("avx512f,avx512dq"))) void block_sums_avx512(const Acc* a, std::int64_t rc,
+                                                                   const Acc* b, std::int64_t n,
+                                                                   std::int64_t k, std::int64_t j0,
+                                                                   std::int64_t j1, Acc* sums) {
+  block_sums_body(a, rc, b, n, k, j0, j1, sums);
+}
+#endif
+// The widest body this CPU runs (the same bits on each: the sums are exact).
+template <typename Acc>
+BlockSumsFn<Acc> block_sums_for_cpu() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return &block_sums_avx512<Acc>;
+  if (__builtin_cpu_supports("avx2")) return &block_sums_avx2<Acc>;
+#endif
+  return &block_sums_portable<Acc>;
+}
+
+// Rows [i0, i0 + r_count) of A as integers in units (R x k), then their block sums with B.
+template <typename Acc>
+void tile_block_sums(const Fp8ScaledMatrix& a, const ElementUnits& ua, std::int64_t i0, std::int64_t r_count,
+                     const std::vector<Acc>& b, std::int64_t n, std::int64_t j0, std::int64_t j1,
+                     std::vector<Acc>& sums) {
+  const std::int64_t k = a.k;
+  std::vector<Acc> rows(static_cast<std::size_t>(kRowTile * k));  // rows past r_count stay zero
+  for (std::int64_t r = 0; r < r_count; ++r)
+    for (std::int64_t kk = 0; kk < k; ++kk)
+      rows[static_cast<std::size_t>(r * k + kk)] =
+          static_cast<Acc>(ua.integer[a.codes[static_cast<std::size_t>((i0 + r) * k + kk)]]);
+  sums.resize(static_cast<std::size_t>(kRowTile * (j1 - j0) * a.k_blocks()));
+  static const BlockSumsFn<Acc> fn = block_sums_for_cpu<Acc>();
+  fn(rows.data(), r_count, b.data(), n, k, j0, j1, sums.data());
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
+                                                 std::int64_t row0, std::int64_t row1,
+                                                 const GemmOptions& options) {
+  check_operands(a, b, row0, row1);
+  check_finite_codes(a, "A");
+  check_finite_codes(b, "B");
+  const std::int64_t rows = row1 - row0, n = b.rows, k = a.k, kb = a.k_blocks();
+  const ElementUnits ua = element_units(a.element), ub = element_units(b.element);
+  const bool in_double = a.element == Format::float8_e4m3fn && b.element == Format::float8_e4m3fn;
+  const bool wide = a.element == Format::float8_e5m2 && b.element == Format::float8_e5m2;
+  // B as integers, k x n row-major (the inner loop runs along n).
+  std::vector<double> bd;
+  std::vector<std::int64_t> bi;
+  (in_double ? bd.resize(static_cast<std::size_t>(k * n)) : bi.resize(static_cast<std::size_t>(k * n)));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t kk = 0; kk < k; ++kk) {
+      const std::int64_t v = ub.integer[b.codes[static_cast<std::size_t>(j * k + kk)]];
+      if (in_double)
+        bd[static_cast<std::size_t>(kk * n + j)] = static_cast<double>(v);
+      else
+        bi[static_cast<std::size_t>(kk * n + j)] = v;
+    }
+  std::vector<std::uint32_t> d(static_cast<std::size_t>(rows * n));
+  const std::int64_t row_tiles = (rows + kRowTile - 1) / kRowTile,
+                     strips = (n + kColumnStrip - 1) / kColumnStrip;
+  const int threads = detail::resolve_threads(options.threads);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (std::int64_t task = 0; task < row_tiles * strips; ++task) {
+    const std::int64_t i0 = row0 + task / strips * kRowTile, r_count = std::min(kRowTile, row1 - i0);
+    const std::int64_t j0 = task % strips * kColumnStrip, j1 = std::min(n, j0 + kColumnStrip), w = j1 - j0;
+    std::vector<double> sums_d;
+    std::vector<std::int64_t> sums_i;
+    if (in_double) {
+      tile_block_sums(a, ua, i0, r_count, bd, n, j0, j1, sums_d);
+    } else if (!wide) {
+      tile_block_sums(a, ua, i0, r_count, bi, n, j0, j1, sums_i);
+    }
+    reference::ExactSum sum;
+    for (std::int64_t r = 0; r < r_count; ++r) {
+      const std::int64_t i = i0 + r;
+      for (std::int64_t j = j0; j < j1; ++j) {
+        sum.clear();
+        bool any = false;
+        for (std::int64_t q = 0; q < kb; ++q) {
+          // S_q as sign and magnitude; e5m2 x e5m2 sums in 128 bits here (below 2^71).
+          i128 s = 0;
+          const std::size_t at = static_cast<std::size_t>((r * w + (j - j0)) * kb + q);
+          if (in_double) {
+            s = static_cast<std::int64_t>(sums_d[at]);  // an integer below 2^43
+          } else if (!wide) {
+            s = sums_i[at];
+          } else {
+            for (std::int64_t kk = q * Fp8ScaledMatrix::kBlock;
+                 kk < std::min(k, (q + 1) * Fp8ScaledMatrix::kBlock); ++kk) {
+              s += static_cast<i128>(ua.integer[a.codes[static_cast<std::size_t>(i * k + kk)]]) *
+                   ub.integer[b.codes[static_cast<std::size_t>(j * k + kk)]];
+            }
+          }
+          if (s == 0) continue;
+          any = true;
+          const bool negative = s < 0;
+          const u128 m = negative ? static_cast<u128>(-s) : static_cast<u128>(s);
+          std::uint64_t sig_a, sig_b;
+          int exp_a, exp_b;
+          decompose_f32(a.scale(i, q), sig_a, exp_a);
+          decompose_f32(b.scale(j, q), sig_b, exp_b);
+          const int exp = exp_a + exp_b + ua.unit + ub.unit;
+          const std::uint64_t scale_sig = sig_a * sig_b;  // below 2^48
+          sum.add_product(negative, static_cast<std::uint64_t>(m), scale_sig, exp);
+          if (const auto hi = static_cast<std::uint64_t>(m >> 64))
+            sum.add_product(negative, hi, scale_sig, exp + 64);
+        }
+        std::uint32_t out = 0;
+        if (any) {
+          out = static_cast<std::uint32_t>(sum.round_to(reference::DType::float32));
+        } else {
+          // Every block sum is zero: -0 only when every product is -0 (IEEE 754 §6.3).
+          bool all_negative_zero = true;
+          for (std::int64_t kk = 0; kk < k && all_negative_zero; ++kk) {
+            const std::uint8_t ca = a.codes[static_cast<std::size_t>(i * k + kk)],
+                               cb = b.codes[static_cast<std::size_t>(j * k + kk)];
+            const bool zero = ua.integer[ca] == 0 || ub.integer[cb] == 0;
+            const bool sign = ((ca ^ cb) & 0x80u) != 0;
+            all_negative_zero = zero && sign;
+          }
+          out = all_negative_zero ? 0x80000000u : 0u;
+        }
+        d[static_cast<std::size_t>((i - row0) * n + j)] = out;
+      }
+    }
+  }
+  return d;
+}
+
+}  // namespace blockscale::emulator

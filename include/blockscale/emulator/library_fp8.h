@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// Hopper fp8 GEMMs with fp32 scales, as the libraries compute them: cuBLASLt and torch._scaled_mm
+// on sm_90a, for tensor-wise, row-wise and 1 x 128 / 128 x 128 block scaling (fp8_scaled.h).
+//
+// Their accumulation is not documented; `blockscale conform --external` measured it on an H200
+// (cuBLASLt 13.1, torch 2.11; docs/conformance.md, "External GEMMs") by fitting emulator schedules
+// to the libraries' outputs bit for bit. The fits are kept here as data, one row per library call
+// and scaling, and computed with the emulator's wgmma model (gemm.h): promotion into fp32 every P
+// wgmma k32 instructions (or one chain over all of K with FAST_ACCUM), the scales applied in the
+// promotion FMA or in an epilogue. The fits hold where the library chose no split-K: its
+// heuristic splits K for small M x N with long K (the measured skinny shapes did), which these
+// rows do not model.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blockscale/emulator/gemm.h"
+#include "blockscale/quantize/fp8_scaled.h"
+
+namespace blockscale::emulator {
+
+enum class Fp8Library : std::uint8_t { cublaslt, torch_scaled_mm };
+std::string_view to_string(Fp8Library l);
+
+// Where the fp32 scales enter.
+enum class Fp8ScaleStage : std::uint8_t {
+  epilogue_scale_product,  // promotions add the partials (FADD), then D = (sa*sb)*acc
+  epilogue_b_first,        // promotions add the partials (FADD), then D = sa*(sb*acc)
+  promotion_fma,           // each promotion applies sa(i, q), sb(j, q) by `promotion_fma`
+};
+
+struct LibraryFp8Schedule {
+  Fp8Library library;
+  bool fast_accum;  // cuBLASLt CUBLASLT_MATMUL_DESC_FAST_ACCUM, torch use_fast_accum
+  Fp8Granularity a, b;
+  int promotion_interval;  // wgmma k32 instructions per promotion into fp32; 0: one chain over K
+  Fp8ScaleStage scales;
+  PromotionFma promotion_fma;  // for Fp8ScaleStage::promotion_fma
+  const char* evidence;        // the measurement the row comes from
+
+  std::string name() const;         // "cublaslt tensor x tensor"
+  std::string description() const;  // "promotion every 4 wgmma k32 (128 of K) by FADD, then D = (sa*sb)*acc"
+};
+
+// Every measured row.
+std::span<const LibraryFp8Schedule> library_fp8_schedules();
+
+// The row of this call. Throws std::invalid_argument naming the combinations that were measured
+// when there is none (for instance torch._scaled_mm with 1 x 128 scales on both sides, which no
+// schedule fitted bit for bit).
+const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_accum, Fp8Granularity a,
+                                               Fp8Granularity b);
+
+// Rows [row0, row1) of D = A B^T in f32 bits, row-major ((row1 - row0) x b.rows): `a` holds A
+// (rows = M), `b` holds B (rows = N), both K-major with equal k. No C: the fits were measured with
+// beta = 0. Throws std::invalid_argument when the operands do not match the row's granularities,
+// K differs, both elements are e5m2 (the libraries refuse it), or the row range is bad.
+std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& schedule, const Fp8ScaledMatrix& a,
+                                            const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
+                                            const GemmOptions& options = {});
+
+// The exact numerics of such operands: sum over k of (a(i,k) sa(i,k)) (b(j,k) sb(j,k)), exactly,
+// rounded once to f32 (nearest even); an exact zero is -0 when every product is -0, else +0 (IEEE
+// 754 §6.3). Rows [row0, row1) as above. Element products are summed per 128-block as integers
+// (exactly, in double or 128-bit integers), and the blocks' scaled sums in reference::ExactSum.
+// options.threads as for gemm(); the bits do not depend on it.
+std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
+                                                 std::int64_t row0, std::int64_t row1,
+                                                 const GemmOptions& options = {});
+
+}  // namespace blockscale::emulator

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+// emulator/library_fp8.h: the library GEMMs of fp8 with fp32 scales, and their exact numerics.
+//   * Each table row's GEMM is given to the conformance harness's schedule fitter
+//     (harness::fit_schedules, a separate implementation that builds its own operands and
+//     epilogues) as if it were the library's output: the candidate the row names must fit it bit
+//     for bit, and the others must not (so the data tell the schedules apart).
+//   * exact_fp8_scaled_gemm against one reference::ExactSum per output fed with every product as
+//     (element significand x scale significand) x (the same for B), term by term, which shares
+//     none of the block sums; zero signs, overflow and subnormal scales included.
+// PyTorch on an H200 is the oracle of scripts/fp8_scaled_vs_torch.py (docs/verification.md).
+#include "blockscale/emulator/library_fp8.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "blockscale/formats/convert.h"
+#include "blockscale/harness/external.h"
+#include "blockscale/reference/exact_sum.h"
+
+namespace blockscale::emulator {
+namespace {
+
+using G = Fp8Granularity;
+
+std::vector<float> data(std::int64_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> exponent(-8, 8);
+  std::vector<float> x(static_cast<std::size_t>(count));
+  for (float& v : x) v = std::ldexp(normal(rng), exponent(rng));
+  return x;
+}
+
+Fp8ScaledMatrix quantized(std::int64_t rows, std::int64_t k, G g, std::uint64_t seed,
+                          Format element = Format::float8_e4m3fn) {
+  const Fp8ScaleRecipe recipe =
+      g == G::tensor || g == G::row ? Fp8ScaleRecipe::torchao : Fp8ScaleRecipe::deepgemm;
+  return quantize_fp8_scaled(data(rows * k, seed), rows, k, KAxis::last, element, g, recipe);
+}
+
+// What the harness's fitter calls each table row's schedule (docs/conformance.md).
+std::string fitter_name(const LibraryFp8Schedule& s) {
+  if (s.promotion_interval == 0) return "one wgmma chain over all of K (no promotion), epilogue (sa*sb)*acc";
+  switch (s.scales) {
+    case Fp8ScaleStage::epilogue_scale_product:
+      return "promotion every 128 (P=4, FADD), epilogue (sa*sb)*acc";
+    case Fp8ScaleStage::epilogue_b_first: return "promotion every 128 (P=4, FADD), epilogue sa*(sb*acc)";
+    case Fp8ScaleStage::promotion_fma: break;
+  }
+  if (s.library == Fp8Library::torch_scaled_mm && s.a == G::block_1x128 && s.b == G::block_1x128) {
+    return "promotion every 128 (P=4), operands swapped: acc = fma(sa, sb*p, acc) with sa and sb exchanged";
+  }
+  return s.promotion_fma == PromotionFma::scale_product
+             ? "promotion every 128 (P=4), acc = fma(sa*sb, p, acc)"
+             : "promotion every 128 (P=4), acc = fma(sa, sb*p, acc)";
+}
+
+harness::ExternalScaling scaling_of(const LibraryFp8Schedule& s) {
+  if (s.a == G::tensor) return harness::ExternalScaling::tensor;
+  if (s.a == G::row) return harness::ExternalScaling::rowwise;
+  return s.b == G::block_128x128 ? harness::ExternalScaling::block_128x128
+                                 : harness::ExternalScaling::block_1x128;
+}
+
+TEST(LibraryFp8, EveryRowIsTheScheduleTheHarnessFitsToIt) {
+  // B's 128 x 128 blocks: two row blocks, one partial. K above 1024: a promotion every 32 wgmma
+  // (one of the fitter's candidates) is then no longer the same as one chain.
+  const std::int64_t m = 48, n = 160, k = 1152;
+  const auto& rows = library_fp8_schedules();
+  ASSERT_EQ(rows.size(), 9u);
+  for (const LibraryFp8Schedule& s : rows) {
+    SCOPED_TRACE(s.name());
+    const Fp8ScaledMatrix a = quantized(m, k, s.a, 11), b = quantized(n, k, s.b, 12);
+    const std::vector<std::uint32_t> d = library_fp8_gemm(s, a, b, 0, m);
+    ASSERT_EQ(d.size(), static_cast<std::size_t>(m * n));
+    harness::ExternalRun run;
+    run.library = "blockscale";
+    run.scaling = scaling_of(s);
+    run.fast_accum = s.fast_accum;
+    run.m = static_cast<int>(m), run.n = static_cast<int>(n), run.k = static_cast<int>(k);
+    run.a = a.codes;
+    run.b = b.codes;
+    const std::int64_t kb = a.k_blocks();
+    auto logical = [&](const Fp8ScaledMatrix& x, std::vector<float>& out) {
+      if (x.granularity == G::tensor) {
+        out = {x.scales[0]};
+      } else if (x.granularity == G::row) {
+        out = x.scales;
+      } else {
+        for (std::int64_t r = 0; r < x.rows; ++r)
+          for (std::int64_t q = 0; q < kb; ++q) out.push_back(x.scale(r, q));
+      }
+    };
+    logical(a, run.sa);
+    logical(b, run.sb);
+    run.d = d;
+    const harness::ExternalStudy study = harness::fit_schedules(run);
+    bool found = false;
+    for (const harness::ScheduleFit& f : study.fits) {
+      if (f.schedule == fitter_name(s)) {
+        found = true;
+        EXPECT_EQ(f.matches, f.outputs) << f.schedule;
+      } else {
+        EXPECT_LT(f.matches, f.outputs)
+            << f.schedule << " fits too: the data do not tell the schedules apart";
+      }
+    }
+    EXPECT_TRUE(found) << "the fitter tried no '" << fitter_name(s) << "'";
+  }
+}
+
+TEST(LibraryFp8, RowRangesAndThreadsDoNotChangeABit) {
+  const LibraryFp8Schedule& s =
+      library_fp8_schedule(Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_1x128);
+  const Fp8ScaledMatrix a = quantized(37, 300, G::block_1x128, 3), b = quantized(21, 300, G::block_1x128, 4);
+  GemmOptions one, three;
+  one.threads = 1;
+  three.threads = 3;
+  const std::vector<std::uint32_t> whole = library_fp8_gemm(s, a, b, 0, 37, one);
+  EXPECT_EQ(library_fp8_gemm(s, a, b, 0, 37, three), whole);
+  const std::vector<std::uint32_t> part = library_fp8_gemm(s, a, b, 5, 19, three);
+  EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + 5 * 21));
+  const std::vector<std::uint32_t> exact = exact_fp8_scaled_gemm(a, b, 0, 37, one);
+  EXPECT_EQ(exact_fp8_scaled_gemm(a, b, 0, 37, three), exact);
+  const std::vector<std::uint32_t> exact_part = exact_fp8_scaled_gemm(a, b, 5, 19, three);
+  EXPECT_TRUE(std::equal(exact_part.begin(), exact_part.end(), exact.begin() + 5 * 21));
+}
+
+// The oracle: every product term by term in one ExactSum. An element is s * 2^e with s an
+// integer of at most 4 bits, a positive fp32 scale t * 2^f with t of at most 24.
+void significand(double v, std::uint64_t& s, int& e) {
+  if (v == 0.0) {
+    s = 0, e = 0;
+    return;
+  }
+  e = std::ilogb(v) - 30;
+  s = static_cast<std::uint64_t>(std::ldexp(std::fabs(v), -e));
+  EXPECT_EQ(std::ldexp(static_cast<double>(s), e), std::fabs(v));
+}
+
+std::uint32_t oracle(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::int64_t i, std::int64_t j) {
+  reference::ExactSum sum;
+  for (std::int64_t k = 0; k < a.k; ++k) {
+    const double x = to_double(a.element, a.codes[static_cast<std::size_t>(i * a.k + k)]);
+    const double y = to_double(b.element, b.codes[static_cast<std::size_t>(j * b.k + k)]);
+    std::uint64_t sx, sy, tx, ty;
+    int ex, ey, fx, fy;
+    significand(x, sx, ex);
+    significand(y, sy, ey);
+    significand(a.scale(i, k / 128), tx, fx);
+    significand(b.scale(j, k / 128), ty, fy);
+    sum.add_product(std::signbit(x) != std::signbit(y), sx * tx, sy * ty, ex + ey + fx + fy);
+  }
+  return static_cast<std::uint32_t>(sum.round_to(reference::DType::float32));
+}
+
+void expect_exact(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b) {
+  const std::vector<std::uint32_t> d = exact_fp8_scaled_gemm(a, b, 0, a.rows);
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t j = 0; j < b.rows; ++j)
+      ASSERT_EQ(d[static_cast<std::size_t>(i * b.rows + j)], oracle(a, b, i, j))
+          << "output (" << i << ", " << j << ")";
+}
+
+// Random finite codes (NaN and Inf codes redrawn) and random positive scales.
+Fp8ScaledMatrix random_codes(std::int64_t rows, std::int64_t k, G g, Format f, std::uint64_t seed) {
+  Fp8ScaledMatrix m = quantized(rows, k, g, seed);
+  m.element = f;
+  std::mt19937_64 rng(seed * 7 + 1);
+  for (std::uint8_t& c : m.codes) {
+    do c = static_cast<std::uint8_t>(rng());
+    while (!std::isfinite(to_double(f, c)));
+  }
+  std::uniform_int_distribution<int> exponent(-40, 40);
+  std::uniform_real_distribution<float> unit(1.0f, 2.0f);
+  for (float& s : m.scales) s = std::ldexp(unit(rng), exponent(rng));
+  return m;
+}
+
+TEST(LibraryFp8, ExactEqualsATermByTermExactSum) {
+  const Format e4m3 = Format::float8_e4m3fn, e5m2 = Format::float8_e5m2;
+  // e4m3 x e4m3 sums blocks in double, a mix in int64, e5m2 x e5m2 in 128 bits.
+  for (const auto& [fa, fb] :
+       {std::pair{e4m3, e4m3}, std::pair{e4m3, e5m2}, std::pair{e5m2, e4m3}, std::pair{e5m2, e5m2}}) {
+    SCOPED_TRACE(std::to_string(static_cast<int>(fa)) + " x " + std::to_string(static_cast<int>(fb)));
+    expect_exact(random_codes(9, 700, G::block_1x128, fa, 5), random_codes(20, 700, G::block_128x128, fb, 6));
+    expect_exact(random_codes(5, 130, G::row, fa, 7), random_codes(17, 130, G::tensor, fb, 8));
+  }
+  // Quantized data (cancellation near zero) and the largest codes (block sums near their bounds).
+  expect_exact(quantized(6, 1000, G::block_1x128, 9), quantized(33, 1000, G::block_128x128, 10));
+  Fp8ScaledMatrix big_a = random_codes(3, 256, G::block_1x128, e5m2, 11),
+                  big_b = random_codes(4, 256, G::tensor, e5m2, 12);
+  std::fill(big_a.codes.begin(), big_a.codes.end(), 0x7B);  // 57344
+  std::fill(big_b.codes.begin(), big_b.codes.begin() + 256, 0x7B);
+  std::fill(big_b.codes.begin() + 256, big_b.codes.begin() + 512, 0xFB);
+  expect_exact(big_a, big_b);
+}
+
+TEST(LibraryFp8, ExactZeroSignsOverflowAndSubnormalScales) {
+  Fp8ScaledMatrix a = random_codes(4, 256, G::row, Format::float8_e4m3fn, 13);
+  Fp8ScaledMatrix b = random_codes(3, 256, G::row, Format::float8_e4m3fn, 14);
+  std::fill(a.codes.begin(), a.codes.begin() + 256, 0x80);        // row 0: every element -0
+  std::fill(b.codes.begin(), b.codes.begin() + 256, 0x38);        // column 0: every element +1
+  std::fill(b.codes.begin() + 256, b.codes.begin() + 512, 0x00);  // column 1: +0
+  for (std::int64_t k = 0; k < 256; ++k) {                        // row 1: +2 and -2 alternate
+    a.codes[static_cast<std::size_t>(256 + k)] = k % 2 ? 0xC0 : 0x40;
+  }
+  std::fill(a.codes.begin() + 512, a.codes.begin() + 768, 0x48);  // row 2: every element 4, scale 3e38
+  a.scales[2] = 3e38f;
+  b.scales[0] = 1.0f;
+  b.scales[2] = 1e-40f;  // column 2's scale is an fp32 subnormal
+  const std::vector<std::uint32_t> d = exact_fp8_scaled_gemm(a, b, 0, 4);
+  EXPECT_EQ(d[0 * 3 + 0], 0x80000000u) << "-0 x +1 every k: every product -0";
+  EXPECT_EQ(d[0 * 3 + 1], 0x80000000u) << "-0 x +0: every product -0";
+  EXPECT_EQ(d[1 * 3 + 0], 0x00000000u) << "+2 - 2 + 2 ...: an exact zero of nonzero terms is +0";
+  EXPECT_EQ(d[1 * 3 + 1], 0x00000000u) << "+-2 x +0: mixed zero signs";
+  for (std::int64_t i = 0; i < 4; ++i)
+    for (std::int64_t j = 0; j < 3; ++j)
+      EXPECT_EQ(d[static_cast<std::size_t>(i * 3 + j)], oracle(a, b, i, j)) << i << ", " << j;
+  EXPECT_EQ(d[2 * 3 + 0] & 0x7FFFFFFFu, 0x7F800000u) << "row 2 x column 0 overflows to Inf";
+}
+
+TEST(LibraryFp8, BadCallsNameTheRule) {
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_NE(message([] {
+              library_fp8_schedule(Fp8Library::torch_scaled_mm, true, G::row, G::row);
+            }).find("measured: tensor x tensor"),
+            std::string::npos);
+  EXPECT_NE(message([] {
+              library_fp8_schedule(Fp8Library::cublaslt, false, G::row, G::row);
+            }).find("was not measured"),
+            std::string::npos);
+  const LibraryFp8Schedule& tensor = library_fp8_schedule(Fp8Library::cublaslt, false, G::tensor, G::tensor);
+  const Fp8ScaledMatrix t = quantized(8, 256, G::tensor, 1), rb = quantized(8, 256, G::block_1x128, 2);
+  EXPECT_NE(
+      message([&] { library_fp8_gemm(tensor, t, rb, 0, 8); }).find("takes A scaled tensor and B tensor"),
+      std::string::npos);
+  const Fp8ScaledMatrix short_k = quantized(8, 128, G::tensor, 3);
+  EXPECT_NE(message([&] { library_fp8_gemm(tensor, t, short_k, 0, 8); }).find("K = 128"), std::string::npos);
+  EXPECT_NE(message([&] { library_fp8_gemm(tensor, t, t, 3, 3); }).find("nonempty range"), std::string::npos);
+  EXPECT_NE(message([&] { library_fp8_gemm(tensor, t, t, 0, 9); }).find("nonempty range"), std::string::npos);
+  Fp8ScaledMatrix e5 = quantize_fp8_scaled(data(8 * 256, 4), 8, 256, KAxis::last, Format::float8_e5m2,
+                                           G::tensor, Fp8ScaleRecipe::torchao);
+  EXPECT_NE(message([&] { library_fp8_gemm(tensor, e5, e5, 0, 8); }).find("e5m2 x e5m2"), std::string::npos);
+  Fp8ScaledMatrix bad = t;
+  bad.scales[0] = -1.0f;
+  EXPECT_NE(message([&] { library_fp8_gemm(tensor, bad, t, 0, 8); }).find("positive finite"),
+            std::string::npos);
+  bad.scales.push_back(1.0f);
+  EXPECT_NE(message([&] { exact_fp8_scaled_gemm(bad, t, 0, 8); }).find("needs 1 scales, has 2"),
+            std::string::npos);
+  Fp8ScaledMatrix nan = t;
+  nan.codes[17] = 0x7F;
+  EXPECT_NE(message([&] { exact_fp8_scaled_gemm(nan, t, 0, 8); }).find("NaN or Inf code at element 17"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace blockscale::emulator
