@@ -11,6 +11,10 @@
 // NVFP4's fp32 per-tensor scales are applied after the K loop by the epilogue every model shares
 // (emulator/gemm.h: alpha = FMUL of the two decode scales, D = FFMA(alpha, acc, C), or FMUL
 // without C); exact takes the same epilogue, on its once-rounded K loop.
+// fp8 with fp32 scales (per tensor, row, 1 x 128 or 128 x 128 block: the Hopper recipes of
+// DeepGEMM and torchao, quantize/fp8_scaled.h) is the other family of operands: its models are
+// the library GEMMs of emulator/library_fp8.h (cuBLASLt, torch._scaled_mm as measured on an
+// H200), beside their own exact numerics.
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -33,6 +37,7 @@
 #endif
 
 #include "blockscale/emulator/gemm.h"
+#include "blockscale/emulator/library_fp8.h"
 #include "blockscale/harness/target.h"
 #include "blockscale/quantize.h"
 #include "blockscale/reference.h"
@@ -419,11 +424,21 @@ struct Numerics {
   std::string name;        // "exact", "sm_100a", ...
   std::string definition;  // what it computes, in words
   // D rows [r0, r1) from A's rows [r0, r1); C (f32 bits of those rows) or empty.
-  std::function<std::vector<std::uint32_t>(const BlockScaledTensor& a_rows, std::span<const std::uint32_t> c_rows,
+  std::function<std::vector<std::uint32_t>(std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t> c_rows,
                                            emulator::GemmPathStats* stats)>
       rows;
   int min_chunk_rows = 1;  // below this a slice costs more than it computes (the emulator's B panels)
 };
+
+// A function of A's rows [r0, r1) as a tensor of their own (the whole of A when that is all of
+// it), for the block-scaled numerics.
+template <typename F>
+auto on_row_slices(const BlockScaledTensor& qa, F f) {
+  return [&qa, f](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
+    if (r0 == 0 && r1 == qa.desc().rows()) return f(qa, c, stats);
+    return f(row_slice(qa, r0, r1), c, stats);
+  };
+}
 
 struct Result {
   std::string name, definition;
@@ -447,8 +462,8 @@ std::optional<harness::GemmRecipe> hopper_recipe(const BlockFormat& f) {
   return std::nullopt;
 }
 
-Numerics make_numerics(const std::string& name, const BlockFormat& fa, const BlockFormat& fb, const BlockScaledTensor& qb,
-                       std::uint32_t alpha) {
+Numerics make_numerics(const std::string& name, const BlockFormat& fa, const BlockFormat& fb, const BlockScaledTensor& qa,
+                       const BlockScaledTensor& qb, std::uint32_t alpha) {
   const bool epilogue = alpha != 0x3F800000u;
   Numerics n;
   n.name = name;
@@ -459,11 +474,11 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
     n.definition = epilogue ? "the quantized operands' exact sum, rounded once to f32 (nearest even), then the epilogue"
                             : "the quantized operands' exact sum (+ C), rounded once to f32 (nearest even)";
     n.min_chunk_rows = 512;
-    n.rows = [&qb](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
+    n.rows = on_row_slices(qa, [&qb](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
       emulator::GemmOptions o;
       o.stats = stats;
       return emulator::exact_gemm(a, qb, c_matrix(c, qb.desc().rows()), o);
-    };
+    });
     return n;
   }
   if (name == "sequential_f32") {
@@ -477,8 +492,8 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
     options.numerics = reference::Numerics::sequential();
     // fp6 operands and mixed element types are the kind::mxf8f6f4 extension of cuda.tile's table.
     options.hardware_extensions = true;
-    n.rows = [y, options, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
-                                            emulator::GemmPathStats*) {
+    n.rows = on_row_slices(qa, [y, options, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
+                                                            emulator::GemmPathStats*) {
       const reference::ScaledOperand x = reference::scaled_operand(a, reference::Side::x);
       const std::int64_t rows = a.desc().rows(), cols = y->values.extent(-1);
       reference::Tensor acc = reference::Tensor::zeros(reference::DType::float32, {rows, cols});
@@ -487,7 +502,7 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
       std::vector<std::uint32_t> d(r.codes().begin(), r.codes().end());
       emulator::tensor_scale_epilogue(alpha, d, c_matrix(c, cols));
       return d;
-    };
+    });
     return n;
   }
   if (name == "sm_100a" || name == "sm_120a") {
@@ -497,11 +512,11 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
                                      : "mma.sync block-scaled GEMM, one instruction per K step, f32 accumulator: ";
     n.definition += s.name();
     n.min_chunk_rows = 512;
-    n.rows = [s, &qb](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
+    n.rows = on_row_slices(qa, [s, &qb](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
       emulator::GemmOptions o;
       o.stats = stats;
       return emulator::gemm(s, a, qb, c_matrix(c, qb.desc().rows()), o);
-    };
+    });
     return n;
   }
   if (name == "sm_90a") {
@@ -522,8 +537,8 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
     n.definition = "Hopper GEMM kernel (blockscale::gpu sm_90a): per scale block one wgmma k32 fp8 into a fresh "
                    "accumulator, then acc = fma(sa*sb, partial, acc): " + harness::gemm_schedule(t).name();
     n.min_chunk_rows = 512;
-    n.rows = [t, &qb, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
-                                       emulator::GemmPathStats*) {
+    n.rows = on_row_slices(qa, [t, &qb, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
+                                                        emulator::GemmPathStats*) {
       harness::GemmProblem p;
       p.m = static_cast<int>(a.desc().rows());
       p.n = static_cast<int>(qb.desc().rows());
@@ -536,30 +551,27 @@ Numerics make_numerics(const std::string& name, const BlockFormat& fa, const Blo
       std::vector<std::uint32_t> d = harness::emulate_gemm(t, p);
       emulator::tensor_scale_epilogue(alpha, d, c_matrix(c, p.n));
       return d;
-    };
+    });
     return n;
   }
   throw UsageError("unknown model '" + name + "' (sm_100a, sm_120a, sm_90a, sequential_f32)");
 }
 
-Result run_numerics(const Numerics& n, const BlockScaledTensor& qa, const std::vector<std::uint32_t>& c_bits,
-                    std::int64_t N, Progress& progress) {
+Result run_numerics(const Numerics& n, std::int64_t M, const std::vector<std::uint32_t>& c_bits, std::int64_t N,
+                    Progress& progress) {
   Result r;
   r.name = n.name;
   r.definition = n.definition;
-  const std::int64_t M = qa.desc().rows();
   const std::int64_t chunk = std::max<std::int64_t>(n.min_chunk_rows, (M + 31) / 32);
   r.d.reserve(static_cast<std::size_t>(M * N));
   progress.start(n.name, M);
   for (std::int64_t r0 = 0; r0 < M; r0 += chunk) {
     const std::int64_t r1 = std::min(M, r0 + chunk);
-    std::optional<BlockScaledTensor> slice;
-    const BlockScaledTensor& a = chunk >= M ? qa : slice.emplace(row_slice(qa, r0, r1));
     const std::span<const std::uint32_t> c =
         c_bits.empty() ? std::span<const std::uint32_t>()
                        : std::span<const std::uint32_t>(c_bits).subspan(static_cast<std::size_t>(r0 * N), static_cast<std::size_t>((r1 - r0) * N));
     emulator::GemmPathStats s;
-    const std::vector<std::uint32_t> part = n.rows(a, c, &s);
+    const std::vector<std::uint32_t> part = n.rows(r0, r1, c, &s);
     r.d.insert(r.d.end(), part.begin(), part.end());
     r.stats.exact += s.exact;
     r.stats.truncating += s.truncating;
@@ -658,7 +670,10 @@ std::vector<std::string> split_models(const std::string& list) {
   while (start <= list.size()) {
     const std::size_t end = std::min(list.find(',', start), list.size());
     const std::string m = list.substr(start, end - start);
-    if (m.empty()) throw UsageError("--models is a comma list of sm_100a, sm_120a, sm_90a, sequential_f32; got '" + list + "'");
+    if (m.empty()) {
+      throw UsageError("--models is a comma list (sm_100a, sm_120a, sm_90a, sequential_f32; for fp8 with fp32 scales "
+                       "cublaslt, cublaslt_fast_accum, torch_scaled_mm, torch_scaled_mm_fast_accum); got '" + list + "'");
+    }
     if (m == "exact") throw UsageError("--models names what runs beside exact; exact is always computed unless --no-exact");
     if (std::find(out.begin(), out.end(), m) != out.end()) throw UsageError("--models names " + m + " twice");
     out.push_back(m);
@@ -667,36 +682,148 @@ std::vector<std::string> split_models(const std::string& list) {
   return out;
 }
 
+// ---- fp8 with fp32 scales (quantize/fp8_scaled.h) and the library GEMMs that take it
+// (emulator/library_fp8.h).
+std::optional<Format> fp8_scaled_format(const std::string& name) {
+  if (name == "fp8_e4m3") return Format::float8_e4m3fn;
+  if (name == "fp8_e5m2") return Format::float8_e5m2;
+  return std::nullopt;
+}
+
+struct Fp8Recipe {
+  const char* name;
+  Fp8ScaleRecipe recipe;
+  Fp8Granularity granularity;
+};
+constexpr Fp8Recipe kFp8Recipes[] = {
+    {"deepgemm_1x128", Fp8ScaleRecipe::deepgemm, Fp8Granularity::block_1x128},
+    {"deepgemm_128x128", Fp8ScaleRecipe::deepgemm, Fp8Granularity::block_128x128},
+    {"deepgemm_1x128_ue8m0", Fp8ScaleRecipe::deepgemm_ue8m0, Fp8Granularity::block_1x128},
+    {"deepgemm_128x128_ue8m0", Fp8ScaleRecipe::deepgemm_ue8m0, Fp8Granularity::block_128x128},
+    {"torchao_tensorwise", Fp8ScaleRecipe::torchao, Fp8Granularity::tensor},
+    {"torchao_rowwise", Fp8ScaleRecipe::torchao, Fp8Granularity::row},
+};
+
+const Fp8Recipe& fp8_recipe(const std::string& option, const std::string& name) {
+  std::string names;
+  for (const Fp8Recipe& r : kFp8Recipes) {
+    if (name == r.name) return r;
+    names += (names.empty() ? "" : ", ") + std::string(r.name);
+  }
+  throw UsageError("unknown --" + option + " '" + name + "' for fp8 with fp32 scales (" + names + ")");
+}
+
+struct LibraryModel {
+  const char* name;
+  emulator::Fp8Library library;
+  bool fast_accum;
+};
+constexpr LibraryModel kLibraryModels[] = {
+    {"cublaslt", emulator::Fp8Library::cublaslt, false},
+    {"cublaslt_fast_accum", emulator::Fp8Library::cublaslt, true},
+    {"torch_scaled_mm", emulator::Fp8Library::torch_scaled_mm, false},
+    {"torch_scaled_mm_fast_accum", emulator::Fp8Library::torch_scaled_mm, true},
+};
+
+// The library GEMM `name` for these scalings; UsageError naming what exists otherwise.
+const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp8Granularity a, Fp8Granularity b) {
+  for (const LibraryModel& m : kLibraryModels) {
+    if (name != m.name) continue;
+    try {
+      return emulator::library_fp8_schedule(m.library, m.fast_accum, a, b);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--models ") + m.name + ": " + e.what());
+    }
+  }
+  throw UsageError("unknown model '" + name + "' for fp8 with fp32 scales (cublaslt, cublaslt_fast_accum, "
+                   "torch_scaled_mm, torch_scaled_mm_fast_accum)");
+}
+
+Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, const Fp8ScaledMatrix& qb) {
+  Numerics n;
+  n.name = name;
+  n.min_chunk_rows = 512;
+  if (name == "exact") {
+    n.definition = "the quantized operands' exact sum, rounded once to f32 (nearest even)";
+    n.rows = [&qa, &qb](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>, emulator::GemmPathStats*) {
+      return emulator::exact_fp8_scaled_gemm(qa, qb, r0, r1);
+    };
+    return n;
+  }
+  const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
+  n.definition = s.name() + " on sm_90a, as measured (" + s.evidence + "): " + s.description() +
+                 "; valid where the library splits no K";
+  n.rows = [s, &qa, &qb](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+                         emulator::GemmPathStats* stats) {
+    emulator::GemmOptions o;
+    o.stats = stats;
+    return emulator::library_fp8_gemm(s, qa, qb, r0, r1, o);
+  };
+  return n;
+}
+
 int run_gemm(const std::vector<std::string>& argv) {
   Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out"},
             {"json", "no-exact", "quiet", "b-transposed"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
-  auto block_format = [&](const std::string& option, const std::string& fallback) {
-    const std::string name = args.get_or(option, fallback);
-    const std::optional<BlockFormat> f = parse_block_format(name);
-    if (!f) {
-      throw UsageError("unknown --" + option + " '" + name +
-                       "' (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4)");
-    }
-    return *f;
-  };
-  const BlockFormat fa = block_format("format", "mxfp8_e4m3");
-  const BlockFormat fb = block_format("format-b", to_string(fa));
-  // One scale pair per K block: the instructions take A and B blocks of one size with one scale type.
-  if (fa.scale != fb.scale || fa.block_size != fb.block_size) {
-    throw UsageError("A (" + to_string(fa) + ") and B (" + to_string(fb) +
-                     ") must share the scale type and the block size: each K block has one scale pair");
+  // Two families of operand formats: block formats (MX, NVFP4) on both sides, or fp8 with fp32
+  // scales (per tensor, row or 128-block) on both.
+  const std::string format_a = args.get_or("format", "mxfp8_e4m3"), format_b = args.get_or("format-b", format_a);
+  const bool fp8_scaled = fp8_scaled_format(format_a).has_value();
+  if (fp8_scaled != fp8_scaled_format(format_b).has_value()) {
+    throw UsageError("A (" + format_a + ") and B (" + format_b + ") must both be fp8 with fp32 scales (fp8_e4m3, "
+                     "fp8_e5m2) or both block formats: one GEMM applies one kind of scale");
   }
-  const std::string recipe_a = args.get_or("recipe", has_tensor_scale(fa) ? "nvfp4_te" : "te_mxfp8");
-  const std::string recipe_b = args.get_or("recipe-b", recipe_a);
-  auto options = [&](const std::string& option, const std::string& recipe, const BlockFormat& f) {
-    std::optional<QuantizeOptions> o = recipes::by_name(recipe, f.element);
-    if (!o) throw UsageError("unknown --" + option + " '" + recipe + "' (" + recipes::names() + ")");
-    o->k_tail = KTail::zero_pad;  // K need not be a multiple of the block: the tail block is zero-padded
-    return *o;
-  };
-  const QuantizeOptions qo_a = options("recipe", recipe_a, fa), qo_b = options("recipe-b", recipe_b, fb);
-  const std::vector<std::string> model_names = split_models(args.get_or("models", "sm_100a"));
+  std::optional<BlockFormat> fa, fb;
+  std::optional<QuantizeOptions> qo_a, qo_b;
+  const Fp8Recipe* fp8_recipe_a = nullptr;
+  const Fp8Recipe* fp8_recipe_b = nullptr;
+  std::string recipe_a, recipe_b;
+  if (fp8_scaled) {
+    // DeepSeek-V3's recipe by default: activations in 1 x 128 blocks, weights in 128 x 128.
+    recipe_a = args.get_or("recipe", "deepgemm_1x128");
+    recipe_b = args.get_or("recipe-b", args.get("recipe") ? recipe_a : "deepgemm_128x128");
+    fp8_recipe_a = &fp8_recipe("recipe", recipe_a);
+    fp8_recipe_b = &fp8_recipe("recipe-b", recipe_b);
+    if (args.get("c")) {
+      throw UsageError("--c: the library GEMMs of fp8 with fp32 scales were measured without C (beta = 0)");
+    }
+  } else {
+    auto block_format = [&](const std::string& option, const std::string& name) {
+      const std::optional<BlockFormat> f = parse_block_format(name);
+      if (!f) {
+        throw UsageError("unknown --" + option + " '" + name +
+                         "' (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4; or fp8_e4m3, "
+                         "fp8_e5m2 with fp32 scales)");
+      }
+      return *f;
+    };
+    fa = block_format("format", format_a);
+    fb = block_format("format-b", format_b);
+    // One scale pair per K block: the instructions take A and B blocks of one size with one scale type.
+    if (fa->scale != fb->scale || fa->block_size != fb->block_size) {
+      throw UsageError("A (" + to_string(*fa) + ") and B (" + to_string(*fb) +
+                       ") must share the scale type and the block size: each K block has one scale pair");
+    }
+    recipe_a = args.get_or("recipe", has_tensor_scale(*fa) ? "nvfp4_te" : "te_mxfp8");
+    recipe_b = args.get_or("recipe-b", recipe_a);
+    auto options = [&](const std::string& option, const std::string& recipe, const BlockFormat& f) {
+      std::optional<QuantizeOptions> o = recipes::by_name(recipe, f.element);
+      if (!o) throw UsageError("unknown --" + option + " '" + recipe + "' (" + recipes::names() + ")");
+      o->k_tail = KTail::zero_pad;  // K need not be a multiple of the block: the tail block is zero-padded
+      return *o;
+    };
+    qo_a = options("recipe", recipe_a, *fa);
+    qo_b = options("recipe-b", recipe_b, *fb);
+  }
+  const std::vector<std::string> model_names = split_models(args.get_or("models", fp8_scaled ? "cublaslt" : "sm_100a"));
+  if (fp8_scaled) {  // every model must exist for these operands before the data are made
+    for (const std::string& m : model_names) library_schedule(m, fp8_recipe_a->granularity, fp8_recipe_b->granularity);
+    if (!model_names.empty() && format_a == "fp8_e5m2" && format_b == "fp8_e5m2") {
+      throw UsageError("--models " + model_names.front() + ": the libraries take e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3, "
+                       "not e5m2 x e5m2");
+    }
+  }
   const bool with_exact = !args.flag("no-exact");
   const std::optional<std::string> out_dir = args.get("out");
   Progress progress(args.flag("quiet"));
@@ -707,28 +834,47 @@ int run_gemm(const std::vector<std::string>& argv) {
   std::vector<std::uint32_t> c_bits(c32.size());
   for (std::size_t i = 0; i < c32.size(); ++i) c_bits[i] = std::bit_cast<std::uint32_t>(c32[i]);
 
-  // Stochastic rounding: one random word per element, the top half of a draw of the stream of
-  // (--seed xor 0x5EED5EED), A's elements first, then B's if its recipe rounds stochastically too.
-  std::vector<std::uint32_t> ra, rb;
-  std::uint64_t rbits_next = 0;
-  auto draw_rbits = [&](std::vector<std::uint32_t>& bits, const QuantizeOptions& o, std::size_t count, const char* stage) {
-    if (o.element.rounding != Rounding::stochastic) return;
-    bits.resize(count);
-    draw_on_threads(progress, stage, args.get_u64("seed", 1) ^ 0x5EED5EEDu, rbits_next, static_cast<std::int64_t>(count), 1,
-                   [&](Mt19937_64& rng, std::size_t i) { bits[i] = static_cast<std::uint32_t>(rng() >> 32); });
-    rbits_next += count;
-  };
-  draw_rbits(ra, qo_a, a32.size(), "random bits A");
-  draw_rbits(rb, qo_b, b32.size(), "random bits B");
-  progress.start("quantize", 2);
-  const BlockScaledTensor qa = quantize(a32, {p.M, p.K}, KAxis::last, fa, qo_a, std::nullopt, {}, ra);
-  const BlockScaledTensor qb = quantize(b32, {p.K, p.N}, KAxis::first, fb, qo_b, std::nullopt, {}, rb);
-  const double quantize_seconds = progress.finish();
-  const std::uint32_t alpha = emulator::tensor_scale_alpha(qa, qb);
-
+  // The quantized operands, which the numerics below refer to.
+  std::optional<BlockScaledTensor> qa, qb;
+  std::optional<Fp8ScaledMatrix> qa8, qb8;
+  std::uint32_t alpha = 0x3F800000u;
   std::vector<Numerics> numerics;
-  if (with_exact) numerics.push_back(make_numerics("exact", fa, fb, qb, alpha));
-  for (const std::string& m : model_names) numerics.push_back(make_numerics(m, fa, fb, qb, alpha));
+  double quantize_seconds = 0;
+  if (fp8_scaled) {
+    progress.start("quantize", 2);
+    try {
+      qa8 = quantize_fp8_scaled(a32, p.M, p.K, KAxis::last, *fp8_scaled_format(format_a), fp8_recipe_a->granularity,
+                                fp8_recipe_a->recipe);
+      qb8 = quantize_fp8_scaled(b32, p.N, p.K, KAxis::first, *fp8_scaled_format(format_b), fp8_recipe_b->granularity,
+                                fp8_recipe_b->recipe);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());  // a recipe that does not take this format, or non-finite data
+    }
+    quantize_seconds = progress.finish();
+    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8));
+    for (const std::string& m : model_names) numerics.push_back(make_fp8_numerics(m, *qa8, *qb8));
+  } else {
+    // Stochastic rounding: one random word per element, the top half of a draw of the stream of
+    // (--seed xor 0x5EED5EED), A's elements first, then B's if its recipe rounds stochastically too.
+    std::vector<std::uint32_t> ra, rb;
+    std::uint64_t rbits_next = 0;
+    auto draw_rbits = [&](std::vector<std::uint32_t>& bits, const QuantizeOptions& o, std::size_t count, const char* stage) {
+      if (o.element.rounding != Rounding::stochastic) return;
+      bits.resize(count);
+      draw_on_threads(progress, stage, args.get_u64("seed", 1) ^ 0x5EED5EEDu, rbits_next, static_cast<std::int64_t>(count),
+                     1, [&](Mt19937_64& rng, std::size_t i) { bits[i] = static_cast<std::uint32_t>(rng() >> 32); });
+      rbits_next += count;
+    };
+    draw_rbits(ra, *qo_a, a32.size(), "random bits A");
+    draw_rbits(rb, *qo_b, b32.size(), "random bits B");
+    progress.start("quantize", 2);
+    qa = quantize(a32, {p.M, p.K}, KAxis::last, *fa, *qo_a, std::nullopt, {}, ra);
+    qb = quantize(b32, {p.K, p.N}, KAxis::first, *fb, *qo_b, std::nullopt, {}, rb);
+    quantize_seconds = progress.finish();
+    alpha = emulator::tensor_scale_alpha(*qa, *qb);
+    if (with_exact) numerics.push_back(make_numerics("exact", *fa, *fb, *qa, *qb, alpha));
+    for (const std::string& m : model_names) numerics.push_back(make_numerics(m, *fa, *fb, *qa, *qb, alpha));
+  }
   if (out_dir) {
     std::error_code ec;
     std::filesystem::create_directories(*out_dir, ec);
@@ -737,7 +883,7 @@ int run_gemm(const std::vector<std::string>& argv) {
 
   const Fp64Product ref = fp64_product(p, progress);
   std::vector<Result> results;
-  for (const Numerics& n : numerics) results.push_back(run_numerics(n, qa, c_bits, p.N, progress));
+  for (const Numerics& n : numerics) results.push_back(run_numerics(n, p.M, c_bits, p.N, progress));
   if (out_dir) {
     for (const Result& r : results) write_npy_f32(output_path(*out_dir, r.name), p.M, p.N, r.d);
   }
@@ -761,7 +907,7 @@ int run_gemm(const std::vector<std::string>& argv) {
                 "  \"inputs_rounded_to_f32\": %lld,\n  \"numerics\": [",
                 static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
                 json_escape(p.a_source).c_str(), json_escape(p.b_source).c_str(), c_json.c_str(),
-                json_escape(to_string(fa)).c_str(), json_escape(to_string(fb)).c_str(), json_escape(recipe_a).c_str(),
+                json_escape(format_a).c_str(), json_escape(format_b).c_str(), json_escape(recipe_a).c_str(),
                 json_escape(recipe_b).c_str(), quantize_seconds, json_number(alpha_value, 9).c_str(),
                 static_cast<long long>(rounded));
     for (std::size_t i = 0; i < results.size(); ++i) {
@@ -807,11 +953,11 @@ int run_gemm(const std::vector<std::string>& argv) {
   std::printf("  A: %s\n  B: %s\n", p.a_source.c_str(), p.b_source.c_str());
   if (!p.c.empty()) std::printf("  C: %s\n", p.c_source.c_str());
   if (rounded) std::printf("  %lld input values were rounded to f32 (nearest even) before quantization\n", static_cast<long long>(rounded));
-  if (fa == fb && recipe_a == recipe_b) {
-    std::printf("  quantized to %s with recipe %s in %.2f s", to_string(fa).c_str(), recipe_a.c_str(), quantize_seconds);
+  if (format_a == format_b && recipe_a == recipe_b) {
+    std::printf("  quantized to %s with recipe %s in %.2f s", format_a.c_str(), recipe_a.c_str(), quantize_seconds);
   } else {
-    std::printf("  quantized A to %s with recipe %s, B to %s with recipe %s in %.2f s", to_string(fa).c_str(),
-                recipe_a.c_str(), to_string(fb).c_str(), recipe_b.c_str(), quantize_seconds);
+    std::printf("  quantized A to %s with recipe %s, B to %s with recipe %s in %.2f s", format_a.c_str(),
+                recipe_a.c_str(), format_b.c_str(), recipe_b.c_str(), quantize_seconds);
   }
   if (alpha != 0x3F800000u) std::printf("; per-tensor scales applied in the epilogue: alpha = %.9g", alpha_value);
   std::printf("\n\n");
@@ -885,6 +1031,16 @@ const Registrar gemm_cmd(
      "    sequential_f32  the fp32 FMA chain in k order that naive host references compute\n"
      "  and reports each one's error against the unquantized product in fp64 and, for the models,\n"
      "  how many outputs differ from exact and by how many ulps.\n"
+     "  fp8 with fp32 scales (Hopper recipes): --format fp8_e4m3 or fp8_e5m2 on both sides, with\n"
+     "  --recipe / --recipe-b deepgemm_1x128, deepgemm_128x128 (DeepSeek-V3 / DeepGEMM; default: A\n"
+     "  1x128, B 128x128), deepgemm_1x128_ue8m0, deepgemm_128x128_ue8m0, torchao_tensorwise,\n"
+     "  torchao_rowwise; the models are the library GEMMs as measured on an H200 (default cublaslt):\n"
+     "    cublaslt, cublaslt_fast_accum           cuBLASLt fp8 (tensor x tensor; 1x128 x 128x128 and\n"
+     "                                            1x128 x 1x128 without fast accumulation)\n"
+     "    torch_scaled_mm, torch_scaled_mm_fast_accum  torch._scaled_mm (tensor x tensor; row x row,\n"
+     "                                            1x128 x 128x128 and 1x128 x 1x128 without)\n"
+     "  beside exact; no --c (the libraries were measured with beta = 0). docs/emulator.md has the\n"
+     "  schedules; they hold where the library splits no K (small M x N with long K may).\n"
      "  Inputs: --a/--b (and --c, M x N) are 2-D .npy files of float16, float32 or float64 (float64\n"
      "  values are rounded to f32 before quantization; the fp64 product uses them as given);\n"
      "  --b-transposed: the --b file holds B^T (N x K), as a linear layer stores its weight. Without\n"

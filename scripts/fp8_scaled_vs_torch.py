@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`blockscale gemm` with fp8 and fp32 scales against PyTorch on a Hopper GPU, bit for bit.
+
+Runs on the device machine only (it needs PyTorch and a GPU; nothing here runs in CI). For each
+case it makes float32 A (M x K) and W (N x K, a linear layer's weight: B = W^T), then
+  * quantizes them with PyTorch on the GPU, written from the recipes' sources: DeepGEMM's
+    per_token_cast_to_fp8 / per_block_cast_to_fp8 (deep_gemm/utils/math.py, use_ue8m0 off and
+    on) and torchao.float8's tensorwise and rowwise scaling (amax_to_scale, to_fp8_saturated,
+    the reciprocal scales handed to torch._scaled_mm);
+  * multiplies them with torch._scaled_mm (f32 output; bf16 where the call refuses f32);
+  * runs `blockscale gemm --a A.npy --b W.npy --b-transposed --format fp8_e4m3 --recipe R
+    --recipe-b RB --models torch_scaled_mm[_fast_accum]` on the same files, which quantizes with
+    its own recipe code and emulates the library's schedule;
+and compares D bit for bit (bf16 outputs: blockscale's f32 D rounded to bf16, nearest even). D
+agrees only where blockscale's quantizer gave PyTorch's codes and scales and its model the
+library's accumulation; on a mismatch, PyTorch's D, codes and scales are saved beside
+blockscale's D for a look on a CPU.
+
+usage: fp8_scaled_vs_torch.py BLOCKSCALE OUT_DIR [SEED]
+Writes OUT_DIR/fp8_scaled_vs_torch.json and prints one line per case; exit status 1 on any
+mismatch.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+E4M3 = torch.float8_e4m3fn
+
+
+def ceil_to_ue8m0(x):
+    bits = x.abs().float().view(torch.int)
+    exp = ((bits >> 23) & 0xFF) + (bits & 0x7FFFFF).bool().int()
+    return (exp.clamp(1, 254) << 23).view(torch.float)
+
+
+def deepgemm_per_token(x, ue8m0):
+    """1 x 128 blocks along K (rows of x), as DeepGEMM's per_token_cast_to_fp8."""
+    m, n = x.shape
+    pad = (n + 127) // 128 * 128
+    xp = torch.zeros((m, pad), dtype=x.dtype, device=x.device)
+    xp[:, :n] = x
+    xv = xp.view(m, pad // 128, 128)
+    amax = xv.abs().float().amax(dim=2).view(m, pad // 128).clamp(1e-4)
+    sf = amax / 448.0
+    sf = ceil_to_ue8m0(sf) if ue8m0 else sf
+    q = (xv * (1.0 / sf.unsqueeze(2))).to(E4M3).view(m, pad)[:, :n].contiguous()
+    return q, sf
+
+
+def deepgemm_per_block(x, ue8m0):
+    """128 x 128 blocks, as DeepGEMM's per_block_cast_to_fp8."""
+    m, n = x.shape
+    xp = torch.zeros(((m + 127) // 128 * 128, (n + 127) // 128 * 128), dtype=x.dtype, device=x.device)
+    xp[:m, :n] = x
+    xv = xp.view(-1, 128, xp.size(1) // 128, 128)
+    amax = xv.abs().float().amax(dim=(1, 3), keepdim=True).clamp(1e-4)
+    sf = amax / 448.0
+    sf = ceil_to_ue8m0(sf) if ue8m0 else sf
+    q = (xv * (1.0 / sf)).to(E4M3)
+    return q.view_as(xp)[:m, :n].contiguous(), sf.view(xv.size(0), xv.size(2))
+
+
+def torchao_scale(x, rowwise):
+    """torchao.float8: amax, amax_to_scale (in float64), to_fp8_saturated; the GEMM scale is
+    scale.reciprocal()."""
+    amax = torch.amax(torch.abs(x), dim=-1, keepdim=True) if rowwise else torch.max(torch.abs(x))
+    amax = amax.to(torch.float64)
+    scale = (torch.finfo(E4M3).max / torch.clamp(amax, min=1e-12)).to(torch.float32)
+    y = x.to(torch.float32) * scale
+    max_value = torch.finfo(E4M3).max
+    q = y.clamp(min=-max_value, max=max_value).to(E4M3)
+    return q, scale.reciprocal()
+
+
+def scaled_mm(a, w, sa, sb, fast):
+    for out in (torch.float32, torch.bfloat16):
+        try:
+            d = torch._scaled_mm(a, w.t(), sa, sb, out_dtype=out, use_fast_accum=fast)
+            torch.cuda.synchronize()
+            return d, None
+        except Exception as e:  # this recipe refuses the output type: try the next
+            err = str(e).splitlines()[0][:200]
+    return None, err
+
+
+def bf16_rne(bits32):
+    b = bits32.astype(np.uint64)
+    rounded = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+    nan = (b & 0x7FFFFFFF) > 0x7F800000
+    return np.where(nan, (b >> 16) | 0x40, rounded).astype(np.uint16)
+
+
+def main():
+    tool, out_dir = sys.argv[1], sys.argv[2]
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    os.makedirs(out_dir, exist_ok=True)
+    dev = torch.device("cuda")
+    gen = torch.Generator().manual_seed(seed)
+    results = []
+    failed = False
+
+    shapes = [(256, 384, 2048), (128, 256, 4096), (384, 128, 1024)]
+    for si, (m, n, k) in enumerate(shapes):
+        # Rows and 128-blocks of very different magnitudes, so that the scales differ widely.
+        mag_a = torch.pow(2.0, torch.randint(-10, 11, (m, k // 128), generator=gen).float()).repeat_interleave(128, 1)
+        mag_w = torch.pow(2.0, torch.randint(-10, 11, (n, k // 128), generator=gen).float()).repeat_interleave(128, 1)
+        a = (torch.randn(m, k, generator=gen) * mag_a).float()
+        w = torch.randn(n, k, generator=gen).float() * mag_w
+        if si == 2:  # heavy tails and exact zeros
+            a = torch.distributions.StudentT(2.0).sample((m, k)).float() * mag_a
+            a[:, :64] = 0.0
+        a_path = os.path.join(out_dir, f"a{si}.npy")
+        w_path = os.path.join(out_dir, f"w{si}.npy")
+        np.save(a_path, a.numpy())
+        np.save(w_path, w.numpy())
+        ad, wd = a.to(dev), w.to(dev)
+
+        cases = []
+        for ue8m0 in (False, True):
+            qa, sa = deepgemm_per_token(ad, ue8m0)
+            qw, sw = deepgemm_per_block(wd, ue8m0)
+            sfx = "_ue8m0" if ue8m0 else ""
+            # torch._scaled_mm block-wise layouts (ScaledBlas.cpp): scale_a (M, K/128) with stride
+            # (1, M); scale_b (K/128, N/128) with stride (1, K/128) for 128 x 128.
+            cases.append((f"deepgemm{sfx} 1x128 x 128x128", f"deepgemm_1x128{sfx}", f"deepgemm_128x128{sfx}",
+                          "torch_scaled_mm", qa, qw, sa.t().contiguous().t(), sw.contiguous().t(), False))
+            qw1, sw1 = deepgemm_per_token(wd, ue8m0)
+            cases.append((f"deepgemm{sfx} 1x128 x 1x128", f"deepgemm_1x128{sfx}", f"deepgemm_1x128{sfx}",
+                          "torch_scaled_mm", qa, qw1, sa.t().contiguous().t(), sw1.t().contiguous(), False))
+        qa, sa = torchao_scale(ad, False)
+        qw, sw = torchao_scale(wd, False)
+        for fast in (False, True):
+            cases.append((f"torchao tensorwise fast_accum={int(fast)}", "torchao_tensorwise", "torchao_tensorwise",
+                          "torch_scaled_mm_fast_accum" if fast else "torch_scaled_mm", qa, qw, sa, sw, fast))
+        qa, sa = torchao_scale(ad, True)   # (M, 1)
+        qw, sw = torchao_scale(wd, True)   # (N, 1)
+        cases.append(("torchao rowwise", "torchao_rowwise", "torchao_rowwise", "torch_scaled_mm", qa, qw, sa,
+                      sw.t().contiguous(), False))
+
+        for name, ra, rb, model, qa, qw, sa, sw, fast in cases:
+            label = f"{name} M={m} N={n} K={k}"
+            d, err = scaled_mm(qa, qw, sa, sw, fast)
+            entry = {"case": label, "model": model}
+            if d is None:
+                entry["refused"] = err
+                print(f"{label}: torch refused: {err}")
+                results.append(entry)
+                continue
+            bdir = os.path.join(out_dir, f"bs{si}_{len(results)}")
+            cmd = [tool, "gemm", "--a", a_path, "--b", w_path, "--b-transposed", "--format", "fp8_e4m3", "--recipe", ra,
+                   "--recipe-b", rb, "--models", model, "--out", bdir, "--quiet", "--no-exact"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                entry["blockscale_error"] = r.stderr.strip()[-400:]
+                print(f"{label}: blockscale failed: {entry['blockscale_error']}")
+                failed = True
+                results.append(entry)
+                continue
+            ours = np.load(os.path.join(bdir, model + ".npy")).view(np.uint32)
+            if d.dtype == torch.float32:
+                theirs = d.cpu().contiguous().view(torch.int32).numpy().view(np.uint32)
+                mine = ours
+            else:
+                theirs = d.cpu().contiguous().view(torch.int16).numpy().view(np.uint16)
+                mine = bf16_rne(ours)
+            same = int((mine == theirs).sum())
+            entry.update(output=str(d.dtype), outputs=int(theirs.size), bit_exact=same)
+            # On a mismatch, keep torch's side for a look on a CPU.
+            if same != theirs.size:
+                failed = True
+                np.save(os.path.join(bdir, "torch_d.npy"), theirs)
+                np.save(os.path.join(bdir, "torch_qa.npy"), qa.cpu().view(torch.uint8).numpy())
+                np.save(os.path.join(bdir, "torch_qw.npy"), qw.cpu().view(torch.uint8).numpy())
+                np.save(os.path.join(bdir, "torch_sa.npy"), sa.float().cpu().numpy())
+                np.save(os.path.join(bdir, "torch_sw.npy"), sw.float().cpu().numpy())
+            print(f"{label} [{model}, {d.dtype}]: {same} / {theirs.size} outputs bit-exact")
+            results.append(entry)
+
+    info = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "cuda": torch.version.cuda,
+            "cases": results}
+    with open(os.path.join(out_dir, "fp8_scaled_vs_torch.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
