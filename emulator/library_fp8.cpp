@@ -94,29 +94,31 @@ std::size_t scale_count(const Fp8ScaledMatrix& m) {
   return 0;
 }
 
+void check_matrix(const Fp8ScaledMatrix& m, const std::string& side) {
+  if (m.element != Format::float8_e4m3fn && m.element != Format::float8_e5m2) {
+    fail(side + "'s elements must be float8_e4m3fn or float8_e5m2");
+  }
+  if (m.rows < 1 || m.k < 1 || m.codes.size() != static_cast<std::size_t>(m.rows * m.k)) {
+    fail(side + "'s codes do not match its shape " + std::to_string(m.rows) + " x " + std::to_string(m.k));
+  }
+  if (m.scales.size() != scale_count(m)) {
+    fail(side + " scaled " + std::string(to_string(m.granularity)) + " needs " +
+         std::to_string(scale_count(m)) + " scales, has " + std::to_string(m.scales.size()));
+  }
+  for (const float s : m.scales) {
+    if (!(s > 0.0f) || !std::isfinite(s))
+      fail(side + " has a scale that is not a positive finite fp32 value");
+  }
+}
+
 void check_operands(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::int64_t row0,
                     std::int64_t row1) {
+  check_matrix(a, "A");
+  check_matrix(b, "B");
   if (a.k != b.k) fail("A has K = " + std::to_string(a.k) + " but B has K = " + std::to_string(b.k));
   if (row0 < 0 || row1 > a.rows || row0 >= row1) {
     fail("rows [" + std::to_string(row0) + ", " + std::to_string(row1) +
          ") are not a nonempty range of A's " + std::to_string(a.rows));
-  }
-  for (const auto& [m, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}}) {
-    if (m->element != Format::float8_e4m3fn && m->element != Format::float8_e5m2) {
-      fail(std::string(side) + "'s elements must be float8_e4m3fn or float8_e5m2");
-    }
-    if (m->rows < 1 || m->k < 1 || m->codes.size() != static_cast<std::size_t>(m->rows * m->k)) {
-      fail(std::string(side) + "'s codes do not match its shape " + std::to_string(m->rows) + " x " +
-           std::to_string(m->k));
-    }
-    if (m->scales.size() != scale_count(*m)) {
-      fail(std::string(side) + " scaled " + std::string(to_string(m->granularity)) + " needs " +
-           std::to_string(scale_count(*m)) + " scales, has " + std::to_string(m->scales.size()));
-    }
-    for (const float s : m->scales) {
-      if (!(s > 0.0f) || !std::isfinite(s))
-        fail(std::string(side) + " has a scale that is not a positive finite fp32 value");
-    }
   }
 }
 
@@ -293,9 +295,10 @@ ElementUnits element_units(Format f) {
   return u;
 }
 
-// Codes that are not finite values (e4m3 NaN, e5m2 Inf and NaN): no recipe makes them.
-void check_finite_codes(const Fp8ScaledMatrix& m, const char* side) {
-  for (std::size_t i = 0; i < m.codes.size(); ++i) {
+// Codes that are not finite values (e4m3 NaN, e5m2 Inf and NaN) in rows [r0, r1): no recipe makes
+// them.
+void check_finite_codes(const Fp8ScaledMatrix& m, const char* side, std::int64_t r0, std::int64_t r1) {
+  for (auto i = static_cast<std::size_t>(r0 * m.k); i < static_cast<std::size_t>(r1 * m.k); ++i) {
     if (!std::isfinite(to_double(m.element, m.codes[i]))) {
       fail(std::string("exact_fp8_scaled_gemm: ") + side + " holds a NaN or Inf code at element " +
            std::to_string(i));
@@ -314,12 +317,14 @@ void decompose_f32(float x, std::uint64_t& sig, int& exp) {
 __extension__ typedef __int128 i128;  // GCC/Clang extension: e5m2 x e5m2 block sums (below 2^71)
 __extension__ typedef unsigned __int128 u128;
 
-constexpr std::int64_t kRowTile = 4, kColumnStrip = 256;
+// A task: kRowBlock rows of A x kColumnStrip columns of B (B's 128 x 64 sub-block of a K block,
+// 64 KB, serves all its rows); inside it, register tiles of kRowGroup rows x 16 columns.
+constexpr std::int64_t kRowGroup = 4, kRowBlock = 64, kColumnStrip = 64;
 
-// The block sums S_q of rows [i0, i0 + 4) x columns [j0, j1), all blocks: sums[(r * W + j) * kb + q]
-// (rows past r_count are zeros in a_rows and not stored). Acc: double (e4m3 x e4m3) or
-// std::int64_t; B is k x n, row-major, in units. Register tiles of 4 rows x 16 columns, like a
-// GEMM's; every sum is exact, so the order of the additions and the vector width cannot change a bit.
+// The block sums S_q of rows [i0, i0 + r_count) x columns [j0, j1), all blocks:
+// sums[(r * W + j) * kb + q] (a_rows holds whole groups of kRowGroup rows, the ones past r_count
+// zeros, not stored). Acc: double (e4m3 x e4m3) or std::int64_t; B is k x n, row-major, in units.
+// Every sum is exact, so the order of the additions and the vector width cannot change a bit.
 template <typename Acc>
 [[gnu::always_inline]] inline void block_sums_body(const Acc* a_rows, std::int64_t r_count, const Acc* b,
                                                    std::int64_t n, std::int64_t k, std::int64_t j0,
@@ -333,21 +338,23 @@ template <typename Acc>
   const std::int64_t w = j1 - j0, kb = (k + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
   for (std::int64_t q = 0; q < kb; ++q) {
     const std::int64_t k0 = q * Fp8ScaledMatrix::kBlock, k1 = std::min(k, k0 + Fp8ScaledMatrix::kBlock);
-    std::int64_t j = j0;
-    for (; j + 16 <= j1; j += 16) {
-      V acc[kRowTile][2] = {};
-      for (std::int64_t kk = k0; kk < k1; ++kk) {
-        const V b0 = load(b + kk * n + j), b1 = load(b + kk * n + j + 8);
-        for (std::int64_t r = 0; r < kRowTile; ++r) {
-          const Acc x = a_rows[r * k + kk];
-          acc[r][0] += x * b0;
-          acc[r][1] += x * b1;
+    for (std::int64_t g = 0; g < r_count; g += kRowGroup) {
+      const Acc* group = a_rows + g * k;
+      for (std::int64_t j = j0; j + 16 <= j1; j += 16) {
+        V acc[kRowGroup][2] = {};
+        for (std::int64_t kk = k0; kk < k1; ++kk) {
+          const V b0 = load(b + kk * n + j), b1 = load(b + kk * n + j + 8);
+          for (std::int64_t r = 0; r < kRowGroup; ++r) {
+            const Acc x = group[r * k + kk];
+            acc[r][0] += x * b0;
+            acc[r][1] += x * b1;
+          }
         }
+        for (std::int64_t r = 0; r < std::min(kRowGroup, r_count - g); ++r)
+          for (int c = 0; c < 16; ++c) sums[((g + r) * w + (j - j0) + c) * kb + q] = acc[r][c / 8][c % 8];
       }
-      for (std::int64_t r = 0; r < r_count; ++r)
-        for (int c = 0; c < 16; ++c) sums[(r * w + (j - j0) + c) * kb + q] = acc[r][c / 8][c % 8];
     }
-    for (; j < j1; ++j)  // the columns past the last whole 16
+    for (std::int64_t j = j0 + (j1 - j0) / 16 * 16; j < j1; ++j)  // the columns past the last whole 16
       for (std::int64_t r = 0; r < r_count; ++r) {
         Acc acc{0};
         for (std::int64_t kk = k0; kk < k1; ++kk) acc += a_rows[r * k + kk] * b[kk * n + j];
@@ -389,112 +396,156 @@ BlockSumsFn<Acc> block_sums_for_cpu() {
   return &block_sums_portable<Acc>;
 }
 
-// Rows [i0, i0 + r_count) of A as integers in units (R x k), then their block sums with B.
+// Rows [i0, i0 + r_count) of A as integers in units (whole groups of rows, those past r_count
+// zero) into `rows`, then their block sums with B into `sums`; both buffers are the calling
+// thread's, reused from task to task.
 template <typename Acc>
 void tile_block_sums(const Fp8ScaledMatrix& a, const ElementUnits& ua, std::int64_t i0, std::int64_t r_count,
                      const std::vector<Acc>& b, std::int64_t n, std::int64_t j0, std::int64_t j1,
-                     std::vector<Acc>& sums) {
+                     std::vector<Acc>& rows, std::vector<Acc>& sums) {
   const std::int64_t k = a.k;
-  std::vector<Acc> rows(static_cast<std::size_t>(kRowTile * k));  // rows past r_count stay zero
+  const std::int64_t padded = (r_count + kRowGroup - 1) / kRowGroup * kRowGroup;
+  rows.assign(static_cast<std::size_t>(padded * k), Acc{0});
   for (std::int64_t r = 0; r < r_count; ++r)
     for (std::int64_t kk = 0; kk < k; ++kk)
       rows[static_cast<std::size_t>(r * k + kk)] =
           static_cast<Acc>(ua.integer[a.codes[static_cast<std::size_t>((i0 + r) * k + kk)]]);
-  sums.resize(static_cast<std::size_t>(kRowTile * (j1 - j0) * a.k_blocks()));
+  sums.resize(static_cast<std::size_t>(r_count * (j1 - j0) * a.k_blocks()));
   static const BlockSumsFn<Acc> fn = block_sums_for_cpu<Acc>();
   fn(rows.data(), r_count, b.data(), n, k, j0, j1, sums.data());
 }
 
+// The scales of rows [r0, r0 + count) of m, decomposed per K block: sig[r * kb + q], exp[...].
+void decompose_scales(const Fp8ScaledMatrix& m, std::int64_t r0, std::int64_t count,
+                      std::vector<std::uint64_t>& sig, std::vector<int>& exp) {
+  const std::int64_t kb = m.k_blocks();
+  sig.resize(static_cast<std::size_t>(count * kb));
+  exp.resize(sig.size());
+  for (std::int64_t r = 0; r < count; ++r)
+    for (std::int64_t q = 0; q < kb; ++q)
+      decompose_f32(m.scale(r0 + r, q), sig[static_cast<std::size_t>(r * kb + q)],
+                    exp[static_cast<std::size_t>(r * kb + q)]);
+}
+
 }  // namespace
+
+ExactFp8ScaledB::ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element, const GemmOptions& options)
+    : b_(&b), a_element_(a_element) {
+  if (a_element != Format::float8_e4m3fn && a_element != Format::float8_e5m2) {
+    fail("ExactFp8ScaledB: A's elements must be float8_e4m3fn or float8_e5m2");
+  }
+  check_matrix(b, "B");
+  check_finite_codes(b, "B", 0, b.rows);
+  const std::int64_t n = b.rows, k = b.k;
+  const ElementUnits ub = element_units(b.element);
+  const bool in_double = a_element == Format::float8_e4m3fn && b.element == Format::float8_e4m3fn;
+  if (a_element == Format::float8_e5m2 && b.element == Format::float8_e5m2) return;  // reads the codes
+  if (in_double) double_.resize(static_cast<std::size_t>(k * n));
+  if (!in_double) int64_.resize(static_cast<std::size_t>(k * n));
+#pragma omp parallel for schedule(static) num_threads(detail::resolve_threads(options.threads))
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int64_t v = ub.integer[b.codes[static_cast<std::size_t>(j * k + kk)]];
+      if (in_double)
+        double_[static_cast<std::size_t>(kk * n + j)] = static_cast<double>(v);
+      else
+        int64_[static_cast<std::size_t>(kk * n + j)] = v;
+    }
+  }
+}
 
 std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
                                                  std::int64_t row0, std::int64_t row1,
                                                  const GemmOptions& options) {
   check_operands(a, b, row0, row1);
-  check_finite_codes(a, "A");
-  check_finite_codes(b, "B");
+  return exact_fp8_scaled_gemm(a, ExactFp8ScaledB(b, a.element, options), row0, row1, options);
+}
+
+std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const ExactFp8ScaledB& prepared,
+                                                 std::int64_t row0, std::int64_t row1,
+                                                 const GemmOptions& options) {
+  const Fp8ScaledMatrix& b = prepared.matrix();
+  if (prepared.a_element() != a.element)
+    fail("exact_fp8_scaled_gemm: B was prepared for another element type of A");
+  check_operands(a, b, row0, row1);
+  check_finite_codes(a, "A", row0, row1);
   const std::int64_t rows = row1 - row0, n = b.rows, k = a.k, kb = a.k_blocks();
   const ElementUnits ua = element_units(a.element), ub = element_units(b.element);
   const bool in_double = a.element == Format::float8_e4m3fn && b.element == Format::float8_e4m3fn;
   const bool wide = a.element == Format::float8_e5m2 && b.element == Format::float8_e5m2;
-  // B as integers, k x n row-major (the inner loop runs along n).
-  std::vector<double> bd;
-  std::vector<std::int64_t> bi;
-  (in_double ? bd.resize(static_cast<std::size_t>(k * n)) : bi.resize(static_cast<std::size_t>(k * n)));
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t kk = 0; kk < k; ++kk) {
-      const std::int64_t v = ub.integer[b.codes[static_cast<std::size_t>(j * k + kk)]];
-      if (in_double)
-        bd[static_cast<std::size_t>(kk * n + j)] = static_cast<double>(v);
-      else
-        bi[static_cast<std::size_t>(kk * n + j)] = v;
-    }
-  std::vector<std::uint32_t> d(static_cast<std::size_t>(rows * n));
-  const std::int64_t row_tiles = (rows + kRowTile - 1) / kRowTile,
-                     strips = (n + kColumnStrip - 1) / kColumnStrip;
   const int threads = detail::resolve_threads(options.threads);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::int64_t task = 0; task < row_tiles * strips; ++task) {
-    const std::int64_t i0 = row0 + task / strips * kRowTile, r_count = std::min(kRowTile, row1 - i0);
-    const std::int64_t j0 = task % strips * kColumnStrip, j1 = std::min(n, j0 + kColumnStrip), w = j1 - j0;
-    std::vector<double> sums_d;
-    std::vector<std::int64_t> sums_i;
-    if (in_double) {
-      tile_block_sums(a, ua, i0, r_count, bd, n, j0, j1, sums_d);
-    } else if (!wide) {
-      tile_block_sums(a, ua, i0, r_count, bi, n, j0, j1, sums_i);
-    }
+  const std::vector<double>& bd = prepared.as_double();
+  const std::vector<std::int64_t>& bi = prepared.as_int64();
+  std::vector<std::uint32_t> d(static_cast<std::size_t>(rows * n));
+  const std::int64_t row_tiles = (rows + kRowBlock - 1) / kRowBlock,
+                     strips = (n + kColumnStrip - 1) / kColumnStrip;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> rows_d, sums_d;
+    std::vector<std::int64_t> rows_i, sums_i;
+    std::vector<std::uint64_t> sig_a, sig_b;
+    std::vector<int> exp_a, exp_b;
     reference::ExactSum sum;
-    for (std::int64_t r = 0; r < r_count; ++r) {
-      const std::int64_t i = i0 + r;
-      for (std::int64_t j = j0; j < j1; ++j) {
-        sum.clear();
-        bool any = false;
-        for (std::int64_t q = 0; q < kb; ++q) {
-          // S_q as sign and magnitude; e5m2 x e5m2 sums in 128 bits here (below 2^71).
-          i128 s = 0;
-          const std::size_t at = static_cast<std::size_t>((r * w + (j - j0)) * kb + q);
-          if (in_double) {
-            s = static_cast<std::int64_t>(sums_d[at]);  // an integer below 2^43
-          } else if (!wide) {
-            s = sums_i[at];
-          } else {
-            for (std::int64_t kk = q * Fp8ScaledMatrix::kBlock;
-                 kk < std::min(k, (q + 1) * Fp8ScaledMatrix::kBlock); ++kk) {
-              s += static_cast<i128>(ua.integer[a.codes[static_cast<std::size_t>(i * k + kk)]]) *
-                   ub.integer[b.codes[static_cast<std::size_t>(j * k + kk)]];
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t task = 0; task < row_tiles * strips; ++task) {
+      const std::int64_t i0 = row0 + task / strips * kRowBlock, r_count = std::min(kRowBlock, row1 - i0);
+      const std::int64_t j0 = task % strips * kColumnStrip, j1 = std::min(n, j0 + kColumnStrip), w = j1 - j0;
+      if (in_double) {
+        tile_block_sums(a, ua, i0, r_count, bd, n, j0, j1, rows_d, sums_d);
+      } else if (!wide) {
+        tile_block_sums(a, ua, i0, r_count, bi, n, j0, j1, rows_i, sums_i);
+      }
+      decompose_scales(a, i0, r_count, sig_a, exp_a);
+      decompose_scales(b, j0, w, sig_b, exp_b);
+      for (std::int64_t r = 0; r < r_count; ++r) {
+        const std::int64_t i = i0 + r;
+        for (std::int64_t j = j0; j < j1; ++j) {
+          sum.clear();
+          bool any = false;
+          for (std::int64_t q = 0; q < kb; ++q) {
+            // S_q as sign and magnitude; e5m2 x e5m2 sums in 128 bits here (below 2^71).
+            i128 s = 0;
+            const std::size_t at = static_cast<std::size_t>((r * w + (j - j0)) * kb + q);
+            if (in_double) {
+              s = static_cast<std::int64_t>(sums_d[at]);  // an integer below 2^43
+            } else if (!wide) {
+              s = sums_i[at];
+            } else {
+              for (std::int64_t kk = q * Fp8ScaledMatrix::kBlock;
+                   kk < std::min(k, (q + 1) * Fp8ScaledMatrix::kBlock); ++kk) {
+                s += static_cast<i128>(ua.integer[a.codes[static_cast<std::size_t>(i * k + kk)]]) *
+                     ub.integer[b.codes[static_cast<std::size_t>(j * k + kk)]];
+              }
             }
+            if (s == 0) continue;
+            any = true;
+            const bool negative = s < 0;
+            const u128 m = negative ? static_cast<u128>(-s) : static_cast<u128>(s);
+            const std::size_t ai = static_cast<std::size_t>(r * kb + q),
+                              bj = static_cast<std::size_t>((j - j0) * kb + q);
+            const int exp = exp_a[ai] + exp_b[bj] + ua.unit + ub.unit;
+            const std::uint64_t scale_sig = sig_a[ai] * sig_b[bj];  // below 2^48
+            sum.add_product(negative, static_cast<std::uint64_t>(m), scale_sig, exp);
+            if (const auto hi = static_cast<std::uint64_t>(m >> 64))
+              sum.add_product(negative, hi, scale_sig, exp + 64);
           }
-          if (s == 0) continue;
-          any = true;
-          const bool negative = s < 0;
-          const u128 m = negative ? static_cast<u128>(-s) : static_cast<u128>(s);
-          std::uint64_t sig_a, sig_b;
-          int exp_a, exp_b;
-          decompose_f32(a.scale(i, q), sig_a, exp_a);
-          decompose_f32(b.scale(j, q), sig_b, exp_b);
-          const int exp = exp_a + exp_b + ua.unit + ub.unit;
-          const std::uint64_t scale_sig = sig_a * sig_b;  // below 2^48
-          sum.add_product(negative, static_cast<std::uint64_t>(m), scale_sig, exp);
-          if (const auto hi = static_cast<std::uint64_t>(m >> 64))
-            sum.add_product(negative, hi, scale_sig, exp + 64);
-        }
-        std::uint32_t out = 0;
-        if (any) {
-          out = static_cast<std::uint32_t>(sum.round_to(reference::DType::float32));
-        } else {
-          // Every block sum is zero: -0 only when every product is -0 (IEEE 754 §6.3).
-          bool all_negative_zero = true;
-          for (std::int64_t kk = 0; kk < k && all_negative_zero; ++kk) {
-            const std::uint8_t ca = a.codes[static_cast<std::size_t>(i * k + kk)],
-                               cb = b.codes[static_cast<std::size_t>(j * k + kk)];
-            const bool zero = ua.integer[ca] == 0 || ub.integer[cb] == 0;
-            const bool sign = ((ca ^ cb) & 0x80u) != 0;
-            all_negative_zero = zero && sign;
+          std::uint32_t out = 0;
+          if (any) {
+            out = static_cast<std::uint32_t>(sum.round_to(reference::DType::float32));
+          } else {
+            // Every block sum is zero: -0 only when every product is -0 (IEEE 754 §6.3).
+            bool all_negative_zero = true;
+            for (std::int64_t kk = 0; kk < k && all_negative_zero; ++kk) {
+              const std::uint8_t ca = a.codes[static_cast<std::size_t>(i * k + kk)],
+                                 cb = b.codes[static_cast<std::size_t>(j * k + kk)];
+              const bool zero = ua.integer[ca] == 0 || ub.integer[cb] == 0;
+              const bool sign = ((ca ^ cb) & 0x80u) != 0;
+              all_negative_zero = zero && sign;
+            }
+            out = all_negative_zero ? 0x80000000u : 0u;
           }
-          out = all_negative_zero ? 0x80000000u : 0u;
+          d[static_cast<std::size_t>((i - row0) * n + j)] = out;
         }
-        d[static_cast<std::size_t>((i - row0) * n + j)] = out;
       }
     }
   }

@@ -745,8 +745,10 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   n.min_chunk_rows = 512;
   if (name == "exact") {
     n.definition = "the quantized operands' exact sum, rounded once to f32 (nearest even)";
-    n.rows = [&qa, &qb](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>, emulator::GemmPathStats*) {
-      return emulator::exact_fp8_scaled_gemm(qa, qb, r0, r1);
+    // B converted once for all the row slices (shared, not copied with the function object).
+    const auto prepared = std::make_shared<const emulator::ExactFp8ScaledB>(qb, qa.element);
+    n.rows = [&qa, prepared](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>, emulator::GemmPathStats*) {
+      return emulator::exact_fp8_scaled_gemm(qa, *prepared, r0, r1);
     };
     return n;
   }

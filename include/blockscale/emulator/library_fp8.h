@@ -67,8 +67,30 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& schedule, 
 // rounded once to f32 (nearest even); an exact zero is -0 when every product is -0, else +0 (IEEE
 // 754 §6.3). Rows [row0, row1) as above. Element products are summed per 128-block as integers
 // (exactly, in double or 128-bit integers), and the blocks' scaled sums in reference::ExactSum.
-// options.threads as for gemm(); the bits do not depend on it.
+// options.threads as for gemm(); the bits do not depend on it. Throws std::invalid_argument as
+// library_fp8_gemm does (granularities aside), and for NaN or Inf element codes.
 std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
+                                                 std::int64_t row0, std::int64_t row1,
+                                                 const GemmOptions& options = {});
+
+// B prepared once for exact_fp8_scaled_gemm over many row ranges of an A with elements `a_element`
+// (its codes as integers, K x N: the form the block sums read), so that a long computation in row
+// slices converts B once. Refers to `b`, which must outlive it.
+class ExactFp8ScaledB {
+ public:
+  ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element, const GemmOptions& options = {});
+  const Fp8ScaledMatrix& matrix() const { return *b_; }
+  Format a_element() const { return a_element_; }
+  const std::vector<double>& as_double() const { return double_; }      // e4m3 x e4m3
+  const std::vector<std::int64_t>& as_int64() const { return int64_; }  // with one e5m2 side
+
+ private:
+  const Fp8ScaledMatrix* b_;
+  Format a_element_;
+  std::vector<double> double_;
+  std::vector<std::int64_t> int64_;
+};
+std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const ExactFp8ScaledB& b,
                                                  std::int64_t row0, std::int64_t row1,
                                                  const GemmOptions& options = {});
 
