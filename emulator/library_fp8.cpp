@@ -317,6 +317,86 @@ void decompose_f32(float x, std::uint64_t& sig, int& exp) {
 __extension__ typedef __int128 i128;  // GCC/Clang extension: e5m2 x e5m2 block sums (below 2^71)
 __extension__ typedef unsigned __int128 u128;
 
+// One output's block terms (-1)^negative * sum * scale_sig * 2^exp, summed exactly. Most outputs
+// have terms whose exponents lie within 64 of each other: each term (below 2^105, as sum < 2^57 and
+// scale_sig < 2^48) shifted onto the smallest exponent is then below 2^169, and up to 2^13 of them
+// (K up to 2^20) fit a 256-bit two's-complement integer, rounded once to f32 below. The rest go
+// to reference::ExactSum, which takes any exponents.
+struct BlockTerm {
+  bool negative;
+  std::uint64_t sum, scale_sig;
+  int exp;
+};
+
+constexpr int kFixedPointSpan = 64;
+
+class FixedPoint256 {
+ public:
+  void add(const BlockTerm& t, int shift) {  // t * 2^-shift relative to the anchor, 0 <= shift <= 64
+    const u128 p = static_cast<u128>(t.sum) * t.scale_sig;
+    const u128 lo = shift == 0 ? p : p << shift, hi = shift == 0 ? 0 : p >> (128 - shift);
+    if (!t.negative) {
+      const u128 l = lo_ + lo;
+      hi_ += hi + (l < lo_ ? 1 : 0);
+      lo_ = l;
+    } else {
+      const u128 l = lo_ - lo;
+      hi_ -= hi + (l > lo_ ? 1 : 0);
+      lo_ = l;
+    }
+  }
+  // The sum times 2^anchor, rounded to f32 (nearest even, subnormals, overflow to Inf); a sum of
+  // zero is +0 (the terms are nonzero), a nonzero one that rounds to zero keeps its sign.
+  std::uint32_t to_f32(int anchor) const {
+    u128 lo = lo_, hi = hi_;
+    const bool negative = (hi >> 127) != 0;
+    if (negative) {  // two's-complement negation of the 256 bits
+      lo = ~lo + 1;
+      hi = ~hi + (lo == 0 ? 1 : 0);
+    }
+    if (lo == 0 && hi == 0) return 0;
+    const int length = hi != 0 ? 128 + bit_length(hi) : bit_length(lo);
+    const int e = anchor + length - 1;  // the value's binary exponent
+    const std::uint32_t sign = negative ? 0x80000000u : 0u;
+    if (e > 127) return sign | 0x7F800000u;
+    const int quantum = std::max(e - 23, -149);  // the f32 grid at this exponent
+    const int shift = quantum - anchor;
+    std::uint64_t m;
+    if (shift <= 0) {
+      m = static_cast<std::uint64_t>(lo) << -shift;  // the sum has at most 24 bits: exact
+    } else {
+      const std::uint64_t top = shifted_right(lo, hi, shift - 1);  // m and the round bit
+      m = top >> 1;
+      if ((top & 1) != 0 && (any_below(lo, hi, shift - 1) || (m & 1) != 0)) ++m;
+    }
+    if (m < (std::uint64_t{1} << 23)) return sign | static_cast<std::uint32_t>(m);  // subnormal or zero
+    // m is in 2^23 .. 2^24: a rounding that carried to 2^24 adds one to the exponent field below,
+    // which is the next binade (and Inf above the largest).
+    const int biased = quantum + 23 + 127;
+    if (biased >= 255) return sign | 0x7F800000u;
+    return sign | ((static_cast<std::uint32_t>(biased) << 23) +
+                   static_cast<std::uint32_t>(m - (std::uint64_t{1} << 23)));
+  }
+
+ private:
+  static int bit_length(u128 x) {
+    const auto h = static_cast<std::uint64_t>(x >> 64);
+    return h != 0 ? 128 - std::countl_zero(h) : 64 - std::countl_zero(static_cast<std::uint64_t>(x));
+  }
+  static std::uint64_t shifted_right(u128 lo, u128 hi, int p) {  // (hi:lo) >> p, known below 2^26
+    if (p >= 128) return static_cast<std::uint64_t>(hi >> (p - 128));
+    if (p == 0) return static_cast<std::uint64_t>(lo);
+    return static_cast<std::uint64_t>((lo >> p) | (hi << (128 - p)));
+  }
+  static bool any_below(u128 lo, u128 hi, int p) {  // (hi:lo) mod 2^p != 0
+    if (p <= 0) return false;
+    if (p < 128) return (lo & ((u128{1} << p) - 1)) != 0;
+    if (p == 128) return lo != 0;
+    return lo != 0 || (hi & ((u128{1} << (p - 128)) - 1)) != 0;
+  }
+  u128 lo_ = 0, hi_ = 0;
+};
+
 // A task: kRowBlock rows of A x kColumnStrip columns of B (B's 128 x 64 sub-block of a K block,
 // 64 KB, serves all its rows); inside it, register tiles of kRowGroup rows x 16 columns.
 constexpr std::int64_t kRowGroup = 4, kRowBlock = 64, kColumnStrip = 64;
@@ -479,6 +559,7 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
   std::vector<std::uint32_t> d(static_cast<std::size_t>(rows * n));
   const std::int64_t row_tiles = (rows + kRowBlock - 1) / kRowBlock,
                      strips = (n + kColumnStrip - 1) / kColumnStrip;
+  std::uint64_t fast = 0, slow = 0;  // outputs summed in FixedPoint256 (or without terms), in ExactSum
 #pragma omp parallel num_threads(threads)
   {
     std::vector<double> rows_d, sums_d;
@@ -486,7 +567,8 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
     std::vector<std::uint64_t> sig_a, sig_b;
     std::vector<int> exp_a, exp_b;
     reference::ExactSum sum;
-#pragma omp for schedule(dynamic, 1)
+    std::vector<BlockTerm> terms;
+#pragma omp for schedule(dynamic, 1) reduction(+ : fast, slow)
     for (std::int64_t task = 0; task < row_tiles * strips; ++task) {
       const std::int64_t i0 = row0 + task / strips * kRowBlock, r_count = std::min(kRowBlock, row1 - i0);
       const std::int64_t j0 = task % strips * kColumnStrip, j1 = std::min(n, j0 + kColumnStrip), w = j1 - j0;
@@ -500,8 +582,7 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
       for (std::int64_t r = 0; r < r_count; ++r) {
         const std::int64_t i = i0 + r;
         for (std::int64_t j = j0; j < j1; ++j) {
-          sum.clear();
-          bool any = false;
+          terms.clear();
           for (std::int64_t q = 0; q < kb; ++q) {
             // S_q as sign and magnitude; e5m2 x e5m2 sums in 128 bits here (below 2^71).
             i128 s = 0;
@@ -518,19 +599,37 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
               }
             }
             if (s == 0) continue;
-            any = true;
             const bool negative = s < 0;
             const u128 m = negative ? static_cast<u128>(-s) : static_cast<u128>(s);
             const std::size_t ai = static_cast<std::size_t>(r * kb + q),
                               bj = static_cast<std::size_t>((j - j0) * kb + q);
             const int exp = exp_a[ai] + exp_b[bj] + ua.unit + ub.unit;
             const std::uint64_t scale_sig = sig_a[ai] * sig_b[bj];  // below 2^48
-            sum.add_product(negative, static_cast<std::uint64_t>(m), scale_sig, exp);
+            terms.push_back({negative, static_cast<std::uint64_t>(m), scale_sig, exp});
             if (const auto hi = static_cast<std::uint64_t>(m >> 64))
-              sum.add_product(negative, hi, scale_sig, exp + 64);
+              terms.push_back({negative, hi, scale_sig, exp + 64});
           }
-          std::uint32_t out = 0;
+          const bool any = !terms.empty();
+          int lowest = 0, highest = 0;
           if (any) {
+            const auto [lo_it, hi_it] =
+                std::minmax_element(terms.begin(), terms.end(),
+                                    [](const BlockTerm& x, const BlockTerm& y) { return x.exp < y.exp; });
+            lowest = lo_it->exp, highest = hi_it->exp;
+          }
+          const bool fixed_point = any && !wide && highest - lowest <= kFixedPointSpan;
+          FixedPoint256 fixed;
+          if (fixed_point) {
+            for (const BlockTerm& t : terms) fixed.add(t, t.exp - lowest);
+          } else if (any) {
+            sum.clear();
+            for (const BlockTerm& t : terms) sum.add_product(t.negative, t.sum, t.scale_sig, t.exp);
+          }
+          ++(fixed_point || !any ? fast : slow);
+          std::uint32_t out = 0;
+          if (fixed_point) {
+            out = fixed.to_f32(lowest);
+          } else if (any) {
             out = static_cast<std::uint32_t>(sum.round_to(reference::DType::float32));
           } else {
             // Every block sum is zero: -0 only when every product is -0 (IEEE 754 §6.3).
@@ -549,6 +648,7 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
       }
     }
   }
+  if (options.stats != nullptr) *options.stats = GemmPathStats{fast, 0, 0, slow, 0};
   return d;
 }
 

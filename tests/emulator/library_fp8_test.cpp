@@ -162,12 +162,19 @@ std::uint32_t oracle(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::in
   return static_cast<std::uint32_t>(sum.round_to(reference::DType::float32));
 }
 
-void expect_exact(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b) {
-  const std::vector<std::uint32_t> d = exact_fp8_scaled_gemm(a, b, 0, a.rows);
+// Returns where the outputs were summed: exact = the 256-bit fixed point (or no nonzero block
+// sum), reference_outputs = ExactSum.
+GemmPathStats expect_exact(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b) {
+  GemmPathStats stats;
+  GemmOptions o;
+  o.stats = &stats;
+  const std::vector<std::uint32_t> d = exact_fp8_scaled_gemm(a, b, 0, a.rows, o);
   for (std::int64_t i = 0; i < a.rows; ++i)
     for (std::int64_t j = 0; j < b.rows; ++j)
-      ASSERT_EQ(d[static_cast<std::size_t>(i * b.rows + j)], oracle(a, b, i, j))
+      EXPECT_EQ(d[static_cast<std::size_t>(i * b.rows + j)], oracle(a, b, i, j))
           << "output (" << i << ", " << j << ")";
+  EXPECT_EQ(stats.exact + stats.reference_outputs, static_cast<std::uint64_t>(a.rows * b.rows));
+  return stats;
 }
 
 // Random finite codes (NaN and Inf codes redrawn) and random positive scales.
@@ -191,11 +198,24 @@ TEST(LibraryFp8, ExactEqualsATermByTermExactSum) {
   for (const auto& [fa, fb] :
        {std::pair{e4m3, e4m3}, std::pair{e4m3, e5m2}, std::pair{e5m2, e4m3}, std::pair{e5m2, e5m2}}) {
     SCOPED_TRACE(std::to_string(static_cast<int>(fa)) + " x " + std::to_string(static_cast<int>(fb)));
-    expect_exact(random_codes(9, 700, G::block_1x128, fa, 5), random_codes(20, 700, G::block_128x128, fb, 6));
-    expect_exact(random_codes(5, 130, G::row, fa, 7), random_codes(17, 130, G::tensor, fb, 8));
+    // Scales 2^-40..2^41 per block: terms up to 2^160 apart, beyond the fixed point's 2^64.
+    const GemmPathStats spread = expect_exact(random_codes(9, 700, G::block_1x128, fa, 5),
+                                              random_codes(20, 700, G::block_128x128, fb, 6));
+    const GemmPathStats one_scale =
+        expect_exact(random_codes(5, 130, G::row, fa, 7), random_codes(17, 130, G::tensor, fb, 8));
+    if (fa == e5m2 && fb == e5m2) {  // block sums up to 2^71: always ExactSum
+      EXPECT_EQ(spread.exact + one_scale.exact, 0u);
+    } else {
+      EXPECT_GT(spread.reference_outputs, 0u);
+      EXPECT_GT(spread.exact, 0u);
+      EXPECT_EQ(one_scale.reference_outputs, 0u)
+          << "one scale pair per output: every term shares its exponent";
+    }
   }
   // Quantized data (cancellation near zero) and the largest codes (block sums near their bounds).
-  expect_exact(quantized(6, 1000, G::block_1x128, 9), quantized(33, 1000, G::block_128x128, 10));
+  const GemmPathStats quantized_data =
+      expect_exact(quantized(6, 1000, G::block_1x128, 9), quantized(33, 1000, G::block_128x128, 10));
+  EXPECT_EQ(quantized_data.reference_outputs, 0u);
   Fp8ScaledMatrix big_a = random_codes(3, 256, G::block_1x128, e5m2, 11),
                   big_b = random_codes(4, 256, G::tensor, e5m2, 12);
   std::fill(big_a.codes.begin(), big_a.codes.end(), 0x7B);  // 57344
@@ -226,6 +246,70 @@ TEST(LibraryFp8, ExactZeroSignsOverflowAndSubnormalScales) {
     for (std::int64_t j = 0; j < 3; ++j)
       EXPECT_EQ(d[static_cast<std::size_t>(i * 3 + j)], oracle(a, b, i, j)) << i << ", " << j;
   EXPECT_EQ(d[2 * 3 + 0] & 0x7FFFFFFFu, 0x7F800000u) << "row 2 x column 0 overflows to Inf";
+}
+
+// Rows (or columns) of e4m3 codes, the rest of K = 128 zeros, one tensor scale.
+Fp8ScaledMatrix crafted(const std::vector<std::vector<std::uint8_t>>& rows, float scale) {
+  Fp8ScaledMatrix m;
+  m.granularity = G::tensor;
+  m.rows = static_cast<std::int64_t>(rows.size());
+  m.k = 128;
+  m.codes.assign(static_cast<std::size_t>(m.rows * m.k), 0);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    std::copy(rows[r].begin(), rows[r].end(), m.codes.begin() + static_cast<std::ptrdiff_t>(r * 128));
+  m.scales = {scale};
+  return m;
+}
+
+TEST(LibraryFp8, ExactRoundsTiesSubnormalsAndOverflowInTheFixedPoint) {
+  // One scale pair per output, so every output takes the 256-bit fixed point; e4m3 codes: 0x58 = 16,
+  // 0x50 = 8,
+  // 0x38 = 1, 0x30 = 0.5, 0x34 = 0.75, 0x01 = 2^-9, 0x02 = 2^-8, 0x03 = 3 * 2^-9, 0x7E = 448, sign bit 0x80.
+  struct Case {
+    const char* what;
+    std::vector<std::vector<std::uint8_t>> a, b;
+    float sa, sb;
+    std::vector<std::uint32_t> want;  // row-major
+  };
+  const Case cases[] = {
+      {"ties: 64 + 2^-18 (half an ulp) down to even, 64 + 3 * 2^-18 (1.5 ulps) up to even, negated",
+       {{0x50, 0x01}},
+       {{0x50, 0x01}, {0x50, 0x03}, {0xD0, 0x81}},
+       1.0f,
+       1.0f,
+       {0x42800000u, 0x42800002u, 0xC2800000u}},
+      {"128 - 2^-18, half an ulp below 128: the carry into an odd biased exponent (133)",
+       {{0x58, 0x01}},
+       {{0x58, 0x82}},
+       1.0f,
+       0.5f,
+       {0x43000000u}},
+      {"64 - 2^-19, half an ulp below 64: up to even, into the next binade",
+       {{0x58, 0x01}},
+       {{0x58, 0x82}},
+       0.5f,
+       0.5f,
+       {0x42800000u}},
+      {"subnormal outputs: 2^-149, half of it to +0, -0.75 of it to -2^-149, -half to -0",
+       {{0x01}},
+       {{0x38}, {0x30}, {0xB4}, {0xB0}},
+       std::ldexp(1.0f, -100),
+       std::ldexp(1.0f, -40),
+       {0x00000001u, 0x00000000u, 0x80000001u, 0x80000000u}},
+      {"overflow: 448^2 * 2^130 and its negation",
+       {{0x7E}},
+       {{0x7E}, {0xFE}},
+       std::ldexp(1.0f, 100),
+       std::ldexp(1.0f, 30),
+       {0x7F800000u, 0xFF800000u}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const Fp8ScaledMatrix a = crafted(c.a, c.sa), b = crafted(c.b, c.sb);
+    const GemmPathStats stats = expect_exact(a, b);
+    EXPECT_EQ(stats.reference_outputs, 0u) << "every output in the fixed point";
+    EXPECT_EQ(exact_fp8_scaled_gemm(a, b, 0, a.rows), c.want);
+  }
 }
 
 TEST(LibraryFp8, BadCallsNameTheRule) {

@@ -66,9 +66,12 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& schedule, 
 // The exact numerics of such operands: sum over k of (a(i,k) sa(i,k)) (b(j,k) sb(j,k)), exactly,
 // rounded once to f32 (nearest even); an exact zero is -0 when every product is -0, else +0 (IEEE
 // 754 §6.3). Rows [row0, row1) as above. Element products are summed per 128-block as integers
-// (exactly, in double or 128-bit integers), and the blocks' scaled sums in reference::ExactSum.
-// options.threads as for gemm(); the bits do not depend on it. Throws std::invalid_argument as
-// library_fp8_gemm does (granularities aside), and for NaN or Inf element codes.
+// (exactly, in double, int64 or 128-bit integers), and the blocks' scaled sums exactly (below).
+// options.threads as for gemm(); the bits do not depend on it. options.stats, when set, counts
+// outputs: `exact` those summed in a 256-bit fixed-point integer (the blocks' terms within 2^64 of
+// each other) or without a nonzero block sum, `reference_outputs` those summed in
+// reference::ExactSum (wider spreads, e5m2 x e5m2). Throws std::invalid_argument as library_fp8_gemm does (granularities aside), and for NaN
+// or Inf element codes.
 std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
                                                  std::int64_t row0, std::int64_t row1,
                                                  const GemmOptions& options = {});
