@@ -18,13 +18,14 @@ library's accumulation; on a mismatch, PyTorch's D, codes and scales are saved b
 blockscale's D for a look on a CPU.
 
 usage: fp8_scaled_vs_torch.py BLOCKSCALE OUT_DIR [SEED]
-Writes OUT_DIR/fp8_scaled_vs_torch.json and prints one line per case; exit status 1 on any
-mismatch.
+Writes OUT_DIR/fp8_scaled_vs_torch.json (and, for a mismatching case, both sides' D with PyTorch's
+codes and scales) and prints one line per case; exit status 1 on any mismatch.
 """
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -65,15 +66,15 @@ def deepgemm_per_block(x, ue8m0):
     return q.view_as(xp)[:m, :n].contiguous(), sf.view(xv.size(0), xv.size(2))
 
 
-def torchao_scale(x, rowwise):
+def torchao_scale(x, rowwise, dtype=E4M3):
     """torchao.float8: amax, amax_to_scale (in float64), to_fp8_saturated; the GEMM scale is
     scale.reciprocal()."""
     amax = torch.amax(torch.abs(x), dim=-1, keepdim=True) if rowwise else torch.max(torch.abs(x))
     amax = amax.to(torch.float64)
-    scale = (torch.finfo(E4M3).max / torch.clamp(amax, min=1e-12)).to(torch.float32)
+    scale = (torch.finfo(dtype).max / torch.clamp(amax, min=1e-12)).to(torch.float32)
     y = x.to(torch.float32) * scale
-    max_value = torch.finfo(E4M3).max
-    q = y.clamp(min=-max_value, max=max_value).to(E4M3)
+    max_value = torch.finfo(dtype).max
+    q = y.clamp(min=-max_value, max=max_value).to(dtype)
     return q, scale.reciprocal()
 
 
@@ -99,23 +100,24 @@ def main():
     tool, out_dir = sys.argv[1], sys.argv[2]
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     os.makedirs(out_dir, exist_ok=True)
+    work = tempfile.mkdtemp()  # inputs and blockscale's outputs
     dev = torch.device("cuda")
     gen = torch.Generator().manual_seed(seed)
     results = []
     failed = False
 
-    shapes = [(256, 384, 2048), (128, 256, 4096), (384, 128, 1024)]
+    shapes = [(256, 384, 2048), (128, 256, 4096), (384, 128, 1024), (1024, 1536, 4096)]
     for si, (m, n, k) in enumerate(shapes):
         # Rows and 128-blocks of very different magnitudes, so that the scales differ widely.
         mag_a = torch.pow(2.0, torch.randint(-10, 11, (m, k // 128), generator=gen).float()).repeat_interleave(128, 1)
         mag_w = torch.pow(2.0, torch.randint(-10, 11, (n, k // 128), generator=gen).float()).repeat_interleave(128, 1)
         a = (torch.randn(m, k, generator=gen) * mag_a).float()
         w = torch.randn(n, k, generator=gen).float() * mag_w
-        if si == 2:  # heavy tails and exact zeros
+        if si >= 2:  # heavy tails and exact zeros
             a = torch.distributions.StudentT(2.0).sample((m, k)).float() * mag_a
             a[:, :64] = 0.0
-        a_path = os.path.join(out_dir, f"a{si}.npy")
-        w_path = os.path.join(out_dir, f"w{si}.npy")
+        a_path = os.path.join(work, f"a{si}.npy")
+        w_path = os.path.join(work, f"w{si}.npy")
         np.save(a_path, a.numpy())
         np.save(w_path, w.numpy())
         ad, wd = a.to(dev), w.to(dev)
@@ -128,21 +130,25 @@ def main():
             # torch._scaled_mm block-wise layouts (ScaledBlas.cpp): scale_a (M, K/128) with stride
             # (1, M); scale_b (K/128, N/128) with stride (1, K/128) for 128 x 128.
             cases.append((f"deepgemm{sfx} 1x128 x 128x128", f"deepgemm_1x128{sfx}", f"deepgemm_128x128{sfx}",
-                          "torch_scaled_mm", qa, qw, sa.t().contiguous().t(), sw.contiguous().t(), False))
+                          "torch_scaled_mm", "fp8_e4m3", qa, qw, sa.t().contiguous().t(), sw.contiguous().t(), False))
             qw1, sw1 = deepgemm_per_token(wd, ue8m0)
             cases.append((f"deepgemm{sfx} 1x128 x 1x128", f"deepgemm_1x128{sfx}", f"deepgemm_1x128{sfx}",
-                          "torch_scaled_mm", qa, qw1, sa.t().contiguous().t(), sw1.t().contiguous(), False))
+                          "torch_scaled_mm", "fp8_e4m3", qa, qw1, sa.t().contiguous().t(), sw1.t().contiguous(), False))
         qa, sa = torchao_scale(ad, False)
         qw, sw = torchao_scale(wd, False)
         for fast in (False, True):
             cases.append((f"torchao tensorwise fast_accum={int(fast)}", "torchao_tensorwise", "torchao_tensorwise",
-                          "torch_scaled_mm_fast_accum" if fast else "torch_scaled_mm", qa, qw, sa, sw, fast))
+                          "torch_scaled_mm_fast_accum" if fast else "torch_scaled_mm", "fp8_e4m3", qa, qw, sa, sw,
+                          fast))
+        qw5, sw5 = torchao_scale(wd, False, torch.float8_e5m2)  # e4m3 x e5m2, as for gradients
+        cases.append(("torchao tensorwise e4m3 x e5m2", "torchao_tensorwise", "torchao_tensorwise", "torch_scaled_mm",
+                      "fp8_e5m2", qa, qw5, sa, sw5, False))
         qa, sa = torchao_scale(ad, True)   # (M, 1)
         qw, sw = torchao_scale(wd, True)   # (N, 1)
-        cases.append(("torchao rowwise", "torchao_rowwise", "torchao_rowwise", "torch_scaled_mm", qa, qw, sa,
+        cases.append(("torchao rowwise", "torchao_rowwise", "torchao_rowwise", "torch_scaled_mm", "fp8_e4m3", qa, qw, sa,
                       sw.t().contiguous(), False))
 
-        for name, ra, rb, model, qa, qw, sa, sw, fast in cases:
+        for name, ra, rb, model, format_b, qa, qw, sa, sw, fast in cases:
             label = f"{name} M={m} N={n} K={k}"
             d, err = scaled_mm(qa, qw, sa, sw, fast)
             entry = {"case": label, "model": model}
@@ -151,9 +157,9 @@ def main():
                 print(f"{label}: torch refused: {err}")
                 results.append(entry)
                 continue
-            bdir = os.path.join(out_dir, f"bs{si}_{len(results)}")
-            cmd = [tool, "gemm", "--a", a_path, "--b", w_path, "--b-transposed", "--format", "fp8_e4m3", "--recipe", ra,
-                   "--recipe-b", rb, "--models", model, "--out", bdir, "--quiet", "--no-exact"]
+            bdir = os.path.join(work, f"bs{si}_{len(results)}")
+            cmd = [tool, "gemm", "--a", a_path, "--b", w_path, "--b-transposed", "--format", "fp8_e4m3", "--format-b",
+                   format_b, "--recipe", ra, "--recipe-b", rb, "--models", model, "--out", bdir, "--quiet", "--no-exact"]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 entry["blockscale_error"] = r.stderr.strip()[-400:]
@@ -170,11 +176,14 @@ def main():
                 mine = bf16_rne(ours)
             same = int((mine == theirs).sum())
             entry.update(output=str(d.dtype), outputs=int(theirs.size), bit_exact=same)
-            # On a mismatch, keep torch's side for a look on a CPU.
+            # On a mismatch, keep both sides for a look on a CPU.
             if same != theirs.size:
                 failed = True
+                bdir = os.path.join(out_dir, f"mismatch{len(results)}")
+                os.makedirs(bdir, exist_ok=True)
                 np.save(os.path.join(bdir, "torch_d.npy"), theirs)
                 np.save(os.path.join(bdir, "torch_qa.npy"), qa.cpu().view(torch.uint8).numpy())
+                np.save(os.path.join(bdir, "blockscale_d.npy"), ours)
                 np.save(os.path.join(bdir, "torch_qw.npy"), qw.cpu().view(torch.uint8).numpy())
                 np.save(os.path.join(bdir, "torch_sa.npy"), sa.float().cpu().numpy())
                 np.save(os.path.join(bdir, "torch_sw.npy"), sw.float().cpu().numpy())
