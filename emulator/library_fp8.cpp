@@ -24,60 +24,43 @@ namespace {
 
 using G = Fp8Granularity;
 
-// docs/conformance.md, "Results on an NVIDIA H200": NVIDIA H200, driver 580.159.04, cuBLASLt 13.1
-// (130100), PyTorch 2.11.0+cu130; runs 3 and 4, re-run 5 at 6f07554 (docs/conformance/
-// h200-external-final.json). e4m3 x e4m3 operands, f32 D unless the call refused it.
+// One row per library call, from docs/conformance.md, "Results on an NVIDIA H200": NVIDIA H200,
+// driver 580.159.04, cuBLASLt 13.1 (130100), PyTorch 2.11.0+cu130; runs 3 and 4, re-run 5 at
+// 6f07554 (docs/conformance/h200-external-final.json); e4m3 x e4m3 operands, f32 D. The last:
+// torch._scaled_mm's 1x128 x 1x128 call fitted only with the operands exchanged (PyTorch hands
+// cuBLASLt B^T and A^T), acc = fma(sb, sa*p, acc).
 constexpr LibraryFp8Schedule kRows[] = {
     {Fp8Library::cublaslt, false, G::tensor, G::tensor, 4, Fp8ScaleStage::epilogue_scale_product,
-     PromotionFma::scale_product,
-     "H200, cuBLASLt 13.1: 128x128x4096, 256x256x2048 (scales 0.3 x 1.7) and 64x128x16384 (split-K 6), "
-     "90,112 outputs bit-exact"},
+     PromotionFma::scale_product, false,
+     "H200, cuBLASLt 13.1: 128x128x4096, 256x256x2048 (scales 0.3 x 1.7) and 64x128x16384 "
+     "(split-K 6), 90,112 outputs bit-exact"},
     {Fp8Library::cublaslt, true, G::tensor, G::tensor, 0, Fp8ScaleStage::epilogue_scale_product,
-     PromotionFma::scale_product,
-     "H200, cuBLASLt 13.1: 128x128x4096, 16,384 outputs bit-exact (64x128x16384 took split-K 6: bit-exact as "
-     "six "
-     "chains, which this row does not model)"},
+     PromotionFma::scale_product, false,
+     "H200, cuBLASLt 13.1: 128x128x4096, 16,384 outputs bit-exact (64x128x16384 took split-K 6: "
+     "bit-exact as six chains, which this row does not model)"},
     {Fp8Library::cublaslt, false, G::block_1x128, G::block_1x128, 4, Fp8ScaleStage::promotion_fma,
-     PromotionFma::scale_b_first,
+     PromotionFma::scale_b_first, false,
      "H200, cuBLASLt 13.1 VEC128_32F x VEC128_32F: 256x256x2048, 65,536 outputs bit-exact"},
     {Fp8Library::cublaslt, false, G::block_1x128, G::block_128x128, 4, Fp8ScaleStage::promotion_fma,
-     PromotionFma::scale_product,
-     "H200, cuBLASLt 13.1 VEC128_32F x BLK128x128_32F: 256x256x2048, 65,536 outputs bit-exact (64x256x16384 "
-     "took "
-     "split-K 6, not reproduced)"},
+     PromotionFma::scale_product, false,
+     "H200, cuBLASLt 13.1 VEC128_32F x BLK128x128_32F: 256x256x2048, 65,536 outputs bit-exact "
+     "(64x256x16384 took split-K 6, not reproduced)"},
     {Fp8Library::torch_scaled_mm, false, G::tensor, G::tensor, 4, Fp8ScaleStage::epilogue_scale_product,
-     PromotionFma::scale_product,
+     PromotionFma::scale_product, false,
      "H200, torch 2.11.0+cu130: 256x256x4096 and 64x128x16384, 73,728 outputs bit-exact"},
     {Fp8Library::torch_scaled_mm, true, G::tensor, G::tensor, 0, Fp8ScaleStage::epilogue_scale_product,
-     PromotionFma::scale_product,
-     "H200, torch 2.11.0+cu130: 256x256x4096, 65,536 outputs bit-exact (64x128x16384 took split-K 6, not "
-     "modelled)"},
+     PromotionFma::scale_product, false,
+     "H200, torch 2.11.0+cu130: 256x256x4096, 65,536 outputs bit-exact (64x128x16384 took split-K 6, "
+     "not modelled)"},
     {Fp8Library::torch_scaled_mm, false, G::row, G::row, 4, Fp8ScaleStage::epilogue_b_first,
-     PromotionFma::scale_product, "H200, torch 2.11.0+cu130 rowwise: 256x256x2048, 65,536 outputs bit-exact"},
+     PromotionFma::scale_product, false,
+     "H200, torch 2.11.0+cu130 rowwise: 256x256x2048, 65,536 outputs bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_128x128, 4, Fp8ScaleStage::promotion_fma,
-     PromotionFma::scale_product, "H200, torch 2.11.0+cu130: 256x256x2048, 65,536 outputs bit-exact"},
+     PromotionFma::scale_product, false, "H200, torch 2.11.0+cu130: 256x256x2048, 65,536 outputs bit-exact"},
+    {Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_1x128, 4, Fp8ScaleStage::promotion_fma,
+     PromotionFma::scale_b_first, true,
+     "H200, torch 2.11.0+cu130 (run 4): 256x256x2048, 65,536 outputs bit-exact"},
 };
-// torch._scaled_mm's 1x128 x 1x128 call fitted only with the operands exchanged (PyTorch hands
-// cuBLASLt B^T and A^T): acc = fma(sb, sa*p, acc). A row of its own, as gemm() has no such FMA.
-constexpr LibraryFp8Schedule kSwappedRow = {
-    Fp8Library::torch_scaled_mm,
-    false,
-    G::block_1x128,
-    G::block_1x128,
-    4,
-    Fp8ScaleStage::promotion_fma,
-    PromotionFma::scale_b_first,
-    "H200, torch 2.11.0+cu130 (run 4): 256x256x2048, 65,536 outputs bit-exact"};
-
-std::vector<LibraryFp8Schedule> all_rows() {
-  std::vector<LibraryFp8Schedule> v(std::begin(kRows), std::end(kRows));
-  v.push_back(kSwappedRow);
-  return v;
-}
-
-bool swapped(const LibraryFp8Schedule& s) {
-  return s.library == Fp8Library::torch_scaled_mm && s.a == G::block_1x128 && s.b == G::block_1x128;
-}
 
 Instruction wgmma_fp8(Format a, Format b) {
   auto name = [](Format f) { return f == Format::float8_e4m3fn ? "e4m3" : "e5m2"; };
@@ -122,22 +105,26 @@ void check_operands(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::int
   }
 }
 
-// A's rows [row0, row1) and all of B as the emulator's operands: the codes, and for promotion the
-// fp32 scales of every promotion interval (128 elements of K = 4 wgmma k32), or units.
+// A's rows [a0, a1) and B's rows [b0, b1) (B's rows are D's columns) as the emulator's operands:
+// the codes, and for promotion the fp32 scales of every promotion interval (128 elements of K =
+// 4 wgmma k32), or units.
 struct Operands {
   std::vector<std::uint32_t> sa, sb;
   GemmOperands ops;
 };
 
-Operands operands(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
-                  bool scales_in_promotion, int interval) {
+Operands operands(const Fp8ScaledMatrix& a, std::int64_t a0, std::int64_t a1, const Fp8ScaledMatrix& b,
+                  std::int64_t b0, std::int64_t b1, bool scales_in_promotion, int interval) {
   Operands o;
-  const auto rows = static_cast<std::size_t>(row1 - row0), n = static_cast<std::size_t>(b.rows),
+  const auto rows = static_cast<std::size_t>(a1 - a0), n = static_cast<std::size_t>(b1 - b0),
              k = static_cast<std::size_t>(a.k);
-  o.ops.a = CodeMatrix(
-      a.element, rows, k,
-      std::span<const std::uint8_t>(a.codes).subspan(static_cast<std::size_t>(row0) * k, rows * k));
-  o.ops.b = CodeMatrix(b.element, k, n, std::span<const std::uint8_t>(b.codes), Order::col_major);
+  o.ops.a =
+      CodeMatrix(a.element, rows, k,
+                 std::span<const std::uint8_t>(a.codes).subspan(static_cast<std::size_t>(a0) * k, rows * k));
+  o.ops.b =
+      CodeMatrix(b.element, k, n,
+                 std::span<const std::uint8_t>(b.codes).subspan(static_cast<std::size_t>(b0) * k, n * k),
+                 Order::col_major);
   if (interval == 0) return o;
   const std::int64_t span = static_cast<std::int64_t>(interval) * 32, intervals = (a.k + span - 1) / span;
   o.sa.resize(rows * static_cast<std::size_t>(intervals));
@@ -145,15 +132,17 @@ Operands operands(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::int64
   constexpr std::uint32_t kOne = 0x3F800000u;
   for (std::int64_t q = 0; q < intervals; ++q) {
     const std::int64_t block = q * span / Fp8ScaledMatrix::kBlock;
+    const auto at = [&](std::size_t r) {
+      return r * static_cast<std::size_t>(intervals) + static_cast<std::size_t>(q);
+    };
     for (std::size_t i = 0; i < rows; ++i)
-      o.sa[i * static_cast<std::size_t>(intervals) + static_cast<std::size_t>(q)] =
-          scales_in_promotion
-              ? std::bit_cast<std::uint32_t>(a.scale(row0 + static_cast<std::int64_t>(i), block))
-              : kOne;
+      o.sa[at(i)] = scales_in_promotion
+                        ? std::bit_cast<std::uint32_t>(a.scale(a0 + static_cast<std::int64_t>(i), block))
+                        : kOne;
     for (std::size_t j = 0; j < n; ++j)
-      o.sb[j * static_cast<std::size_t>(intervals) + static_cast<std::size_t>(q)] =
-          scales_in_promotion ? std::bit_cast<std::uint32_t>(b.scale(static_cast<std::int64_t>(j), block))
-                              : kOne;
+      o.sb[at(j)] = scales_in_promotion
+                        ? std::bit_cast<std::uint32_t>(b.scale(b0 + static_cast<std::int64_t>(j), block))
+                        : kOne;
   }
   o.ops.scale_a = CodeMatrix(Format::float32, rows, static_cast<std::size_t>(intervals),
                              std::span<const std::uint32_t>(o.sa));
@@ -185,7 +174,7 @@ std::string LibraryFp8Schedule::description() const {
       return s + (promotion_interval ? "FADD" : "") + ", then D = sa*(sb*acc)";
     case Fp8ScaleStage::promotion_fma: break;
   }
-  if (swapped(*this)) return s + "acc = fma(sb, sa*p, acc) (the library computes D^T = B A^T)";
+  if (operands_exchanged) return s + "acc = fma(sb, sa*p, acc) (the library computes D^T = B A^T)";
   switch (promotion_fma) {
     case PromotionFma::scale_product: return s + "acc = fma(sa*sb, p, acc)";
     case PromotionFma::scale_b_first: return s + "acc = fma(sa, sb*p, acc)";
@@ -194,10 +183,7 @@ std::string LibraryFp8Schedule::description() const {
   return s;
 }
 
-std::span<const LibraryFp8Schedule> library_fp8_schedules() {
-  static const std::vector<LibraryFp8Schedule> rows = all_rows();
-  return rows;
-}
+std::span<const LibraryFp8Schedule> library_fp8_schedules() { return kRows; }
 
 const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_accum, Fp8Granularity a,
                                                Fp8Granularity b) {
@@ -228,36 +214,24 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const F
   }
   const std::int64_t rows = row1 - row0, n = b.rows;
   const bool in_promotion = s.scales == Fp8ScaleStage::promotion_fma;
-  std::vector<std::uint32_t> acc;
-  if (swapped(s)) {
-    // D^T = B A^T: B in A's place (all N rows), A's rows as the columns; then transposed. (This
-    // row is 1 x 128 on both sides, so A's scales of those rows are rows x k_blocks.)
-    Fp8ScaledMatrix a_rows;
-    a_rows.element = a.element;
-    a_rows.granularity = a.granularity;
-    a_rows.rows = rows;
-    a_rows.k = a.k;
-    a_rows.codes.assign(a.codes.begin() + static_cast<std::ptrdiff_t>(row0 * a.k),
-                        a.codes.begin() + static_cast<std::ptrdiff_t>(row1 * a.k));
-    a_rows.scales.assign(a.scales.begin() + static_cast<std::ptrdiff_t>(row0 * a.k_blocks()),
-                         a.scales.begin() + static_cast<std::ptrdiff_t>(row1 * a.k_blocks()));
-    const Operands o = operands(b, a_rows, 0, n, true, s.promotion_interval);
-    const std::vector<std::uint32_t> t =
-        gemm(KernelSchedule::hopper_promotion(wgmma_fp8(b.element, a.element), s.promotion_interval,
-                                              s.promotion_fma),
-             o.ops, options);
+  // With the operands exchanged the kernel computes D^T = B A^T: all of B in A's place, A's rows
+  // as the columns; the result is transposed back.
+  const bool exchanged = s.operands_exchanged;
+  const Operands o = exchanged ? operands(b, 0, n, a, row0, row1, in_promotion, s.promotion_interval)
+                               : operands(a, row0, row1, b, 0, n, in_promotion, s.promotion_interval);
+  const Instruction ins = exchanged ? wgmma_fp8(b.element, a.element) : wgmma_fp8(a.element, b.element);
+  std::vector<std::uint32_t> acc =
+      s.promotion_interval == 0
+          ? gemm(KernelSchedule::chain(ins), o.ops, options)
+          : gemm(KernelSchedule::hopper_promotion(ins, s.promotion_interval, s.promotion_fma), o.ops,
+                 options);
+  if (exchanged) {
+    const std::vector<std::uint32_t> t = std::move(acc);
     acc.resize(t.size());
     for (std::int64_t i = 0; i < rows; ++i)
       for (std::int64_t j = 0; j < n; ++j)
         acc[static_cast<std::size_t>(i * n + j)] = t[static_cast<std::size_t>(j * rows + i)];
-    return acc;
   }
-  const Instruction ins = wgmma_fp8(a.element, b.element);
-  const Operands o = operands(a, b, row0, row1, in_promotion, s.promotion_interval);
-  acc = s.promotion_interval == 0
-            ? gemm(KernelSchedule::chain(ins), o.ops, options)
-            : gemm(KernelSchedule::hopper_promotion(ins, s.promotion_interval, s.promotion_fma), o.ops,
-                   options);
   if (in_promotion) return acc;
   // Tensor-wise or row-wise scales in the epilogue: each output's two FMULs, rounded apart.
   for (std::int64_t i = 0; i < rows; ++i) {

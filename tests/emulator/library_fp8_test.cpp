@@ -55,7 +55,7 @@ std::string fitter_name(const LibraryFp8Schedule& s) {
     case Fp8ScaleStage::epilogue_b_first: return "promotion every 128 (P=4, FADD), epilogue sa*(sb*acc)";
     case Fp8ScaleStage::promotion_fma: break;
   }
-  if (s.library == Fp8Library::torch_scaled_mm && s.a == G::block_1x128 && s.b == G::block_1x128) {
+  if (s.operands_exchanged) {
     return "promotion every 128 (P=4), operands swapped: acc = fma(sa, sb*p, acc) with sa and sb exchanged";
   }
   return s.promotion_fma == PromotionFma::scale_product

@@ -40,6 +40,8 @@ struct LibraryFp8Schedule {
   int promotion_interval;  // wgmma k32 instructions per promotion into fp32; 0: one chain over K
   Fp8ScaleStage scales;
   PromotionFma promotion_fma;  // for Fp8ScaleStage::promotion_fma
+  bool operands_exchanged;     // the kernel computes D^T = B A^T: B and its scales take A's place
+                               // (an epilogue is written in the caller's A and B all the same)
   const char* evidence;        // the measurement the row comes from
 
   std::string name() const;         // "cublaslt tensor x tensor"
@@ -70,8 +72,8 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& schedule, 
 // options.threads as for gemm(); the bits do not depend on it. options.stats, when set, counts
 // outputs: `exact` those summed in a 256-bit fixed-point integer (the blocks' terms within 2^64 of
 // each other) or without a nonzero block sum, `reference_outputs` those summed in
-// reference::ExactSum (wider spreads, e5m2 x e5m2). Throws std::invalid_argument as library_fp8_gemm does (granularities aside), and for NaN
-// or Inf element codes.
+// reference::ExactSum (wider spreads, e5m2 x e5m2). Throws std::invalid_argument as library_fp8_gemm does
+// (granularities aside), and for NaN or Inf element codes.
 std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
                                                  std::int64_t row0, std::int64_t row1,
                                                  const GemmOptions& options = {});
