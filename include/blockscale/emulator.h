@@ -7,6 +7,7 @@
 #include "blockscale/emulator/code_matrix.h"
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/emulator/instruction.h"
+#include "blockscale/emulator/library_fp8.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/emulator/params.h"
 #include "blockscale/emulator/reference_models.h"
