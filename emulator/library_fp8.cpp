@@ -291,25 +291,21 @@ void decompose_f32(float x, std::uint64_t& sig, int& exp) {
 __extension__ typedef __int128 i128;  // GCC/Clang extension: e5m2 x e5m2 block sums (below 2^71)
 __extension__ typedef unsigned __int128 u128;
 
-// One output's block terms (-1)^negative * sum * scale_sig * 2^exp, summed exactly. Most outputs
-// have terms whose exponents lie within 64 of each other: each term (below 2^105, as sum < 2^57 and
-// scale_sig < 2^48) shifted onto the smallest exponent is then below 2^169, and up to 2^13 of them
-// (K up to 2^20) fit a 256-bit two's-complement integer, rounded once to f32 below. The rest go
-// to reference::ExactSum, which takes any exponents.
-struct BlockTerm {
-  bool negative;
-  std::uint64_t sum, scale_sig;
-  int exp;
-};
-
+// One output's block terms (-1)^negative * sum * scale_sig * 2^exp (sum a block sum, scale_sig the
+// product of the two scale significands), summed exactly. Most outputs have terms whose exponents
+// lie within 64 of each other: each term (below 2^105, as sum < 2^57 and scale_sig < 2^48) shifted
+// onto the smallest exponent is then below 2^169, and up to 2^13 of them (K up to 2^20) fit a
+// 256-bit two's-complement integer, rounded once to f32 below. The rest go to reference::ExactSum,
+// which takes any exponents.
 constexpr int kFixedPointSpan = 64;
 
 class FixedPoint256 {
  public:
-  void add(const BlockTerm& t, int shift) {  // t * 2^-shift relative to the anchor, 0 <= shift <= 64
-    const u128 p = static_cast<u128>(t.sum) * t.scale_sig;
+  // (-1)^negative * sum * scale_sig * 2^shift on the anchor, 0 <= shift <= 64.
+  void add(bool negative, std::uint64_t sum, std::uint64_t scale_sig, int shift) {
+    const u128 p = static_cast<u128>(sum) * scale_sig;
     const u128 lo = shift == 0 ? p : p << shift, hi = shift == 0 ? 0 : p >> (128 - shift);
-    if (!t.negative) {
+    if (!negative) {
       const u128 l = lo_ + lo;
       hi_ += hi + (l < lo_ ? 1 : 0);
       lo_ = l;
@@ -541,7 +537,6 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
     std::vector<std::uint64_t> sig_a, sig_b;
     std::vector<int> exp_a, exp_b;
     reference::ExactSum sum;
-    std::vector<BlockTerm> terms;
 #pragma omp for schedule(dynamic, 1) reduction(+ : fast, slow)
     for (std::int64_t task = 0; task < row_tiles * strips; ++task) {
       const std::int64_t i0 = row0 + task / strips * kRowBlock, r_count = std::min(kRowBlock, row1 - i0);
@@ -556,7 +551,21 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
       for (std::int64_t r = 0; r < r_count; ++r) {
         const std::int64_t i = i0 + r;
         for (std::int64_t j = j0; j < j1; ++j) {
-          terms.clear();
+          // The terms' exponents come from the scales alone, so the span is known before the sums
+          // are read (blocks whose sum turns out zero are counted in it, which can only send an
+          // output to ExactSum that the fixed point would have taken).
+          const std::size_t a_at = static_cast<std::size_t>(r * kb),
+                            b_at = static_cast<std::size_t>((j - j0) * kb);
+          int lowest = exp_a[a_at] + exp_b[b_at], highest = lowest;
+          for (std::int64_t q = 1; q < kb; ++q) {
+            const int e =
+                exp_a[a_at + static_cast<std::size_t>(q)] + exp_b[b_at + static_cast<std::size_t>(q)];
+            lowest = std::min(lowest, e), highest = std::max(highest, e);
+          }
+          const bool fixed_point = !wide && highest - lowest <= kFixedPointSpan;
+          FixedPoint256 fixed;
+          bool any = false;
+          if (!fixed_point) sum.clear();
           for (std::int64_t q = 0; q < kb; ++q) {
             // S_q as sign and magnitude; e5m2 x e5m2 sums in 128 bits here (below 2^71).
             i128 s = 0;
@@ -573,35 +582,26 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
               }
             }
             if (s == 0) continue;
+            any = true;
             const bool negative = s < 0;
             const u128 m = negative ? static_cast<u128>(-s) : static_cast<u128>(s);
-            const std::size_t ai = static_cast<std::size_t>(r * kb + q),
-                              bj = static_cast<std::size_t>((j - j0) * kb + q);
-            const int exp = exp_a[ai] + exp_b[bj] + ua.unit + ub.unit;
+            const std::size_t ai = a_at + static_cast<std::size_t>(q),
+                              bj = b_at + static_cast<std::size_t>(q);
+            const int e = exp_a[ai] + exp_b[bj];
             const std::uint64_t scale_sig = sig_a[ai] * sig_b[bj];  // below 2^48
-            terms.push_back({negative, static_cast<std::uint64_t>(m), scale_sig, exp});
-            if (const auto hi = static_cast<std::uint64_t>(m >> 64))
-              terms.push_back({negative, hi, scale_sig, exp + 64});
+            if (fixed_point) {                                      // the block sum is below 2^57 here
+              fixed.add(negative, static_cast<std::uint64_t>(m), scale_sig, e - lowest);
+            } else {
+              const int exp = e + ua.unit + ub.unit;
+              sum.add_product(negative, static_cast<std::uint64_t>(m), scale_sig, exp);
+              if (const auto hi = static_cast<std::uint64_t>(m >> 64))
+                sum.add_product(negative, hi, scale_sig, exp + 64);
+            }
           }
-          const bool any = !terms.empty();
-          int lowest = 0, highest = 0;
-          if (any) {
-            const auto [lo_it, hi_it] =
-                std::minmax_element(terms.begin(), terms.end(),
-                                    [](const BlockTerm& x, const BlockTerm& y) { return x.exp < y.exp; });
-            lowest = lo_it->exp, highest = hi_it->exp;
-          }
-          const bool fixed_point = any && !wide && highest - lowest <= kFixedPointSpan;
-          FixedPoint256 fixed;
-          if (fixed_point) {
-            for (const BlockTerm& t : terms) fixed.add(t, t.exp - lowest);
-          } else if (any) {
-            sum.clear();
-            for (const BlockTerm& t : terms) sum.add_product(t.negative, t.sum, t.scale_sig, t.exp);
-          }
+          lowest += ua.unit + ub.unit;
           ++(fixed_point || !any ? fast : slow);
           std::uint32_t out = 0;
-          if (fixed_point) {
+          if (any && fixed_point) {
             out = fixed.to_f32(lowest);
           } else if (any) {
             out = static_cast<std::uint32_t>(sum.round_to(reference::DType::float32));
