@@ -9,14 +9,16 @@
 // "fp8 with fp32 scales"):
 //   deepgemm        DeepGEMM deep_gemm/utils/math.py (per_token_cast_to_fp8, per_block_cast_to_fp8,
 //                   per_custom_dims_cast_to_fp8, use_ue8m0 = False): amax = max |x| over the
-//                   block in fp32, clamped below at fp32(1e-4); sf = fp32(amax / 448);
+//                   block in fp32, clamped below at fp32(1e-4); sf = `amax / 448.0`, which
+//                   PyTorch's CUDA division by a scalar computes as fp32(amax * fp32(1 / 448));
 //                   q = e4m3(fp32(x * fp32(1 / sf))) rounded to nearest even (torch's cast); the
 //                   GEMM multiplies by sf.
 //   deepgemm_ue8m0  the same with use_ue8m0 = True: sf rounded up to a power of two from its bits
 //                   (ceil_to_ue8m0: exponent field + 1 when the fraction is nonzero, clamped to
 //                   1..254), the form DeepGEMM uses for Blackwell.
 //   torchao         torchao.float8 (tensorwise and rowwise "axiswise" scaling): amax in fp32,
-//                   scale = fp32(448 / max(amax, 1e-12)) computed in double, q = e4m3(clamp(
+//                   scale = fp32(448 / max(amax, 1e-12)) computed in double as PyTorch does a
+//                   scalar over a tensor, (1 / max(amax, 1e-12)) * 448, q = e4m3(clamp(
 //                   fp32(x * scale), -448, 448)); the GEMM multiplies by fp32(1 / scale) (the
 //                   `reciprocal()` torchao passes to torch._scaled_mm). e5m2 uses 57344.
 // Inputs must be finite: every recipe's amax of a NaN or Inf is NaN or Inf, and the tensor it
