@@ -9,12 +9,26 @@
 // Matrices are row-major: A is M x K, B is K x N, C and D are M x N, SFA is M x ceil(K/block) and
 // SFB is ceil(K/block) x N. `out=bf16` (written only when set) narrows an f32 D to bf16 as the GEMM
 // kernels' bf16 epilogue does (cvt.rn.bf16.f32).
+//
+// Hopper fp8 GEMMs with fp32 scales as a library computes them (emulator/library_fp8.h), one
+// measured row of that table per file; the @op line spells out the row's schedule, which must
+// still be the table's:
+//
+//   @op fp8_scaled_gemm m=2 n=2 k=288 library=cublaslt fast_accum=0 scale_a=1x128 scale_b=128x128
+//       a=e4m3 b=e4m3 interval=4 scales=promotion_fma fma=scale_product exchanged=0
+//   @fields a:e4m3[576] b:e4m3[576] sa:f32[6] sb:f32[3] -> d:f32[4]
+//
+// sa holds A's scales row-major by granularity (tensor 1, row M, 1x128 M x kb, 128x128
+// ceil(M/128) x kb, kb = ceil(K/128)), sb B's as K blocks x columns (tensor 1, row N, 1x128 kb x N,
+// 128x128 kb x ceil(N/128)). No C: the libraries were measured with beta = 0.
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/emulator/instruction.h"
+#include "blockscale/emulator/library_fp8.h"
 #include "blockscale/formats/presets.h"
 #include "common.h"
 
@@ -407,6 +421,245 @@ GemmSpec make_named(const Named& n) {
   return g;
 }
 
+// ---- fp8 with fp32 scales through a library's measured schedule.
+
+using emulator::Fp8Library;
+using emulator::Fp8ScaleStage;
+using emulator::LibraryFp8Schedule;
+
+std::string to_text(Fp8ScaleStage s) {
+  switch (s) {
+    case Fp8ScaleStage::epilogue_scale_product: return "epilogue_scale_product";
+    case Fp8ScaleStage::epilogue_b_first: return "epilogue_b_first";
+    case Fp8ScaleStage::promotion_fma: return "promotion_fma";
+  }
+  return "?";
+}
+
+const char* fp8_name(Format f) { return f == Format::float8_e4m3fn ? "e4m3" : "e5m2"; }
+
+struct LibrarySpec {
+  const LibraryFp8Schedule* row = nullptr;
+  Format a = Format::float8_e4m3fn, b = Format::float8_e4m3fn;
+  int m = 2, n = 2, k = 288;
+};
+
+// The file name stem and id of a committed file: cublaslt_1x128_x_128x128, with the element types
+// appended when they are not e4m3 x e4m3.
+std::string library_stem(const LibrarySpec& g) {
+  std::string s = std::string(emulator::to_string(g.row->library)) +
+                  (g.row->fast_accum ? "_fast_accum" : "") + "_" + std::string(to_string(g.row->a)) + "_x_" +
+                  std::string(to_string(g.row->b));
+  if (g.a != Format::float8_e4m3fn || g.b != Format::float8_e4m3fn)
+    s += std::string("_") + fp8_name(g.a) + "_" + fp8_name(g.b);
+  return s;
+}
+
+std::string library_spec_string(const LibrarySpec& g) {
+  const LibraryFp8Schedule& r = *g.row;
+  return "fp8_scaled_gemm m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
+         " k=" + std::to_string(g.k) + " library=" + std::string(emulator::to_string(r.library)) +
+         " fast_accum=" + (r.fast_accum ? "1" : "0") + " scale_a=" + std::string(to_string(r.a)) +
+         " scale_b=" + std::string(to_string(r.b)) + " a=" + fp8_name(g.a) + " b=" + fp8_name(g.b) +
+         " interval=" + std::to_string(r.promotion_interval) + " scales=" + to_text(r.scales) +
+         " fma=" + to_text(r.promotion_fma) + " exchanged=" + (r.operands_exchanged ? "1" : "0");
+}
+
+std::int64_t groups(Fp8Granularity g, std::int64_t rows) {
+  switch (g) {
+    case Fp8Granularity::tensor: return 1;
+    case Fp8Granularity::row:
+    case Fp8Granularity::block_1x128: return rows;
+    case Fp8Granularity::block_128x128: return (rows + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
+  }
+  return 0;
+}
+bool per_block(Fp8Granularity g) {
+  return g == Fp8Granularity::block_1x128 || g == Fp8Granularity::block_128x128;
+}
+
+class LibraryGemmOp final : public Operation {
+ public:
+  LibraryGemmOp(LibrarySpec g, std::string name) : g_(g), name_(std::move(name)) {
+    if (g_.m < 1 || g_.m > kMaxMN || g_.n < 1 || g_.n > kMaxMN || g_.k < 1 || g_.k > kMaxK) {
+      invalid("GEMM shape " + std::to_string(g_.m) + " x " + std::to_string(g_.n) + " x " +
+              std::to_string(g_.k) + " is outside M, N in 1.." + std::to_string(kMaxMN) + ", K in 1.." +
+              std::to_string(kMaxK));
+    }
+    if (g_.a == Format::float8_e5m2 && g_.b == Format::float8_e5m2)
+      invalid(
+          "e5m2 x e5m2: cuBLASLt and torch._scaled_mm take e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3 only");
+    const std::int64_t kb = (g_.k + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
+    sa_ = static_cast<std::size_t>(groups(g_.row->a, g_.m) * (per_block(g_.row->a) ? kb : 1));
+    sb_ = static_cast<std::size_t>(groups(g_.row->b, g_.n) * (per_block(g_.row->b) ? kb : 1));
+  }
+  SetKind kind() const override { return SetKind::gemm; }
+  std::string id() const override { return "gemm:" + name_; }
+  std::string file_stem() const override { return name_; }
+  std::vector<std::string> op_lines() const override { return {library_spec_string(g_)}; }
+  std::vector<std::string> notes() const override {
+    return {"library schedule: " + g_.row->name() + ": " + g_.row->description(),
+            "measured: " + std::string(g_.row->evidence),
+            "a M x K and b K x N row-major; sa: A's fp32 scales (" + std::string(to_string(g_.row->a)) +
+                "), sb: B's as K blocks x columns (" + std::string(to_string(g_.row->b)) +
+                "); d = A B, f32, M x N (emulator/library_fp8.h)"};
+  }
+  std::vector<FieldSpec> fields() const override {
+    const auto M = static_cast<std::size_t>(g_.m), N = static_cast<std::size_t>(g_.n),
+               K = static_cast<std::size_t>(g_.k);
+    return {{"a", ElementType::of(g_.a), M * K, false},
+            {"b", ElementType::of(g_.b), K * N, false},
+            {"sa", ElementType::of(Format::float32), sa_, false},
+            {"sb", ElementType::of(Format::float32), sb_, false},
+            {"d", ElementType::of(Format::float32), M * N, true}};
+  }
+  void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
+    const std::int64_t M = g_.m, N = g_.n, K = g_.k;
+    const std::int64_t kb = (K + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
+    Fp8ScaledMatrix a, b;
+    a.element = g_.a, b.element = g_.b;
+    a.granularity = g_.row->a, b.granularity = g_.row->b;
+    a.rows = M, b.rows = N;
+    a.k = b.k = K;
+    a.codes.resize(static_cast<std::size_t>(M * K));
+    b.codes.resize(static_cast<std::size_t>(N * K));
+    std::size_t at = 0;
+    for (auto& c : a.codes) c = static_cast<std::uint8_t>(in[at++]);
+    for (std::int64_t kk = 0; kk < K; ++kk)  // B arrives K x N; the library operand is K-major
+      for (std::int64_t j = 0; j < N; ++j)
+        b.codes[static_cast<std::size_t>(j * K + kk)] = static_cast<std::uint8_t>(in[at++]);
+    a.scales.resize(sa_);
+    for (auto& s : a.scales) s = std::bit_cast<float>(static_cast<std::uint32_t>(in[at++]));
+    // sb is K blocks x column groups; the matrix keeps column groups x K blocks.
+    b.scales.resize(sb_);
+    const std::int64_t cols = groups(g_.row->b, N), blocks = per_block(g_.row->b) ? kb : 1;
+    for (std::int64_t q = 0; q < blocks; ++q)
+      for (std::int64_t j = 0; j < cols; ++j)
+        b.scales[static_cast<std::size_t>(j * blocks + q)] =
+            std::bit_cast<float>(static_cast<std::uint32_t>(in[at++]));
+    emulator::GemmOptions one_thread;  // tiny GEMMs: see GemmOp::compute
+    one_thread.threads = 1;
+    const std::vector<std::uint32_t> d = emulator::library_fp8_gemm(*g_.row, a, b, 0, M, one_thread);
+    for (std::size_t i = 0; i < d.size(); ++i) out[i] = d[i];
+  }
+  std::size_t default_cases() const override { return 12; }
+  std::vector<std::uint64_t> generate_inputs(const GenerateOptions& o) const override;
+
+ private:
+  LibrarySpec g_;
+  std::string name_;
+  std::size_t sa_ = 0, sb_ = 0;
+};
+
+std::vector<std::uint64_t> LibraryGemmOp::generate_inputs(const GenerateOptions& o) const {
+  Rng rng(operation_seed(o.seed, id()));
+  const std::size_t total = case_count(o, default_cases());
+  const auto M = static_cast<std::size_t>(g_.m), N = static_cast<std::size_t>(g_.n),
+             K = static_cast<std::size_t>(g_.k);
+  std::vector<std::uint64_t> in;
+  for (std::size_t i = 0; i < total; ++i) {
+    DataKind kind = o.data;
+    if (kind == DataKind::mixed) {
+      const DataKind rotation[] = {DataKind::realistic, DataKind::edge, DataKind::realistic,
+                                   DataKind::random};
+      kind = rotation[i % 4];
+    }
+    for (std::size_t e = 0; e < M * K; ++e) in.push_back(draw(g_.a, kind, fill_scale(g_.a), rng));
+    for (std::size_t e = 0; e < K * N; ++e) in.push_back(draw(g_.b, kind, fill_scale(g_.b), rng));
+    for (std::size_t e = 0; e < sa_ + sb_; ++e) {
+      // Positive finite fp32 scales (the libraries' operands): as DeepGEMM's amax / 448 makes them;
+      // at the edges of the fp32 range (products and outputs that overflow or turn subnormal); or
+      // any positive finite bit pattern.
+      const int exponent = static_cast<int>(rng.range(-12, -4));  // one draw per statement (GemmOp)
+      float s = static_cast<float>(std::ldexp(1.0 + std::abs(rng.normalish()), exponent));
+      if (kind == DataKind::edge && rng.chance(1, 4)) {
+        const float extremes[] = {0x1p-126f, 0x1p-140f, 0x1p100f,
+                                  0x1p127f,  1.0f,      std::numeric_limits<float>::max()};
+        s = extremes[rng.below(6)];
+      } else if (kind == DataKind::random) {
+        do s = std::bit_cast<float>(rng.u32() & 0x7FFFFFFFu);
+        while (!(s > 0.0f) || !std::isfinite(s));
+      }
+      in.push_back(std::bit_cast<std::uint32_t>(s));
+    }
+  }
+  return in;
+}
+
+// The committed library files: every measured row with e4m3 x e4m3, and torch's tensor-wise call
+// with e4m3 x e5m2 (checked against the device with torchao's e5m2 weights, docs/verification.md).
+std::vector<LibrarySpec> library_specs() {
+  std::vector<LibrarySpec> out;
+  for (const LibraryFp8Schedule& r : emulator::library_fp8_schedules()) {
+    LibrarySpec g;
+    g.row = &r;
+    out.push_back(g);
+  }
+  LibrarySpec mixed;
+  mixed.row = &emulator::library_fp8_schedule(Fp8Library::torch_scaled_mm, false, Fp8Granularity::tensor,
+                                              Fp8Granularity::tensor);
+  mixed.b = Format::float8_e5m2;
+  out.push_back(mixed);
+  return out;
+}
+
+// The @op line of a library file back to its spec; the schedule it spells out must be the table's.
+LibrarySpec parse_library_spec(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  const auto toks = split(text, ' ');
+  for (std::size_t i = 1; i < toks.size(); ++i) {
+    const std::size_t eq = toks[i].find('=');
+    if (eq == std::string::npos) invalid("token " + quote(toks[i]) + " is not key=value");
+    if (!kv.emplace(toks[i].substr(0, eq), toks[i].substr(eq + 1)).second)
+      invalid("key " + quote(toks[i].substr(0, eq)) + " appears twice");
+  }
+  const auto take = [&](const char* key) {
+    const auto it = kv.find(key);
+    if (it == kv.end()) invalid(std::string("missing ") + key + "=");
+    return it->second;
+  };
+  const auto number = [&](const char* key, int lo, int hi) {
+    const std::string v = take(key);
+    if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
+      invalid(std::string(key) + "=" + quote(v) + " is not a decimal number");
+    const int x = std::stoi(v);
+    if (x < lo || x > hi)
+      invalid(std::string(key) + "=" + v + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    return x;
+  };
+  const auto granularity = [&](const char* key) {
+    const std::string v = take(key);
+    for (Fp8Granularity g : {Fp8Granularity::tensor, Fp8Granularity::row, Fp8Granularity::block_1x128,
+                             Fp8Granularity::block_128x128}) {
+      if (v == to_string(g)) return g;
+    }
+    invalid(std::string(key) + "=" + quote(v) + " (tensor, row, 1x128 or 128x128)");
+  };
+  const auto element = [&](const char* key) {
+    const std::string v = take(key);
+    if (v == "e4m3") return Format::float8_e4m3fn;
+    if (v == "e5m2") return Format::float8_e5m2;
+    invalid(std::string(key) + "=" + quote(v) + " (e4m3 or e5m2)");
+  };
+  LibrarySpec g;
+  g.m = number("m", 1, kMaxMN);
+  g.n = number("n", 1, kMaxMN);
+  g.k = number("k", 1, kMaxK);
+  const std::string library = take("library"), fast = take("fast_accum");
+  if (library != "cublaslt" && library != "torch_scaled_mm")
+    invalid("library=" + quote(library) + " (cublaslt or torch_scaled_mm)");
+  if (fast != "0" && fast != "1") invalid("fast_accum=" + quote(fast) + " (0 or 1)");
+  const Fp8Granularity sa = granularity("scale_a"), sb = granularity("scale_b");
+  g.a = element("a");
+  g.b = element("b");
+  g.row = &emulator::library_fp8_schedule(
+      library == "cublaslt" ? Fp8Library::cublaslt : Fp8Library::torch_scaled_mm, fast == "1", sa, sb);
+  const std::string expect = library_spec_string(g);
+  if (text != expect)
+    invalid("the schedule differs from the library's row in the emulator table now: " + quote(expect, 400));
+  return g;
+}
+
 }  // namespace
 
 std::unique_ptr<Operation> gemm_from_id(std::string_view rest) {
@@ -416,6 +669,10 @@ std::unique_ptr<Operation> gemm_from_id(std::string_view rest) {
     names += names.empty() ? "" : ", ";
     names += n.name;
   }
+  for (const LibrarySpec& g : library_specs()) {
+    if (rest == library_stem(g)) return std::make_unique<LibraryGemmOp>(g, library_stem(g));
+    names += ", " + library_stem(g);
+  }
   invalid("unknown GEMM schedule " + quote(rest) + " (" + names + ")");
 }
 
@@ -423,16 +680,20 @@ std::unique_ptr<Operation> gemm_from_file(const GoldenFile& f) {
   const Header& h = f.header;
   if (h.ops.size() != 1) fail_op(f, 1, "a gemm file has exactly one @op line");
   if (!h.modes.empty()) throw GoldenError(f.name, h.mode_lines[0], "@mode lines belong to conversion files");
-  std::unique_ptr<GemmOp> op;
+  std::unique_ptr<Operation> op;
   try {
-    GemmSpec g = parse_spec(h.ops[0]);
     // The file name stem stands in for the schedule's name.
     std::string stem = f.name;
     const std::size_t slash = stem.find_last_of('/');
     if (slash != std::string::npos) stem = stem.substr(slash + 1);
     if (stem.size() > 4 && stem.substr(stem.size() - 4) == ".txt") stem.resize(stem.size() - 4);
-    g.name = stem;
-    op = std::make_unique<GemmOp>(std::move(g));
+    if (h.ops[0].rfind("fp8_scaled_gemm ", 0) == 0) {
+      op = std::make_unique<LibraryGemmOp>(parse_library_spec(h.ops[0]), stem);
+    } else {
+      GemmSpec g = parse_spec(h.ops[0]);
+      g.name = stem;
+      op = std::make_unique<GemmOp>(std::move(g));
+    }
   } catch (const std::invalid_argument& e) {
     fail_op(f, 0, e.what());
   }
@@ -443,6 +704,8 @@ std::unique_ptr<Operation> gemm_from_file(const GoldenFile& f) {
 std::vector<std::unique_ptr<Operation>> gemm_family() {
   std::vector<std::unique_ptr<Operation>> out;
   for (const Named& n : kNamed) out.push_back(std::make_unique<GemmOp>(make_named(n)));
+  for (const LibrarySpec& g : library_specs())
+    out.push_back(std::make_unique<LibraryGemmOp>(g, library_stem(g)));
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "blockscale/emulator/instruction.h"
+#include "blockscale/emulator/library_fp8.h"
 #include "blockscale/emulator/table.h"
 #include "blockscale/formats/detail/bulk_paths.h"
 #include "blockscale/golden/file.h"
@@ -169,6 +170,29 @@ TEST_F(GoldenCommitted, CoverEveryRuleLayoutPackingAndPreset) {
   for (const char* s : {"schedule=chain", "schedule=promotion", "split_k=2", "split_k=3", "c=epilogue",
                         "fma=scale_product", "fma=scale_b_first", "fma=mul_then_add", "reduction=pairwise"}) {
     EXPECT_TRUE(any(s)) << s;
+  }
+}
+
+// fp8 with fp32 scales: every recipe of quantize/fp8_scaled.h and every measured library row of
+// emulator/library_fp8.h has a committed file.
+TEST_F(GoldenCommitted, CoverEveryFp8RecipeAndLibraryRow) {
+  std::set<std::string> ops;
+  for (const std::string& set : {std::string("quantization"), std::string("gemms")}) {
+    for (const GoldenFile& f : files_of(set)) ops.insert(f.header.ops.begin(), f.header.ops.end());
+  }
+  for (const char* recipe : {"deepgemm", "deepgemm_ue8m0", "torchao"}) {
+    EXPECT_TRUE(ops.count(std::string("quantize fp8_e4m3 recipe=") + recipe)) << recipe;
+  }
+  EXPECT_TRUE(ops.count("quantize fp8_e5m2 recipe=torchao"));
+  for (const emulator::LibraryFp8Schedule& row : emulator::library_fp8_schedules()) {
+    const std::string needle = " library=" + std::string(emulator::to_string(row.library)) +
+                               " fast_accum=" + (row.fast_accum ? "1" : "0") +
+                               " scale_a=" + std::string(to_string(row.a)) +
+                               " scale_b=" + std::string(to_string(row.b)) + " a=e4m3 b=e4m3 ";
+    bool found = false;
+    for (const std::string& op : ops)
+      found = found || (op.rfind("fp8_scaled_gemm ", 0) == 0 && op.find(needle) != std::string::npos);
+    EXPECT_TRUE(found) << row.name();
   }
 }
 

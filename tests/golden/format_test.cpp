@@ -149,7 +149,36 @@ INSTANTIATE_TEST_SUITE_P(
                   "fma=scale_product c=accumulator split_k=1 reduction=sequential instruction=sm_90a "
                   "wgmma.mma_async m64n8k32 f32 e4m3 e4m3\n"
                   "@fields a:u64 -> b:u64\n@cases 0\n",
-                  4, "k=0 is outside 1..4096"}),
+                  4, "k=0 is outside 1..4096"},
+        Malformed{"fp8 recipe",
+                  "@golden 1\n@generator x\n@kind quantization\n@op quantize fp8_e5m2 recipe=deepgemm\n"
+                  "@fields a:u64 -> b:u64\n@cases 0\n",
+                  4, "deepgemm quantizes to float8_e4m3fn only"},
+        Malformed{
+            "fp8 recipe options",
+            "@golden 1\n@generator x\n@kind quantization\n@op quantize fp8_e4m3 recipe=torchao clamp=1\n"
+            "@fields a:u64 -> b:u64\n@cases 0\n",
+            4, "expected exactly 'quantize fp8_e4m3 recipe=torchao'"},
+        Malformed{"fp8 quantize fields",
+                  "@golden 1\n@generator x\n@kind quantization\n@op quantize fp8_e4m3 recipe=torchao\n"
+                  "@fields x:f32[32] -> s:f32 q:e4m3[32]\n@cases 0\n",
+                  5, "do not match the operation"},
+        Malformed{"library schedule changed",
+                  "@golden 1\n@generator x\n@kind gemm\n@op fp8_scaled_gemm m=2 n=2 k=288 library=cublaslt "
+                  "fast_accum=0 scale_a=1x128 scale_b=128x128 a=e4m3 b=e4m3 interval=4 scales=promotion_fma "
+                  "fma=scale_b_first exchanged=0\n@fields a:u64 -> b:u64\n@cases 0\n",
+                  4, "differs from the library's row in the emulator table now"},
+        Malformed{"library row not measured",
+                  "@golden 1\n@generator x\n@kind gemm\n@op fp8_scaled_gemm m=2 n=2 k=288 library=cublaslt "
+                  "fast_accum=1 scale_a=1x128 scale_b=128x128 a=e4m3 b=e4m3 interval=0 scales=promotion_fma "
+                  "fma=scale_product exchanged=0\n@fields a:u64 -> b:u64\n@cases 0\n",
+                  4, "was not measured with A 1x128 x B 128x128"},
+        Malformed{
+            "library e5m2 x e5m2",
+            "@golden 1\n@generator x\n@kind gemm\n@op fp8_scaled_gemm m=2 n=2 k=288 library=torch_scaled_mm "
+            "fast_accum=0 scale_a=tensor scale_b=tensor a=e5m2 b=e5m2 interval=4 "
+            "scales=epilogue_scale_product fma=scale_product exchanged=0\n@fields a:u64 -> b:u64\n@cases 0\n",
+            4, "e5m2 x e5m2"}),
     [](const ::testing::TestParamInfo<Malformed>& i) {
       std::string n = i.param.what;
       for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -182,6 +211,35 @@ TEST(GoldenFormat, ACaseThatCannotBeComputedIsAMismatchNotACrash) {
   EXPECT_EQ(r.mismatches, 1u);
   ASSERT_EQ(r.first.size(), 1u);
   EXPECT_NE(r.first[0].detail.find("cannot compute"), std::string::npos) << r.first[0].detail;
+}
+
+// A case of an fp8 quantization file whose elements exceed the group's amax g, or that holds a NaN,
+// cannot be computed: a mismatch that names the rule, not a crash.
+TEST(GoldenFormat, Fp8QuantizationCasesOutsideTheRecipeAreNamed) {
+  const std::string header =
+      "@golden 1\n@generator x\n@kind quantization\n@op quantize fp8_e4m3 recipe=deepgemm\n"
+      "@fields g:f32 x:f32[32] -> s:f32 q:e4m3[32]\n@cases 1\n";
+  const std::string rest = std::string(31 * 8, '0') + " 3b124925 " + std::string(64, '0') + "\n";
+  // g = 1.0, x[0] = 2.0.
+  FileReport r = verify_golden(parse_golden(header + "3f800000 40000000" + rest, "over.txt"));
+  ASSERT_EQ(r.first.size(), 1u);
+  EXPECT_NE(r.first[0].detail.find("x[0] = 40000000 exceeds the group's amax g = 3f800000"),
+            std::string::npos)
+      << r.first[0].detail;
+  r = verify_golden(parse_golden(header + "3f800000 7fc00000" + rest, "nan.txt"));
+  ASSERT_EQ(r.first.size(), 1u);
+  EXPECT_NE(r.first[0].detail.find("every input must be finite"), std::string::npos) << r.first[0].detail;
+  r = verify_golden(parse_golden(header + "bf800000 00000000" + rest, "negative.txt"));
+  ASSERT_EQ(r.first.size(), 1u);
+  EXPECT_NE(r.first[0].detail.find("g (the group's amax) must be a finite fp32 value >= +0"),
+            std::string::npos)
+      << r.first[0].detail;
+  // The same case with x[0] = 1.0 = g computes: sf = 1 * fp32(1/448), whose bits are 3b124925, and
+  // the element 1.0 * fp32(1 / sf) rounds to 448 (0x7e).
+  const std::string ok =
+      "3f800000 3f800000" + std::string(31 * 8, '0') + " 3b124925 7e" + std::string(62, '0') + "\n";
+  r = verify_golden(parse_golden(header + ok, "ok.txt"));
+  EXPECT_EQ(r.mismatches, 0u) << (r.first.empty() ? "" : r.first[0].detail);
 }
 
 // FIPS 180-4 / NIST CSRC example values.

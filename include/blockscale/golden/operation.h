@@ -7,7 +7,8 @@
 //                                     presets ieee, cuda and ml_dtypes that offers the pair;
 //   convert:<src>:<dst>:stochastic   stochastic rounding with a random word per case;
 //   quantize:<block format>:<recipe> one block -> scale code and element codes (quantize/options.h
-//                                     recipes, e.g. quantize:mxfp8_e4m3:ocp);
+//                                     recipes, e.g. quantize:mxfp8_e4m3:ocp); fp8 with fp32 scales:
+//                                     quantize:fp8_e4m3:deepgemm (quantize/fp8_scaled.h recipes);
 //   layout:<scale layout>            logical index -> storage offset (layout/scale_layout.h text,
 //                                     e.g. layout:gluon_contiguous:block_mn=128,block_k_scales=4);
 //   pack:<packing>:<format>          16 codes -> packed bytes (layout/packing.h);
@@ -15,7 +16,9 @@
 //                                     instruction names, e.g. "instruction:sm_90a wgmma.mma_async
 //                                     m64n8k32 f32 e4m3 e4m3"); a set covers every instruction of the
 //                                     table that the emulator computes with the same model;
-//   gemm:<schedule>                  a whole small GEMM through a named kernel schedule.
+//   gemm:<schedule>                  a whole small GEMM through a named kernel schedule, or through a
+//                                     measured fp8 library row (emulator/library_fp8.h), e.g.
+//                                     gemm:cublaslt_1x128_x_128x128.
 //
 // Files written outside the committed families (the conformance harness's failure files,
 // docs/conformance.md) take their operations from instruction_operation and gemm_operation.
