@@ -272,6 +272,14 @@ std::uint32_t draw(Format f, DataKind kind, int scale, Rng& rng) {
   return to_storage(f, convert(f, v, sat));
 }
 
+// The stratum of GEMM case i: the one asked for, or for mixed data realistic, edge, realistic,
+// random in turn.
+DataKind gemm_stratum(DataKind asked, std::size_t i) {
+  if (asked != DataKind::mixed) return asked;
+  const DataKind rotation[] = {DataKind::realistic, DataKind::edge, DataKind::realistic, DataKind::random};
+  return rotation[i % 4];
+}
+
 int fill_scale(Format f) {
   switch (f) {
     case Format::float16:
@@ -290,12 +298,7 @@ std::vector<std::uint64_t> GemmOp::generate_inputs(const GenerateOptions& o) con
   const bool promotion = g_.schedule.accumulation == Accumulation::promotion;
   std::vector<std::uint64_t> in;
   for (std::size_t i = 0; i < total; ++i) {
-    DataKind kind = o.data;
-    if (kind == DataKind::mixed) {
-      const DataKind rotation[] = {DataKind::realistic, DataKind::edge, DataKind::realistic,
-                                   DataKind::random};
-      kind = rotation[i % 4];
-    }
+    const DataKind kind = gemm_stratum(o.data, i);
     for (std::size_t e = 0; e < M * K; ++e) in.push_back(draw(fa_, kind, fill_scale(fa_), rng));
     for (std::size_t e = 0; e < K * N; ++e) in.push_back(draw(fb_, kind, fill_scale(fb_), rng));
     const int cs = fill_scale(fa_) + fill_scale(fb_) + 3;
@@ -558,12 +561,7 @@ std::vector<std::uint64_t> LibraryGemmOp::generate_inputs(const GenerateOptions&
              K = static_cast<std::size_t>(g_.k);
   std::vector<std::uint64_t> in;
   for (std::size_t i = 0; i < total; ++i) {
-    DataKind kind = o.data;
-    if (kind == DataKind::mixed) {
-      const DataKind rotation[] = {DataKind::realistic, DataKind::edge, DataKind::realistic,
-                                   DataKind::random};
-      kind = rotation[i % 4];
-    }
+    const DataKind kind = gemm_stratum(o.data, i);
     for (std::size_t e = 0; e < M * K; ++e) in.push_back(draw(g_.a, kind, fill_scale(g_.a), rng));
     for (std::size_t e = 0; e < K * N; ++e) in.push_back(draw(g_.b, kind, fill_scale(g_.b), rng));
     for (std::size_t e = 0; e < sa_ + sb_; ++e) {

@@ -197,15 +197,20 @@ std::vector<float> edge_block(const BlockFormat& f, std::size_t n, int recipe, R
   return x;
 }
 
+// The stratum of block case c of `total`: the one asked for, or for mixed data edge cases in the
+// first half, then random and realistic in turn.
+DataKind block_stratum(DataKind asked, std::size_t c, std::size_t total) {
+  if (asked != DataKind::mixed) return asked;
+  return c < total / 2 ? DataKind::edge : (c % 2 ? DataKind::random : DataKind::realistic);
+}
+
 std::vector<std::uint64_t> QuantizeOp::generate_inputs(const GenerateOptions& o) const {
   Rng rng(operation_seed(o.seed, id()));
   const std::size_t total = case_count(o, default_cases());
   std::vector<std::uint64_t> in;
   constexpr int kEdgeRecipes = 12;
   for (std::size_t c = 0; c < total; ++c) {
-    DataKind kind = o.data;
-    if (kind == DataKind::mixed)
-      kind = c < total / 2 ? DataKind::edge : (c % 2 ? DataKind::random : DataKind::realistic);
+    const DataKind kind = block_stratum(o.data, c, total);
     std::vector<float> x(n_);
     if (kind == DataKind::edge) {
       x = edge_block(f_, n_, static_cast<int>(c % kEdgeRecipes), rng);
@@ -365,9 +370,7 @@ std::vector<std::uint64_t> Fp8ScaledQuantizeOp::generate_inputs(const GenerateOp
   std::vector<std::uint64_t> in;
   constexpr int kEdgeRecipes = 12;
   for (std::size_t c = 0; c < total; ++c) {
-    DataKind kind = o.data;
-    if (kind == DataKind::mixed)
-      kind = c < total / 2 ? DataKind::edge : (c % 2 ? DataKind::random : DataKind::realistic);
+    const DataKind kind = block_stratum(o.data, c, total);
     std::vector<float> x(kElements);
     const auto realistic = [&](int e) {
       for (auto& v : x) v = f32(std::ldexp(rng.normalish(), e));
