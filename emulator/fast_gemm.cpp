@@ -142,7 +142,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const std::size_t unit = promotion ? static_cast<std::size_t>(schedule.promotion_interval) : 1;  // instructions
   const std::size_t units = (instructions + unit - 1) / unit;
   const std::size_t slices = static_cast<std::size_t>(schedule.split_k);
-  const std::size_t per_slice = (units + slices - 1) / slices;
+  const std::size_t per_slice = schedule.slice_units(units);
   const std::size_t W = gst ? fast::kGstWidth : fast::kTfdpaWidth;
   const fast::OutputRule rule{p.F, p.e_zero, p.rounding == OutputRounding::rz_e8m13,
                               p.underflow_zero == UnderflowZero::positive};

@@ -146,12 +146,23 @@ KernelSchedule KernelSchedule::hopper_promotion(const Instruction& ins, int inte
   return s;
 }
 
-KernelSchedule KernelSchedule::with_split_k(int slices, SplitKReduction order) const {
+KernelSchedule KernelSchedule::with_split_k(int slices, SplitKReduction order, int granule_k) const {
   KernelSchedule s = *this;
   s.split_k = slices;
   s.reduction = order;
+  s.split_granule_k = granule_k;
   s.validate();
   return s;
+}
+
+int KernelSchedule::unit_k() const {
+  return instruction.k * (accumulation == Accumulation::promotion ? promotion_interval : 1);
+}
+
+std::size_t KernelSchedule::slice_units(std::size_t units) const {
+  const auto granule = static_cast<std::size_t>(split_granule_k == 0 ? 1 : split_granule_k / unit_k());
+  const auto slices = static_cast<std::size_t>(split_k);
+  return (units + slices * granule - 1) / (slices * granule) * granule;
 }
 
 int KernelSchedule::scale_block() const {
@@ -171,6 +182,10 @@ void KernelSchedule::validate() const {
   }
   if (split_k < 1) fail("split_k must be >= 1, got " + std::to_string(split_k));
   if (split_k > 1 && instruction.d != Type::f32) fail("split-K reduces in fp32: it needs an f32-output instruction, got " + who);
+  if (split_granule_k < 0 || (split_granule_k > 0 && split_granule_k % unit_k() != 0)) {
+    fail("split-K granule must be 0 or a multiple of the schedule's unit of " + std::to_string(unit_k()) +
+         " K elements, got " + std::to_string(split_granule_k));
+  }
 }
 
 std::string KernelSchedule::name() const {
@@ -182,7 +197,9 @@ std::string KernelSchedule::name() const {
   }
   if (c_placement == CPlacement::epilogue) s += " C in epilogue";
   if (split_k > 1) {
-    s += " split-K " + std::to_string(split_k) + (reduction == SplitKReduction::sequential ? " sequential" : " pairwise");
+    s += " split-K " + std::to_string(split_k);
+    if (split_granule_k > 0) s += " at " + std::to_string(split_granule_k);
+    s += reduction == SplitKReduction::sequential ? " sequential" : " pairwise";
   }
   return s + " of " + instruction.name();
 }
@@ -271,7 +288,7 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
   const std::size_t unit = promotion ? static_cast<std::size_t>(schedule.promotion_interval) : 1;  // instructions
   const std::size_t units = (steps + unit - 1) / unit;
   const std::size_t slices = static_cast<std::size_t>(schedule.split_k);
-  const std::size_t per_slice = (units + slices - 1) / slices;
+  const std::size_t per_slice = schedule.slice_units(units);
 
   d.assign(M * N, 0);
   // One output: the K loop of the kernel for element (i, j), in the kernel's order.

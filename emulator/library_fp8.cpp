@@ -28,38 +28,46 @@ using G = Fp8Granularity;
 // driver 580.159.04, cuBLASLt 13.1 (130100), PyTorch 2.11.0+cu130; runs 3 and 4, re-run 5 at
 // 6f07554 (docs/conformance/h200-external-final.json); e4m3 x e4m3 operands, f32 D. The last:
 // torch._scaled_mm's 1x128 x 1x128 call fitted only with the operands exchanged (PyTorch hands
-// cuBLASLt B^T and A^T), acc = fma(sb, sa*p, acc).
+// cuBLASLt B^T and A^T), acc = fma(sb, sa*p, acc). The split-K K tiles come from the probes of
+// docs/conformance.md, "Split-K" (scripts/probe_split_k.py; docs/conformance/h200-split-k.json):
+// torch._scaled_mm calls cuBLASLt, whose heuristic cut K at multiples of 128 elements for the
+// tensor-wise and 1x128 x 1x128 kernels and of 512 for 1x128 x 128x128, and never for row-wise.
 constexpr LibraryFp8Schedule kRows[] = {
     {Fp8Library::cublaslt, false, G::tensor, G::tensor, 4, Fp8ScaleStage::epilogue_scale_product,
-     PromotionFma::scale_product, false,
+     PromotionFma::scale_product, false, 128,
      "H200, cuBLASLt 13.1: 128x128x4096, 256x256x2048 (scales 0.3 x 1.7) and 64x128x16384 "
-     "(split-K 6), 90,112 outputs bit-exact"},
+     "(split-K 6), 90,112 outputs bit-exact; its split-K order through torch._scaled_mm"},
     {Fp8Library::cublaslt, true, G::tensor, G::tensor, 0, Fp8ScaleStage::epilogue_scale_product,
-     PromotionFma::scale_product, false,
-     "H200, cuBLASLt 13.1: 128x128x4096, 16,384 outputs bit-exact (64x128x16384 took split-K 6: "
-     "bit-exact as six chains, which this row does not model)"},
+     PromotionFma::scale_product, false, 128,
+     "H200, cuBLASLt 13.1: 128x128x4096 and 64x128x16384 (split-K 6), 24,576 outputs bit-exact"},
     {Fp8Library::cublaslt, false, G::block_1x128, G::block_1x128, 4, Fp8ScaleStage::promotion_fma,
-     PromotionFma::scale_b_first, false,
-     "H200, cuBLASLt 13.1 VEC128_32F x VEC128_32F: 256x256x2048, 65,536 outputs bit-exact"},
+     PromotionFma::scale_b_first, false, 128,
+     "H200, cuBLASLt 13.1 VEC128_32F x VEC128_32F: 256x256x2048, 65,536 outputs bit-exact; its "
+     "split-K through torch._scaled_mm"},
     {Fp8Library::cublaslt, false, G::block_1x128, G::block_128x128, 4, Fp8ScaleStage::promotion_fma,
-     PromotionFma::scale_product, false,
-     "H200, cuBLASLt 13.1 VEC128_32F x BLK128x128_32F: 256x256x2048, 65,536 outputs bit-exact "
-     "(64x256x16384 took split-K 6, not reproduced)"},
+     PromotionFma::scale_product, false, 512,
+     "H200, cuBLASLt 13.1 VEC128_32F x BLK128x128_32F: 256x256x2048 and 64x256x16384 (split-K 6), "
+     "81,920 outputs bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::tensor, G::tensor, 4, Fp8ScaleStage::epilogue_scale_product,
-     PromotionFma::scale_product, false,
-     "H200, torch 2.11.0+cu130: 256x256x4096 and 64x128x16384, 73,728 outputs bit-exact"},
+     PromotionFma::scale_product, false, 128,
+     "H200, torch 2.11.0+cu130: 256x256x4096 and 64x128x16384 (split-K 6), 64x256x10240 and "
+     "64x256x16384 (split-K 3 and 6), 139,264 outputs bit-exact"},
     {Fp8Library::torch_scaled_mm, true, G::tensor, G::tensor, 0, Fp8ScaleStage::epilogue_scale_product,
-     PromotionFma::scale_product, false,
-     "H200, torch 2.11.0+cu130: 256x256x4096, 65,536 outputs bit-exact (64x128x16384 took split-K 6, "
-     "not modelled)"},
+     PromotionFma::scale_product, false, 128,
+     "H200, torch 2.11.0+cu130: 256x256x4096, 64x128x16384 (split-K 6), 64x256x10240 and "
+     "64x256x16384 (split-K 3 and 6), 139,264 outputs bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::row, G::row, 4, Fp8ScaleStage::epilogue_b_first,
-     PromotionFma::scale_product, false,
-     "H200, torch 2.11.0+cu130 rowwise: 256x256x2048, 65,536 outputs bit-exact"},
+     PromotionFma::scale_product, false, 0,
+     "H200, torch 2.11.0+cu130 rowwise: 256x256x2048, 64x256x10240 and 64x256x16384 (no split-K), "
+     "131,072 outputs bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_128x128, 4, Fp8ScaleStage::promotion_fma,
-     PromotionFma::scale_product, false, "H200, torch 2.11.0+cu130: 256x256x2048, 65,536 outputs bit-exact"},
+     PromotionFma::scale_product, false, 512,
+     "H200, torch 2.11.0+cu130: 256x256x2048, 64x256x10240 and 64x256x16384 (split-K 3 and 6), "
+     "98,304 outputs bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_1x128, 4, Fp8ScaleStage::promotion_fma,
-     PromotionFma::scale_b_first, true,
-     "H200, torch 2.11.0+cu130 (run 4): 256x256x2048, 65,536 outputs bit-exact"},
+     PromotionFma::scale_b_first, true, 128,
+     "H200, torch 2.11.0+cu130 (run 4): 256x256x2048; 64x256x10240 and 64x256x16384 (split-K 3 "
+     "and 6); 98,304 outputs bit-exact"},
 };
 
 Instruction wgmma_fp8(Format a, Format b) {
@@ -202,8 +210,14 @@ const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_acc
 
 std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a,
                                             const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
-                                            const GemmOptions& options) {
+                                            int split_k, const GemmOptions& options) {
   check_operands(a, b, row0, row1);
+  if (split_k < 1) fail("split_k must be >= 1, got " + std::to_string(split_k));
+  if (split_k > 1 && s.split_granule_k == 0) {
+    fail(s.name() +
+         " was never seen splitting K (docs/conformance.md, \"Split-K\"): split_k must be 1, got " +
+         std::to_string(split_k));
+  }
   if (a.granularity != s.a || b.granularity != s.b) {
     fail(s.name() + " takes A scaled " + std::string(to_string(s.a)) + " and B " +
          std::string(to_string(s.b)) + "; got " + std::string(to_string(a.granularity)) + " and " +
@@ -220,11 +234,12 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const F
   const Operands o = exchanged ? operands(b, 0, n, a, row0, row1, in_promotion, s.promotion_interval)
                                : operands(a, row0, row1, b, 0, n, in_promotion, s.promotion_interval);
   const Instruction ins = exchanged ? wgmma_fp8(b.element, a.element) : wgmma_fp8(a.element, b.element);
-  std::vector<std::uint32_t> acc =
-      s.promotion_interval == 0
-          ? gemm(KernelSchedule::chain(ins), o.ops, options)
-          : gemm(KernelSchedule::hopper_promotion(ins, s.promotion_interval, s.promotion_fma), o.ops,
-                 options);
+  KernelSchedule schedule = s.promotion_interval == 0 ? KernelSchedule::chain(ins)
+                                                      : KernelSchedule::hopper_promotion(
+                                                            ins, s.promotion_interval, s.promotion_fma);
+  // The slices are added in order, from +0, before any epilogue (the fits: sequential, not pairwise).
+  if (split_k > 1) schedule = schedule.with_split_k(split_k, SplitKReduction::sequential, s.split_granule_k);
+  std::vector<std::uint32_t> acc = gemm(schedule, o.ops, options);
   if (exchanged) {
     const std::vector<std::uint32_t> t = std::move(acc);
     acc.resize(t.size());

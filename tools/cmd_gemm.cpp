@@ -739,7 +739,8 @@ const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp
                    "torch_scaled_mm, torch_scaled_mm_fast_accum)");
 }
 
-Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, const Fp8ScaledMatrix& qb) {
+Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, const Fp8ScaledMatrix& qb,
+                           int split_k) {
   Numerics n;
   n.name = name;
   n.min_chunk_rows = 512;
@@ -754,18 +755,21 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   }
   const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
   n.definition = s.name() + " on sm_90a, as measured (" + s.evidence + "): " + s.description() +
-                 "; valid where the library splits no K";
-  n.rows = [s, &qa, &qb](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
-                         emulator::GemmPathStats* stats) {
+                 (split_k == 1 ? std::string("; no split-K")
+                               : "; split-K " + std::to_string(split_k) + " at multiples of " +
+                                     std::to_string(s.split_granule_k) + " of K, the slices added in order");
+  n.rows = [s, &qa, &qb, split_k](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+                                  emulator::GemmPathStats* stats) {
     emulator::GemmOptions o;
     o.stats = stats;
-    return emulator::library_fp8_gemm(s, qa, qb, r0, r1, o);
+    return emulator::library_fp8_gemm(s, qa, qb, r0, r1, split_k, o);
   };
   return n;
 }
 
 int run_gemm(const std::vector<std::string>& argv) {
-  Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out"},
+  Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out",
+                   "split-k"},
             {"json", "no-exact", "quiet", "b-transposed"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   // Two families of operand formats: block formats (MX, NVFP4) on both sides, or fp8 with fp32
@@ -791,6 +795,9 @@ int run_gemm(const std::vector<std::string>& argv) {
       throw UsageError("--c: the library GEMMs of fp8 with fp32 scales were measured without C (beta = 0)");
     }
   } else {
+    if (args.get("split-k")) {
+      throw UsageError("--split-k: only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2) split K");
+    }
     auto block_format = [&](const std::string& option, const std::string& name) {
       const std::optional<BlockFormat> f = parse_block_format(name);
       if (!f) {
@@ -819,8 +826,16 @@ int run_gemm(const std::vector<std::string>& argv) {
     qo_b = options("recipe-b", recipe_b, *fb);
   }
   const std::vector<std::string> model_names = split_models(args.get_or("models", fp8_scaled ? "cublaslt" : "sm_100a"));
+  // The library's split-K count (cuBLASLt: the algorithm's CUBLASLT_ALGO_CONFIG_SPLITK_NUM; torch:
+  // scripts/probe_split_k.py reads it from the outputs).
+  const int split_k = fp8_scaled ? args.get_int("split-k", 1, 1, 64) : 1;
   if (fp8_scaled) {  // every model must exist for these operands before the data are made
-    for (const std::string& m : model_names) library_schedule(m, fp8_recipe_a->granularity, fp8_recipe_b->granularity);
+    for (const std::string& m : model_names) {
+      const emulator::LibraryFp8Schedule& s = library_schedule(m, fp8_recipe_a->granularity, fp8_recipe_b->granularity);
+      if (split_k > 1 && s.split_granule_k == 0) {
+        throw UsageError("--split-k: " + s.name() + " was never seen splitting K (docs/conformance.md, \"Split-K\")");
+      }
+    }
     if (!model_names.empty() && format_a == "fp8_e5m2" && format_b == "fp8_e5m2") {
       throw UsageError("--models " + model_names.front() + ": the libraries take e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3, "
                        "not e5m2 x e5m2");
@@ -853,8 +868,8 @@ int run_gemm(const std::vector<std::string>& argv) {
       throw UsageError(e.what());  // a recipe that does not take this format, or non-finite data
     }
     quantize_seconds = progress.finish();
-    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8));
-    for (const std::string& m : model_names) numerics.push_back(make_fp8_numerics(m, *qa8, *qb8));
+    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, 1));
+    for (const std::string& m : model_names) numerics.push_back(make_fp8_numerics(m, *qa8, *qb8, split_k));
   } else {
     // Stochastic rounding: one random word per element, the top half of a draw of the stream of
     // (--seed xor 0x5EED5EED), A's elements first, then B's if its recipe rounds stochastically too.
@@ -1016,7 +1031,7 @@ const Registrar gemm_cmd(
      "blockscale gemm [--a A.npy --b B.npy [--b-transposed] [--c C.npy]]\n"
      "                [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
      "                [--format mxfp8_e4m3] [--recipe NAME] [--format-b F] [--recipe-b NAME]\n"
-     "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
+     "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]] [--split-k S]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
      "  mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4) with --recipe (default te_mxfp8, or nvfp4_te for\n"
@@ -1042,7 +1057,10 @@ const Registrar gemm_cmd(
      "    torch_scaled_mm, torch_scaled_mm_fast_accum  torch._scaled_mm (tensor x tensor; row x row,\n"
      "                                            1x128 x 128x128 and 1x128 x 1x128 without)\n"
      "  beside exact; no --c (the libraries were measured with beta = 0). docs/emulator.md has the\n"
-     "  schedules; they hold where the library splits no K (small M x N with long K may).\n"
+     "  schedules. --split-k S: the library split K into S slices (its heuristic does for small M x N\n"
+     "  with long K; cuBLASLt reports S as CUBLASLT_ALGO_CONFIG_SPLITK_NUM, scripts/probe_split_k.py\n"
+     "  measures it for torch): each slice of whole K tiles (512 of K for 1x128 x 128x128, 128 for\n"
+     "  the others) is accumulated apart, and the slices are added in order before the epilogue.\n"
      "  Inputs: --a/--b (and --c, M x N) are 2-D .npy files of float16, float32 or float64 (float64\n"
      "  values are rounded to f32 before quantization; the fp64 product uses them as given);\n"
      "  --b-transposed: the --b file holds B^T (N x K), as a linear layer stores its weight. Without\n"

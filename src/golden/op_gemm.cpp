@@ -542,7 +542,7 @@ class LibraryGemmOp final : public Operation {
             std::bit_cast<float>(static_cast<std::uint32_t>(in[at++]));
     emulator::GemmOptions one_thread;  // tiny GEMMs: see GemmOp::compute
     one_thread.threads = 1;
-    const std::vector<std::uint32_t> d = emulator::library_fp8_gemm(*g_.row, a, b, 0, M, one_thread);
+    const std::vector<std::uint32_t> d = emulator::library_fp8_gemm(*g_.row, a, b, 0, M, 1, one_thread);
     for (std::size_t i = 0; i < d.size(); ++i) out[i] = d[i];
   }
   std::size_t default_cases() const override { return 12; }

@@ -7,11 +7,13 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/gemm.h"
+#include "blockscale/emulator/library_fp8.h"
 #include "blockscale/harness/compare.h"
 
 namespace blockscale::harness {
@@ -142,73 +144,6 @@ struct Fitter {
     fits.push_back(f);
   }
 
-  // Split-K at 128-element K tiles: S slices (ceil-sized, or balanced: the first T mod S slices one
-  // tile longer), each accumulated from zero by `s` over its K range, then reduced in fp32.
-  std::vector<std::uint32_t> accumulate_tile_split(const KernelSchedule& s, int S, bool balanced,
-                                                   SplitKReduction red) const {
-    const int T = kb;  // 128-element tiles
-    std::vector<int> sizes;
-    if (balanced) {
-      for (int i = 0; i < S; ++i) sizes.push_back(T / S + (i < T % S ? 1 : 0));
-    } else {
-      const int per = (T + S - 1) / S;
-      for (int left = T; left > 0; left -= per) sizes.push_back(std::min(per, left));
-    }
-    std::vector<std::vector<std::uint32_t>> parts;
-    int q0 = 0;
-    for (int size : sizes) {
-      if (size == 0) continue;
-      ExternalRun sub;
-      sub.scaling = run.scaling;
-      sub.m = run.m, sub.n = run.n, sub.k = size * kScaleBlock;
-      sub.a.resize(std::size_t(run.m) * sub.k);
-      sub.b.resize(std::size_t(run.n) * sub.k);
-      for (int i = 0; i < run.m; ++i)
-        for (int k = 0; k < sub.k; ++k) sub.a[std::size_t(i) * sub.k + k] = run.a[std::size_t(i) * run.k + q0 * kScaleBlock + k];
-      for (int j = 0; j < run.n; ++j)
-        for (int k = 0; k < sub.k; ++k) sub.b[std::size_t(j) * sub.k + k] = run.b[std::size_t(j) * run.k + q0 * kScaleBlock + k];
-      if (block_scaled()) {
-        sub.sa.resize(std::size_t(run.m) * size);
-        sub.sb.resize(std::size_t(run.n) * size);
-        for (int i = 0; i < run.m; ++i)
-          for (int q = 0; q < size; ++q) sub.sa[std::size_t(i) * size + q] = run.sa[std::size_t(i) * kb + q0 + q];
-        for (int j = 0; j < run.n; ++j)
-          for (int q = 0; q < size; ++q) sub.sb[std::size_t(j) * size + q] = run.sb[std::size_t(j) * kb + q0 + q];
-      } else {
-        sub.sa = run.sa, sub.sb = run.sb;
-      }
-      parts.push_back(Fitter(sub).accumulate(s));
-      q0 += size;
-    }
-    std::vector<std::uint32_t> d(parts.front().size());
-    for (std::size_t x = 0; x < d.size(); ++x) {
-      std::vector<std::uint32_t> v;
-      for (const auto& part : parts) v.push_back(part[x]);
-      d[x] = reduce(v, 0, v.size(), red, true);
-    }
-    return d;
-  }
-
-  // fp32 RNE reduction of v[lo, hi): sequential from +0, or the balanced pairwise tree of
-  // emulator::SplitKReduction::pairwise.
-  static std::uint32_t reduce(const std::vector<std::uint32_t>& v, std::size_t lo, std::size_t hi, SplitKReduction red,
-                              bool top) {
-    if (red == SplitKReduction::sequential) {
-      std::uint32_t acc = 0;
-      for (std::size_t i = lo; i < hi; ++i) acc = emulator::add_f32(acc, v[i]);
-      return acc;
-    }
-    if (hi - lo == 1) return top ? emulator::add_f32(0u, v[lo]) : v[lo];
-    const std::size_t mid = lo + (hi - lo + 1) / 2;
-    const std::uint32_t s = emulator::add_f32(reduce(v, lo, mid, red, false), reduce(v, mid, hi, red, false));
-    return top ? emulator::add_f32(0u, s) : s;
-  }
-
-  void candidate_tile_split(const std::string& name, const KernelSchedule& s, int S, bool balanced, SplitKReduction red) {
-    const std::vector<std::uint32_t> acc = accumulate_tile_split(s, S, balanced, red);
-    record(name, acc);
-  }
-
   void candidate(const std::string& name, const KernelSchedule& s, bool swapped = false) {
     record(name, accumulate(s, swapped));
   }
@@ -221,6 +156,86 @@ struct Fitter {
   }
 };
 
+// The run's operands as the library row takes them; nullopt (with `why`) when they cannot be.
+std::optional<std::pair<Fp8ScaledMatrix, Fp8ScaledMatrix>> scaled_operands(const ExternalRun& run, std::string& why) {
+  Fp8ScaledMatrix a, b;
+  a.rows = run.m, b.rows = run.n, a.k = b.k = run.k;
+  a.codes = run.a, b.codes = run.b;
+  const std::int64_t kb = (run.k + kScaleBlock - 1) / kScaleBlock;
+  switch (run.scaling) {
+    case ExternalScaling::tensor:
+      a.granularity = b.granularity = Fp8Granularity::tensor;
+      a.scales = run.sa, b.scales = run.sb;
+      break;
+    case ExternalScaling::rowwise:
+      a.granularity = b.granularity = Fp8Granularity::row;
+      a.scales = run.sa, b.scales = run.sb;
+      break;
+    case ExternalScaling::block_1x128:
+      a.granularity = b.granularity = Fp8Granularity::block_1x128;
+      a.scales = run.sa, b.scales = run.sb;
+      break;
+    case ExternalScaling::block_128x128:
+      a.granularity = Fp8Granularity::block_1x128;
+      b.granularity = Fp8Granularity::block_128x128;
+      a.scales = run.sa;
+      // The run repeats a 128 x 128 block's scale over its rows of B; the row takes one per block.
+      for (std::int64_t rb = 0; rb < b.row_blocks(); ++rb)
+        for (std::int64_t q = 0; q < kb; ++q) {
+          const float v = run.sb[static_cast<std::size_t>(rb * kScaleBlock * kb + q)];
+          for (std::int64_t j = rb * kScaleBlock; j < std::min<std::int64_t>(run.n, (rb + 1) * kScaleBlock); ++j) {
+            if (std::bit_cast<std::uint32_t>(run.sb[static_cast<std::size_t>(j * kb + q)]) != std::bit_cast<std::uint32_t>(v)) {
+              why = "B's scales are not constant over 128 x 128 blocks";
+              return std::nullopt;
+            }
+          }
+          b.scales.push_back(v);
+        }
+      break;
+  }
+  return std::make_pair(std::move(a), std::move(b));
+}
+
+TableFit fit_table(const ExternalRun& run) {
+  TableFit t;
+  const bool cublaslt = run.library.rfind("cuBLASLt", 0) == 0;
+  if (!cublaslt && run.library.find("scaled_mm") == std::string::npos) {
+    t.why_not = "no library row: the library is neither cuBLASLt nor torch._scaled_mm";
+    return t;
+  }
+  if (run.bf16_output) {
+    t.why_not = "the library rows compute f32 D; this run has bf16";
+    return t;
+  }
+  auto ops = scaled_operands(run, t.why_not);
+  if (!ops) return t;
+  const emulator::LibraryFp8Schedule* row = nullptr;
+  try {
+    row = &emulator::library_fp8_schedule(cublaslt ? emulator::Fp8Library::cublaslt : emulator::Fp8Library::torch_scaled_mm,
+                                          run.fast_accum, ops->first.granularity, ops->second.granularity);
+  } catch (const std::invalid_argument& e) {
+    t.why_not = e.what();
+    return t;
+  }
+  t.row = row->name();
+  std::vector<int> counts;
+  if (run.split_k > 1 && row->split_granule_k > 0) counts.push_back(run.split_k);
+  for (int S = 1; S <= (row->split_granule_k > 0 ? 8 : 1); ++S)
+    if (S != run.split_k) counts.push_back(S);
+  for (int S : counts) {
+    const std::vector<std::uint32_t> d = emulator::library_fp8_gemm(*row, ops->first, ops->second, 0, run.m, S);
+    Stats st;
+    compare_outputs(OutputFormat::f32, run.d, d, 0, std::size_t(run.m), std::size_t(run.n), st, 0);
+    if (t.outputs == 0 || st.outputs - st.mismatches > t.matches) {
+      t.split_k = S;
+      t.matches = st.outputs - st.mismatches;
+      t.outputs = st.outputs;
+    }
+    if (t.matches == t.outputs) break;
+  }
+  return t;
+}
+
 }  // namespace
 
 ExternalStudy fit_schedules(ExternalRun run) {
@@ -230,10 +245,15 @@ ExternalStudy fit_schedules(ExternalRun run) {
     return study;
   }
   Fitter f(run);
-  std::vector<std::pair<std::string, KernelSchedule>> tried;
-  auto add = [&](const std::string& name, const KernelSchedule& s) {
-    f.candidate(name, s);
-    tried.emplace_back(name, s);
+  struct Tried {
+    std::string name;
+    KernelSchedule schedule;
+    bool swapped;
+  };
+  std::vector<Tried> tried;
+  auto add = [&](const std::string& name, const KernelSchedule& s, bool swapped = false) {
+    f.candidate(name, s, swapped);
+    tried.push_back({name, s, swapped});
   };
   if (f.block_scaled()) {
     // The scales change every 128 elements, so a promotion happens at least that often.
@@ -244,8 +264,8 @@ ExternalStudy fit_schedules(ExternalRun run) {
       }
     // The same with the operands' roles exchanged (sb before sa where the order matters).
     for (PromotionFma fma : {PromotionFma::scale_b_first, PromotionFma::mul_then_add}) {
-      f.candidate("promotion every 128 (P=4), operands swapped: " + fma_text(fma) + " with sa and sb exchanged",
-                  KernelSchedule::hopper_promotion(f.ins, 4, fma), true);
+      add("promotion every 128 (P=4), operands swapped: " + fma_text(fma) + " with sa and sb exchanged",
+          KernelSchedule::hopper_promotion(f.ins, 4, fma), true);
     }
   } else {
     add("one wgmma chain over all of K (no promotion)", KernelSchedule::chain(f.ins));
@@ -255,40 +275,50 @@ ExternalStudy fit_schedules(ExternalRun run) {
           KernelSchedule::hopper_promotion(f.ins, P));
     }
   }
-  // Split-K on top of the two best: slices accumulated apart, then reduced.
+  // Split-K: slices accumulated apart, then reduced.
   std::vector<std::size_t> order(f.fits.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return f.fits[x].matches > f.fits[y].matches; });
   if (!order.empty() && f.fits[order[0]].matches != f.fits[order[0]].outputs) {
-    std::vector<std::pair<std::string, KernelSchedule>> best;
+    // The split is tried on every candidate that promotes per 128-element scale block or never
+    // (what the libraries were seen to do), and on the two best unsplit ones: a split changes the
+    // sums enough that the right schedule need not rank high unsplit.
+    std::vector<Tried> best;
+    auto take = [&best](const Tried& t) {
+      if (std::none_of(best.begin(), best.end(), [&t](const Tried& b) { return b.name == t.name; })) best.push_back(t);
+    };
+    for (const Tried& t : tried) {
+      if (t.schedule.accumulation == emulator::Accumulation::chain || t.schedule.unit_k() == kScaleBlock) take(t);
+    }
     for (std::size_t i = 0; i < std::min<std::size_t>(2, order.size()); ++i) {
       // Fits and tried candidates line up one to one, except the second epilogue of a
       // non-unit scaling: find the candidate by its name prefix.
-      for (const auto& [name, s] : tried) {
-        const bool seen = std::any_of(best.begin(), best.end(), [&n = name](const auto& b) { return b.first == n; });
-        if (!seen && f.fits[order[i]].schedule.rfind(name, 0) == 0) best.emplace_back(name, s);
+      for (const Tried& t : tried) {
+        if (f.fits[order[i]].schedule.rfind(t.name, 0) == 0) take(t);
       }
     }
-    std::vector<int> counts = {2, 3, 4, 8};
+    std::vector<int> counts = {2, 3, 4, 5, 6, 8};
     if (run.split_k > 1 && std::find(counts.begin(), counts.end(), run.split_k) == counts.end()) counts.push_back(run.split_k);
-    if (run.split_k <= 1) counts.push_back(6);
-    for (const auto& [name, s] : best)
+    for (const auto& [name, s, swapped] : best)
       for (int S : counts)
-        for (SplitKReduction red : {SplitKReduction::sequential, SplitKReduction::pairwise}) {
-          const std::string red_name = red == SplitKReduction::sequential ? " sequential" : " pairwise";
-          f.candidate(name + ", split-K " + std::to_string(S) + " at k32 steps," + red_name, s.with_split_k(S, red));
-          if (f.kb >= S) {
-            f.candidate_tile_split(name + ", split-K " + std::to_string(S) + " at 128-element tiles (ceil)," + red_name, s, S,
-                                   false, red);
-            f.candidate_tile_split(name + ", split-K " + std::to_string(S) + " at 128-element tiles (balanced)," + red_name, s, S,
-                                   true, red);
+        for (SplitKReduction red : {SplitKReduction::sequential, SplitKReduction::pairwise})
+          // Cut at every accumulation unit (a k32 step of a chain, a promotion interval), or only at
+          // multiples of a K tile of 128 .. 1024 elements (CUTLASS's k-tiles per split).
+          for (int granule : {0, 128, 256, 512, 1024}) {
+            if (granule != 0 && (granule <= s.unit_k() || granule % s.unit_k() != 0)) continue;
+            const std::string where =
+                granule == 0 ? (s.accumulation == emulator::Accumulation::chain ? "k32 steps" : "promotion intervals")
+                             : std::to_string(granule) + "-element K tiles";
+            f.candidate(name + ", split-K " + std::to_string(S) + " at " + where + "," +
+                            (red == SplitKReduction::sequential ? " sequential" : " pairwise"),
+                        s.with_split_k(S, red, granule), swapped);
           }
-        }
   }
   std::stable_sort(f.fits.begin(), f.fits.end(), [](const ScheduleFit& x, const ScheduleFit& y) {
     return x.matches != y.matches ? x.matches > y.matches : x.worst_ulps < y.worst_ulps;
   });
   study.fits = std::move(f.fits);
+  study.table = fit_table(run);
   study.run = std::move(run);
   study.run.a.clear();
   study.run.b.clear();

@@ -135,6 +135,12 @@ std::string discovery_table(const Discovery& d) {
   return s.str();
 }
 
+static std::string table_text(const TableFit& t) {
+  if (t.row.empty()) return "none (" + t.why_not + ")";
+  return t.row + " with split-K " + std::to_string(t.split_k) + ": " + std::to_string(t.matches) + "/" +
+         std::to_string(t.outputs) + (t.bit_exact() ? " (bit-exact)" : "");
+}
+
 std::string external_table(const std::vector<ExternalStudy>& studies) {
   std::ostringstream s;
   for (const ExternalStudy& st : studies) {
@@ -149,6 +155,7 @@ std::string external_table(const std::vector<ExternalStudy>& studies) {
       s << "    " << (i == 0 ? (st.bit_exact() ? "BIT-EXACT " : "best      ") : "          ") << f.matches << "/"
         << f.outputs << " match, worst " << f.worst_ulps << " ulp: " << f.schedule << "\n";
     }
+    s << "    table row: " << table_text(st.table) << "\n";
   }
   return s.str();
 }
@@ -215,6 +222,9 @@ std::string to_json(const Session& ses) {
     s << (i ? "," : "") << "\n    {\"library\": " << q(st.run.library) << ", \"config\": " << q(st.run.config)
       << ", \"algo\": " << q(st.run.algo) << ", \"error\": " << q(st.run.error) << ", \"m\": " << st.run.m
       << ", \"n\": " << st.run.n << ", \"k\": " << st.run.k << ", \"bit_exact\": " << (st.bit_exact() ? "true" : "false")
+      << ", \"table\": {\"row\": " << q(st.table.row) << ", \"why_not\": " << q(st.table.why_not)
+      << ", \"split_k\": " << st.table.split_k << ", \"matches\": " << st.table.matches
+      << ", \"outputs\": " << st.table.outputs << ", \"bit_exact\": " << (st.table.bit_exact() ? "true" : "false") << "}"
       << ", \"fits\": [";
     for (std::size_t j = 0; j < st.fits.size(); ++j) {
       const ScheduleFit& f = st.fits[j];
@@ -274,19 +284,19 @@ std::string to_markdown(const Session& ses) {
     s << "#### External fp8 GEMMs\n\n";
     if (!ses.external_note.empty()) s << md_escape(ses.external_note) << "\n\n";
     if (!ses.external.empty()) {
-      s << "| library | configuration | algorithm | best emulator schedule | matching outputs | worst ulp |\n"
-        << "|---|---|---|---|---:|---:|\n";
+      s << "| library | configuration | algorithm | best emulator schedule | matching outputs | worst ulp | table row |\n"
+        << "|---|---|---|---|---:|---:|---|\n";
       for (const ExternalStudy& st : ses.external) {
         s << "| " << md_escape(st.run.library) << " | " << md_escape(st.run.config) << " | ";
         if (!st.run.error.empty()) {
-          s << "not run: " << md_escape(st.run.error) << " | | | |\n";
+          s << "not run: " << md_escape(st.run.error) << " | | | | |\n";
           continue;
         }
         const ScheduleFit* f = st.fits.empty() ? nullptr : &st.fits.front();
         s << md_escape(st.run.algo) << " | " << (f ? md_escape(f->schedule) : "-") << " | "
           << (f ? std::to_string(f->matches) + " / " + std::to_string(f->outputs) + (st.bit_exact() ? " (bit-exact)" : "")
                 : "-")
-          << " | " << (f ? std::to_string(f->worst_ulps) : "-") << " |\n";
+          << " | " << (f ? std::to_string(f->worst_ulps) : "-") << " | " << md_escape(table_text(st.table)) << " |\n";
       }
       s << "\n";
     }

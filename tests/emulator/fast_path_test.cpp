@@ -374,8 +374,10 @@ Problem draw(Rng& rng, const Family& fam, Generator g) {
 KernelSchedule around(Rng& rng, const Instruction& ins) {
   KernelSchedule s = KernelSchedule::chain(ins, uniform(rng, 6) == 0 ? CPlacement::epilogue : CPlacement::accumulator);
   if (uniform(rng, 6) == 0) {
+    // Cut at every instruction, or only at multiples of 2 or 4 instructions (cuBLASLt's K tiles).
     s = s.with_split_k(2 + static_cast<int>(uniform(rng, 3)),
-                       uniform(rng, 2) ? SplitKReduction::sequential : SplitKReduction::pairwise);
+                       uniform(rng, 2) ? SplitKReduction::sequential : SplitKReduction::pairwise,
+                       static_cast<int>(uniform(rng, 3)) * ins.k * 2);
   }
   return s;
 }
@@ -431,7 +433,11 @@ std::vector<Family> families() {
          KernelSchedule s = KernelSchedule::hopper_promotion(
              parse_instruction("sm_90a wgmma.mma_async m64n256k32 f32 " + type_name(a) + " " + type_name(b)),
              1 + static_cast<int>(uniform(rng, 4)), orders[uniform(rng, 3)]);
-         if (uniform(rng, 6) == 0) s = s.with_split_k(2, uniform(rng, 2) ? SplitKReduction::sequential : SplitKReduction::pairwise);
+         if (uniform(rng, 6) == 0) {
+           s = s.with_split_k(2 + static_cast<int>(uniform(rng, 2)),
+                              uniform(rng, 2) ? SplitKReduction::sequential : SplitKReduction::pairwise,
+                              static_cast<int>(uniform(rng, 3)) * s.unit_k());
+         }
          return s;
        }},
       {"kind::mxf4 / mxf4nvf4 block32 ue8m0 (GST-FDPA)",

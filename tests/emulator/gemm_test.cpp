@@ -156,6 +156,35 @@ TEST(EmulatorGemm, SplitKInBothReductionOrders) {
   }
 }
 
+TEST(EmulatorGemm, SplitKCutsOnlyAtMultiplesOfTheGranule) {
+  // 13 instructions in 3 slices cut at multiples of 4 instructions (a 64-element granule): ceil(13 /
+  // 12) = 1 granule each would leave a remainder, so each slice takes 2 granules, 8 + 5 + 0
+  // instructions; the empty third slice adds +0. Without the granule the cut is 5 + 5 + 3.
+  Rng rng(29);
+  const Instruction ins = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f32 bf16 bf16");
+  const std::size_t M = 6, N = 5, K = 16 * 13;
+  const auto a = random_codes(rng, Format::bfloat16, M * K), b = random_codes(rng, Format::bfloat16, K * N);
+  const GemmOperands ops{CodeMatrix(Format::bfloat16, M, K, a), CodeMatrix(Format::bfloat16, K, N, b), {}, {}, {}};
+  const KernelSchedule tiled = KernelSchedule::chain(ins).with_split_k(3, SplitKReduction::sequential, 64);
+  EXPECT_EQ(tiled.slice_units(13), 8u);
+  const auto d = gemm(tiled, ops);
+  const auto plain = gemm(KernelSchedule::chain(ins).with_split_k(3, SplitKReduction::sequential), ops);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t j = 0; j < N; ++j) {
+      auto slice = [&](std::size_t s0, std::size_t s1) {
+        std::uint32_t p = 0;
+        for (std::size_t s = s0; s < s1; ++s) p = dot(ins, row_slice(a, K, i, s * 16, 16), col_slice(b, K, N, j, s * 16, 16), p);
+        return f(p);
+      };
+      EXPECT_EQ(d[i * N + j], u(((0.0f + slice(0, 8)) + slice(8, 13)) + 0.0f));
+      EXPECT_EQ(plain[i * N + j], u(((0.0f + slice(0, 5)) + slice(5, 10)) + slice(10, 13)));
+      differ += d[i * N + j] != plain[i * N + j];
+    }
+  }
+  EXPECT_GT(differ, 0u) << "the data cannot tell the two cuts apart";
+}
+
 TEST(EmulatorGemm, InstructionLevelMmaIsTheDotOfEveryOutput) {
   Rng rng(17);
   for (const char* name : {"sm_89 mma.sync.aligned m16n8k32 f16 e5m2 e4m3", "sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e5m2",

@@ -70,6 +70,35 @@ harness::ExternalScaling scaling_of(const LibraryFp8Schedule& s) {
                                  : harness::ExternalScaling::block_1x128;
 }
 
+// The harness's view of the library call of row `s` on a and b that gave d (f32 bits), as the
+// library it names would report it.
+harness::ExternalRun run_of(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
+                            std::vector<std::uint32_t> d) {
+  harness::ExternalRun run;
+  run.library =
+      s.library == Fp8Library::cublaslt ? "cuBLASLt (blockscale test)" : "torch (blockscale test) _scaled_mm";
+  run.scaling = scaling_of(s);
+  run.fast_accum = s.fast_accum;
+  run.m = static_cast<int>(a.rows), run.n = static_cast<int>(b.rows), run.k = static_cast<int>(a.k);
+  run.a = a.codes;
+  run.b = b.codes;
+  const std::int64_t kb = a.k_blocks();
+  auto logical = [&](const Fp8ScaledMatrix& x, std::vector<float>& out) {
+    if (x.granularity == G::tensor) {
+      out = {x.scales[0]};
+    } else if (x.granularity == G::row) {
+      out = x.scales;
+    } else {
+      for (std::int64_t r = 0; r < x.rows; ++r)
+        for (std::int64_t q = 0; q < kb; ++q) out.push_back(x.scale(r, q));
+    }
+  };
+  logical(a, run.sa);
+  logical(b, run.sb);
+  run.d = std::move(d);
+  return run;
+}
+
 TEST(LibraryFp8, EveryRowIsTheScheduleTheHarnessFitsToIt) {
   // B's 128 x 128 blocks: two row blocks, one partial. K above 1024: a promotion every 32 wgmma
   // (one of the fitter's candidates) is then no longer the same as one chain.
@@ -81,28 +110,7 @@ TEST(LibraryFp8, EveryRowIsTheScheduleTheHarnessFitsToIt) {
     const Fp8ScaledMatrix a = quantized(m, k, s.a, 11), b = quantized(n, k, s.b, 12);
     const std::vector<std::uint32_t> d = library_fp8_gemm(s, a, b, 0, m);
     ASSERT_EQ(d.size(), static_cast<std::size_t>(m * n));
-    harness::ExternalRun run;
-    run.library = "blockscale";
-    run.scaling = scaling_of(s);
-    run.fast_accum = s.fast_accum;
-    run.m = static_cast<int>(m), run.n = static_cast<int>(n), run.k = static_cast<int>(k);
-    run.a = a.codes;
-    run.b = b.codes;
-    const std::int64_t kb = a.k_blocks();
-    auto logical = [&](const Fp8ScaledMatrix& x, std::vector<float>& out) {
-      if (x.granularity == G::tensor) {
-        out = {x.scales[0]};
-      } else if (x.granularity == G::row) {
-        out = x.scales;
-      } else {
-        for (std::int64_t r = 0; r < x.rows; ++r)
-          for (std::int64_t q = 0; q < kb; ++q) out.push_back(x.scale(r, q));
-      }
-    };
-    logical(a, run.sa);
-    logical(b, run.sb);
-    run.d = d;
-    const harness::ExternalStudy study = harness::fit_schedules(run);
+    const harness::ExternalStudy study = harness::fit_schedules(run_of(s, a, b, d));
     bool found = false;
     for (const harness::ScheduleFit& f : study.fits) {
       if (f.schedule == fitter_name(s)) {
@@ -114,6 +122,121 @@ TEST(LibraryFp8, EveryRowIsTheScheduleTheHarnessFitsToIt) {
       }
     }
     EXPECT_TRUE(found) << "the fitter tried no '" << fitter_name(s) << "'";
+    EXPECT_EQ(study.table.row, s.name()) << study.table.why_not;
+    EXPECT_TRUE(study.table.bit_exact());
+    EXPECT_EQ(study.table.split_k, 1);
+  }
+}
+
+// Columns [k0, k1) of x (multiples of 128), with their scales; unit scales with `unit_scales`.
+Fp8ScaledMatrix k_slice(const Fp8ScaledMatrix& x, std::int64_t k0, std::int64_t k1, bool unit_scales) {
+  Fp8ScaledMatrix y = x;
+  y.k = k1 - k0;
+  y.codes.clear();
+  for (std::int64_t r = 0; r < x.rows; ++r)
+    y.codes.insert(y.codes.end(), x.codes.begin() + r * x.k + k0, x.codes.begin() + r * x.k + k1);
+  if (x.granularity == G::block_1x128 || x.granularity == G::block_128x128) {
+    const std::int64_t rows = x.granularity == G::block_1x128 ? x.rows : x.row_blocks();
+    y.scales.clear();
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t q = k0 / 128; q < k1 / 128; ++q)
+        y.scales.push_back(x.scales[static_cast<std::size_t>(r * x.k_blocks() + q)]);
+  }
+  if (unit_scales) std::fill(y.scales.begin(), y.scales.end(), 1.0f);
+  return y;
+}
+
+TEST(LibraryFp8, SplitKAddsTheSlicesInOrderCutAtTheRowsKTile) {
+  // K = 17 blocks of 128 in 3 slices: at 128-element tiles 6 + 6 + 5 blocks, at 512-element tiles
+  // 8 + 8 + 1, so the two K tiles cut differently. Each slice is the row's GEMM of that part of K
+  // alone (the epilogue's tensor scales set to 1, so that the slices' accumulators show), and the
+  // split GEMM must be their fp32 sum in order, from +0.
+  const std::int64_t m = 24, n = 136, k = 17 * 128;
+  int splitting = 0;
+  for (const LibraryFp8Schedule& s : library_fp8_schedules()) {
+    if (s.split_granule_k == 0) continue;
+    SCOPED_TRACE(s.name());
+    ++splitting;
+    // The K tiles the H200 probes measured (docs/conformance.md, "Split-K").
+    EXPECT_EQ(s.split_granule_k, s.b == G::block_128x128 ? 512 : 128);
+    const bool epilogue = s.scales != Fp8ScaleStage::promotion_fma;
+    const Fp8ScaledMatrix a = k_slice(quantized(m, k, s.a, 21), 0, k, epilogue),
+                          b = k_slice(quantized(n, k, s.b, 22), 0, k, epilogue);
+    const std::int64_t per = s.split_granule_k == 128 ? 6 * 128 : 8 * 128;
+    std::vector<std::uint32_t> want(static_cast<std::size_t>(m * n), 0u);
+    for (std::int64_t k0 = 0; k0 < k; k0 += per) {
+      const std::int64_t k1 = std::min(k, k0 + per);
+      const std::vector<std::uint32_t> part =
+          library_fp8_gemm(s, k_slice(a, k0, k1, epilogue), k_slice(b, k0, k1, epilogue), 0, m);
+      for (std::size_t x = 0; x < want.size(); ++x)  // the host's fp32 add (RNE), no NaN in these data
+        want[x] = std::bit_cast<std::uint32_t>(std::bit_cast<float>(want[x]) + std::bit_cast<float>(part[x]));
+    }
+    const std::vector<std::uint32_t> d = library_fp8_gemm(s, a, b, 0, m, 3);
+    EXPECT_EQ(d, want);
+    EXPECT_NE(d, library_fp8_gemm(s, a, b, 0, m)) << "the data cannot tell the split from none";
+    // The harness finds the row with the library's reported count, and a split schedule that fits.
+    harness::ExternalRun run = run_of(s, a, b, d);
+    run.split_k = 3;
+    const harness::ExternalStudy study = harness::fit_schedules(run);
+    EXPECT_TRUE(study.table.bit_exact());
+    EXPECT_EQ(study.table.split_k, 3);
+    ASSERT_TRUE(study.bit_exact());
+    EXPECT_NE(study.fits.front().schedule.find("split-K 3"), std::string::npos)
+        << study.fits.front().schedule;
+  }
+  EXPECT_EQ(splitting, 8);  // every row but torch's row-wise
+}
+
+TEST(LibraryFp8, TheSplitKProbeSeesExactlyTheSlices) {
+  // scripts/probe_split_k.py's block probe, on the emulator: output (i, j) tests whether K block
+  // t = 2i + j starts a slice, with the products s = 2^-18 in block t-1, L = 256 in block t and -L
+  // in block t+1. One accumulator absorbs s into L (the output is then 0); a new slice at t keeps s
+  // apart (the output is s). So the outputs must be s exactly at the slice starts the row's K tile
+  // gives (40 blocks in 3 slices: at 14 and 28 with 128-element tiles, at 16 and 32 with 512), and
+  // 0 elsewhere, unsplit too.
+  const std::int64_t kb = 40, k = kb * 128, m = 20;
+  const std::uint8_t s9 = 0x01, one = 0x38, l = 0x78, minus_l = 0xF8;  // e4m3: 2^-9, 1, 256, -256
+  Fp8ScaledMatrix a, b;
+  a.rows = m, b.rows = 2, a.k = b.k = k;
+  a.codes.assign(static_cast<std::size_t>(m * k), 0);
+  b.codes.assign(static_cast<std::size_t>(2 * k), 0);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t g = 0; g < 2; ++g) {
+      const std::int64_t t = 2 * i + g;
+      if (t < 1 || t > kb - 2) continue;
+      a.codes[static_cast<std::size_t>(i * k + 128 * (t - 1) + 2)] = s9;
+      a.codes[static_cast<std::size_t>(i * k + 128 * t)] = l;
+      a.codes[static_cast<std::size_t>(i * k + 128 * (t + 1) + 1)] = minus_l;
+    }
+  for (std::int64_t g = 0; g < 2; ++g)
+    for (std::int64_t t = g; t < kb; t += 2) {  // column g passes the positions of candidates t = g mod 2
+      b.codes[static_cast<std::size_t>(g * k + 128 * t)] = one;
+      if (t + 1 < kb) b.codes[static_cast<std::size_t>(g * k + 128 * (t + 1) + 1)] = one;
+      if (t >= 1) b.codes[static_cast<std::size_t>(g * k + 128 * (t - 1) + 2)] = s9;
+    }
+  for (const LibraryFp8Schedule& row : library_fp8_schedules()) {
+    SCOPED_TRACE(row.name());
+    a.granularity = row.a, b.granularity = row.b;
+    a.scales.assign(row.a == G::tensor ? 1 : row.a == G::row ? m : static_cast<std::size_t>(m * kb), 1.0f);
+    b.scales.assign(row.b == G::tensor ? 1
+                    : row.b == G::row  ? 2
+                                       : static_cast<std::size_t>((row.b == G::block_1x128 ? 2 : 1) * kb),
+                    1.0f);
+    for (int split : {1, 3}) {
+      if (split > 1 && row.split_granule_k == 0) continue;
+      const std::int64_t per = split == 1 ? kb : row.split_granule_k == 128 ? 14 : 16;
+      const std::vector<std::uint32_t> d = library_fp8_gemm(row, a, b, 0, m, split);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t g = 0; g < 2; ++g) {
+          const std::int64_t t = 2 * i + g;
+          const std::uint32_t x = d[static_cast<std::size_t>(i * 2 + g)];
+          if (t >= 1 && t <= kb - 2 && t % per == 0) {
+            EXPECT_EQ(x, 0x36800000u) << "split " << split << ": block " << t << " starts a slice";  // 2^-18
+          } else {
+            EXPECT_EQ(x & 0x7FFFFFFFu, 0u) << "split " << split << ": block " << t;
+          }
+        }
+    }
   }
 }
 
@@ -124,9 +247,9 @@ TEST(LibraryFp8, RowRangesAndThreadsDoNotChangeABit) {
   GemmOptions one, three;
   one.threads = 1;
   three.threads = 3;
-  const std::vector<std::uint32_t> whole = library_fp8_gemm(s, a, b, 0, 37, one);
-  EXPECT_EQ(library_fp8_gemm(s, a, b, 0, 37, three), whole);
-  const std::vector<std::uint32_t> part = library_fp8_gemm(s, a, b, 5, 19, three);
+  const std::vector<std::uint32_t> whole = library_fp8_gemm(s, a, b, 0, 37, 1, one);
+  EXPECT_EQ(library_fp8_gemm(s, a, b, 0, 37, 1, three), whole);
+  const std::vector<std::uint32_t> part = library_fp8_gemm(s, a, b, 5, 19, 1, three);
   EXPECT_TRUE(std::equal(part.begin(), part.end(), whole.begin() + 5 * 21));
   const std::vector<std::uint32_t> exact = exact_fp8_scaled_gemm(a, b, 0, 37, one);
   EXPECT_EQ(exact_fp8_scaled_gemm(a, b, 0, 37, three), exact);
@@ -344,6 +467,13 @@ TEST(LibraryFp8, BadCallsNameTheRule) {
   Fp8ScaledMatrix bad = t;
   bad.scales[0] = -1.0f;
   EXPECT_NE(message([&] { library_fp8_gemm(tensor, bad, t, 0, 8); }).find("positive finite"),
+            std::string::npos);
+  EXPECT_NE(message([&] { library_fp8_gemm(tensor, t, t, 0, 8, 0); }).find("split_k must be >= 1, got 0"),
+            std::string::npos);
+  const LibraryFp8Schedule& rowwise =
+      library_fp8_schedule(Fp8Library::torch_scaled_mm, false, G::row, G::row);
+  const Fp8ScaledMatrix r = quantized(8, 256, G::row, 5);
+  EXPECT_NE(message([&] { library_fp8_gemm(rowwise, r, r, 0, 8, 2); }).find("never seen splitting K"),
             std::string::npos);
   bad.scales.push_back(1.0f);
   EXPECT_NE(message([&] { exact_fp8_scaled_gemm(bad, t, 0, 8); }).find("needs 1 scales, has 2"),

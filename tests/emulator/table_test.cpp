@@ -248,6 +248,10 @@ TEST(EmulatorTable, EveryArgumentRuleGivesAClearError) {
                     "needs an f32-output instruction");
   expect_throw_with([&] { KernelSchedule::hopper_promotion(wg, 0); }, "promotion interval must be >= 1");
   expect_throw_with([&] { KernelSchedule::chain(wg).with_split_k(0); }, "split_k must be >= 1, got 0");
+  expect_throw_with([&] { KernelSchedule::hopper_promotion(wg, 4).with_split_k(2, SplitKReduction::sequential, 192); },
+                    "split-K granule must be 0 or a multiple of the schedule's unit of 128 K elements, got 192");
+  expect_throw_with([&] { KernelSchedule::chain(wg).with_split_k(2, SplitKReduction::sequential, -32); },
+                    "split-K granule must be 0 or a multiple");
   expect_throw_with([&] { KernelSchedule::chain(parse_instruction("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16")).with_split_k(2); },
                     "split-K reduces in fp32");
   expect_throw_with([&] { KernelSchedule::chain(parse_instruction("sm_90a mma.sync.aligned m8n8k4 f64 f64 f64")); },

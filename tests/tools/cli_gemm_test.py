@@ -551,9 +551,22 @@ def rne32(x):
     return round_float(x, 23, -126, "rne")
 
 
-def fp8_scaled_oracle(a_rows, sa, b_cols, sb, fa, fb, schedule):
-    """D of each schedule of emulator/library_fp8.h, and exact, as Fractions -> f32 bits."""
+# The K tile at which each schedule's library kernel cuts a split-K (cuBLASLt 13.1 on an H200,
+# docs/conformance.md, "Split-K"): 512 elements for 1x128 x 128x128, 128 for the others.
+SPLIT_GRANULE = {"scale_product": 512, "b_first": 128, "swapped": 128, "tensor": 128, "fast_accum": 128}
+
+
+def fp8_scaled_oracle(a_rows, sa, b_cols, sb, fa, fb, schedule, split_k=1):
+    """D of each schedule of emulator/library_fp8.h, and exact, as Fractions -> f32 bits. With
+    split_k = S > 1 the padded K is cut into slices of ceil(K / (S * G)) K tiles of G elements
+    (the last takes the rest), each accumulated from zero, and the slices added in order in fp32
+    before the epilogue."""
     kp = len(a_rows[0])
+    slices = [(0, kp)]
+    if split_k > 1:
+        g = SPLIT_GRANULE[schedule]
+        per = -(-kp // (split_k * g)) * g
+        slices = [(k0, min(kp, k0 + per)) for k0 in range(0, kp, per)]
     out = {}
     for i, av in enumerate(a_rows):
         for j, bv in enumerate(b_cols):
@@ -563,26 +576,32 @@ def fp8_scaled_oracle(a_rows, sa, b_cols, sb, fa, fb, schedule):
                 out[i, j] = f32_bits(rne32(total))
                 continue
             s_a, s_b = Fraction(float(sa[i, 0])), Fraction(float(sb[j, 0]))
-            if schedule in ("fast_accum", "tensor", "row"):
+            total = Fraction(0)
+            for k0, k1 in slices:
                 if schedule == "fast_accum":
-                    acc = wgmma_steps(av, bv, fa, fb, 0, kp, Fraction(0))
-                else:  # promotion every 4 wgmma (128 of K) by FADD
+                    acc = wgmma_steps(av, bv, fa, fb, k0, k1, Fraction(0))
+                elif schedule in ("tensor", "row"):  # promotion every 4 wgmma (128 of K) by FADD
                     acc = Fraction(0)
-                    for q in range(0, kp, 128):
+                    for q in range(k0, k1, 128):
                         acc = rne32(acc + wgmma_steps(av, bv, fa, fb, q, q + 128, Fraction(0)))
-                d = rne32(s_a * rne32(s_b * acc)) if schedule == "row" else rne32(rne32(s_a * s_b) * acc)
-            else:  # scales in the promotion FMA
-                acc = Fraction(0)
-                for q in range(0, kp, 128):
-                    p = wgmma_steps(av, bv, fa, fb, q, q + 128, Fraction(0))
-                    x, y = Fraction(float(sa[i, q // 128])), Fraction(float(sb[j, q // 128]))
-                    if schedule == "scale_product":
-                        acc = rne32(rne32(x * y) * p + acc)
-                    elif schedule == "b_first":
-                        acc = rne32(x * rne32(y * p) + acc)
-                    else:  # swapped: fma(sb, sa*p, acc)
-                        acc = rne32(y * rne32(x * p) + acc)
-                d = acc
+                else:  # scales in the promotion FMA
+                    acc = Fraction(0)
+                    for q in range(k0, k1, 128):
+                        p = wgmma_steps(av, bv, fa, fb, q, q + 128, Fraction(0))
+                        x, y = Fraction(float(sa[i, q // 128])), Fraction(float(sb[j, q // 128]))
+                        if schedule == "scale_product":
+                            acc = rne32(rne32(x * y) * p + acc)
+                        elif schedule == "b_first":
+                            acc = rne32(x * rne32(y * p) + acc)
+                        else:  # swapped: fma(sb, sa*p, acc)
+                            acc = rne32(y * rne32(x * p) + acc)
+                total = acc if split_k == 1 else rne32(total + acc)
+            if schedule in ("fast_accum", "tensor"):
+                d = rne32(rne32(s_a * s_b) * total)
+            elif schedule == "row":
+                d = rne32(s_a * rne32(s_b * total))
+            else:
+                d = total
             out[i, j] = f32_bits(d)
     return out
 
@@ -626,6 +645,37 @@ def check_fp8_scaled(tool, scratch):
             want[model] = fp8_scaled_oracle(a_rows, sa, b_cols, sb, E4M3, fb, schedule)
             assert any(want[model][key] != want["exact"][key] for key in want["exact"]), model + " equals exact here"
         assert_files_match(out, want, M, N, f"fp8 {ra} x {rb}")
+    # Split-K (--split-k S): K = 1100 (9 tiles of 128) in 3 slices, cut at the rows' K tiles: 3 + 3 + 3
+    # tiles at 128 elements, 4 + 4 + 1 at 512 (1x128 x 128x128).
+    split_cases = [
+        ("deepgemm_1x128", "deepgemm_128x128", {"cublaslt": "scale_product", "torch_scaled_mm": "scale_product"}),
+        ("deepgemm_1x128", "deepgemm_1x128", {"cublaslt": "b_first", "torch_scaled_mm": "swapped"}),
+        ("torchao_tensorwise", "torchao_tensorwise",
+         {"cublaslt": "tensor", "cublaslt_fast_accum": "fast_accum", "torch_scaled_mm": "tensor"}),
+    ]
+    M, N, K, S = 2, 3, 1100, 3
+    for n_case, (ra, rb, models) in enumerate(split_cases):
+        # Every other block of 128 is 2^-12 the size of the others, so that the fp32 sums of the
+        # blocks' chunks round (chunks within a few binades of each other sum exactly in fp32, and
+        # no order of the sums can be seen).
+        block_scale = np.tile(np.repeat([1.0, 2.0 ** -12], 128), (K + 255) // 256)[:K]
+        a = (rng.standard_normal((M, K)) * 2.0 ** rng.integers(-2, 3, (M, K)) * block_scale).astype(np.float32)
+        w = (rng.standard_normal((N, K)) * 2.0 ** rng.integers(-6, 3, (N, K))).astype(np.float32)
+        np.save(os.path.join(scratch, "f8a.npy"), a)
+        np.save(os.path.join(scratch, "f8w.npy"), w)
+        out = os.path.join(scratch, f"fp8_split_{n_case}")
+        r = run(tool, ["gemm", "--a", os.path.join(scratch, "f8a.npy"), "--b", os.path.join(scratch, "f8w.npy"),
+                       "--b-transposed", "--format", "fp8_e4m3", "--recipe", ra, "--recipe-b", rb,
+                       "--models", ",".join(models), "--split-k", str(S), "--no-exact", "--out", out, "--quiet"])
+        assert r.returncode == 0, r.stderr
+        a_rows, sa = quantize_fp8_scaled(a, ra, *blocks[ra], E4M3)
+        b_cols, sb = quantize_fp8_scaled(w, rb, *blocks[rb], E4M3)
+        want = {}
+        for model, schedule in models.items():
+            want[model] = fp8_scaled_oracle(a_rows, sa, b_cols, sb, E4M3, E4M3, schedule, S)
+            unsplit = fp8_scaled_oracle(a_rows, sa, b_cols, sb, E4M3, E4M3, schedule)
+            assert want[model] != unsplit, f"{ra} x {rb} {model}: the split does not change these outputs"
+        assert_files_match(out, want, M, N, f"fp8 {ra} x {rb} split-K {S}")
     # A long study runs in row slices on the threads: the same bits as rows run alone, on any count.
     a = (rng.standard_normal((1100, 256)) * 2.0 ** rng.integers(-8, 8, (1100, 256))).astype(np.float32)
     w = rng.standard_normal((24, 256)).astype(np.float32)
@@ -645,8 +695,9 @@ def check_fp8_scaled(tool, scratch):
         assert np.array_equal(whole, np.load(os.path.join(outs["t3"], numerics + ".npy")).view(np.uint32)), numerics
         assert np.array_equal(whole[600:700], np.load(os.path.join(outs["rows"], numerics + ".npy")).view(np.uint32)), numerics
     print(f"fp8 with fp32 scales: DeepGEMM (1x128, 128x128, ue8m0) and torchao (tensorwise, rowwise, e5m2) recipes; "
-          f"exact and the cuBLASLt / torch._scaled_mm models agree on {len(cases)} studies with K={K}; a 1100-row "
-          "study is the same on 1 and 3 threads and in rows run alone")
+          f"exact and the cuBLASLt / torch._scaled_mm models agree on {len(cases)} studies with K=300 and "
+          f"{len(split_cases)} with split-K 3 at K=1100; a 1100-row study is the same on 1 and 3 threads and in rows "
+          "run alone")
 
 
 def check_errors(tool, scratch):
@@ -720,6 +771,10 @@ def check_errors(tool, scratch):
         (["--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c_bad.npy"), "--format", "fp8_e4m3"],
          "measured without C"),
         (["--a", path("nan.npy"), "--b", path("gb.npy"), "--format", "fp8_e4m3"], "element (1, 3) is nan"),
+        (["--format", "fp8_e4m3", "--recipe", "torchao_rowwise", "--models", "torch_scaled_mm", "--split-k", "2"],
+         "torch_scaled_mm row x row was never seen splitting K"),
+        (["--format", "fp8_e4m3", "--split-k", "0"], "--split-k"),
+        (["--format", "mxfp8_e4m3", "--split-k", "2"], "only the library GEMMs of fp8 with fp32 scales"),
     ]
     for args, message in cases:
         r = run(tool, ["gemm", "--quiet", "--m", "8", "--n", "8", "--k", "64"] + args if args[0] in ("--format", "--format-b", "--recipe", "--recipe-b", "--models", "--data") else ["gemm", "--quiet"] + args)

@@ -54,15 +54,26 @@ struct KernelSchedule {
   CPlacement c_placement = CPlacement::accumulator;
   int split_k = 1;
   SplitKReduction reduction = SplitKReduction::sequential;
+  // Split-K cuts K only at multiples of this many elements (0: at every accumulation unit, i.e.
+  // every instruction of a chain, every P instructions of promotion). Each slice but the last gets
+  // ceil(K / (S * granule)) granules, the last the rest (possibly none): CUTLASS-style
+  // k-tiles-per-split. cuBLASLt 13.1's Hopper fp8 kernels cut at 128 (tensor-wise, 1x128 x 1x128)
+  // and 512 (1x128 x 128x128) elements (docs/conformance.md, "Split-K").
+  int split_granule_k = 0;
 
   static KernelSchedule chain(const Instruction& ins, CPlacement c = CPlacement::accumulator);
   static KernelSchedule hopper_promotion(const Instruction& ins, int interval = 4,
                                          PromotionFma fma = PromotionFma::scale_product);
-  KernelSchedule with_split_k(int slices, SplitKReduction order = SplitKReduction::sequential) const;
+  KernelSchedule with_split_k(int slices, SplitKReduction order = SplitKReduction::sequential,
+                              int granule_k = 0) const;
 
   // Elements of K per scale block: the instruction's block for block-scaled instructions, P * K for
   // promotion, 0 (no scales) otherwise.
   int scale_block() const;
+  // Elements of K per accumulation unit: the instruction's K, times P for promotion.
+  int unit_k() const;
+  // Accumulation units in each split-K slice (the last slice takes what remains) for `units` units.
+  std::size_t slice_units(std::size_t units) const;
   // Throws std::invalid_argument naming the rule broken (promotion needs a non-block-scaled
   // instruction with f32 output, P >= 1, split_k >= 1, ...).
   void validate() const;

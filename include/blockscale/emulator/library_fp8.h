@@ -7,9 +7,11 @@
 // to the libraries' outputs bit for bit. The fits are kept here as data, one row per library call
 // and scaling, and computed with the emulator's wgmma model (gemm.h): promotion into fp32 every P
 // wgmma k32 instructions (or one chain over all of K with FAST_ACCUM), the scales applied in the
-// promotion FMA or in an epilogue. The fits hold where the library chose no split-K: its
-// heuristic splits K for small M x N with long K (the measured skinny shapes did), which these
-// rows do not model.
+// promotion FMA or in an epilogue. For small M x N with long K the libraries' heuristic splits K
+// into S slices (cuBLASLt reports S as the algorithm's CUBLASLT_ALGO_CONFIG_SPLITK_NUM; torch does
+// not say, and scripts/probe_split_k.py reads it from the outputs): each slice is accumulated
+// from zero by the row's schedule, and the slices are added in order in fp32, before the epilogue.
+// The slices are cut at multiples of the row's K tile (docs/conformance.md, "Split-K").
 #pragma once
 
 #include <cstdint>
@@ -42,6 +44,8 @@ struct LibraryFp8Schedule {
   PromotionFma promotion_fma;  // for Fp8ScaleStage::promotion_fma
   bool operands_exchanged;     // the kernel computes D^T = B A^T: B and its scales take A's place
                                // (an epilogue is written in the caller's A and B all the same)
+  int split_granule_k;         // split-K cuts K at multiples of this many elements; 0: the kernel
+                               // was never seen splitting K, and split_k > 1 is refused
   const char* evidence;        // the measurement the row comes from
 
   std::string name() const;         // "cublaslt tensor x tensor"
@@ -59,11 +63,14 @@ const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_acc
 
 // Rows [row0, row1) of D = A B^T in f32 bits, row-major ((row1 - row0) x b.rows): `a` holds A
 // (rows = M), `b` holds B (rows = N), both K-major with equal k. No C: the fits were measured with
-// beta = 0. Throws std::invalid_argument when the operands do not match the row's granularities,
-// K differs, both elements are e5m2 (the libraries refuse it), or the row range is bad.
+// beta = 0. `split_k`: the library's split-K count S (1: no split); the first S - 1 slices take
+// ceil(K / (S * granule)) of the row's K tiles each, the last the rest. Throws
+// std::invalid_argument when the operands do not match the row's granularities, K differs, both
+// elements are e5m2 (the libraries refuse it), the row range is bad, split_k < 1, or split_k > 1
+// for a row whose kernel was never seen splitting K.
 std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& schedule, const Fp8ScaledMatrix& a,
                                             const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
-                                            const GemmOptions& options = {});
+                                            int split_k = 1, const GemmOptions& options = {});
 
 // The exact numerics of such operands: sum over k of (a(i,k) sa(i,k)) (b(j,k) sb(j,k)), exactly,
 // rounded once to f32 (nearest even); an exact zero is -0 when every product is -0, else +0 (IEEE

@@ -6,11 +6,13 @@
 // "no periodic promotion" means), Hopper promotion every P instructions into fp32 (P = 1 .. 32),
 // and, for the block-scaled modes, the three orders of the promotion FMA; tensor-wise and row-wise
 // scales are applied in an epilogue (two orders of the two multiplications). When the best of
-// these is not bit-exact, split-K variants of the two best follow: S slices (S = 2, 3, 4, 8 and the
-// count the library reported) cut at instruction steps (emulator with_split_k) or at 128-element
-// K tiles (ceil-sized or balanced slices), each accumulated from zero, then reduced in fp32
-// sequentially or pairwise. The best candidate is reported with its match count: bit for bit
-// means every output agrees.
+// these is not bit-exact, split-K variants follow (emulator with_split_k) of the candidates that
+// promote every 128 elements or never and of the two best: S slices (S = 2, 3, 4, 5, 6, 8 and the
+// count the library reported) cut at every accumulation unit or only at multiples of a 128, 256,
+// 512 or 1024-element K tile, each accumulated from zero, then reduced in fp32 sequentially or
+// pairwise. The best candidate is reported with its match count: bit for bit means every output
+// agrees. Beside the fits, the committed library row of the call (emulator/library_fp8.h) is run
+// on the same operands (TableFit), so that a study also checks the table.
 #pragma once
 
 #include <cstdint>
@@ -52,13 +54,26 @@ struct ScheduleFit {
   std::uint64_t worst_ulps = 0;  // over the mismatches (NaN mismatches aside)
 };
 
+// The committed library row of this call (emulator/library_fp8.h), run on the same operands with
+// the split-K count that matches most outputs: the first of the library's reported count, 1, 2,
+// ..., 8 (rows that never split: 1 only).
+struct TableFit {
+  std::string row;  // "cublaslt block_1x128 x block_128x128"; empty: no row takes this call
+  std::string why_not;  // when `row` is empty: why
+  int split_k = 1;
+  std::uint64_t matches = 0, outputs = 0;
+  bool bit_exact() const { return !row.empty() && matches == outputs; }
+};
+
 struct ExternalStudy {
   ExternalRun run;  // inputs and outputs cleared after fitting (counts kept)
   std::vector<ScheduleFit> fits;  // best first
+  TableFit table;
   bool bit_exact() const { return !fits.empty() && fits.front().matches == fits.front().outputs; }
 };
 
-// Compares the run with the candidate schedules (OpenMP inside the emulator).
+// Compares the run with the candidate schedules and with its library row (OpenMP inside the
+// emulator).
 ExternalStudy fit_schedules(ExternalRun run);
 
 // cuBLASLt fp8 GEMMs on device 0: per-tensor scaling with FAST_ACCUM off and on (unit and
