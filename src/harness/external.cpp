@@ -218,10 +218,10 @@ TableFit fit_table(const ExternalRun& run) {
     return t;
   }
   t.row = row->name();
-  std::vector<int> counts;
-  if (run.split_k > 1 && row->split_granule_k > 0) counts.push_back(run.split_k);
+  std::vector<int> counts;  // the reported count first, then 1, 2, ..., 8
+  if (run.split_k >= 1 && (run.split_k == 1 || row->split_granule_k > 0)) counts.push_back(run.split_k);
   for (int S = 1; S <= (row->split_granule_k > 0 ? 8 : 1); ++S)
-    if (S != run.split_k) counts.push_back(S);
+    if (std::find(counts.begin(), counts.end(), S) == counts.end()) counts.push_back(S);
   for (int S : counts) {
     const std::vector<std::uint32_t> d = emulator::library_fp8_gemm(*row, ops->first, ops->second, 0, run.m, S);
     Stats st;

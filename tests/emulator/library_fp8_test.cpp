@@ -77,6 +77,7 @@ harness::ExternalRun run_of(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& 
   harness::ExternalRun run;
   run.library =
       s.library == Fp8Library::cublaslt ? "cuBLASLt (blockscale test)" : "torch (blockscale test) _scaled_mm";
+  run.split_k = s.library == Fp8Library::cublaslt ? 1 : 0;  // cuBLASLt reports its split count, torch does not
   run.scaling = scaling_of(s);
   run.fast_accum = s.fast_accum;
   run.m = static_cast<int>(a.rows), run.n = static_cast<int>(b.rows), run.k = static_cast<int>(a.k);
