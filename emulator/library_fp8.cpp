@@ -29,7 +29,7 @@ using G = Fp8Granularity;
 // 6f07554 (docs/conformance/h200-external-final.json); e4m3 x e4m3 operands, f32 D. The last:
 // torch._scaled_mm's 1x128 x 1x128 call fitted only with the operands exchanged (PyTorch hands
 // cuBLASLt B^T and A^T), acc = fma(sb, sa*p, acc). The split-K K tiles come from the probes of
-// docs/conformance.md, "Split-K" (scripts/probe_split_k.py; docs/conformance/h200-split-k.json):
+// docs/conformance.md, "Split-K" (scripts/probe_split_k.py; docs/conformance/h200-split-k-*.json):
 // torch._scaled_mm calls cuBLASLt, whose heuristic cut K at multiples of 128 elements for the
 // tensor-wise and 1x128 x 1x128 kernels and of 512 for 1x128 x 128x128, and never for row-wise.
 constexpr LibraryFp8Schedule kRows[] = {
