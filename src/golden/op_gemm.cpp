@@ -18,6 +18,9 @@
 //       a=e4m3 b=e4m3 interval=4 scales=promotion_fma fma=scale_product exchanged=0
 //   @fields a:e4m3[576] b:e4m3[576] sa:f32[6] sb:f32[3] -> d:f32[4]
 //
+// A library call split along K (cuBLASLt's split-K) appends `split_k=S split_tile=G`: S slices of
+// whole G-element K tiles, G the row's measured K tile, added in order before the epilogue.
+//
 // sa holds A's scales row-major by granularity (tensor 1, row M, 1x128 M x kb, 128x128
 // ceil(M/128) x kb, kb = ceil(K/128)), sb B's as K blocks x columns (tensor 1, row N, 1x128 kb x N,
 // 128x128 kb x ceil(N/128)). No C: the libraries were measured with beta = 0.
@@ -445,16 +448,18 @@ struct LibrarySpec {
   const LibraryFp8Schedule* row = nullptr;
   Format a = Format::float8_e4m3fn, b = Format::float8_e4m3fn;
   int m = 2, n = 2, k = 288;
+  int split_k = 1;  // the library's split-K count (emulator/library_fp8.h, library_fp8_gemm)
 };
 
 // The file name stem and id of a committed file: cublaslt_1x128_x_128x128, with the element types
-// appended when they are not e4m3 x e4m3.
+// appended when they are not e4m3 x e4m3 and the split-K count when there is one.
 std::string library_stem(const LibrarySpec& g) {
   std::string s = std::string(emulator::to_string(g.row->library)) +
                   (g.row->fast_accum ? "_fast_accum" : "") + "_" + std::string(to_string(g.row->a)) + "_x_" +
                   std::string(to_string(g.row->b));
   if (g.a != Format::float8_e4m3fn || g.b != Format::float8_e4m3fn)
     s += std::string("_") + fp8_name(g.a) + "_" + fp8_name(g.b);
+  if (g.split_k > 1) s += "_split_k" + std::to_string(g.split_k);
   return s;
 }
 
@@ -465,7 +470,9 @@ std::string library_spec_string(const LibrarySpec& g) {
          " fast_accum=" + (r.fast_accum ? "1" : "0") + " scale_a=" + std::string(to_string(r.a)) +
          " scale_b=" + std::string(to_string(r.b)) + " a=" + fp8_name(g.a) + " b=" + fp8_name(g.b) +
          " interval=" + std::to_string(r.promotion_interval) + " scales=" + to_text(r.scales) +
-         " fma=" + to_text(r.promotion_fma) + " exchanged=" + (r.operands_exchanged ? "1" : "0");
+         " fma=" + to_text(r.promotion_fma) + " exchanged=" + (r.operands_exchanged ? "1" : "0") +
+         (g.split_k > 1 ? " split_k=" + std::to_string(g.split_k) + " split_tile=" + std::to_string(r.split_granule_k)
+                        : "");
 }
 
 std::int64_t groups(Fp8Granularity g, std::int64_t rows) {
@@ -492,6 +499,8 @@ class LibraryGemmOp final : public Operation {
     if (g_.a == Format::float8_e5m2 && g_.b == Format::float8_e5m2)
       invalid(
           "e5m2 x e5m2: cuBLASLt and torch._scaled_mm take e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3 only");
+    if (g_.split_k > 1 && g_.row->split_granule_k == 0)
+      invalid("split_k=" + std::to_string(g_.split_k) + ": " + g_.row->name() + " was never seen splitting K");
     const std::int64_t kb = (g_.k + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
     sa_ = static_cast<std::size_t>(groups(g_.row->a, g_.m) * (per_block(g_.row->a) ? kb : 1));
     sb_ = static_cast<std::size_t>(groups(g_.row->b, g_.n) * (per_block(g_.row->b) ? kb : 1));
@@ -501,7 +510,11 @@ class LibraryGemmOp final : public Operation {
   std::string file_stem() const override { return name_; }
   std::vector<std::string> op_lines() const override { return {library_spec_string(g_)}; }
   std::vector<std::string> notes() const override {
-    return {"library schedule: " + g_.row->name() + ": " + g_.row->description(),
+    return {"library schedule: " + g_.row->name() + ": " + g_.row->description() +
+                (g_.split_k > 1 ? "; split-K " + std::to_string(g_.split_k) + ": slices of whole " +
+                                      std::to_string(g_.row->split_granule_k) +
+                                      "-element K tiles, each from zero, added in order in fp32"
+                                : ""),
             "measured: " + std::string(g_.row->evidence),
             "a M x K and b K x N row-major; sa: A's fp32 scales (" + std::string(to_string(g_.row->a)) +
                 "), sb: B's as K blocks x columns (" + std::string(to_string(g_.row->b)) +
@@ -542,7 +555,7 @@ class LibraryGemmOp final : public Operation {
             std::bit_cast<float>(static_cast<std::uint32_t>(in[at++]));
     emulator::GemmOptions one_thread;  // tiny GEMMs: see GemmOp::compute
     one_thread.threads = 1;
-    const std::vector<std::uint32_t> d = emulator::library_fp8_gemm(*g_.row, a, b, 0, M, 1, one_thread);
+    const std::vector<std::uint32_t> d = emulator::library_fp8_gemm(*g_.row, a, b, 0, M, g_.split_k, one_thread);
     for (std::size_t i = 0; i < d.size(); ++i) out[i] = d[i];
   }
   std::size_t default_cases() const override { return 12; }
@@ -562,8 +575,15 @@ std::vector<std::uint64_t> LibraryGemmOp::generate_inputs(const GenerateOptions&
   std::vector<std::uint64_t> in;
   for (std::size_t i = 0; i < total; ++i) {
     const DataKind kind = gemm_stratum(o.data, i);
-    for (std::size_t e = 0; e < M * K; ++e) in.push_back(draw(g_.a, kind, fill_scale(g_.a), rng));
-    for (std::size_t e = 0; e < K * N; ++e) in.push_back(draw(g_.b, kind, fill_scale(g_.b), rng));
+    // With split-K, the odd 128-element K blocks of A and B are 2^-7 the size of the even ones (their
+    // products 2^-14): products of similar size sum exactly in fp32 in any grouping, so without the
+    // spread the slices' cuts and order could not be seen in the bits (docs/conformance.md,
+    // "Split-K", the wide data).
+    const auto scale = [&](Format f, std::size_t k) {
+      return fill_scale(f) - (g_.split_k > 1 && k / 128 % 2 == 1 ? 7 : 0);
+    };
+    for (std::size_t e = 0; e < M * K; ++e) in.push_back(draw(g_.a, kind, scale(g_.a, e % K), rng));
+    for (std::size_t e = 0; e < K * N; ++e) in.push_back(draw(g_.b, kind, scale(g_.b, e / N), rng));
     for (std::size_t e = 0; e < sa_ + sb_; ++e) {
       // Positive finite fp32 scales (the libraries' operands): as DeepGEMM's amax / 448 makes them;
       // at the edges of the fp32 range (products and outputs that overflow or turn subnormal); or
@@ -585,7 +605,10 @@ std::vector<std::uint64_t> LibraryGemmOp::generate_inputs(const GenerateOptions&
 }
 
 // The committed library files: every measured row with e4m3 x e4m3, and torch's tensor-wise call
-// with e4m3 x e5m2 (checked against the device with torchao's e5m2 weights, docs/verification.md).
+// with e4m3 x e5m2 (checked against the device with torchao's e5m2 weights, docs/verification.md);
+// then split-K for each distinct split schedule: K = 640 is 5 blocks of 128, which 128-element K
+// tiles cut 2 + 2 + 1 in 3 slices and 512-element tiles 4 + 1 in 2 (the H200's split-K cut K this
+// way, docs/conformance.md, "Split-K").
 std::vector<LibrarySpec> library_specs() {
   std::vector<LibrarySpec> out;
   for (const LibraryFp8Schedule& r : emulator::library_fp8_schedules()) {
@@ -598,6 +621,23 @@ std::vector<LibrarySpec> library_specs() {
                                               Fp8Granularity::tensor);
   mixed.b = Format::float8_e5m2;
   out.push_back(mixed);
+  using G = Fp8Granularity;
+  const struct {
+    Fp8Library library;
+    bool fast_accum;
+    G a, b;
+    int split_k;
+  } splits[] = {{Fp8Library::cublaslt, false, G::tensor, G::tensor, 3},
+                {Fp8Library::cublaslt, true, G::tensor, G::tensor, 3},
+                {Fp8Library::cublaslt, false, G::block_1x128, G::block_128x128, 2},
+                {Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_1x128, 3}};
+  for (const auto& x : splits) {
+    LibrarySpec g;
+    g.row = &emulator::library_fp8_schedule(x.library, x.fast_accum, x.a, x.b);
+    g.k = 640;
+    g.split_k = x.split_k;
+    out.push_back(g);
+  }
   return out;
 }
 
@@ -650,8 +690,11 @@ LibrarySpec parse_library_spec(const std::string& text) {
   const Fp8Granularity sa = granularity("scale_a"), sb = granularity("scale_b");
   g.a = element("a");
   g.b = element("b");
+  if (kv.count("split_k")) g.split_k = number("split_k", 2, 64);
   g.row = &emulator::library_fp8_schedule(
       library == "cublaslt" ? Fp8Library::cublaslt : Fp8Library::torch_scaled_mm, fast == "1", sa, sb);
+  if (g.split_k > 1 && g.row->split_granule_k == 0)
+    invalid("split_k=" + std::to_string(g.split_k) + ": " + g.row->name() + " was never seen splitting K");
   const std::string expect = library_spec_string(g);
   if (text != expect)
     invalid("the schedule differs from the library's row in the emulator table now: " + quote(expect, 400));

@@ -85,8 +85,8 @@ TEST_F(GoldenCommitted, StaysSmall) {
     if (e.is_regular_file()) bytes += e.file_size();
   }
   std::printf("[ golden ] golden/ holds %.2f MB\n", static_cast<double>(bytes) / 1e6);
-  // The cap is 20 MB; FORMAT.md sets our budget at 10 MB (the tree travels to GPU machines).
-  EXPECT_LE(bytes, 10'000'000u);
+  // The cap is 20 MB; FORMAT.md sets our budget at 12 MB (the tree travels to GPU machines).
+  EXPECT_LE(bytes, 12'000'000u);
 }
 
 TEST_F(GoldenCommitted, CoverEveryInstructionOfTheTable) {
@@ -193,6 +193,18 @@ TEST_F(GoldenCommitted, CoverEveryFp8RecipeAndLibraryRow) {
     for (const std::string& op : ops)
       found = found || (op.rfind("fp8_scaled_gemm ", 0) == 0 && op.find(needle) != std::string::npos);
     EXPECT_TRUE(found) << row.name();
+    // Every distinct split schedule (the K tile and where the scales enter) is committed split too.
+    if (row.split_granule_k == 0) continue;
+    bool split = false;
+    for (const std::string& op : ops) {
+      split = split || (op.rfind("fp8_scaled_gemm ", 0) == 0 && op.find(" split_k=") != std::string::npos &&
+                        op.find(" scales=" + std::string(row.scales == emulator::Fp8ScaleStage::promotion_fma
+                                                             ? "promotion_fma"
+                                                             : "epilogue")) != std::string::npos &&
+                        op.find(" interval=" + std::to_string(row.promotion_interval)) != std::string::npos &&
+                        op.find(" split_tile=" + std::to_string(row.split_granule_k)) != std::string::npos);
+    }
+    EXPECT_TRUE(split) << row.name() << ": no split-K file of its kind";
   }
 }
 

@@ -178,7 +178,26 @@ INSTANTIATE_TEST_SUITE_P(
             "@golden 1\n@generator x\n@kind gemm\n@op fp8_scaled_gemm m=2 n=2 k=288 library=torch_scaled_mm "
             "fast_accum=0 scale_a=tensor scale_b=tensor a=e5m2 b=e5m2 interval=4 "
             "scales=epilogue_scale_product fma=scale_product exchanged=0\n@fields a:u64 -> b:u64\n@cases 0\n",
-            4, "e5m2 x e5m2"}),
+            4, "e5m2 x e5m2"},
+        Malformed{
+            "library split of a row never seen splitting",
+            "@golden 1\n@generator x\n@kind gemm\n@op fp8_scaled_gemm m=2 n=2 k=640 library=torch_scaled_mm "
+            "fast_accum=0 scale_a=row scale_b=row a=e4m3 b=e4m3 interval=4 scales=epilogue_b_first "
+            "fma=scale_product exchanged=0 split_k=2 split_tile=128\n@fields a:u64 -> b:u64\n@cases 0\n",
+            4, "split_k=2: torch_scaled_mm row x row was never seen splitting K"},
+        Malformed{
+            "library split tile changed",
+            "@golden 1\n@generator x\n@kind gemm\n@op fp8_scaled_gemm m=2 n=2 k=640 library=cublaslt "
+            "fast_accum=0 scale_a=1x128 scale_b=128x128 a=e4m3 b=e4m3 interval=4 scales=promotion_fma "
+            "fma=scale_product exchanged=0 split_k=2 split_tile=128\n@fields a:u64 -> b:u64\n@cases 0\n",
+            4, "split_tile=512"},
+        Malformed{
+            "library split count 1",
+            "@golden 1\n@generator x\n@kind gemm\n@op fp8_scaled_gemm m=2 n=2 k=640 library=cublaslt "
+            "fast_accum=0 scale_a=tensor scale_b=tensor a=e4m3 b=e4m3 interval=4 "
+            "scales=epilogue_scale_product "
+            "fma=scale_product exchanged=0 split_k=1 split_tile=128\n@fields a:u64 -> b:u64\n@cases 0\n",
+            4, "split_k=1 is outside 2..64"}),
     [](const ::testing::TestParamInfo<Malformed>& i) {
       std::string n = i.param.what;
       for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

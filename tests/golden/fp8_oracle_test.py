@@ -13,7 +13,9 @@ blockscale.
 * Library GEMMs (golden/gemms/ files whose @op is fp8_scaled_gemm): every output whose operands
   are finite and whose scales are at most 2^32 (so no intermediate can overflow) recomputed with
   the exact rational oracle of tests/tools/cli_gemm_test.py: wgmma fp8 as T-FDPA with F = 13, and
-  the promotion and epilogue roundings, each schedule mapped from the @op line.
+  the promotion and epilogue roundings, each schedule mapped from the @op line; split-K files
+  (split_k=S split_tile=G) through the oracle's own slicing, whose K tile per schedule must be the
+  file's.
 
 usage: fp8_oracle_test.py GOLDEN_DIR
 """
@@ -138,7 +140,7 @@ def scale_table(words_, granularity, rows, kb, k_blocks_major):
 
 
 def check_gemms(golden):
-    checked = skipped = files = 0
+    checked = skipped = files = splits = 0
     for name in sorted(os.listdir(os.path.join(golden, "gemms"))):
         if not name.endswith(".txt"):
             continue
@@ -152,6 +154,10 @@ def check_gemms(golden):
         fb = oracle.E4M3 if spec["b"] == "e4m3" else oracle.E5M2
         kb, kp = (K + 127) // 128, (K + 127) // 128 * 128
         schedule = schedule_of(spec)
+        split_k = int(spec.get("split_k", "1"))
+        if split_k > 1:
+            assert int(spec["split_tile"]) == oracle.SPLIT_GRANULE[schedule], f"{name}: split_tile {spec['split_tile']}"
+            splits += 1
         for n, (a, b, sa, sb, d) in enumerate(cases):
             a, b, d = words(a, 2), words(b, 2), words(d, 8)
             sat = scale_table(words(sa, 8), spec["scale_a"], M, kb, False)
@@ -165,10 +171,10 @@ def check_gemms(golden):
                         continue
                     pad = [Fraction(0)] * (kp - K)
                     want = oracle.fp8_scaled_oracle([a_rows[i] + pad], sat[i:i + 1], [b_cols[j] + pad], sbt[j:j + 1],
-                                                    fa, fb, schedule)[0, 0]
+                                                    fa, fb, schedule, split_k)[0, 0]
                     assert want == d[i * N + j], f"{name} case {n} d[{i}][{j}]: {d[i * N + j]:08x}, oracle {want:08x}"
                     checked += 1
-    assert files == 10, files
+    assert files == 14 and splits == 4, (files, splits)
     assert checked >= 200, checked  # the realistic half of the cases at least
     print(f"fp8 library GEMM golden files: {checked} outputs of {files} files agree with the exact rational oracle "
           f"({skipped} outputs with NaN / Inf operands or scales above 2^32 not compared)")
