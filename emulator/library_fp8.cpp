@@ -32,42 +32,51 @@ using G = Fp8Granularity;
 // docs/conformance.md, "Split-K" (scripts/probe_split_k.py; docs/conformance/h200-split-k-*.json):
 // torch._scaled_mm calls cuBLASLt, whose heuristic cut K at multiples of 128 elements for the
 // tensor-wise and 1x128 x 1x128 kernels and of 512 for 1x128 x 128x128, and never for row-wise.
+// An H100 (driver 580.159.04, same libraries) repeated every call with the same K tiles, bit-exact
+// against these rows (docs/conformance/h100-split-k-*.json); its heuristic picked other split counts
+// for some shapes (5 where the H200 took 6 at 128x256x16384), so the count is the caller's.
 constexpr LibraryFp8Schedule kRows[] = {
     {Fp8Library::cublaslt, false, G::tensor, G::tensor, 4, Fp8ScaleStage::epilogue_scale_product,
      PromotionFma::scale_product, false, 128,
      "H200, cuBLASLt 13.1: 128x128x4096, 256x256x2048 (scales 0.3 x 1.7) and 64x128x16384 "
-     "(split-K 6), 90,112 outputs bit-exact; its split-K order through torch._scaled_mm"},
+     "(split-K 6), 90,112 outputs bit-exact; its split-K order through torch._scaled_mm; H100: the "
+     "same calls bit-exact"},
     {Fp8Library::cublaslt, true, G::tensor, G::tensor, 0, Fp8ScaleStage::epilogue_scale_product,
      PromotionFma::scale_product, false, 128,
-     "H200, cuBLASLt 13.1: 128x128x4096 and 64x128x16384 (split-K 6), 24,576 outputs bit-exact"},
+     "H200, cuBLASLt 13.1: 128x128x4096 and 64x128x16384 (split-K 6), 24,576 outputs bit-exact; H100: "
+     "the same calls bit-exact"},
     {Fp8Library::cublaslt, false, G::block_1x128, G::block_1x128, 4, Fp8ScaleStage::promotion_fma,
      PromotionFma::scale_b_first, false, 128,
      "H200, cuBLASLt 13.1 VEC128_32F x VEC128_32F: 256x256x2048, 65,536 outputs bit-exact; its "
-     "split-K through torch._scaled_mm"},
+     "split-K through torch._scaled_mm; H100: the same call bit-exact"},
     {Fp8Library::cublaslt, false, G::block_1x128, G::block_128x128, 4, Fp8ScaleStage::promotion_fma,
      PromotionFma::scale_product, false, 512,
      "H200, cuBLASLt 13.1 VEC128_32F x BLK128x128_32F: 256x256x2048 and 64x256x16384 (split-K 6), "
-     "81,920 outputs bit-exact"},
+     "81,920 outputs bit-exact; H100: the same calls bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::tensor, G::tensor, 4, Fp8ScaleStage::epilogue_scale_product,
      PromotionFma::scale_product, false, 128,
      "H200, torch 2.11.0+cu130: 256x256x4096 and 64x128x16384 (split-K 6), 64x256x10240 and "
-     "64x256x16384 (split-K 3 and 6), 139,264 outputs bit-exact"},
+     "64x256x16384 (split-K 3 and 6), 139,264 outputs bit-exact; H100: 376,832 outputs of 22 calls "
+     "(split-K 1 to 6, with the split-K probes) bit-exact"},
     {Fp8Library::torch_scaled_mm, true, G::tensor, G::tensor, 0, Fp8ScaleStage::epilogue_scale_product,
      PromotionFma::scale_product, false, 128,
      "H200, torch 2.11.0+cu130: 256x256x4096, 64x128x16384 (split-K 6), 64x256x10240 and "
-     "64x256x16384 (split-K 3 and 6), 139,264 outputs bit-exact"},
+     "64x256x16384 (split-K 3 and 6), 139,264 outputs bit-exact; H100: 376,832 outputs of 22 calls "
+     "(split-K 1 to 6, with the split-K probes) bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::row, G::row, 4, Fp8ScaleStage::epilogue_b_first,
      PromotionFma::scale_product, false, 0,
      "H200, torch 2.11.0+cu130 rowwise: 256x256x2048, 64x256x10240 and 64x256x16384 (no split-K), "
-     "131,072 outputs bit-exact"},
+     "131,072 outputs bit-exact; H100: 376,832 outputs of 22 calls up to 128x256x16384 bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_128x128, 4, Fp8ScaleStage::promotion_fma,
      PromotionFma::scale_product, false, 512,
      "H200, torch 2.11.0+cu130: 256x256x2048, 64x256x10240 and 64x256x16384 (split-K 3 and 6), "
-     "98,304 outputs bit-exact"},
+     "98,304 outputs bit-exact; H100: 344,064 outputs of 20 calls (split-K 1 to 6, with the split-K "
+     "probes) bit-exact"},
     {Fp8Library::torch_scaled_mm, false, G::block_1x128, G::block_1x128, 4, Fp8ScaleStage::promotion_fma,
      PromotionFma::scale_b_first, true, 128,
      "H200, torch 2.11.0+cu130 (run 4): 256x256x2048; 64x256x10240 and 64x256x16384 (split-K 3 "
-     "and 6); 98,304 outputs bit-exact"},
+     "and 6); 98,304 outputs bit-exact; H100: 344,064 outputs of 20 calls (split-K 1 to 6, with the "
+     "split-K probes) bit-exact"},
 };
 
 Instruction wgmma_fp8(Format a, Format b) {
