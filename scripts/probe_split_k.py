@@ -24,8 +24,11 @@ and scripts/split_k_probe_report.py read):
 * <recipe>_<m>x<n>x<k>_wide.scaled_mm: as gaussian, with each 128-element block of a row (of A
   and of B) scaled by 2^u, u uniform in [-8, 6], so that the fp32 sums round.
 
-usage: probe_split_k.py DIR [SEED] [REPEATS] [KINDS]   (KINDS: comma-separated, default
-                                                        gaussian,wide,probe)
+* OUTS f32,bf16: the Gaussian and wide runs also with out_dtype=bfloat16 (<name>_bf16.scaled_mm,
+  out=bf16), and the count of bf16 outputs equal to the f32 call's D rounded to nearest even.
+
+usage: probe_split_k.py DIR [SEED] [REPEATS] [KINDS] [OUTS]   (KINDS: comma-separated, default
+                                                               gaussian,wide,probe; OUTS: f32)
 """
 import os
 import sys
@@ -135,15 +138,15 @@ def probe_step(m, n, k):
     return e4m3(a), e4m3(b)
 
 
-def call(recipe, a, b, sa_dev, sb_dev, dev):
+def call(recipe, a, b, sa_dev, sb_dev, dev, out_dtype=torch.float32):
     fast = recipe == "tensor_fast1"
     kwargs = {"use_fast_accum": True} if fast else {}
-    d = torch._scaled_mm(a.to(dev), b.to(dev).t(), sa_dev.to(dev), sb_dev.to(dev), out_dtype=torch.float32, **kwargs)
+    d = torch._scaled_mm(a.to(dev), b.to(dev).t(), sa_dev.to(dev), sb_dev.to(dev), out_dtype=out_dtype, **kwargs)
     torch.cuda.synchronize()
     return d.cpu()
 
 
-def main(out_dir, seed, repeats, wanted):
+def main(out_dir, seed, repeats, wanted, outs):
     dev = torch.device("cuda")
     gen = torch.Generator().manual_seed(seed)
     library = f"torch {torch.__version__} _scaled_mm"
@@ -163,22 +166,32 @@ def main(out_dir, seed, repeats, wanted):
             ua, ub = unit_scales(recipe, m, n, kb)
             kinds.append(("probe_block", *probe_block(m, n, k), ua, ub))
             kinds.append(("probe_step", *probe_step(m, n, k), ua, ub))
-        for kind, a, b, sa_log, sb_log in kinds:
-            name = f"{recipe}_{m}x{n}x{k}_{kind}"
+        # bf16 D for the data runs (the probes' outputs are powers of two, exact in bf16 either way).
+        runs = [(kind, a, b, sa, sb, out) for kind, a, b, sa, sb in kinds for out in outs
+                if out == "f32" or not kind.startswith("probe")]
+        for kind, a, b, sa_log, sb_log, out in runs:
+            name = f"{recipe}_{m}x{n}x{k}_{kind}" + ("_bf16" if out == "bf16" else "")
             sa_dev, sb_dev = scales_for(recipe, m, n, kb, sa_log, sb_log)
             meta = {"library": library, "config": f"{name} e4m3 x e4m3 M={m} N={n} K={k}"}
             try:
-                outs = [call(recipe, a, b, sa_dev, sb_dev, dev) for _ in range(repeats)]
+                dtype = torch.bfloat16 if out == "bf16" else torch.float32
+                results = [call(recipe, a, b, sa_dev, sb_dev, dev, dtype) for _ in range(repeats)]
             except Exception as e:  # a refused call is recorded, not fatal
                 write(os.path.join(out_dir, name + ".scaled_mm"), dict(meta, error=str(e).splitlines()[0][:160]))
                 print(f"{name}: refused: {e}")
                 continue
-            same = all(torch.equal(o.view(torch.int32), outs[0].view(torch.int32)) for o in outs)
-            meta.update(m=m, n=n, k=k, scaling=scaling, fast_accum=int(recipe == "tensor_fast1"), out="f32",
+            word = torch.int16 if out == "bf16" else torch.int32
+            same = all(torch.equal(o.view(word), results[0].view(word)) for o in results)
+            note = ""
+            if out == "bf16":  # is the bf16 D the f32 D rounded to nearest even (torch's .to)?
+                narrowed = call(recipe, a, b, sa_dev, sb_dev, dev).to(torch.bfloat16)
+                equal = int((narrowed.view(torch.int16) == results[0].view(torch.int16)).sum())
+                note = f", {equal} of {results[0].numel()} equal to the f32 call's D rounded to bf16"
+            meta.update(m=m, n=n, k=k, scaling=scaling, fast_accum=int(recipe == "tensor_fast1"), out=out,
                         sa_count=sa_log.numel(), sb_count=sb_log.numel(), repeats=repeats,
                         repeats_identical=int(same))
-            write(os.path.join(out_dir, name + ".scaled_mm"), meta, a, b, sa_log.float(), sb_log.float(), outs[0])
-            print(f"{name}: written, {repeats} calls {'identical' if same else 'DIFFER'}", flush=True)
+            write(os.path.join(out_dir, name + ".scaled_mm"), meta, a, b, sa_log.float(), sb_log.float(), results[0])
+            print(f"{name}: written, {repeats} calls {'identical' if same else 'DIFFER'}{note}", flush=True)
 
 
 if __name__ == "__main__":
@@ -187,4 +200,5 @@ if __name__ == "__main__":
     os.makedirs(sys.argv[1], exist_ok=True)
     main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 7,
          int(sys.argv[3]) if len(sys.argv) > 3 else 3,
-         set((sys.argv[4] if len(sys.argv) > 4 else "gaussian,wide,probe").split(",")))
+         set((sys.argv[4] if len(sys.argv) > 4 else "gaussian,wide,probe").split(",")),
+         (sys.argv[5] if len(sys.argv) > 5 else "f32").split(","))

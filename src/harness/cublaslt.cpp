@@ -49,6 +49,7 @@ struct LtConfig {
   int m, n, k;
   int data;  // 0: uniform [0, 1) (one-signed: accumulation error grows), 1: Gaussian, 2: per-block ranges
   float scale_a, scale_b;  // tensor scaling
+  bool bf16_out = false;   // ask for bf16 D (as torch._scaled_mm's out_dtype=bfloat16 does), else f32 first
 };
 
 std::uint8_t e4m3(double v) {
@@ -152,6 +153,7 @@ void run_one(cublasLtHandle_t lt, const LtConfig& c, ExternalRun& run) {
   DeviceBuffer ws(workspace_bytes);
 
   for (bool bf16 : {false, true}) {
+    if (c.bf16_out && !bf16) continue;
     cublasLtMatmulDesc_t op = nullptr;
     cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
     cublasLtMatmulPreference_t pref = nullptr;
@@ -203,12 +205,13 @@ void run_one(cublasLtHandle_t lt, const LtConfig& c, ExternalRun& run) {
           run.d[std::size_t(i) * c.n + j] = v;
         }
       run.bf16_output = bf16;
-      run.algo = algo_text(heur.algo) + (bf16 ? "; D bf16 (no f32-output algorithm)" : "; D f32");
+      run.algo = algo_text(heur.algo) +
+                 (bf16 ? (c.bf16_out ? "; D bf16" : "; D bf16 (no f32-output algorithm)") : "; D f32");
       run.split_k = algo_split_k(heur.algo);
       done = true;
     } else if (bf16) {
       run.error = "no cuBLASLt algorithm for this configuration (heuristic status " + std::to_string(int(hs)) +
-                  ", f32 and bf16 output tried)";
+                  (c.bf16_out ? ", bf16 output)" : ", f32 and bf16 output tried)");
     }
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);
@@ -241,6 +244,18 @@ std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) 
       {"VEC128_32F x BLK128x128_32F block scaling", ExternalScaling::block_128x128, false, 256, 256, 2048, 2, 1.0f, 1.0f},
       {"VEC128_32F x BLK128x128_32F block scaling, skinny long K", ExternalScaling::block_128x128, false, 64, 256, 16384, 2,
        1.0f, 1.0f},
+      // bf16 D, as most fp8 GEMMs in training and inference write it: is it the f32 D rounded to
+      // nearest even, and does a split-K reduce in f32 or in bf16 (the reduction scheme)?
+      {"tensor-wise scaling 0.3 x 1.7, FAST_ACCUM off, Gaussian data, bf16 D", ExternalScaling::tensor, false, 256, 256,
+       2048, 1, 0.3f, 1.7f, true},
+      {"tensor-wise scaling, FAST_ACCUM off, skinny long K, Gaussian data, bf16 D", ExternalScaling::tensor, false, 64,
+       128, 16384, 1, 1.0f, 1.0f, true},
+      {"tensor-wise scaling, FAST_ACCUM on, skinny long K, Gaussian data, bf16 D", ExternalScaling::tensor, true, 64, 128,
+       16384, 1, 1.0f, 1.0f, true},
+      {"VEC128_32F x VEC128_32F block scaling, bf16 D", ExternalScaling::block_1x128, false, 256, 256, 2048, 2, 1.0f, 1.0f,
+       true},
+      {"VEC128_32F x BLK128x128_32F block scaling, skinny long K, bf16 D", ExternalScaling::block_128x128, false, 64, 256,
+       16384, 2, 1.0f, 1.0f, true},
   };
   cublasLtHandle_t lt = nullptr;
   LT_CHECK(cublasLtCreate(&lt));

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/presets.h"
 #include "blockscale/harness/external.h"
 #include "blockscale/reference/exact_sum.h"
 
@@ -126,6 +127,33 @@ TEST(LibraryFp8, EveryRowIsTheScheduleTheHarnessFitsToIt) {
     EXPECT_EQ(study.table.row, s.name()) << study.table.why_not;
     EXPECT_TRUE(study.table.bit_exact());
     EXPECT_EQ(study.table.split_k, 1);
+  }
+}
+
+TEST(LibraryFp8, TheTableCheckTakesABf16DAsTheF32DRounded) {
+  // A bf16 D (torch._scaled_mm's out_dtype=bfloat16) is checked as the row's f32 D rounded to
+  // nearest even; here rounded by the formats library, not by the harness's own narrowing. One
+  // flipped bf16 bit is seen (a small call: a fit that is not exact tries every split).
+  const std::int64_t m = 16, n = 136, k = 640;
+  for (const LibraryFp8Schedule& s : library_fp8_schedules()) {
+    SCOPED_TRACE(s.name());
+    const Fp8ScaledMatrix a = quantized(m, k, s.a, 13), b = quantized(n, k, s.b, 14);
+    harness::ExternalRun run = run_of(s, a, b, library_fp8_gemm(s, a, b, 0, m));
+    run.bf16_output = true;
+    std::size_t rounded = 0;
+    for (std::uint32_t& x : run.d) {
+      const std::uint32_t y = convert_code(Format::bfloat16, Format::float32, x, presets::ieee(Rounding::nearest_even));
+      rounded += (x & 0xFFFFu) != 0;
+      x = y;
+    }
+    ASSERT_GT(rounded, run.d.size() / 2) << "the f32 outputs are bf16 already";
+    harness::ExternalStudy study = harness::fit_schedules(run);
+    EXPECT_EQ(study.table.row, s.name()) << study.table.why_not;
+    EXPECT_TRUE(study.table.bit_exact()) << study.table.matches << " of " << study.table.outputs;
+    if (&s != &library_fp8_schedules().front()) continue;
+    run.d[7] ^= 1u;
+    study = harness::fit_schedules(run);
+    EXPECT_EQ(study.table.matches + 1, study.table.outputs);
   }
 }
 
