@@ -67,7 +67,10 @@ const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_acc
 // ceil(K / (S * granule)) of the row's K tiles each, the last the rest. Throws
 // std::invalid_argument when the operands do not match the row's granularities, K differs, both
 // elements are e5m2 (the libraries refuse it), the row range is bad, split_k < 1, or split_k > 1
-// for a row whose kernel was never seen splitting K.
+// for a row whose kernel was never seen splitting K. A call that writes bf16 D (torch._scaled_mm's
+// out_dtype=torch.bfloat16, cuBLASLt's CUDA_R_16BF D) gives this D rounded once to nearest even:
+// measured on an H100 and an H200 with and without split-K (docs/conformance.md, "bf16 D"), so
+// narrow the result (convert_code(Format::bfloat16, Format::float32, x, presets::ieee())).
 std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& schedule, const Fp8ScaledMatrix& a,
                                             const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
                                             int split_k = 1, const GemmOptions& options = {});
