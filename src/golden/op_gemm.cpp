@@ -499,8 +499,6 @@ class LibraryGemmOp final : public Operation {
     if (g_.a == Format::float8_e5m2 && g_.b == Format::float8_e5m2)
       invalid(
           "e5m2 x e5m2: cuBLASLt and torch._scaled_mm take e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3 only");
-    if (g_.split_k > 1 && g_.row->split_granule_k == 0)
-      invalid("split_k=" + std::to_string(g_.split_k) + ": " + g_.row->name() + " was never seen splitting K");
     const std::int64_t kb = (g_.k + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
     sa_ = static_cast<std::size_t>(groups(g_.row->a, g_.m) * (per_block(g_.row->a) ? kb : 1));
     sb_ = static_cast<std::size_t>(groups(g_.row->b, g_.n) * (per_block(g_.row->b) ? kb : 1));
