@@ -61,11 +61,11 @@ const ByteTables& byte_tables() {
   return tables;
 }
 
-// Position of element k of a 32-element instruction in b.9 order: the 16 elements with k mod 4 in
+// Position of element k of a 2L-element instruction in b.9 order: the L elements with k mod 4 in
 // {0,1} (the low 16-bit halves of the A/B registers, first HMMA) then those with k mod 4 in {2,3}.
-std::size_t b9_position(std::size_t k) {
-  const std::size_t j = k % 32;
-  const std::size_t half = (j % 4) >= 2 ? 16 : 0;
+std::size_t b9_position(std::size_t k, std::size_t L) {
+  const std::size_t j = k % (2 * L);
+  const std::size_t half = (j % 4) >= 2 ? L : 0;
   return k - j + half + (j / 4) * 2 + (j % 2);
 }
 
@@ -294,12 +294,12 @@ std::uint32_t run_instruction(const FdpaParams& p, Format acc, const ElementVec&
       for (std::size_t k = k0; k < k0 + K; k += L) c = gst_step(p, acc, a, b, k, std::min(L, k0 + K - k), *sa, *sb, c);
       return c;
     case Algorithm::fp8_via_f16: {
-      // b.9, per 32-element instruction: d1 = HMMA(S1, 0), d2 = HMMA(S2, d1), D = d2 + C (RNE).
+      // b.9, per 2L-element instruction: d1 = HMMA(S1, 0), d2 = HMMA(S2, d1), D = d2 + C (RNE).
       FdpaParams inner = p;
       inner.algorithm = Algorithm::t_fdpa;
-      for (std::size_t k = k0; k < k0 + K; k += 32) {
-        const std::uint32_t d1 = fdpa_step(inner, acc, a, b, k, 16, nullptr, nullptr, 0u);
-        const std::uint32_t d2 = fdpa_step(inner, acc, a, b, k + 16, 16, nullptr, nullptr, d1);
+      for (std::size_t k = k0; k < k0 + K; k += 2 * L) {
+        const std::uint32_t d1 = fdpa_step(inner, acc, a, b, k, L, nullptr, nullptr, 0u);
+        const std::uint32_t d2 = fdpa_step(inner, acc, a, b, k + L, L, nullptr, nullptr, d1);
         c = acc == Format::float16 ? add_f16(static_cast<std::uint16_t>(d2), static_cast<std::uint16_t>(c))
                                    : add_f32(d2, c);
       }
@@ -311,7 +311,7 @@ std::uint32_t run_instruction(const FdpaParams& p, Format acc, const ElementVec&
 }
 
 void Panel::decode(const CodeMatrix& m, bool vectors_are_rows, std::size_t length, Format decompose_as,
-                   bool b9_order) {
+                   std::size_t b9_half) {
   count_ = vectors_are_rows ? m.rows() : m.cols();
   const std::size_t K = vectors_are_rows ? m.cols() : m.rows();
   length_ = length;
@@ -332,7 +332,7 @@ void Panel::decode(const CodeMatrix& m, bool vectors_are_rows, std::size_t lengt
     for (std::size_t k = 0; k < K; ++k) {
       const std::uint32_t w = vectors_are_rows ? m.word(i, k) : m.word(k, i);
       const DecodedElement d = bytes ? table[w & 0xFFu] : decode_element(f, decompose_as, w);
-      const std::size_t pos = i * length_ + (b9_order ? b9_position(k) : k);
+      const std::size_t pos = i * length_ + (b9_half != 0 ? b9_position(k, b9_half) : k);
       sig_[pos] = d.sig;
       exp_[pos] = d.exp;
       if (d.special != kFinite) {

@@ -48,10 +48,10 @@ class Panel {
  public:
   // vectors_are_rows: vector i is row i of m (A); otherwise column i (B). Elements k >= m's K are zero.
   // `decompose_as` is the format whose b.1 decomposition is used (the operand's own format, or f16
-  // for the fp8 -> f16 conversion of b.9); `b9_order` stores each 32-element block as
-  // k mod 4 in {0,1} first, then {2,3}.
+  // for the fp8 -> f16 conversion of b.9); a nonzero `b9_half` (the b.9 row's L) stores each
+  // 2 b9_half-element block as k mod 4 in {0,1} first, then {2,3}.
   void decode(const CodeMatrix& m, bool vectors_are_rows, std::size_t length, Format decompose_as,
-              bool b9_order);
+              std::size_t b9_half);
   ElementVec vec(std::size_t i) const {
     return {sig_.data() + i * length_, exp_.data() + i * length_,
             has_special_.empty() || !has_special_[i] ? nullptr : special_.data() + i * length_, frac_, emin_};
@@ -87,7 +87,7 @@ class ScalePanel {
 Format decomposition_format(Algorithm a, Format operand);
 
 // One instruction of `p` over elements [k0, k0 + K) of a and b, with addend c (an accumulator code of
-// `acc`); scales are read for st_fdpa / gst_fdpa only. K is a multiple of 32 for fp8_via_f16 (the
+// `acc`); scales are read for st_fdpa / gst_fdpa only. K is a multiple of 2 p.L for fp8_via_f16 (the
 // panel is in b9 order) and of p.group for gst_fdpa.
 std::uint32_t run_instruction(const FdpaParams& p, Format acc, const ElementVec& a, const ElementVec& b,
                               std::size_t k0, std::size_t K, const ScaleVec* sa, const ScaleVec* sb,

@@ -168,8 +168,8 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   ScalePanel ref_sa, ref_sb;
   Fallback fallback{&p, L, M, N, &ref_a, &ref_b, nullptr, nullptr};
   if (!gst && tp.any_inf) {
-    ref_a.decode(ops.a, true, padded, *format_of(ins.a), false);
-    ref_b.decode(ops.b, false, padded, *format_of(ins.b), false);
+    ref_a.decode(ops.a, true, padded, *format_of(ins.a), 0);
+    ref_b.decode(ops.b, false, padded, *format_of(ins.b), 0);
     if (tp.scaled) {
       ref_sa.decode(ops.scale_a, true, padded / L, p.L);
       ref_sb.decode(ops.scale_b, false, padded / L, p.L);

@@ -274,7 +274,7 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
   if (options.stats != nullptr) *options.stats = GemmPathStats{0, 0, 0, M * N};
 
   // The reference engine. Decode once into K-contiguous panels (A by rows, B by columns).
-  const bool b9 = p.algorithm == Algorithm::fp8_via_f16;
+  const std::size_t b9 = p.algorithm == Algorithm::fp8_via_f16 ? static_cast<std::size_t>(p.L) : 0;
   detail::Panel pa, pb;
   pa.decode(ops.a, true, padded, detail::decomposition_format(p.algorithm, fa), b9);
   pb.decode(ops.b, false, padded, detail::decomposition_format(p.algorithm, fb), b9);

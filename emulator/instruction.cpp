@@ -301,9 +301,27 @@ Instruction parse_instruction(std::string_view name) {
     fail(op + " ." + kname + " on " + where + " has no block" + std::to_string(block) + " form with " +
          std::string(to_string(*scale)) + " scales");
   }
+  // Rows that differ only in K (the b.9 emulation of m16n8k16 and of m16n8k32) are told apart by
+  // the shape; when none has it, the error names every K those rows accept.
   const InstructionRow* match = nullptr;
+  std::vector<int> ks;
+  bool shaped_match = false;
   for (const InstructionRow* r : rows) {
-    if (r->d_type == d && r->a_types.contains(a) && r->b_types.contains(b)) match = r;
+    if (r->d_type != d || !r->a_types.contains(a) || !r->b_types.contains(b)) continue;
+    const bool shaped = std::any_of(r->shapes.begin(), r->shapes.end(),
+                                    [&](const ShapeRule& s) { return s.m == (*shape)[0] && s.k == (*shape)[2]; });
+    for (const ShapeRule& s : r->shapes) {
+      if (s.m == (*shape)[0] && std::find(ks.begin(), ks.end(), s.k) == ks.end()) ks.push_back(s.k);
+    }
+    if (match == nullptr || shaped) match = r;
+    shaped_match = shaped_match || shaped;
+  }
+  if (match != nullptr && !shaped_match && ks.size() > 1) {
+    std::sort(ks.begin(), ks.end());
+    std::string accepted;
+    for (int kk : ks) accepted += (accepted.empty() ? "K=" : " or K=") + std::to_string(kk);
+    fail(std::string(match->family) + " with M=" + std::to_string((*shape)[0]) + " requires " + accepted + ", got " +
+         std::to_string((*shape)[2]));
   }
   if (match == nullptr) {
     // Name the first operand that no candidate accepts.

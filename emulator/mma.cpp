@@ -41,7 +41,7 @@ std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops) {
     }
   }
   std::size_t padded = K;
-  if (p.algorithm == Algorithm::fp8_via_f16) padded = round_up(K, 32);
+  if (p.algorithm == Algorithm::fp8_via_f16) padded = round_up(K, 2 * static_cast<std::size_t>(p.L));
   if (p.algorithm == Algorithm::gst_fdpa) padded = round_up(K, static_cast<std::size_t>(p.group));
   std::size_t blocks = 0;
   if (scaled) {
@@ -72,7 +72,7 @@ std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops) {
   const CodeMatrix am(ops.a_format, 1, K, ops.a), bm(ops.b_format, 1, K, ops.b);
   am.check_codes("a");
   bm.check_codes("b");
-  const bool b9 = p.algorithm == Algorithm::fp8_via_f16;
+  const std::size_t b9 = p.algorithm == Algorithm::fp8_via_f16 ? static_cast<std::size_t>(p.L) : 0;
   detail::Panel pa, pb;
   pa.decode(am, true, padded, detail::decomposition_format(p.algorithm, ops.a_format), b9);
   pb.decode(bm, true, padded, detail::decomposition_format(p.algorithm, ops.b_format), b9);

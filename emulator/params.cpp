@@ -111,7 +111,8 @@ void validate(const FdpaParams& p) {
     if (p.L / p.group > 16) fail("GST takes at most 16 groups per step, got L/G=" + std::to_string(p.L / p.group));
   }
   if (p.algorithm == Algorithm::fp8_via_f16) {
-    if (p.L != 16) fail("fp8_via_f16 runs two HMMA.16816 of 16 products each: L must be 16");
+    // m16n8k32 runs two HMMA.16816 of 16 products each, m16n8k16 two HMMA.1688 of 8 (gpu.md 3.4).
+    if (p.L != 16 && p.L != 8) fail("fp8_via_f16 runs two HMMA of 16 or 8 products each: L must be 16 or 8");
     if (p.rounding == OutputRounding::rz_e8m13) fail("fp8_via_f16 inner HMMAs round RZ-FP32 or RNE-FP16");
   }
 }

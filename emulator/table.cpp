@@ -17,7 +17,8 @@ using R = OutputRounding;
 constexpr FdpaParams T(int L, int F, R r, int e_zero) { return {Algorithm::t_fdpa, L, F, r, e_zero, 16, {}}; }
 constexpr FdpaParams ST(int e_zero) { return {Algorithm::st_fdpa, 32, 25, R::rz_fp32, e_zero, 16, {}}; }
 constexpr FdpaParams GST() { return {Algorithm::gst_fdpa, 64, 35, R::rz_fp32, -139, 16, {}}; }
-constexpr FdpaParams B9(R inner, int e_zero) { return {Algorithm::fp8_via_f16, 16, 25, inner, e_zero, 16, {}}; }
+// b.9: L = 16 for m16n8k32 (two HMMA.16816), 8 for m16n8k16 (two HMMA.1688; gpu.md 3.4).
+constexpr FdpaParams B9(int L, R inner, int e_zero) { return {Algorithm::fp8_via_f16, L, 25, inner, e_zero, 16, {}}; }
 constexpr FdpaParams FMA() { return {Algorithm::fma_chain, 1, 53, R::rne_fp64, 0, 16, {}}; }
 // Hopper: a negative sum that underflows gives +0 (measured on an H200 by blockscale conform,
 // docs/conformance.md; numerics.md e.3 left it open, MMA-Sim v2 gives -0).
@@ -31,6 +32,7 @@ constexpr ShapeRule kVoltaShapes[] = {{8, 8, 8, 8, 4}};
 constexpr ShapeRule kM16N8K8[] = {{16, 8, 8, 8, 8}};
 constexpr ShapeRule kM16N8K8K16[] = {{16, 8, 8, 8, 8}, {16, 8, 8, 8, 16}};
 constexpr ShapeRule kM16N8K4K8[] = {{16, 8, 8, 8, 4}, {16, 8, 8, 8, 8}};
+constexpr ShapeRule kM16N8K16[] = {{16, 8, 8, 8, 16}};
 constexpr ShapeRule kM16N8K16K32[] = {{16, 8, 8, 8, 16}, {16, 8, 8, 8, 32}};
 constexpr ShapeRule kM16N8K32[] = {{16, 8, 8, 8, 32}};
 constexpr ShapeRule kM16N8K64[] = {{16, 8, 8, 8, 64}};
@@ -100,13 +102,21 @@ constexpr HardwareEvidence kHopperF16F32[] = {{"H100", f16, f16, 5000, "K&M H100
 constexpr HardwareEvidence kHopperF16F16[] = {{"H100", f16, f16, 5000, "K&M H100/fp16 d_H100_fp16 (wmma)"},
                                               {"H200", f16, f16, 5000, "K&M H200/fp16 d_H200_fp16 (wmma)"},
                                               {"H200", f16, f16, 10000000, kH200Sweep}};
+// blockscale conform on an H100 (docs/conformance/h100-fp8-mma-sync-sweep.json): fp8 mma.sync at k32
+// and k16, random, realistic and probe data, 0 mismatches.
+constexpr std::string_view kH100MmaFp8Sweep = "blockscale conform, docs/conformance/h100-fp8-mma-sync-sweep.json";
+constexpr std::string_view kH200MmaK16Sweep = "blockscale conform, docs/conformance/h200-fp8-mma-sync-k16-sweep.json";
 constexpr HardwareEvidence kHopperB9F32[] = {
     {"H200", e4m3, e4m3, 1048576, "numerics.md H200 confirmation (b): mma.sync m16n8k32 with C"},
     {"H200", e5m2, e5m2, 1048576, "numerics.md H200 confirmation (b): mma.sync m16n8k32 with C"},
     {"H200", e4m3, e4m3, 10000128, kH200Sweep},
     {"H200", e4m3, e5m2, 10000128, kH200Sweep},
     {"H200", e5m2, e4m3, 10000000, kH200Sweep},
-    {"H200", e5m2, e5m2, 10000000, kH200Sweep}};
+    {"H200", e5m2, e5m2, 10000000, kH200Sweep},
+    {"H100", e4m3, e4m3, 10000128, kH100MmaFp8Sweep},
+    {"H100", e4m3, e5m2, 10000128, kH100MmaFp8Sweep},
+    {"H100", e5m2, e4m3, 10000000, kH100MmaFp8Sweep},
+    {"H100", e5m2, e5m2, 10000000, kH100MmaFp8Sweep}};
 constexpr HardwareEvidence kHopperB9F16[] = {{"H100", e4m3, e4m3, 5000, "K&M H100/E4M3 d_H100_fp16 (mma.sync)"},
                                              {"H100", e5m2, e5m2, 5000, "K&M H100/E5M2 d_H100_fp16 (mma.sync)"},
                                              {"H200", e4m3, e4m3, 5000, "K&M H200/E4M3 d_H200_fp16 (mma.sync)"},
@@ -114,7 +124,28 @@ constexpr HardwareEvidence kHopperB9F16[] = {{"H100", e4m3, e4m3, 5000, "K&M H10
                                              {"H200", e4m3, e4m3, 10000128, kH200Sweep},
                                              {"H200", e4m3, e5m2, 10000000, kH200Sweep},
                                              {"H200", e5m2, e4m3, 10000000, kH200Sweep},
-                                             {"H200", e5m2, e5m2, 10000128, kH200Sweep}};
+                                             {"H200", e5m2, e5m2, 10000128, kH200Sweep},
+                                             {"H100", e4m3, e4m3, 10000128, kH100MmaFp8Sweep},
+                                             {"H100", e4m3, e5m2, 10000000, kH100MmaFp8Sweep},
+                                             {"H100", e5m2, e4m3, 10000000, kH100MmaFp8Sweep},
+                                             {"H100", e5m2, e5m2, 10000128, kH100MmaFp8Sweep}};
+// mma.sync m16n8k16 fp8 (2 x HMMA.1688), H200 and H100.
+constexpr HardwareEvidence kHopperB9K16F32[] = {{"H200", e4m3, e4m3, 10000128, kH200MmaK16Sweep},
+                                                {"H200", e4m3, e5m2, 10000128, kH200MmaK16Sweep},
+                                                {"H200", e5m2, e4m3, 10000000, kH200MmaK16Sweep},
+                                                {"H200", e5m2, e5m2, 10000000, kH200MmaK16Sweep},
+                                                {"H100", e4m3, e4m3, 10000128, kH100MmaFp8Sweep},
+                                                {"H100", e4m3, e5m2, 10000128, kH100MmaFp8Sweep},
+                                                {"H100", e5m2, e4m3, 10000000, kH100MmaFp8Sweep},
+                                                {"H100", e5m2, e5m2, 10000000, kH100MmaFp8Sweep}};
+constexpr HardwareEvidence kHopperB9K16F16[] = {{"H200", e4m3, e4m3, 10000128, kH200MmaK16Sweep},
+                                                {"H200", e4m3, e5m2, 10000000, kH200MmaK16Sweep},
+                                                {"H200", e5m2, e4m3, 10000000, kH200MmaK16Sweep},
+                                                {"H200", e5m2, e5m2, 10000128, kH200MmaK16Sweep},
+                                                {"H100", e4m3, e4m3, 10000128, kH100MmaFp8Sweep},
+                                                {"H100", e4m3, e5m2, 10000000, kH100MmaFp8Sweep},
+                                                {"H100", e5m2, e4m3, 10000000, kH100MmaFp8Sweep},
+                                                {"H100", e5m2, e5m2, 10000128, kH100MmaFp8Sweep}};
 constexpr HardwareEvidence kB200Tf32[] = {{"B200", tf32, tf32, 5000, "K&M B200/tf32 d_B200_fp32 (wmma, 4 products)"}};
 constexpr HardwareEvidence kB200F16F32[] = {{"B200", f16, f16, 5000, "K&M B200/fp16 d_B200_fp32 (wmma)"},
                                             {"B200", bf16, bf16, 5000, "K&M B200/bf16 d_B200_fp32 (wmma)"}};
@@ -195,12 +226,20 @@ const InstructionRow kRows[] = {
   {"sm_90a.mma.f64", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kF64Shapes, kF64, kF64, f64, false, f32, 0,
    FMA(), P::published_model, kNone, kNoHw, "MMA-Sim (NaN payload not compared)", "mma.sync f64 (sm_90a)"},
   {"sm_90a.mma.fp8.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f32, false, f32, 0,
-   plus_zero(B9(R::rz_fp32, -133)), P::inferred, kNone, kHopperB9F32,
-   "b.9 compiler emulation (SASS F2FP + 2 x HMMA.16816.F32 + FADD); H200 measured (every mix by conform), H100 inferred",
+   plus_zero(B9(16, R::rz_fp32, -133)), P::inferred, kNone, kHopperB9F32,
+   "b.9 compiler emulation (SASS F2FP + 2 x HMMA.16816.F32 + FADD); H200 and H100 measured (every mix by conform)",
    "mma.sync fp8 (sm_90a, emulated)"},
   {"sm_90a.mma.fp8.f16", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f16, false, f32, 0,
-   plus_zero(B9(R::rne_fp16, -21)), P::inferred, kNone, kHopperB9F16,
-   "b.9 compiler emulation (2 x HMMA.16816.F16 + HADD2); K&M H100/H200, C = fp16(c); H200 conform sweep; inner e_zero -21 as the f16 HMMA",
+   plus_zero(B9(16, R::rne_fp16, -21)), P::inferred, kNone, kHopperB9F16,
+   "b.9 compiler emulation (2 x HMMA.16816.F16 + HADD2); K&M H100/H200, C = fp16(c); H200 and H100 conform; inner e_zero -21 as the f16 HMMA",
+   "mma.sync fp8 (sm_90a, emulated)"},
+  {"sm_90a.mma.fp8k16.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K16, kFp8, kFp8, f32, false, f32, 0,
+   plus_zero(B9(8, R::rz_fp32, -133)), P::inferred, kNone, kHopperB9K16F32,
+   "b.9 compiler emulation of m16n8k16 (SASS F2FP + 2 x HMMA.1688.F32 + FADD, 8 products per HMMA); H200 and H100 measured (every mix by conform)",
+   "mma.sync fp8 (sm_90a, emulated)"},
+  {"sm_90a.mma.fp8k16.f16", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K16, kFp8, kFp8, f16, false, f32, 0,
+   plus_zero(B9(8, R::rne_fp16, -21)), P::inferred, kNone, kHopperB9K16F16,
+   "b.9 compiler emulation of m16n8k16 (2 x HMMA.1688.F16 + HADD2, 8 products per HMMA); H200 and H100 conform; inner e_zero -21 as the f16 HMMA",
    "mma.sync fp8 (sm_90a, emulated)"},
   // ---- Blackwell sm_100a: tcgen05 (cta_group::1), mma.sync with sm_80 shapes, emulated fp8 mma.sync.
   {"sm_100a.tcgen05.tf32.f32", Arch::sm_100a, Opcode::tcgen05_mma, Kind::tf32, "tcgen05.mma.cta_group::1.kind::tf32", kTcK8, kTf32, kTf32, f32, false, f32, 0,
@@ -236,11 +275,19 @@ const InstructionRow kRows[] = {
   {"sm_100a.mma.f64", Arch::sm_100a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kF64Shapes, kF64, kF64, f64, false, f32, 0,
    FMA(), P::published_model, kNone, kNoHw, "MMA-Sim (NaN payload not compared)", "mma.sync f64 (sm_100a)"},
   {"sm_100a.mma.fp8.f32", Arch::sm_100a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f32, false, f32, 0,
-   B9(R::rz_fp32, -133), P::inferred, kNone, kB200B9F32,
+   B9(16, R::rz_fp32, -133), P::inferred, kNone, kB200B9F32,
    "b.9 compiler emulation (SASS F2FP + HMMA.16816.F32 + FADD); K&M B200; mixed types inferred", "mma.sync fp8 (sm_100a, emulated)"},
   {"sm_100a.mma.fp8.f16", Arch::sm_100a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f16, false, f32, 0,
-   B9(R::rne_fp16, -22), P::inferred, kNone, kB200B9F16,
+   B9(16, R::rne_fp16, -22), P::inferred, kNone, kB200B9F16,
    "b.9 compiler emulation; K&M B200, C = fp16(c); mixed types inferred", "mma.sync fp8 (sm_100a, emulated)"},
+  {"sm_100a.mma.fp8k16.f32", Arch::sm_100a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K16, kFp8, kFp8, f32, false, f32, 0,
+   B9(8, R::rz_fp32, -133), P::inferred, kNone, kNoHw,
+   "b.9 compiler emulation of m16n8k16: the same SASS as sm_90a (F2FP + 2 x HMMA.1688.F32 + FADD, nvcc 13.0), the HMMA of the B200 rows",
+   "mma.sync fp8 (sm_100a, emulated)"},
+  {"sm_100a.mma.fp8k16.f16", Arch::sm_100a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K16, kFp8, kFp8, f16, false, f32, 0,
+   B9(8, R::rne_fp16, -22), P::inferred, kNone, kNoHw,
+   "b.9 compiler emulation of m16n8k16: the same SASS as sm_90a (2 x HMMA.1688.F16 + HADD2), the HMMA of the B200 rows",
+   "mma.sync fp8 (sm_100a, emulated)"},
   // ---- RTX Blackwell sm_120a: native mma.sync, 32 bytes per FDPA.
   {"sm_120a.mma.tf32.f32", Arch::sm_120a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K4K8, kTf32, kTf32, f32, false, f32, 0,
    T(8, 25, R::rz_fp32, -133), P::published_model, kNone, kNoHw, "MMA-Sim", "mma.sync (sm_120a)"},

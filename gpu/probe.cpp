@@ -55,9 +55,16 @@ void add_mma_sync(std::vector<ProbeKernel>& v) {
   const std::string emulated =
       "compiler-emulated on sm_90a: fp8 -> f16 unpack (F2FP), two HMMA.16816 over k mod 4 in {0,1} then {2,3}, "
       "then C added by FADD / HADD2 (numerics.md b.9); one warp per tile, fragments per PTX ISA 9.7.14.5";
+  const std::string emulated_k16 =
+      "compiler-emulated on sm_90a: fp8 -> f16 unpack (F2FP), two HMMA.1688 over k mod 4 in {0,1} then {2,3}, "
+      "then C added by FADD / HADD2 (gpu.md 3.4); one warp per tile, fragments per PTX ISA 9.7.14.5 (the 8-bit "
+      "m16n8k16 layout: two A registers, one B register)";
   for (Format a : kFp8)
     for (Format b : kFp8)
       for (Format d : {Format::float32, Format::float16}) add(32, a, b, d, emulated);
+  for (Format a : kFp8)
+    for (Format b : kFp8)
+      for (Format d : {Format::float32, Format::float16}) add(16, a, b, d, emulated_k16);
   const std::string native = "one warp per tile, fragments per PTX ISA 9.7.14.5";
   add(16, Format::float16, Format::float16, Format::float32, native);
   add(16, Format::bfloat16, Format::bfloat16, Format::float32, native);

@@ -11,9 +11,10 @@
 
 namespace blockscale::gpu::detail {
 
-// Every probe instruction reads exactly 32 bytes of each A row and each B^T row (k32 x 8-bit,
-// k16 x 16-bit, k8 x 32-bit, k32 fp6/fp4 padded to one byte per element, k64 packed fp4), so an
-// operand image is rows x 32 bytes, row-major, in the byte order the instruction consumes.
+// Every probe instruction reads at most 32 bytes of each A row and each B^T row (k32 x 8-bit,
+// k16 x 16-bit, k8 x 32-bit, k32 fp6/fp4 padded to one byte per element, k64 packed fp4; mma.sync
+// m16n8k16 x 8-bit reads the first 16), so an operand image is rows x 32 bytes, row-major, in the
+// byte order the instruction consumes.
 inline constexpr int kProbeRowBytes = 32;
 
 // The operand tiles in shared memory use the canonical no-swizzle K-major layout: core matrices

@@ -24,16 +24,21 @@ namespace {
 // the 32-bit words t and t + 4 of rows g and g + 8 (a0 = row g word t, a1 = row g+8 word t,
 // a2 = row g word t+4, a3 = row g+8 word t+4), and B's two registers are words t and t + 4 of B^T
 // row g. C/D: f32 c0, c1 = row g columns 2t, 2t+1 and c2, c3 = row g+8; f16 packs each pair.
+// m16n8k16 with 8-bit operands takes the first two of those A registers and the first B register
+// (words t of rows g and g + 8, and word t of B^T row g: 16 bytes per row).
 
 enum class MmaSync {
   k32_f32_e4m3_e4m3, k32_f32_e4m3_e5m2, k32_f32_e5m2_e4m3, k32_f32_e5m2_e5m2,
   k32_f16_e4m3_e4m3, k32_f16_e4m3_e5m2, k32_f16_e5m2_e4m3, k32_f16_e5m2_e5m2,
+  k16_f32_e4m3_e4m3, k16_f32_e4m3_e5m2, k16_f32_e5m2_e4m3, k16_f32_e5m2_e5m2,
+  k16_f16_e4m3_e4m3, k16_f16_e4m3_e5m2, k16_f16_e5m2_e4m3, k16_f16_e5m2_e5m2,
   k16_f32_f16_f16, k16_f32_bf16_bf16, k16_f16_f16_f16, k8_f32_tf32_tf32,
 };
 
 constexpr bool mma_sync_f32(MmaSync op) {
   return !(op == MmaSync::k32_f16_e4m3_e4m3 || op == MmaSync::k32_f16_e4m3_e5m2 || op == MmaSync::k32_f16_e5m2_e4m3 ||
-           op == MmaSync::k32_f16_e5m2_e5m2 || op == MmaSync::k16_f16_f16_f16);
+           op == MmaSync::k32_f16_e5m2_e5m2 || op == MmaSync::k16_f16_e4m3_e4m3 || op == MmaSync::k16_f16_e4m3_e5m2 ||
+           op == MmaSync::k16_f16_e5m2_e4m3 || op == MmaSync::k16_f16_e5m2_e5m2 || op == MmaSync::k16_f16_f16_f16);
 }
 
 template <MmaSync Op>
@@ -42,7 +47,19 @@ __device__ __forceinline__ void mma_sync_f32(float (&d)[4], const std::uint32_t 
   asm volatile(OPCODE " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                     \
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                              \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
-  if constexpr (Op == MmaSync::k32_f32_e4m3_e4m3) {
+#define BLOCKSCALE_MMA_F32_K16_8BIT(OPCODE)                                                                  \
+  asm volatile(OPCODE " {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"                                 \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                              \
+               : "r"(a[0]), "r"(a[1]), "r"(b[0]))
+  if constexpr (Op == MmaSync::k16_f32_e4m3_e4m3) {
+    BLOCKSCALE_MMA_F32_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32");
+  } else if constexpr (Op == MmaSync::k16_f32_e4m3_e5m2) {
+    BLOCKSCALE_MMA_F32_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32");
+  } else if constexpr (Op == MmaSync::k16_f32_e5m2_e4m3) {
+    BLOCKSCALE_MMA_F32_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32");
+  } else if constexpr (Op == MmaSync::k16_f32_e5m2_e5m2) {
+    BLOCKSCALE_MMA_F32_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32");
+  } else if constexpr (Op == MmaSync::k32_f32_e4m3_e4m3) {
     BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
   } else if constexpr (Op == MmaSync::k32_f32_e4m3_e5m2) {
     BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32");
@@ -58,6 +75,7 @@ __device__ __forceinline__ void mma_sync_f32(float (&d)[4], const std::uint32_t 
     static_assert(Op == MmaSync::k8_f32_tf32_tf32);
     BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
   }
+#undef BLOCKSCALE_MMA_F32_K16_8BIT
 #undef BLOCKSCALE_MMA_F32
 }
 
@@ -68,7 +86,19 @@ __device__ __forceinline__ void mma_sync_f16(std::uint32_t (&d)[2], const std::u
   asm volatile(OPCODE " {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};"                                     \
                : "+r"(d[0]), "+r"(d[1])                                                                      \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
-  if constexpr (Op == MmaSync::k32_f16_e4m3_e4m3) {
+#define BLOCKSCALE_MMA_F16_K16_8BIT(OPCODE)                                                                  \
+  asm volatile(OPCODE " {%0, %1}, {%2, %3}, {%4}, {%0, %1};"                                                 \
+               : "+r"(d[0]), "+r"(d[1])                                                                      \
+               : "r"(a[0]), "r"(a[1]), "r"(b[0]))
+  if constexpr (Op == MmaSync::k16_f16_e4m3_e4m3) {
+    BLOCKSCALE_MMA_F16_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16");
+  } else if constexpr (Op == MmaSync::k16_f16_e4m3_e5m2) {
+    BLOCKSCALE_MMA_F16_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16");
+  } else if constexpr (Op == MmaSync::k16_f16_e5m2_e4m3) {
+    BLOCKSCALE_MMA_F16_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16");
+  } else if constexpr (Op == MmaSync::k16_f16_e5m2_e5m2) {
+    BLOCKSCALE_MMA_F16_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16");
+  } else if constexpr (Op == MmaSync::k32_f16_e4m3_e4m3) {
     BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16");
   } else if constexpr (Op == MmaSync::k32_f16_e4m3_e5m2) {
     BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16");
@@ -80,6 +110,7 @@ __device__ __forceinline__ void mma_sync_f16(std::uint32_t (&d)[2], const std::u
     static_assert(Op == MmaSync::k16_f16_f16_f16);
     BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16");
   }
+#undef BLOCKSCALE_MMA_F16_K16_8BIT
 #undef BLOCKSCALE_MMA_F16
 }
 
@@ -261,23 +292,31 @@ bool dispatch_mma_sync(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   using F = Format;
   const char* nm = p.name.c_str();
   const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
-#define BLOCKSCALE_CASE(A, B, D, OP)                 \
-  if (p.a == (A) && p.b == (B) && p.d == (D)) {     \
-    launch_mma_sync<MmaSync::OP>(a, nm);             \
-    return true;                                     \
+#define BLOCKSCALE_CASE(K, A, B, D, OP)                          \
+  if (p.k == (K) && p.a == (A) && p.b == (B) && p.d == (D)) {   \
+    launch_mma_sync<MmaSync::OP>(a, nm);                         \
+    return true;                                                 \
   }
-  BLOCKSCALE_CASE(e4, e4, F::float32, k32_f32_e4m3_e4m3)
-  BLOCKSCALE_CASE(e4, e5, F::float32, k32_f32_e4m3_e5m2)
-  BLOCKSCALE_CASE(e5, e4, F::float32, k32_f32_e5m2_e4m3)
-  BLOCKSCALE_CASE(e5, e5, F::float32, k32_f32_e5m2_e5m2)
-  BLOCKSCALE_CASE(e4, e4, F::float16, k32_f16_e4m3_e4m3)
-  BLOCKSCALE_CASE(e4, e5, F::float16, k32_f16_e4m3_e5m2)
-  BLOCKSCALE_CASE(e5, e4, F::float16, k32_f16_e5m2_e4m3)
-  BLOCKSCALE_CASE(e5, e5, F::float16, k32_f16_e5m2_e5m2)
-  BLOCKSCALE_CASE(F::float16, F::float16, F::float32, k16_f32_f16_f16)
-  BLOCKSCALE_CASE(F::bfloat16, F::bfloat16, F::float32, k16_f32_bf16_bf16)
-  BLOCKSCALE_CASE(F::float16, F::float16, F::float16, k16_f16_f16_f16)
-  BLOCKSCALE_CASE(F::tfloat32, F::tfloat32, F::float32, k8_f32_tf32_tf32)
+  BLOCKSCALE_CASE(32, e4, e4, F::float32, k32_f32_e4m3_e4m3)
+  BLOCKSCALE_CASE(32, e4, e5, F::float32, k32_f32_e4m3_e5m2)
+  BLOCKSCALE_CASE(32, e5, e4, F::float32, k32_f32_e5m2_e4m3)
+  BLOCKSCALE_CASE(32, e5, e5, F::float32, k32_f32_e5m2_e5m2)
+  BLOCKSCALE_CASE(32, e4, e4, F::float16, k32_f16_e4m3_e4m3)
+  BLOCKSCALE_CASE(32, e4, e5, F::float16, k32_f16_e4m3_e5m2)
+  BLOCKSCALE_CASE(32, e5, e4, F::float16, k32_f16_e5m2_e4m3)
+  BLOCKSCALE_CASE(32, e5, e5, F::float16, k32_f16_e5m2_e5m2)
+  BLOCKSCALE_CASE(16, e4, e4, F::float32, k16_f32_e4m3_e4m3)
+  BLOCKSCALE_CASE(16, e4, e5, F::float32, k16_f32_e4m3_e5m2)
+  BLOCKSCALE_CASE(16, e5, e4, F::float32, k16_f32_e5m2_e4m3)
+  BLOCKSCALE_CASE(16, e5, e5, F::float32, k16_f32_e5m2_e5m2)
+  BLOCKSCALE_CASE(16, e4, e4, F::float16, k16_f16_e4m3_e4m3)
+  BLOCKSCALE_CASE(16, e4, e5, F::float16, k16_f16_e4m3_e5m2)
+  BLOCKSCALE_CASE(16, e5, e4, F::float16, k16_f16_e5m2_e4m3)
+  BLOCKSCALE_CASE(16, e5, e5, F::float16, k16_f16_e5m2_e5m2)
+  BLOCKSCALE_CASE(16, F::float16, F::float16, F::float32, k16_f32_f16_f16)
+  BLOCKSCALE_CASE(16, F::bfloat16, F::bfloat16, F::float32, k16_f32_bf16_bf16)
+  BLOCKSCALE_CASE(16, F::float16, F::float16, F::float16, k16_f16_f16_f16)
+  BLOCKSCALE_CASE(8, F::tfloat32, F::tfloat32, F::float32, k8_f32_tf32_tf32)
 #undef BLOCKSCALE_CASE
   return false;
 }

@@ -146,7 +146,7 @@ class EmulatorDevice final : public Device {
         if (p.algorithm == Algorithm::fp8_via_f16) {
           // The emulated path becomes a native fused one (C aligned with the products).
           p.algorithm = Algorithm::t_fdpa;
-          p.L = 32;
+          p.L *= 2;
         }
         break;
       default: break;

@@ -409,19 +409,21 @@ ReferenceResult reference_fdpa(const FdpaParams& p, const ReferenceDot& in) {
   ReferenceResult r;
   std::uint32_t c = in.c;
   if (p.algorithm == Algorithm::fp8_via_f16) {
-    // b.9: per 32 elements, d1 = T(k mod 4 in {0,1}, 0), d2 = T(k mod 4 in {2,3}, d1), D = d2 + C (RNE).
+    // b.9: per instruction of 2L elements, d1 = T(k mod 4 in {0,1}, 0), d2 = T(k mod 4 in {2,3}, d1),
+    // D = d2 + C (RNE).
     FdpaParams inner = p;
     inner.algorithm = Algorithm::t_fdpa;
-    for (std::size_t base = 0; base < K; base += 32) {
+    const std::size_t block = 2 * static_cast<std::size_t>(p.L);
+    for (std::size_t base = 0; base < K; base += block) {
       std::vector<std::size_t> s1, s2;
-      for (std::size_t k = base; k < std::min(K, base + 32); ++k) ((k % 4) < 2 ? s1 : s2).push_back(k);
+      for (std::size_t k = base; k < std::min(K, base + block); ++k) ((k % 4) < 2 ? s1 : s2).push_back(k);
       const Step d1 = fused_step(inner, in, s1, 0u, Format::float16, Format::float16, sa, sb);
       const Step d2 = fused_step(inner, in, s2, d1.d, Format::float16, Format::float16, sa, sb);
       // Lost bits: alignment truncation, an inexact inner HMMA result, or an inexact add that is not
       // the last operation.
       r.truncated |= d1.truncated || d2.truncated || d1.inexact || d2.inexact;
       const std::uint32_t sum = reference_add(acc, d2.d, c);
-      if (base + 32 < K) {
+      if (base + block < K) {
         const double dv = to_double(acc, sum);
         r.truncated |= !std::isfinite(dv) ||
                        !same_value(exact(dv), add(exact(to_double(acc, d2.d)), exact(to_double(acc, c))));

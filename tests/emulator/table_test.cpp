@@ -37,7 +37,7 @@ TEST(EmulatorTable, RowsAreConsistent) {
     // The fused-step arity divides every K (or the step is the whole K).
     for (const ShapeRule& s : row.shapes) {
       if (row.params.algorithm == Algorithm::fp8_via_f16) {
-        EXPECT_EQ(s.k, 32);
+        EXPECT_EQ(s.k, 2 * row.params.L);
       } else if (row.params.algorithm != Algorithm::fma_chain) {
         EXPECT_TRUE(s.k % row.params.L == 0 || s.k < row.params.L) << s.k;
       }
@@ -49,8 +49,8 @@ TEST(EmulatorTable, RowsAreConsistent) {
     }
     hardware_rows += row.hardware.empty() ? 0 : 1;
   }
-  EXPECT_EQ(instruction_table().size(), 51u);
-  EXPECT_EQ(hardware_rows, 20);
+  EXPECT_EQ(instruction_table().size(), 55u);
+  EXPECT_EQ(hardware_rows, 22);
 }
 
 TEST(EmulatorTable, EveryRowAndTypePairRoundTripsThroughItsName) {
@@ -137,7 +137,7 @@ TEST(EmulatorTable, EveryNameRuleGivesAClearError) {
   expect_error("sm_100a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", "wgmma is not available on sm_100a");
   expect_error("sm_89 tcgen05.mma.cta_group::1.kind::f16 m64n8k16 f32 f16 f16", "requires the architecture-specific target");
   expect_error("sm_90a tcgen05.mma.cta_group::1.kind::f16 m64n8k16 f32 f16 f16", "tcgen05.mma is not available on sm_90a");
-  expect_error("sm_90a mma.sync.aligned m16n8k16 f32 e4m3 e4m3", "requires K=32, got 16");  // fp8 k16 on sm_90: unverified
+  expect_error("sm_90a mma.sync.aligned m16n8k8 f32 e4m3 e4m3", "requires K=16 or K=32, got 8");  // two b.9 rows
   expect_error("sm_61 mma.sync.aligned m8n8k4 f32 f16 f16", "unknown architecture 'sm_61'");
   expect_error("sm_90a mma.sync.aligned.satfinite m16n8k16 f32 f16 f16", "unknown qualifier or type 'satfinite'");
   expect_error("sm_90a mma.sync.aligned f32 f16 f16", "no shape");
@@ -225,7 +225,7 @@ TEST(EmulatorTable, EveryArgumentRuleGivesAClearError) {
   expect_throw_with([&] { fdpa(p, ops); }, "F must be in 1..40, got 0");
   p = wg.params();
   p.algorithm = Algorithm::fp8_via_f16;
-  expect_throw_with([&] { fdpa(p, ops); }, "L must be 16");
+  expect_throw_with([&] { fdpa(p, ops); }, "L must be 16 or 8");
   p.L = 16;
   expect_throw_with([&] { fdpa(p, ops); }, "inner HMMAs round RZ-FP32 or RNE-FP16");
   p.rounding = OutputRounding::rz_fp32;

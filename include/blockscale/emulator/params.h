@@ -45,7 +45,8 @@ enum class Algorithm : std::uint8_t {
   t_fdpa,       // numerics.md b.3: truncated fused dot-product-add
   st_fdpa,      // b.4: T-FDPA with ue8m0 block-scale exponents added to each product's exponent
   gst_fdpa,     // b.5: exact group-of-G sums, scaled, then a T-FDPA over the group terms
-  fp8_via_f16,  // b.9: fp8 -> f16, two chained F=25 T-FDPAs over k mod 4 in {0,1} then {2,3}, RNE add of C
+  fp8_via_f16,  // b.9: fp8 -> f16, two chained F=25 T-FDPAs of L products each over k mod 4 in {0,1}
+                // then {2,3} (one 2L-element instruction), RNE add of C
   fma_chain,    // f64 DMMA: IEEE fma (round to nearest even) in k order
 };
 
