@@ -75,7 +75,8 @@ void add_mma_sync(std::vector<ProbeKernel>& v) {
 void add_wgmma(std::vector<ProbeKernel>& v) {
   const std::string note =
       "one warpgroup per tile; A and B from shared memory (no-swizzle K-major core matrices, LBO 128 B, SBO 256 B); "
-      "C loaded into the accumulator registers and issued with scale-d = 1, so D = A*B + C";
+      "C loaded into the accumulator registers and issued with scale-d = 1, so D = A*B + C (ProbeInputs::accumulate "
+      "= false: scale-d = 0, D = A*B)";
   for (int n : {8, 64, 256}) {
     auto add = [&](int k, Format a, Format b, Format d) {
       ProbeKernel p;
@@ -273,6 +274,10 @@ void validate_probe_inputs(const ProbeKernel& p, const ProbeInputs& in) {
   check_codes("a", in.a, p.a);
   check_codes("b", in.b, p.b);
   check_codes("c", in.c, p.c);
+  if (!in.accumulate && p.family != ProbeFamily::wgmma) {
+    throw std::invalid_argument("probe '" + p.name + "': accumulate = false (scale-d = 0) is a wgmma operand; " +
+                                to_string(p.family) + " probes always add C");
+  }
 }
 
 std::vector<std::uint32_t> run_probe(const ProbeKernel& p, const ProbeInputs& in, int device) {
@@ -323,6 +328,7 @@ std::vector<std::uint32_t> run_probe(const ProbeKernel& p, const ProbeInputs& in
   args.sfa = dsfa.as<std::uint8_t>();
   args.sfb = dsfb.as<std::uint8_t>();
   args.tiles = T;
+  args.scale_d = in.accumulate ? 1u : 0u;
   BLOCKSCALE_CUDA(cudaDeviceGetAttribute(&args.multiprocessors, cudaDevAttrMultiProcessorCount, device));
   if (p.family == ProbeFamily::tcgen05) {
     desc::Tcgen05Instr instr;

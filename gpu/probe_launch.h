@@ -42,6 +42,7 @@ struct ProbeDeviceArgs {
   const std::uint8_t* sfb = nullptr;     // tiles * 512 * probe_sfb_atoms(n)
   std::size_t tiles = 0;
   std::uint32_t idesc = 0;               // tcgen05 instruction descriptor
+  std::uint32_t scale_d = 1;             // wgmma: 0 issues scale-d = 0 (D = A*B)
   int multiprocessors = 1;
   cudaStream_t stream = nullptr;
 };

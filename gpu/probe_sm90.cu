@@ -160,7 +160,7 @@ template <class Op>
 __global__ void __launch_bounds__(128) wgmma_probe_kernel(const std::uint8_t* __restrict__ a_rows,
                                                           const std::uint8_t* __restrict__ b_rows,
                                                           const void* __restrict__ c, void* __restrict__ d,
-                                                          std::size_t tiles) {
+                                                          std::size_t tiles, std::uint32_t scale_d) {
   constexpr int N = Op::kN;
   __shared__ alignas(128) std::uint8_t sa[64 * kProbeRowBytes];
   __shared__ alignas(128) std::uint8_t sb[N * kProbeRowBytes];
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(128) wgmma_probe_kernel(const std::uint8_t* __
 #pragma unroll
     for (int i = 0; i < Op::kRegs; ++i) reg_fence(acc[i]);
     wgmma_fence();
-    Op::mma(acc, a_desc, b_desc, 1);
+    Op::mma(acc, a_desc, b_desc, scale_d);  // scale-d = 0: the loaded C is not read
     wgmma_commit();
     wgmma_wait<0>();
 #pragma unroll
@@ -227,7 +227,7 @@ void launch_mma_sync(const ProbeDeviceArgs& a, const char* name) {
 template <class Op>
 void launch_wgmma(const ProbeDeviceArgs& a, const char* name) {
   const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(a.tiles, std::size_t(a.multiprocessors) * 8));
-  wgmma_probe_kernel<Op><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles);
+  wgmma_probe_kernel<Op><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles, a.scale_d);
   BLOCKSCALE_CUDA_LAUNCHED(name);
 }
 

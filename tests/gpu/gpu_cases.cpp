@@ -38,6 +38,7 @@ std::string to_string(Data d) {
     case Data::finite_bits: return "finite_bits";
     case Data::realistic: return "realistic";
     case Data::scale_range: return "scale_range";
+    case Data::tiny_products: return "tiny_products";
   }
   return "?";
 }
@@ -140,6 +141,14 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
           if (t % 4 == 3) g /= std::max(r.uniform(), 0.05);  // heavy-tailed tiles
           return encode(f, g * scale);
         }
+        case Data::tiny_products: {
+          // bf16 / tf32 / fp32 reach 2^-85; a narrower format's encode() rounds these values to
+          // its smallest subnormals or to zero, so it takes its own lowest binades instead.
+          const bool wide = f == Format::bfloat16 || f == Format::tfloat32 || f == Format::float32;
+          const int lowest = wide ? -85 : emin(f) - info(f).mantissa_bits;
+          const double v = std::ldexp(1.0 + r.uniform(), lowest + static_cast<int>(r.below(16)));
+          return encode(f, r.below(2) ? -v : v);
+        }
       }
       return 0;
     };
@@ -154,7 +163,8 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
           break;
         case Data::random_bits:
         case Data::finite_bits:
-        case Data::scale_range: {
+        case Data::scale_range:
+        case Data::tiny_products: {
           std::uint32_t w;
           do w = random_c(p.c, r, t);
           while (data != Data::random_bits && !finite_word(p.c, w));
@@ -232,6 +242,7 @@ GemmCase make_gemm_case(const gpu::GemmKernel& kern, int m, int n, int k, gpu::S
         std::uint8_t& sc = scales[std::size_t(i) * blocks + bk];
         std::uint8_t* el = &codes[std::size_t(i) * k + std::size_t(bk) * kern.block];
         switch (data) {
+          case Data::tiny_products: throw std::invalid_argument("tiny_products is a probe data set, not a GEMM case");
           case Data::small_integers:
             sc = one_scale(kern.scale);
             for (int j = 0; j < kern.block; ++j) el[j] = static_cast<std::uint8_t>(encode(ef, double(int(r.below(9)) - 4)));

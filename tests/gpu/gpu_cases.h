@@ -36,6 +36,9 @@ enum class Data {
                    // (products from 2^-126 to 2^126, the normal range's ends), and rarely a code
                    // outside it (0, 1, 63, 191, 254, 255: subnormal, NaN, overflowing and
                    // underflowing products)
+  tiny_products,   // operands of either sign with exponents in -85..-70 (bf16, tf32: products of
+                   // 2^-170 .. 2^-139, below the zero floor e_zero = -133 of an fp32 accumulator,
+                   // numerics.md b.3); formats that cannot get there take their smallest binades
 };
 std::string to_string(Data d);
 

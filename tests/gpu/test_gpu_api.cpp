@@ -66,6 +66,22 @@ TEST(ProbeInputs, ValidationNamesTheRuleBroken) {
   } catch (const std::invalid_argument& e) {
     EXPECT_TRUE(contains(e.what(), "b has")) << e.what();
   }
+  in.b.push_back(0);
+  in.accumulate = false;  // scale-d = 0 exists for wgmma only
+  try {
+    validate_probe_inputs(p, in);
+    ADD_FAILURE() << "accepted scale-d = 0 for mma.sync";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "scale-d = 0")) << e.what();
+  }
+  const ProbeKernel& wg = find_probe("sm_90a wgmma.mma_async m64n8k16 f32 bf16 bf16");
+  ProbeInputs w;
+  w.tiles = 1;
+  w.a.assign(probe_a_size(wg), 0);
+  w.b.assign(probe_b_size(wg), 0);
+  w.c.assign(probe_c_size(wg), 0);
+  w.accumulate = false;
+  EXPECT_NO_THROW(validate_probe_inputs(wg, w));
   const ProbeKernel& scaled =
       find_probe("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3");
   ProbeInputs s;

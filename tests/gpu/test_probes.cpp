@@ -6,12 +6,15 @@
 
 #include <cctype>
 #include <cmath>
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "blockscale/formats.h"
 #include "blockscale/gpu/probe.h"
+#include "blockscale/harness/target.h"
 #include "gpu_cases.h"
 #include "hopper.h"
 
@@ -28,6 +31,13 @@ std::vector<std::string> hopper_probe_names() {
   return v;
 }
 
+std::vector<std::string> wgmma_probe_names() {
+  std::vector<std::string> v;
+  for (const ProbeKernel& p : probe_kernels())
+    if (p.family == ProbeFamily::wgmma) v.push_back(p.name);
+  return v;
+}
+
 double word_value(Format f, std::uint32_t w) {
   if (f == Format::tfloat32 || f == Format::float32) {
     float x;
@@ -38,6 +48,7 @@ double word_value(Format f, std::uint32_t w) {
 }
 
 class HopperProbe : public ::testing::TestWithParam<std::string> {};
+class HopperWgmma : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HopperProbe, SmallIntegerTilesGiveTheExactSum) {
   BLOCKSCALE_REQUIRE_HOPPER();
@@ -82,6 +93,47 @@ TEST_P(HopperProbe, AgreesWithTheEmulatorBitForBit) {
   EXPECT_GE(total, std::size_t(1) << 20);
 }
 
+// wgmma with scale-d = 0 (ProbeInputs::accumulate = false), as kernels issue the first MMA of a
+// tile: numerics.md e.7 presumes the accumulator then enters as a +0 zero term (taking the row's
+// e_zero floor), which is what every model of a chain's first instruction assumes. The GPU gets
+// random C values in the accumulator registers; the model gets C = +0. The tiny_products set (bf16
+// and tf32 products of 2^-170 .. 2^-139, all below the floor) tells that apart from "no C term" (no
+// floor under e_max), which the test checks by running the model with e_zero = -1000 too.
+TEST_P(HopperWgmma, ScaleDZeroIsAZeroCTerm) {
+  BLOCKSCALE_REQUIRE_HOPPER();
+  const ProbeKernel& p = find_probe(GetParam());
+  const std::size_t tiles = ((std::size_t(1) << 17) + probe_c_size(p) - 1) / probe_c_size(p);
+  const bool wide = p.a == Format::bfloat16 || p.a == Format::tfloat32;
+  for (Data data : {Data::finite_bits, Data::realistic, Data::tiny_products}) {
+    ProbeInputs in = make_probe_inputs(p, tiles, 3000 + static_cast<int>(data), data);
+    in.accumulate = false;
+    const std::vector<std::uint32_t> gpu_d = run_probe(p, in);
+    ProbeInputs zero_c = in;
+    std::fill(zero_c.c.begin(), zero_c.c.end(), 0u);
+    const std::vector<std::uint32_t> model = emulate_probe(p, zero_c);
+    const Agreement a = compare_codes(gpu_d, model, p.n);
+    report("probe scale-d=0", p.name, to_string(data), a);
+    EXPECT_EQ(a.mismatches, 0u) << p.name << ", " << to_string(data) << ", scale-d = 0: " << a.mismatches << " of "
+                                << a.compared << " outputs differ from the model with C = +0:\n"
+                                << a.first_mismatches;
+    if (data == Data::tiny_products && wide) {
+      harness::InstructionTarget no_floor = harness::instruction_target(p.name);
+      emulator::FdpaParams params = no_floor.model.params();
+      params.e_zero = -1000;
+      no_floor.model_params = params;
+      harness::TileBatch batch;
+      batch.tiles = zero_c.tiles;
+      batch.a = zero_c.a;
+      batch.b = zero_c.b;
+      batch.c = zero_c.c;
+      const Agreement power = compare_codes(harness::emulate_tiles(no_floor, batch), model, p.n);
+      std::printf("[ scale-d=0 ] %s: %zu of %zu tiny-product outputs differ between a +0 C term and no C term\n",
+                  p.name.c_str(), power.mismatches, power.compared);
+      EXPECT_GT(power.mismatches, 0u) << p.name << ": the tiny products do not tell a +0 C term from no C term";
+    }
+  }
+}
+
 std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string s;
   for (char c : info.param) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -89,5 +141,6 @@ std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sm90a, HopperProbe, ::testing::ValuesIn(hopper_probe_names()), param_name);
+INSTANTIATE_TEST_SUITE_P(Sm90a, HopperWgmma, ::testing::ValuesIn(wgmma_probe_names()), param_name);
 
 }  // namespace

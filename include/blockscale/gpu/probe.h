@@ -61,6 +61,9 @@ struct ProbeInputs {
   std::size_t tiles = 0;
   std::vector<std::uint32_t> a, b, c;
   std::vector<std::uint8_t> sfa, sfb;  // block-scaled kinds only (otherwise empty)
+  // wgmma only: false issues the instruction with scale-d = 0 (D = A*B: the accumulator registers,
+  // loaded with c, are not read), as kernels do for the first MMA of a tile. mma.sync always adds C.
+  bool accumulate = true;
 };
 
 // Element counts per tile.
