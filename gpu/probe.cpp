@@ -70,6 +70,11 @@ void add_mma_sync(std::vector<ProbeKernel>& v) {
   add(16, Format::bfloat16, Format::bfloat16, Format::float32, native);
   add(16, Format::float16, Format::float16, Format::float16, native);
   add(8, Format::tfloat32, Format::tfloat32, Format::float32, native);
+  // The half-K shapes the same rows allow: two A registers and one B register (PTX ISA 9.7.14.5.7-8).
+  add(8, Format::float16, Format::float16, Format::float32, native);
+  add(8, Format::bfloat16, Format::bfloat16, Format::float32, native);
+  add(8, Format::float16, Format::float16, Format::float16, native);
+  add(4, Format::tfloat32, Format::tfloat32, Format::float32, native);
 }
 
 void add_wgmma(std::vector<ProbeKernel>& v) {

@@ -12,9 +12,9 @@
 namespace blockscale::gpu::detail {
 
 // Every probe instruction reads at most 32 bytes of each A row and each B^T row (k32 x 8-bit,
-// k16 x 16-bit, k8 x 32-bit, k32 fp6/fp4 padded to one byte per element, k64 packed fp4; mma.sync
-// m16n8k16 x 8-bit reads the first 16), so an operand image is rows x 32 bytes, row-major, in the
-// byte order the instruction consumes.
+// k16 x 16-bit, k8 x 32-bit, k32 fp6/fp4 padded to one byte per element, k64 packed fp4; the
+// half-K mma.sync shapes, m16n8k16 x 8-bit, m16n8k8 x 16-bit and m16n8k4 x tf32, read the first 16),
+// so an operand image is rows x 32 bytes, row-major, in the byte order the instruction consumes.
 inline constexpr int kProbeRowBytes = 32;
 
 // The operand tiles in shared memory use the canonical no-swizzle K-major layout: core matrices

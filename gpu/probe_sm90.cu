@@ -24,8 +24,9 @@ namespace {
 // the 32-bit words t and t + 4 of rows g and g + 8 (a0 = row g word t, a1 = row g+8 word t,
 // a2 = row g word t+4, a3 = row g+8 word t+4), and B's two registers are words t and t + 4 of B^T
 // row g. C/D: f32 c0, c1 = row g columns 2t, 2t+1 and c2, c3 = row g+8; f16 packs each pair.
-// m16n8k16 with 8-bit operands takes the first two of those A registers and the first B register
-// (words t of rows g and g + 8, and word t of B^T row g: 16 bytes per row).
+// The half-K shapes (m16n8k16 with 8-bit operands, m16n8k8 with 16-bit ones, m16n8k4 with tf32)
+// take the first two of those A registers and the first B register (words t of rows g and g + 8,
+// and word t of B^T row g: 16 bytes per row).
 
 enum class MmaSync {
   k32_f32_e4m3_e4m3, k32_f32_e4m3_e5m2, k32_f32_e5m2_e4m3, k32_f32_e5m2_e5m2,
@@ -33,12 +34,14 @@ enum class MmaSync {
   k16_f32_e4m3_e4m3, k16_f32_e4m3_e5m2, k16_f32_e5m2_e4m3, k16_f32_e5m2_e5m2,
   k16_f16_e4m3_e4m3, k16_f16_e4m3_e5m2, k16_f16_e5m2_e4m3, k16_f16_e5m2_e5m2,
   k16_f32_f16_f16, k16_f32_bf16_bf16, k16_f16_f16_f16, k8_f32_tf32_tf32,
+  k8_f32_f16_f16, k8_f32_bf16_bf16, k8_f16_f16_f16, k4_f32_tf32_tf32,
 };
 
 constexpr bool mma_sync_f32(MmaSync op) {
   return !(op == MmaSync::k32_f16_e4m3_e4m3 || op == MmaSync::k32_f16_e4m3_e5m2 || op == MmaSync::k32_f16_e5m2_e4m3 ||
            op == MmaSync::k32_f16_e5m2_e5m2 || op == MmaSync::k16_f16_e4m3_e4m3 || op == MmaSync::k16_f16_e4m3_e5m2 ||
-           op == MmaSync::k16_f16_e5m2_e4m3 || op == MmaSync::k16_f16_e5m2_e5m2 || op == MmaSync::k16_f16_f16_f16);
+           op == MmaSync::k16_f16_e5m2_e4m3 || op == MmaSync::k16_f16_e5m2_e5m2 || op == MmaSync::k16_f16_f16_f16 ||
+           op == MmaSync::k8_f16_f16_f16);
 }
 
 template <MmaSync Op>
@@ -47,18 +50,24 @@ __device__ __forceinline__ void mma_sync_f32(float (&d)[4], const std::uint32_t 
   asm volatile(OPCODE " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                     \
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                              \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
-#define BLOCKSCALE_MMA_F32_K16_8BIT(OPCODE)                                                                  \
+#define BLOCKSCALE_MMA_F32_HALF_K(OPCODE)                                                                  \
   asm volatile(OPCODE " {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"                                 \
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                              \
                : "r"(a[0]), "r"(a[1]), "r"(b[0]))
   if constexpr (Op == MmaSync::k16_f32_e4m3_e4m3) {
-    BLOCKSCALE_MMA_F32_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32");
+    BLOCKSCALE_MMA_F32_HALF_K("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32");
   } else if constexpr (Op == MmaSync::k16_f32_e4m3_e5m2) {
-    BLOCKSCALE_MMA_F32_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32");
+    BLOCKSCALE_MMA_F32_HALF_K("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e5m2.f32");
   } else if constexpr (Op == MmaSync::k16_f32_e5m2_e4m3) {
-    BLOCKSCALE_MMA_F32_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32");
+    BLOCKSCALE_MMA_F32_HALF_K("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e4m3.f32");
   } else if constexpr (Op == MmaSync::k16_f32_e5m2_e5m2) {
-    BLOCKSCALE_MMA_F32_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32");
+    BLOCKSCALE_MMA_F32_HALF_K("mma.sync.aligned.m16n8k16.row.col.f32.e5m2.e5m2.f32");
+  } else if constexpr (Op == MmaSync::k8_f32_f16_f16) {
+    BLOCKSCALE_MMA_F32_HALF_K("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32");
+  } else if constexpr (Op == MmaSync::k8_f32_bf16_bf16) {
+    BLOCKSCALE_MMA_F32_HALF_K("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32");
+  } else if constexpr (Op == MmaSync::k4_f32_tf32_tf32) {
+    BLOCKSCALE_MMA_F32_HALF_K("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32");
   } else if constexpr (Op == MmaSync::k32_f32_e4m3_e4m3) {
     BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
   } else if constexpr (Op == MmaSync::k32_f32_e4m3_e5m2) {
@@ -75,7 +84,7 @@ __device__ __forceinline__ void mma_sync_f32(float (&d)[4], const std::uint32_t 
     static_assert(Op == MmaSync::k8_f32_tf32_tf32);
     BLOCKSCALE_MMA_F32("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
   }
-#undef BLOCKSCALE_MMA_F32_K16_8BIT
+#undef BLOCKSCALE_MMA_F32_HALF_K
 #undef BLOCKSCALE_MMA_F32
 }
 
@@ -86,18 +95,20 @@ __device__ __forceinline__ void mma_sync_f16(std::uint32_t (&d)[2], const std::u
   asm volatile(OPCODE " {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};"                                     \
                : "+r"(d[0]), "+r"(d[1])                                                                      \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
-#define BLOCKSCALE_MMA_F16_K16_8BIT(OPCODE)                                                                  \
+#define BLOCKSCALE_MMA_F16_HALF_K(OPCODE)                                                                  \
   asm volatile(OPCODE " {%0, %1}, {%2, %3}, {%4}, {%0, %1};"                                                 \
                : "+r"(d[0]), "+r"(d[1])                                                                      \
                : "r"(a[0]), "r"(a[1]), "r"(b[0]))
   if constexpr (Op == MmaSync::k16_f16_e4m3_e4m3) {
-    BLOCKSCALE_MMA_F16_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16");
+    BLOCKSCALE_MMA_F16_HALF_K("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e4m3.f16");
   } else if constexpr (Op == MmaSync::k16_f16_e4m3_e5m2) {
-    BLOCKSCALE_MMA_F16_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16");
+    BLOCKSCALE_MMA_F16_HALF_K("mma.sync.aligned.m16n8k16.row.col.f16.e4m3.e5m2.f16");
   } else if constexpr (Op == MmaSync::k16_f16_e5m2_e4m3) {
-    BLOCKSCALE_MMA_F16_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16");
+    BLOCKSCALE_MMA_F16_HALF_K("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16");
   } else if constexpr (Op == MmaSync::k16_f16_e5m2_e5m2) {
-    BLOCKSCALE_MMA_F16_K16_8BIT("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16");
+    BLOCKSCALE_MMA_F16_HALF_K("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e5m2.f16");
+  } else if constexpr (Op == MmaSync::k8_f16_f16_f16) {
+    BLOCKSCALE_MMA_F16_HALF_K("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16");
   } else if constexpr (Op == MmaSync::k32_f16_e4m3_e4m3) {
     BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16");
   } else if constexpr (Op == MmaSync::k32_f16_e4m3_e5m2) {
@@ -110,7 +121,7 @@ __device__ __forceinline__ void mma_sync_f16(std::uint32_t (&d)[2], const std::u
     static_assert(Op == MmaSync::k16_f16_f16_f16);
     BLOCKSCALE_MMA_F16("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16");
   }
-#undef BLOCKSCALE_MMA_F16_K16_8BIT
+#undef BLOCKSCALE_MMA_F16_HALF_K
 #undef BLOCKSCALE_MMA_F16
 }
 
@@ -317,6 +328,10 @@ bool dispatch_mma_sync(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   BLOCKSCALE_CASE(16, F::bfloat16, F::bfloat16, F::float32, k16_f32_bf16_bf16)
   BLOCKSCALE_CASE(16, F::float16, F::float16, F::float16, k16_f16_f16_f16)
   BLOCKSCALE_CASE(8, F::tfloat32, F::tfloat32, F::float32, k8_f32_tf32_tf32)
+  BLOCKSCALE_CASE(8, F::float16, F::float16, F::float32, k8_f32_f16_f16)
+  BLOCKSCALE_CASE(8, F::bfloat16, F::bfloat16, F::float32, k8_f32_bf16_bf16)
+  BLOCKSCALE_CASE(8, F::float16, F::float16, F::float16, k8_f16_f16_f16)
+  BLOCKSCALE_CASE(4, F::tfloat32, F::tfloat32, F::float32, k4_f32_tf32_tf32)
 #undef BLOCKSCALE_CASE
   return false;
 }
