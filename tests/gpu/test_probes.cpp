@@ -38,6 +38,15 @@ std::vector<std::string> wgmma_probe_names() {
   return v;
 }
 
+// The sm_90a probes whose products can all lie below an fp32 accumulator's zero floor (bf16 and
+// tf32 operands, f32 D).
+std::vector<std::string> floor_probe_names() {
+  std::vector<std::string> v;
+  for (const ProbeKernel& p : probe_kernels())
+    if (p.arch == Arch::sm_90a && (p.a == Format::bfloat16 || p.a == Format::tfloat32)) v.push_back(p.name);
+  return v;
+}
+
 double word_value(Format f, std::uint32_t w) {
   if (f == Format::tfloat32 || f == Format::float32) {
     float x;
@@ -49,6 +58,7 @@ double word_value(Format f, std::uint32_t w) {
 
 class HopperProbe : public ::testing::TestWithParam<std::string> {};
 class HopperWgmma : public ::testing::TestWithParam<std::string> {};
+class HopperFloor : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HopperProbe, SmallIntegerTilesGiveTheExactSum) {
   BLOCKSCALE_REQUIRE_HOPPER();
@@ -134,6 +144,39 @@ TEST_P(HopperWgmma, ScaleDZeroIsAZeroCTerm) {
   }
 }
 
+// The zero floor (numerics.md b.3 step 2, e.1): with C = +0 and products all below 2^-133
+// (tiny_products), e_max is the row's e_zero, which sets the truncation grid. Discovery could only
+// bound it for fp32 outputs; here the bf16 and tf32 probes (fp32 D) must match the row with its
+// e_zero and must not match it with e_zero moved by 1 or 2 either way, which pins e_zero.
+TEST_P(HopperFloor, TheZeroFloorIsTheRowsEZero) {
+  BLOCKSCALE_REQUIRE_HOPPER();
+  const ProbeKernel& p = find_probe(GetParam());
+  const std::size_t tiles = ((std::size_t(1) << 18) + probe_c_size(p) - 1) / probe_c_size(p);
+  ProbeInputs in = make_probe_inputs(p, tiles, 4000, Data::tiny_products);
+  std::fill(in.c.begin(), in.c.end(), 0u);
+  const std::vector<std::uint32_t> gpu_d = run_probe(p, in);
+  const Agreement a = compare_codes(gpu_d, emulate_probe(p, in), p.n);
+  report("probe zero floor", p.name, to_string(Data::tiny_products), a);
+  EXPECT_EQ(a.mismatches, 0u) << p.name << ": " << a.mismatches << " of " << a.compared
+                              << " tiny-product outputs differ from the row:\n" << a.first_mismatches;
+  harness::TileBatch batch;
+  batch.tiles = in.tiles;
+  batch.a = in.a;
+  batch.b = in.b;
+  batch.c = in.c;
+  harness::InstructionTarget moved = harness::instruction_target(p.name);
+  const int e_zero = moved.model.params().e_zero;
+  for (int delta : {-2, -1, 1, 2}) {
+    emulator::FdpaParams params = moved.model.params();
+    params.e_zero = e_zero + delta;
+    moved.model_params = params;
+    const Agreement other = compare_codes(gpu_d, harness::emulate_tiles(moved, batch), p.n);
+    std::printf("[ zero floor ] %s: e_zero %d disagrees with the GPU in %zu of %zu outputs\n", p.name.c_str(),
+                e_zero + delta, other.mismatches, other.compared);
+    EXPECT_GT(other.mismatches, 0u) << p.name << ": e_zero " << e_zero + delta << " fits the GPU as well as " << e_zero;
+  }
+}
+
 std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string s;
   for (char c : info.param) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -142,5 +185,6 @@ std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Sm90a, HopperProbe, ::testing::ValuesIn(hopper_probe_names()), param_name);
 INSTANTIATE_TEST_SUITE_P(Sm90a, HopperWgmma, ::testing::ValuesIn(wgmma_probe_names()), param_name);
+INSTANTIATE_TEST_SUITE_P(Sm90a, HopperFloor, ::testing::ValuesIn(floor_probe_names()), param_name);
 
 }  // namespace
