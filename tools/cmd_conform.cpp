@@ -33,7 +33,8 @@ const char* kUsage =
     "                        (default 1048576); the probes run once, the rest is split evenly\n"
     "  --seed S              generator seed (default 1); every case is a function of (seed,\n"
     "                        target, data set, case index)\n"
-    "  --data SETS           random, realistic, probes or all (default), or a comma list\n"
+    "  --data SETS           random, realistic, probes, tiny, or all (default: the first three), or a\n"
+    "                        comma list; tiny puts products below the accumulator's zero floor\n"
     "  --list                list the targets (runnable or skipped, with the reason) and exit\n"
     "modes (the conformance sweep runs when no other mode is named, or with --conform):\n"
     "  --conform             run the conformance sweep together with the modes below\n"
@@ -47,7 +48,7 @@ const char* kUsage =
     "                        generation, comparison and reporting\n"
     "  --perturb KIND        with --self-test: perturb the self-test device so that it must be\n"
     "                        caught: fraction-bits, output-rounding, c-placement, promotion-fma,\n"
-    "                        output-lsb (default none)\n"
+    "                        output-lsb, zero-floor (needs --data tiny to show) (default none)\n"
     "  --model-override 'REGEX@key=value,...[;...]'\n"
     "                        test a candidate table row: instructions matching REGEX are modelled\n"
     "                        with these parameters (F, L, e_zero, underflow=positive|negative,\n"
@@ -73,7 +74,7 @@ std::vector<DataKind> parse_data(const std::string& s) {
     const std::size_t comma = s.find(',', start);
     const std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const auto d = parse_data_kind(part);
-    if (!d) throw UsageError("--data: '" + part + "' is not random, realistic, probes or all");
+    if (!d) throw UsageError("--data: '" + part + "' is not random, realistic, probes, tiny or all");
     v.push_back(*d);
     if (comma == std::string::npos) break;
     start = comma + 1;

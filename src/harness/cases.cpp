@@ -22,12 +22,13 @@ std::string to_string(DataKind d) {
     case DataKind::random: return "random";
     case DataKind::realistic: return "realistic";
     case DataKind::probes: return "probes";
+    case DataKind::tiny: return "tiny";
   }
   return "?";
 }
 
 std::optional<DataKind> parse_data_kind(std::string_view s) {
-  for (DataKind d : {DataKind::random, DataKind::realistic, DataKind::probes})
+  for (DataKind d : {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny})
     if (s == to_string(d)) return d;
   return std::nullopt;
 }
@@ -121,6 +122,44 @@ std::uint32_t value_word(Format f, double v) {
   o.rounding = Rounding::nearest_even;
   o.overflow = Overflow::saturate;
   return word(f, convert(f, v, o));
+}
+
+// ---- Tiny products (DataKind::tiny).
+
+// A value of either sign in the format's range for the tiny set: 2^-85 .. 2^-70 for the formats that
+// reach it (bf16, tf32 and fp32: products of 2^-170 .. 2^-139, below the floor of -133), else one
+// of the format's 16 lowest binades (below its largest).
+std::uint32_t tiny_word(Format f, Rng& r) {
+  const bool wide = f == Format::bfloat16 || f == Format::tfloat32 || f == Format::float32;
+  const int lowest = wide ? -85 : emin(f) - info(f).mantissa_bits;
+  const int span = std::min(16, emax(f) - lowest + 1);
+  const double v = std::ldexp(1.0 + r.uniform(), lowest + static_cast<int>(r.below(static_cast<std::uint32_t>(span))));
+  return value_word(f, r.below(2) ? -v : v);
+}
+
+// A block scale near the bottom of its range: e8m0 2^-127 .. 2^-88, ue4m3 its subnormals and
+// smallest normals (bit 7 random: the instructions ignore it).
+std::uint8_t tiny_scale(Format scale, Rng& r) {
+  if (scale == Format::float8_e8m0fnu) return static_cast<std::uint8_t>(r.below(40));
+  return static_cast<std::uint8_t>((1 + r.below(0x17)) | (r.below(2) << 7));
+}
+
+// C of the tiny set: +0 in three tiles of four (e_max is then the zero floor when every product is
+// below it), else a tiny value of either sign (fp32: 2^-149 .. 2^-120; f16: its subnormals).
+std::uint32_t tiny_c(Format acc, Rng& r, std::uint64_t tile) {
+  if (tile % 4 != 3) return 0u;
+  const int lowest = acc == Format::float16 ? -24 : -149;
+  const double v = std::ldexp(1.0 + r.uniform(), lowest + static_cast<int>(r.below(30)));
+  return value_word(acc, r.below(2) ? -v : v);
+}
+
+void tiny_tile(const InstructionTarget& t, Rng& r, std::uint64_t tile, std::uint32_t* a, std::uint32_t* b,
+               std::uint32_t* c, std::uint8_t* sa, std::uint8_t* sb) {
+  for (std::size_t i = 0; i < a_words(t); ++i) a[i] = tiny_word(t.a, r);
+  for (std::size_t i = 0; i < b_words(t); ++i) b[i] = tiny_word(t.b, r);
+  for (std::size_t i = 0; i < c_words(t); ++i) c[i] = tiny_c(t.acc, r, tile);
+  for (std::size_t i = 0; i < scale_words(t, t.m); ++i) sa[i] = tiny_scale(t.scale, r);
+  for (std::size_t i = 0; i < scale_words(t, t.n); ++i) sb[i] = tiny_scale(t.scale, r);
 }
 
 // ---- Random bit-pattern tiles.
@@ -329,6 +368,8 @@ TileBatch make_tiles(const InstructionTarget& t, DataKind data, std::uint64_t se
       std::uint8_t* sb = nsb ? &batch.sfb[g * nsb] : nullptr;
       if (data == DataKind::random) {
         random_tile(t, r, first + g, a, b, c, sa, sb);
+      } else if (data == DataKind::tiny) {
+        tiny_tile(t, r, first + g, a, b, c, sa, sb);
       } else {
         realistic_tile(t, r, first + g, a, b, c, sa, sb);
       }
@@ -405,6 +446,14 @@ GemmProblem make_gemm_problem(const GemmTarget& t, DataKind data, std::uint64_t 
     if (data == DataKind::random) {
       for (auto& c : codes) c = static_cast<std::uint8_t>(random_finite_word(f, r));
       for (auto& s : scales) s = gemm_scale_code(t, data, r, false);
+    } else if (data == DataKind::tiny) {
+      // The element codes' lowest binades; e8m0 scales of 2^-63 .. 2^-24 per side, so that a block's
+      // scale product (2^-126 .. 2^-48) times its partial sum crosses into the fp32 subnormals;
+      // ue4m3 scales at the bottom of their range.
+      for (auto& c : codes) c = static_cast<std::uint8_t>(tiny_word(f, r));
+      for (auto& s : scales) {
+        s = t.scale == Format::float8_e8m0fnu ? static_cast<std::uint8_t>(64 + r.below(40)) : tiny_scale(t.scale, r);
+      }
     } else {
       // Realistic (and the base of the probe problems): rows of varying scale and distribution,
       // quantized block by block with one scale rule per problem.
@@ -469,6 +518,8 @@ GemmProblem make_gemm_problem(const GemmTarget& t, DataKind data, std::uint64_t 
           const double sign = r.below(2) ? -1.0 : 1.0;
           c = value_word(Format::float32, std::ldexp(sign * (1 + r.uniform()), e));
         }
+      } else if (data == DataKind::tiny) {
+        c = tiny_c(Format::float32, r, r.below(4));
       } else {
         c = value_word(Format::float32, r.gaussian() * std::sqrt(double(p.k)));
       }

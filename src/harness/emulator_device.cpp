@@ -24,13 +24,15 @@ std::string to_string(Perturbation p) {
     case Perturbation::c_placement: return "c-placement";
     case Perturbation::promotion_fma: return "promotion-fma";
     case Perturbation::output_lsb: return "output-lsb";
+    case Perturbation::zero_floor: return "zero-floor";
   }
   return "?";
 }
 
 std::optional<Perturbation> parse_perturbation(std::string_view s) {
   for (Perturbation p : {Perturbation::none, Perturbation::fraction_bits, Perturbation::output_rounding,
-                         Perturbation::c_placement, Perturbation::promotion_fma, Perturbation::output_lsb}) {
+                         Perturbation::c_placement, Perturbation::promotion_fma, Perturbation::output_lsb,
+                         Perturbation::zero_floor}) {
     if (s == to_string(p)) return p;
   }
   return std::nullopt;
@@ -131,6 +133,7 @@ class EmulatorDevice final : public Device {
   FdpaParams perturbed(FdpaParams p) const {
     switch (p_) {
       case Perturbation::fraction_bits: --p.F; break;
+      case Perturbation::zero_floor: ++p.e_zero; break;
       case Perturbation::output_rounding:
         if (p.algorithm == Algorithm::fp8_via_f16) {
           p.F -= 2;  // its inner HMMAs round RZ-FP32 or RNE-FP16 only: the sum feeding them instead

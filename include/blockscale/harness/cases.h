@@ -11,7 +11,13 @@
 //              each scale rule of blockscale::quantize (OCP floor, ceil, even, RCEIL, the two
 //              triton_kernels rules; the TransformerEngine and torchao NVFP4 rules for ue4m3);
 //   probes     the targeted probes of docs/numerics.md d.3 (probes.h), one dot product per
-//              diagonal position of a tile.
+//              diagonal position of a tile;
+//   tiny       products below an fp32 accumulator's zero floor (numerics.md b.3 step 2, d.3-7):
+//              operands of either sign at 2^-85 .. 2^-70 where the format reaches that (bf16, tf32),
+//              else in the format's 16 lowest binades; block scales near the bottom of their range
+//              (GEMMs: scale products around the fp32 subnormal boundary); C = +0 in most tiles,
+//              so that e_max is the row's e_zero. Not part of `all`: the other sets' floors are
+//              rarely reached, this one reaches them in most outputs.
 // Tile t of a data set depends only on (seed, target name, data set, t): any range of tiles can be
 // generated alone, in any order, by any number of threads, with the same bits.
 #pragma once
@@ -26,7 +32,7 @@
 
 namespace blockscale::harness {
 
-enum class DataKind : std::uint8_t { random, realistic, probes };
+enum class DataKind : std::uint8_t { random, realistic, probes, tiny };
 std::string to_string(DataKind d);
 std::optional<DataKind> parse_data_kind(std::string_view s);
 

@@ -48,8 +48,9 @@ class Device {
 //   output_rounding  RZ-E8M13 <-> RZ-FP32, and RNE-FP16 outputs from an F - 2 sum;
 //   c_placement      C added after the products with one RNE add instead of aligned with them;
 //   promotion_fma    GEMMs: acc = fma(sa, sb * partial, acc) instead of fma(sa * sb, partial, acc);
-//   output_lsb       the last bit of every 4096th output flipped (a rare, one-ulp fault).
-enum class Perturbation : std::uint8_t { none, fraction_bits, output_rounding, c_placement, promotion_fma, output_lsb };
+//   output_lsb       the last bit of every 4096th output flipped (a rare, one-ulp fault);
+//   zero_floor       e_zero + 1 in every instruction (the floor of e_max with C = 0: data set tiny).
+enum class Perturbation : std::uint8_t { none, fraction_bits, output_rounding, c_placement, promotion_fma, output_lsb, zero_floor };
 std::string to_string(Perturbation p);
 std::optional<Perturbation> parse_perturbation(std::string_view s);
 
