@@ -89,7 +89,7 @@ TEST(HarnessProbes, ProbeSetsAreBuiltAndPacked) {
 
 TEST(HarnessCases, DeterministicAndIndependentOfTheRange) {
   const InstructionTarget t = instruction_target("sm_90a wgmma.mma_async m64n8k32 f32 e5m2 e4m3");
-  for (DataKind d : {DataKind::random, DataKind::realistic, DataKind::probes}) {
+  for (DataKind d : {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny}) {
     const TileBatch all = make_tiles(t, d, 7, 0, 12);
     const TileBatch part = make_tiles(t, d, 7, 5, 4);
     const std::size_t na = a_words(t), nc = c_words(t);
@@ -278,7 +278,7 @@ TEST(HarnessFailures, GemmFailureOperationComputesWhatEmulateGemmComputes) {
   const std::vector<GemmTarget> targets = every_gemm_target();
   EXPECT_EQ(targets.size(), 3u + 11u);
   for (const GemmTarget& t : targets) {
-    for (DataKind data : {DataKind::random, DataKind::realistic, DataKind::probes}) {
+    for (DataKind data : {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny}) {
       for (std::uint64_t i = 0; i < 12; ++i) {
         const GemmProblem p = make_gemm_problem(t, data, 3, i, GemmSizes::small);
         const std::vector<std::uint32_t> want = emulate_gemm(t, p);
