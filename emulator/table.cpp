@@ -90,12 +90,14 @@ constexpr HardwareEvidence kHopperWgmmaF16F32[] = {{"H200", f16, f16, 30018048, 
                                                    {"H200", bf16, bf16, 30018048, kH200Sweep}};
 constexpr HardwareEvidence kHopperWgmmaF16F16[] = {{"H200", f16, f16, 30017536, kH200Sweep}};
 constexpr HardwareEvidence kHopperWgmmaTf32[] = {{"H200", tf32, tf32, 30029824, kH200Sweep}};
-// The half-K mma.sync shapes (m16n8k8 f16/bf16, m16n8k4 tf32) on an H200.
+// The half-K mma.sync shapes (m16n8k8 f16/bf16, m16n8k4 tf32) on an H200 and an H100.
 constexpr std::string_view kH200MmaHalfK = "blockscale conform, docs/conformance/h200-mma-sync-half-k-sweep.json";
+constexpr std::string_view kH100MmaHalfK = "blockscale conform, docs/conformance/h100-mma-sync-half-k-sweep.json";
 constexpr HardwareEvidence kHopperTf32[] = {{"H100", tf32, tf32, 5000, "K&M H100/tf32 d_H100_fp32 (wmma, 4 products)"},
                                             {"H200", tf32, tf32, 5000, "K&M H200/tf32 d_H200_fp32 (wmma, 4 products)"},
                                             {"H200", tf32, tf32, 10000128, kH200Sweep},
-                                            {"H200", tf32, tf32, 10000128, kH200MmaHalfK}};
+                                            {"H200", tf32, tf32, 10000128, kH200MmaHalfK},
+                                            {"H100", tf32, tf32, 10000128, kH100MmaHalfK}};
 constexpr HardwareEvidence kHopperF16F32[] = {{"H100", f16, f16, 5000, "K&M H100/fp16 d_H100_fp32 (wmma)"},
                                               {"H100", bf16, bf16, 5000, "K&M H100/bf16 d_H100_fp32 (wmma)"},
                                               {"H200", f16, f16, 5000, "K&M H200/fp16 d_H200_fp32 (wmma)"},
@@ -103,11 +105,14 @@ constexpr HardwareEvidence kHopperF16F32[] = {{"H100", f16, f16, 5000, "K&M H100
                                               {"H200", f16, f16, 10000000, kH200Sweep},
                                               {"H200", bf16, bf16, 10000000, kH200Sweep},
                                               {"H200", f16, f16, 10000128, kH200MmaHalfK},
-                                              {"H200", bf16, bf16, 10000128, kH200MmaHalfK}};
+                                              {"H200", bf16, bf16, 10000128, kH200MmaHalfK},
+                                              {"H100", f16, f16, 10000128, kH100MmaHalfK},
+                                              {"H100", bf16, bf16, 10000128, kH100MmaHalfK}};
 constexpr HardwareEvidence kHopperF16F16[] = {{"H100", f16, f16, 5000, "K&M H100/fp16 d_H100_fp16 (wmma)"},
                                               {"H200", f16, f16, 5000, "K&M H200/fp16 d_H200_fp16 (wmma)"},
                                               {"H200", f16, f16, 10000000, kH200Sweep},
-                                              {"H200", f16, f16, 10000128, kH200MmaHalfK}};
+                                              {"H200", f16, f16, 10000128, kH200MmaHalfK},
+                                              {"H100", f16, f16, 10000128, kH100MmaHalfK}};
 // blockscale conform on an H100 (docs/conformance/h100-fp8-mma-sync-sweep.json): fp8 mma.sync at k32
 // and k16, random, realistic and probe data, 0 mismatches.
 constexpr std::string_view kH100MmaFp8Sweep = "blockscale conform, docs/conformance/h100-fp8-mma-sync-sweep.json";
