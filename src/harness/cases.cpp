@@ -145,7 +145,8 @@ std::uint8_t tiny_scale(Format scale, Rng& r) {
 }
 
 // C of the tiny set: +0 in three tiles of four (e_max is then the zero floor when every product is
-// below it), else a tiny value of either sign (fp32: 2^-149 .. 2^-120; f16: its subnormals).
+// below it), else a small value of either sign (fp32: 2^-149 .. 2^-120; f16: 2^-24 .. 2^5, from its
+// subnormals up).
 std::uint32_t tiny_c(Format acc, Rng& r, std::uint64_t tile) {
   if (tile % 4 != 3) return 0u;
   const int lowest = acc == Format::float16 ? -24 : -149;
