@@ -71,6 +71,9 @@ constexpr HardwareEvidence kAdaFp8F16[] = {{"Ada", e4m3, e4m3, 5000, "K&M Ada/E4
 // realistic and probe data, >= 10^7 outputs per instruction (wgmma at N = 8, 64 and 256), 0 mismatches
 // against the rows below.
 constexpr std::string_view kH200Sweep = "blockscale conform sweep, docs/conformance/h200-sweep-*.json";
+// The same sweep of every sm_90a target on an H100 (2026-11-22, the table as of then): the
+// instruction rows' counts below (the fp8 mma.sync rows cite their own H100 run of the same data).
+constexpr std::string_view kH100Sweep = "blockscale conform sweep, docs/conformance/h100-sweep.json";
 constexpr HardwareEvidence kHopperWgmmaFp8[] = {
     {"H100", e4m3, e4m3, 5000, "K&M H100/E4M3 d_H100_fp32 (wgmma, C = 0)"},
     {"H100", e5m2, e5m2, 5000, "K&M H100/E5M2 d_H100_fp32 (wgmma, C = 0)"},
@@ -81,23 +84,35 @@ constexpr HardwareEvidence kHopperWgmmaFp8[] = {
     {"H200", e4m3, e4m3, 30029824, kH200Sweep},
     {"H200", e4m3, e5m2, 30029824, kH200Sweep},
     {"H200", e5m2, e4m3, 30030336, kH200Sweep},
-    {"H200", e5m2, e5m2, 30030336, kH200Sweep}};
+    {"H200", e5m2, e5m2, 30030336, kH200Sweep},
+    {"H100", e4m3, e4m3, 30029824, kH100Sweep},
+    {"H100", e4m3, e5m2, 30029824, kH100Sweep},
+    {"H100", e5m2, e4m3, 30030336, kH100Sweep},
+    {"H100", e5m2, e5m2, 30030336, kH100Sweep}};
 constexpr HardwareEvidence kHopperWgmmaFp8F16[] = {{"H200", e4m3, e4m3, 30029824, kH200Sweep},
                                                    {"H200", e4m3, e5m2, 30030336, kH200Sweep},
                                                    {"H200", e5m2, e4m3, 30030336, kH200Sweep},
-                                                   {"H200", e5m2, e5m2, 30029824, kH200Sweep}};
+                                                   {"H200", e5m2, e5m2, 30029824, kH200Sweep},
+                                                   {"H100", e4m3, e4m3, 30029824, kH100Sweep},
+                                                   {"H100", e4m3, e5m2, 30030336, kH100Sweep},
+                                                   {"H100", e5m2, e4m3, 30030336, kH100Sweep},
+                                                   {"H100", e5m2, e5m2, 30029824, kH100Sweep}};
 constexpr HardwareEvidence kHopperWgmmaF16F32[] = {{"H200", f16, f16, 30018048, kH200Sweep},
-                                                   {"H200", bf16, bf16, 30018048, kH200Sweep}};
-constexpr HardwareEvidence kHopperWgmmaF16F16[] = {{"H200", f16, f16, 30017536, kH200Sweep}};
-constexpr HardwareEvidence kHopperWgmmaTf32[] = {{"H200", tf32, tf32, 30029824, kH200Sweep}};
-// The half-K mma.sync shapes (m16n8k8 f16/bf16, m16n8k4 tf32) on an H200 and an H100.
+                                                   {"H200", bf16, bf16, 30018048, kH200Sweep},
+                                                   {"H100", f16, f16, 30018048, kH100Sweep},
+                                                   {"H100", bf16, bf16, 30018048, kH100Sweep}};
+constexpr HardwareEvidence kHopperWgmmaF16F16[] = {{"H200", f16, f16, 30017536, kH200Sweep},
+                                                   {"H100", f16, f16, 30018048, kH100Sweep}};
+constexpr HardwareEvidence kHopperWgmmaTf32[] = {{"H200", tf32, tf32, 30029824, kH200Sweep},
+                                                 {"H100", tf32, tf32, 30029824, kH100Sweep}};
+// The half-K mma.sync shapes (m16n8k8 f16/bf16, m16n8k4 tf32) on an H200 (on the H100 they are in
+// its full sweep).
 constexpr std::string_view kH200MmaHalfK = "blockscale conform, docs/conformance/h200-mma-sync-half-k-sweep.json";
-constexpr std::string_view kH100MmaHalfK = "blockscale conform, docs/conformance/h100-mma-sync-half-k-sweep.json";
 constexpr HardwareEvidence kHopperTf32[] = {{"H100", tf32, tf32, 5000, "K&M H100/tf32 d_H100_fp32 (wmma, 4 products)"},
                                             {"H200", tf32, tf32, 5000, "K&M H200/tf32 d_H200_fp32 (wmma, 4 products)"},
                                             {"H200", tf32, tf32, 10000128, kH200Sweep},
                                             {"H200", tf32, tf32, 10000128, kH200MmaHalfK},
-                                            {"H100", tf32, tf32, 10000128, kH100MmaHalfK}};
+                                            {"H100", tf32, tf32, 20000256, kH100Sweep}};
 constexpr HardwareEvidence kHopperF16F32[] = {{"H100", f16, f16, 5000, "K&M H100/fp16 d_H100_fp32 (wmma)"},
                                               {"H100", bf16, bf16, 5000, "K&M H100/bf16 d_H100_fp32 (wmma)"},
                                               {"H200", f16, f16, 5000, "K&M H200/fp16 d_H200_fp32 (wmma)"},
@@ -106,13 +121,13 @@ constexpr HardwareEvidence kHopperF16F32[] = {{"H100", f16, f16, 5000, "K&M H100
                                               {"H200", bf16, bf16, 10000000, kH200Sweep},
                                               {"H200", f16, f16, 10000128, kH200MmaHalfK},
                                               {"H200", bf16, bf16, 10000128, kH200MmaHalfK},
-                                              {"H100", f16, f16, 10000128, kH100MmaHalfK},
-                                              {"H100", bf16, bf16, 10000128, kH100MmaHalfK}};
+                                              {"H100", f16, f16, 20000128, kH100Sweep},
+                                              {"H100", bf16, bf16, 20000128, kH100Sweep}};
 constexpr HardwareEvidence kHopperF16F16[] = {{"H100", f16, f16, 5000, "K&M H100/fp16 d_H100_fp16 (wmma)"},
                                               {"H200", f16, f16, 5000, "K&M H200/fp16 d_H200_fp16 (wmma)"},
                                               {"H200", f16, f16, 10000000, kH200Sweep},
                                               {"H200", f16, f16, 10000128, kH200MmaHalfK},
-                                              {"H100", f16, f16, 10000128, kH100MmaHalfK}};
+                                              {"H100", f16, f16, 20000128, kH100Sweep}};
 // blockscale conform on an H100 (docs/conformance/h100-fp8-mma-sync-sweep.json): fp8 mma.sync at k32
 // and k16, random, realistic and probe data, 0 mismatches.
 constexpr std::string_view kH100MmaFp8Sweep = "blockscale conform, docs/conformance/h100-fp8-mma-sync-sweep.json";
