@@ -38,7 +38,6 @@ std::string to_string(Data d) {
     case Data::finite_bits: return "finite_bits";
     case Data::realistic: return "realistic";
     case Data::scale_range: return "scale_range";
-    case Data::tiny_products: return "tiny_products";
   }
   return "?";
 }
@@ -141,14 +140,6 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
           if (t % 4 == 3) g /= std::max(r.uniform(), 0.05);  // heavy-tailed tiles
           return encode(f, g * scale);
         }
-        case Data::tiny_products: {
-          // bf16 / tf32 / fp32 reach 2^-85; a narrower format's encode() rounds these values to
-          // its smallest subnormals or to zero, so it takes its own lowest binades instead.
-          const bool wide = f == Format::bfloat16 || f == Format::tfloat32 || f == Format::float32;
-          const int lowest = wide ? -85 : emin(f) - info(f).mantissa_bits;
-          const double v = std::ldexp(1.0 + r.uniform(), lowest + static_cast<int>(r.below(16)));
-          return encode(f, r.below(2) ? -v : v);
-        }
       }
       return 0;
     };
@@ -163,8 +154,7 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
           break;
         case Data::random_bits:
         case Data::finite_bits:
-        case Data::scale_range:
-        case Data::tiny_products: {
+        case Data::scale_range: {
           std::uint32_t w;
           do w = random_c(p.c, r, t);
           while (data != Data::random_bits && !finite_word(p.c, w));
@@ -197,8 +187,20 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
   return in;
 }
 
-std::vector<std::uint32_t> emulate_probe(const gpu::ProbeKernel& p, const gpu::ProbeInputs& in) {
-  // The probe's tile batch is laid out as the harness's (harness/target.h: TileBatch).
+// The probe's tile batch is laid out as the harness's (harness/target.h: TileBatch).
+gpu::ProbeInputs probe_inputs(const harness::TileBatch& batch) {
+  gpu::ProbeInputs in;
+  in.tiles = batch.tiles;
+  in.a = batch.a;
+  in.b = batch.b;
+  in.c = batch.c;
+  in.sfa = batch.sfa;
+  in.sfb = batch.sfb;
+  return in;
+}
+
+std::vector<std::uint32_t> emulate_probe(const gpu::ProbeKernel& p, const gpu::ProbeInputs& in,
+                                         std::optional<emulator::FdpaParams> params) {
   harness::TileBatch batch;
   batch.tiles = in.tiles;
   batch.a = in.a;
@@ -206,7 +208,9 @@ std::vector<std::uint32_t> emulate_probe(const gpu::ProbeKernel& p, const gpu::P
   batch.c = in.c;
   batch.sfa = in.sfa;
   batch.sfb = in.sfb;
-  return harness::emulate_tiles(harness::instruction_target(p.name), batch);
+  harness::InstructionTarget t = harness::instruction_target(p.name);
+  t.model_params = params;
+  return harness::emulate_tiles(t, batch);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,7 +246,6 @@ GemmCase make_gemm_case(const gpu::GemmKernel& kern, int m, int n, int k, gpu::S
         std::uint8_t& sc = scales[std::size_t(i) * blocks + bk];
         std::uint8_t* el = &codes[std::size_t(i) * k + std::size_t(bk) * kern.block];
         switch (data) {
-          case Data::tiny_products: throw std::invalid_argument("tiny_products is a probe data set, not a GEMM case");
           case Data::small_integers:
             sc = one_scale(kern.scale);
             for (int j = 0; j < kern.block; ++j) el[j] = static_cast<std::uint8_t>(encode(ef, double(int(r.below(9)) - 4)));

@@ -6,11 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "blockscale/emulator/params.h"
 #include "blockscale/gpu/gemm.h"
 #include "blockscale/gpu/probe.h"
+#include "blockscale/harness/target.h"
 
 namespace blockscale::gputest {
 
@@ -36,16 +39,19 @@ enum class Data {
                    // (products from 2^-126 to 2^126, the normal range's ends), and rarely a code
                    // outside it (0, 1, 63, 191, 254, 255: subnormal, NaN, overflowing and
                    // underflowing products)
-  tiny_products,   // operands of either sign with exponents in -85..-70 (bf16, tf32: products of
-                   // 2^-170 .. 2^-139, below the zero floor e_zero = -133 of an fp32 accumulator,
-                   // numerics.md b.3); formats that cannot get there take their smallest binades
 };
 std::string to_string(Data d);
 
 gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& probe, std::size_t tiles, std::uint64_t seed, Data data);
 
-// The emulator's D for every tile (the instruction named by probe.name).
-std::vector<std::uint32_t> emulate_probe(const gpu::ProbeKernel& probe, const gpu::ProbeInputs& in);
+// The emulator's D for every tile (the instruction named by probe.name; with `params`, the row's
+// model with those parameters instead, as `conform --model-override` runs it).
+std::vector<std::uint32_t> emulate_probe(const gpu::ProbeKernel& probe, const gpu::ProbeInputs& in,
+                                         std::optional<emulator::FdpaParams> params = std::nullopt);
+
+// The harness's tiles of a data set (harness/cases.h: make_tiles) as probe inputs: the GPU tests use
+// the conform data sets that have no counterpart above (DataKind::tiny).
+gpu::ProbeInputs probe_inputs(const harness::TileBatch& batch);
 
 // A GEMM case: the operands as the kernel reads them, and as element codes for the emulator.
 struct GemmCase {

@@ -14,6 +14,8 @@
 
 #include "blockscale/formats.h"
 #include "blockscale/gpu/probe.h"
+#include "blockscale/emulator.h"
+#include "blockscale/harness/cases.h"
 #include "blockscale/harness/target.h"
 #include "gpu_cases.h"
 #include "hopper.h"
@@ -106,37 +108,36 @@ TEST_P(HopperProbe, AgreesWithTheEmulatorBitForBit) {
 // wgmma with scale-d = 0 (ProbeInputs::accumulate = false), as kernels issue the first MMA of a
 // tile: numerics.md e.7 presumes the accumulator then enters as a +0 zero term (taking the row's
 // e_zero floor), which is what every model of a chain's first instruction assumes. The GPU gets
-// random C values in the accumulator registers; the model gets C = +0. The tiny_products set (bf16
-// and tf32 products of 2^-170 .. 2^-139, all below the floor) tells that apart from "no C term" (no
-// floor under e_max), which the test checks by running the model with e_zero = -1000 too.
+// random C values in the accumulator registers (the tiny set's C is +0 in three tiles of four); the
+// model gets C = +0. The conform data set tiny (bf16 and tf32 products of 2^-170 .. 2^-139, all
+// below the floor) tells that apart from "no C term" (no floor under e_max), which the test checks
+// by running the model with e_zero = -1000 too.
 TEST_P(HopperWgmma, ScaleDZeroIsAZeroCTerm) {
   BLOCKSCALE_REQUIRE_HOPPER();
   const ProbeKernel& p = find_probe(GetParam());
   const std::size_t tiles = ((std::size_t(1) << 17) + probe_c_size(p) - 1) / probe_c_size(p);
   const bool wide = p.a == Format::bfloat16 || p.a == Format::tfloat32;
-  for (Data data : {Data::finite_bits, Data::realistic, Data::tiny_products}) {
-    ProbeInputs in = make_probe_inputs(p, tiles, 3000 + static_cast<int>(data), data);
+  // Seeds: 3000 plus the Data value; the tiny set is the conform data set (harness/cases.h).
+  const std::pair<std::string, ProbeInputs> sets[] = {
+      {"finite_bits", make_probe_inputs(p, tiles, 3002, Data::finite_bits)},
+      {"realistic", make_probe_inputs(p, tiles, 3003, Data::realistic)},
+      {"tiny", probe_inputs(harness::make_tiles(harness::instruction_target(p.name), harness::DataKind::tiny, 3000, 0, tiles))}};
+  for (auto [data, in] : sets) {
+    const bool tiny = data == "tiny";
     in.accumulate = false;
     const std::vector<std::uint32_t> gpu_d = run_probe(p, in);
     ProbeInputs zero_c = in;
     std::fill(zero_c.c.begin(), zero_c.c.end(), 0u);
     const std::vector<std::uint32_t> model = emulate_probe(p, zero_c);
     const Agreement a = compare_codes(gpu_d, model, p.n);
-    report("probe scale-d=0", p.name, to_string(data), a);
-    EXPECT_EQ(a.mismatches, 0u) << p.name << ", " << to_string(data) << ", scale-d = 0: " << a.mismatches << " of "
+    report("probe scale-d=0", p.name, data, a);
+    EXPECT_EQ(a.mismatches, 0u) << p.name << ", " << data << ", scale-d = 0: " << a.mismatches << " of "
                                 << a.compared << " outputs differ from the model with C = +0:\n"
                                 << a.first_mismatches;
-    if (data == Data::tiny_products && wide) {
-      harness::InstructionTarget no_floor = harness::instruction_target(p.name);
-      emulator::FdpaParams params = no_floor.model.params();
-      params.e_zero = -1000;
-      no_floor.model_params = params;
-      harness::TileBatch batch;
-      batch.tiles = zero_c.tiles;
-      batch.a = zero_c.a;
-      batch.b = zero_c.b;
-      batch.c = zero_c.c;
-      const Agreement power = compare_codes(harness::emulate_tiles(no_floor, batch), model, p.n);
+    if (tiny && wide) {
+      emulator::FdpaParams no_floor = emulator::parse_instruction(p.name).params();
+      no_floor.e_zero = -1000;
+      const Agreement power = compare_codes(emulate_probe(p, zero_c, no_floor), model, p.n);
       std::printf("[ scale-d=0 ] %s: %zu of %zu tiny-product outputs differ between a +0 C term and no C term\n",
                   p.name.c_str(), power.mismatches, power.compared);
       EXPECT_GT(power.mismatches, 0u) << p.name << ": the tiny products do not tell a +0 C term from no C term";
@@ -145,35 +146,29 @@ TEST_P(HopperWgmma, ScaleDZeroIsAZeroCTerm) {
 }
 
 // The zero floor (numerics.md b.3 step 2, e.1): with C = +0 and products all below 2^-133
-// (tiny_products), e_max is the row's e_zero, which sets the truncation grid. Discovery could only
+// (the conform data set tiny), e_max is the row's e_zero, which sets the truncation grid. Discovery could only
 // bound it for fp32 outputs; here the bf16 and tf32 probes (fp32 D) must match the row with its
 // e_zero and must not match it with e_zero moved by 1 or 2 either way, which pins e_zero.
 TEST_P(HopperFloor, TheZeroFloorIsTheRowsEZero) {
   BLOCKSCALE_REQUIRE_HOPPER();
   const ProbeKernel& p = find_probe(GetParam());
   const std::size_t tiles = ((std::size_t(1) << 18) + probe_c_size(p) - 1) / probe_c_size(p);
-  ProbeInputs in = make_probe_inputs(p, tiles, 4000, Data::tiny_products);
+  ProbeInputs in =
+      probe_inputs(harness::make_tiles(harness::instruction_target(p.name), harness::DataKind::tiny, 4000, 0, tiles));
   std::fill(in.c.begin(), in.c.end(), 0u);
   const std::vector<std::uint32_t> gpu_d = run_probe(p, in);
   const Agreement a = compare_codes(gpu_d, emulate_probe(p, in), p.n);
-  report("probe zero floor", p.name, to_string(Data::tiny_products), a);
+  report("probe zero floor", p.name, "tiny", a);
   EXPECT_EQ(a.mismatches, 0u) << p.name << ": " << a.mismatches << " of " << a.compared
                               << " tiny-product outputs differ from the row:\n" << a.first_mismatches;
-  harness::TileBatch batch;
-  batch.tiles = in.tiles;
-  batch.a = in.a;
-  batch.b = in.b;
-  batch.c = in.c;
-  harness::InstructionTarget moved = harness::instruction_target(p.name);
-  const int e_zero = moved.model.params().e_zero;
+  const emulator::FdpaParams row = emulator::parse_instruction(p.name).params();
   for (int delta : {-2, -1, 1, 2}) {
-    emulator::FdpaParams params = moved.model.params();
-    params.e_zero = e_zero + delta;
-    moved.model_params = params;
-    const Agreement other = compare_codes(gpu_d, harness::emulate_tiles(moved, batch), p.n);
+    emulator::FdpaParams params = row;
+    params.e_zero = row.e_zero + delta;
+    const Agreement other = compare_codes(gpu_d, emulate_probe(p, in, params), p.n);
     std::printf("[ zero floor ] %s: e_zero %d disagrees with the GPU in %zu of %zu outputs\n", p.name.c_str(),
-                e_zero + delta, other.mismatches, other.compared);
-    EXPECT_GT(other.mismatches, 0u) << p.name << ": e_zero " << e_zero + delta << " fits the GPU as well as " << e_zero;
+                params.e_zero, other.mismatches, other.compared);
+    EXPECT_GT(other.mismatches, 0u) << p.name << ": e_zero " << params.e_zero << " fits the GPU as well as " << row.e_zero;
   }
 }
 
