@@ -144,11 +144,11 @@ std::uint8_t tiny_scale(Format scale, Rng& r) {
   return static_cast<std::uint8_t>((1 + r.below(0x17)) | (r.below(2) << 7));
 }
 
-// C of the tiny set: +0 in three tiles of four (e_max is then the zero floor when every product is
-// below it), else a small value of either sign (fp32: 2^-149 .. 2^-120; f16: 2^-24 .. 2^5, from its
-// subnormals up).
-std::uint32_t tiny_c(Format acc, Rng& r, std::uint64_t tile) {
-  if (tile % 4 != 3) return 0u;
+// C of the tiny set: +0 where `zero` (three tiles, or GEMM outputs, of four: e_max is then the zero
+// floor when every product is below it), else a small value of either sign (fp32: 2^-149 .. 2^-120;
+// f16: 2^-24 .. 2^5, from its subnormals up).
+std::uint32_t tiny_c(Format acc, Rng& r, bool zero) {
+  if (zero) return 0u;
   const int lowest = acc == Format::float16 ? -24 : -149;
   const double v = std::ldexp(1.0 + r.uniform(), lowest + static_cast<int>(r.below(30)));
   return value_word(acc, r.below(2) ? -v : v);
@@ -158,7 +158,7 @@ void tiny_tile(const InstructionTarget& t, Rng& r, std::uint64_t tile, std::uint
                std::uint32_t* c, std::uint8_t* sa, std::uint8_t* sb) {
   for (std::size_t i = 0; i < a_words(t); ++i) a[i] = tiny_word(t.a, r);
   for (std::size_t i = 0; i < b_words(t); ++i) b[i] = tiny_word(t.b, r);
-  for (std::size_t i = 0; i < c_words(t); ++i) c[i] = tiny_c(t.acc, r, tile);
+  for (std::size_t i = 0; i < c_words(t); ++i) c[i] = tiny_c(t.acc, r, tile % 4 != 3);
   for (std::size_t i = 0; i < scale_words(t, t.m); ++i) sa[i] = tiny_scale(t.scale, r);
   for (std::size_t i = 0; i < scale_words(t, t.n); ++i) sb[i] = tiny_scale(t.scale, r);
 }
@@ -520,7 +520,7 @@ GemmProblem make_gemm_problem(const GemmTarget& t, DataKind data, std::uint64_t 
           c = value_word(Format::float32, std::ldexp(sign * (1 + r.uniform()), e));
         }
       } else if (data == DataKind::tiny) {
-        c = tiny_c(Format::float32, r, r.below(4));
+        c = tiny_c(Format::float32, r, r.below(4) != 3);
       } else {
         c = value_word(Format::float32, r.gaussian() * std::sqrt(double(p.k)));
       }
