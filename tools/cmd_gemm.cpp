@@ -739,8 +739,19 @@ const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp
                    "torch_scaled_mm, torch_scaled_mm_fast_accum)");
 }
 
+// Whether the library's heuristic may split K at this shape although --split-k was not given. On
+// an H100 and an H200 (cuBLASLt 13.1), in a grid of 11,552 shapes (docs/conformance.md, "Split-K":
+// "Which S"), it split no K below 6144 (the grid's K steps from 4096 to 6144 by 1024), and torch
+// (its 1 MiB workspace) no M x N above 98,304, while a 64 MiB cuBLASLt workspace split up to 4.7 M
+// outputs. K between the grid's steps was not asked, so the hint starts above 4096 and, for torch,
+// below M x N = 131,072.
+bool heuristic_may_split(const std::string& model, std::int64_t M, std::int64_t N, std::int64_t K) {
+  if (K <= 4096) return false;
+  return model.rfind("torch", 0) != 0 || M * N <= 131072;
+}
+
 Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, const Fp8ScaledMatrix& qb,
-                           int split_k) {
+                           int split_k, std::int64_t N) {
   Numerics n;
   n.name = name;
   n.min_chunk_rows = 512;
@@ -755,7 +766,15 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   }
   const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
   n.definition = s.name() + " on sm_90a, as measured (" + s.evidence + "): " + s.description() +
-                 (split_k == 1 ? std::string("; no split-K")
+                 (split_k == 1 ? std::string("; no split-K") +
+                                     (heuristic_may_split(name, qa.rows, N, qa.k)
+                                          ? " (the library's heuristic may split K at this shape: "
+                                            "scripts/cublaslt_split_k.py query " +
+                                                std::to_string(qa.rows) + "x" + std::to_string(N) + "x" +
+                                                std::to_string(qa.k) +
+                                                (name.rfind("torch", 0) == 0 ? "" : " --library cublaslt") +
+                                                " on the GPU gives S for --split-k)"
+                                          : std::string())
                                : "; split-K " + std::to_string(split_k) + " at multiples of " +
                                      std::to_string(s.split_granule_k) + " of K, the slices added in order");
   n.rows = [s, &qa, &qb, split_k](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
@@ -826,8 +845,8 @@ int run_gemm(const std::vector<std::string>& argv) {
     qo_b = options("recipe-b", recipe_b, *fb);
   }
   const std::vector<std::string> model_names = split_models(args.get_or("models", fp8_scaled ? "cublaslt" : "sm_100a"));
-  // The library's split-K count (cuBLASLt: the algorithm's CUBLASLT_ALGO_CONFIG_SPLITK_NUM; torch:
-  // scripts/probe_split_k.py reads it from the outputs).
+  // The library's split-K count: its heuristic's choice for the shape and GPU, which
+  // scripts/cublaslt_split_k.py asks cuBLASLt for (torch._scaled_mm runs what it answers).
   const int split_k = fp8_scaled ? args.get_int("split-k", 1, 1, 64) : 1;
   if (fp8_scaled) {  // every model must exist for these operands before the data are made
     for (const std::string& m : model_names) {
@@ -868,8 +887,8 @@ int run_gemm(const std::vector<std::string>& argv) {
       throw UsageError(e.what());  // a recipe that does not take this format, or non-finite data
     }
     quantize_seconds = progress.finish();
-    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, 1));
-    for (const std::string& m : model_names) numerics.push_back(make_fp8_numerics(m, *qa8, *qb8, split_k));
+    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, 1, p.N));
+    for (const std::string& m : model_names) numerics.push_back(make_fp8_numerics(m, *qa8, *qb8, split_k, p.N));
   } else {
     // Stochastic rounding: one random word per element, the top half of a draw of the stream of
     // (--seed xor 0x5EED5EED), A's elements first, then B's if its recipe rounds stochastically too.
@@ -1058,8 +1077,8 @@ const Registrar gemm_cmd(
      "                                            1x128 x 128x128 and 1x128 x 1x128 without)\n"
      "  beside exact; no --c (the libraries were measured with beta = 0). docs/emulator.md has the\n"
      "  schedules. --split-k S: the library split K into S slices (its heuristic does for small M x N\n"
-     "  with long K; cuBLASLt reports S as CUBLASLT_ALGO_CONFIG_SPLITK_NUM, scripts/probe_split_k.py\n"
-     "  measures it for torch): each slice of whole K tiles (512 of K for 1x128 x 128x128, 128 for\n"
+     "  with long K, differently on an H100 and an H200; scripts/cublaslt_split_k.py query MxNxK asks\n"
+     "  it on the GPU, for torch or a direct cuBLASLt call): each slice of whole K tiles (512 of K for 1x128 x 128x128, 128 for\n"
      "  the others) is accumulated apart, and the slices are added in order before the epilogue.\n"
      "  Inputs: --a/--b (and --c, M x N) are 2-D .npy files of float16, float32 or float64 (float64\n"
      "  values are rounded to f32 before quantization; the fp64 product uses them as given);\n"

@@ -694,6 +694,20 @@ def check_fp8_scaled(tool, scratch):
         whole = np.load(os.path.join(outs["t1"], numerics + ".npy")).view(np.uint32)
         assert np.array_equal(whole, np.load(os.path.join(outs["t3"], numerics + ".npy")).view(np.uint32)), numerics
         assert np.array_equal(whole[600:700], np.load(os.path.join(outs["rows"], numerics + ".npy")).view(np.uint32)), numerics
+    # Without --split-k, a shape the libraries' heuristic may split says how to ask for S (tools/cmd_gemm.cpp,
+    # heuristic_may_split); a short K, or for torch a large M x N, does not.
+    hints = {}
+    for m, n, k in ((2, 3, 4224), (2, 3, 4096), (512, 512, 4224)):
+        r = run(tool, ["gemm", "--format", "fp8_e4m3", "--models", "cublaslt,torch_scaled_mm", "--no-exact", "--m",
+                       str(m), "--n", str(n), "--k", str(k), "--json", "--quiet"])
+        assert r.returncode == 0, r.stderr
+        for entry in json.loads(r.stdout)["numerics"]:
+            hints[(m, n, k, entry["name"])] = entry["definition"]
+    assert "cublaslt_split_k.py query 2x3x4224 on the GPU" in hints[(2, 3, 4224, "torch_scaled_mm")], hints
+    assert "cublaslt_split_k.py query 2x3x4224 --library cublaslt on the GPU" in hints[(2, 3, 4224, "cublaslt")], hints
+    assert "cublaslt_split_k.py query 512x512x4224 --library cublaslt" in hints[(512, 512, 4224, "cublaslt")], hints
+    for key in ((2, 3, 4096, "torch_scaled_mm"), (2, 3, 4096, "cublaslt"), (512, 512, 4224, "torch_scaled_mm")):
+        assert hints[key].endswith("; no split-K"), (key, hints[key])
     print(f"fp8 with fp32 scales: DeepGEMM (1x128, 128x128, ue8m0) and torchao (tensorwise, rowwise, e5m2) recipes; "
           f"exact and the cuBLASLt / torch._scaled_mm models agree on {len(cases)} studies with K=300 and "
           f"{len(split_cases)} with split-K 3 at K=1100; a 1100-row study is the same on 1 and 3 threads and in rows "
