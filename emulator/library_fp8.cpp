@@ -15,6 +15,18 @@
 #include "blockscale/formats/convert.h"
 #include "blockscale/reference/exact_sum.h"
 #include "fast_gemm.h"
+#include "fast_kernels.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12 warns that _mm512_undefined_* inside its own intrinsic headers "may be used
+// uninitialized" (GCC bug 105593); the value is never read.
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
 
 namespace blockscale::emulator {
 
@@ -396,8 +408,8 @@ class FixedPoint256 {
 constexpr std::int64_t kRowGroup = 4, kRowBlock = 64, kColumnStrip = 64;
 
 // The block sums S_q of rows [i0, i0 + r_count) x columns [j0, j1), all blocks:
-// sums[(r * W + j) * kb + q] (a_rows holds whole groups of kRowGroup rows, the ones past r_count
-// zeros, not stored). Acc: double (e4m3 x e4m3) or std::int64_t; B is k x n, row-major, in units.
+// sums[(r * kb + q) * W + j] (a_rows holds whole groups of kRowGroup rows, the ones past r_count
+// zeros, not stored), so that a row's columns of one block lie side by side. Acc: double (e4m3 x e4m3) or std::int64_t; B is k x n, row-major, in units.
 // Every sum is exact, so the order of the additions and the vector width cannot change a bit.
 template <typename Acc>
 [[gnu::always_inline]] inline void block_sums_body(const Acc* a_rows, std::int64_t r_count, const Acc* b,
@@ -425,14 +437,14 @@ template <typename Acc>
           }
         }
         for (std::int64_t r = 0; r < std::min(kRowGroup, r_count - g); ++r)
-          for (int c = 0; c < 16; ++c) sums[((g + r) * w + (j - j0) + c) * kb + q] = acc[r][c / 8][c % 8];
+          std::memcpy(sums + ((g + r) * kb + q) * w + (j - j0), acc[r], sizeof acc[r]);
       }
     }
     for (std::int64_t j = j0 + (j1 - j0) / 16 * 16; j < j1; ++j)  // the columns past the last whole 16
       for (std::int64_t r = 0; r < r_count; ++r) {
         Acc acc{0};
         for (std::int64_t kk = k0; kk < k1; ++kk) acc += a_rows[r * k + kk] * b[kk * n + j];
-        sums[(r * w + (j - j0)) * kb + q] = acc;
+        sums[(r * kb + q) * w + (j - j0)] = acc;
       }
   }
 }
@@ -501,6 +513,83 @@ void decompose_scales(const Fp8ScaledMatrix& m, std::int64_t r0, std::int64_t co
                     exp[static_cast<std::size_t>(r * kb + q)]);
 }
 
+// ---- The certified double sum (every pair but e5m2 x e5m2: block sums below 2^53, which all of
+// e4m3 x e4m3's are, are exact doubles). An output
+// is sum_q S_q P_q 2^(u_a + u_b) with P_q = sa(i, q) sb(j, q), a product of two fp32 that a double
+// holds exactly (48 significand bits; exponents within -298..256, so every quantity below is a
+// double normal or zero: S_q P_q is a multiple of 2^-298 below 2^299). Dot2 of Ogita, Rump and
+// Oishi ("Accurate sum and dot product", SIAM J. Sci. Comput. 26(6), 2005, Algorithm 5.3):
+// TwoProduct (one FMA) splits each term exactly into hi_q + lo_q, TwoSum adds hi_q to the running s
+// exactly, leaving e_q, and c collects fl(lo_q + e_q) in order, a their magnitudes. The exact
+// output is s + T with T = sum_q (lo_q + e_q); c differs from T by at most gamma_2kb times
+// sum_q (|lo_q| + |e_q|) (recursive summation of 2 kb roundings, Higham, "Accuracy and Stability
+// of Numerical Algorithms", 2nd ed., section 4.2), which a bounds within a factor 1 + gamma_2kb;
+// r = fl(s + c) adds at most u |r| / (1 - u). With u = 2^-53 and kb < 2^40 that is below
+// kb 2^-51 a + 2^-52 |r|; the interval [r - E, r + E] with E = (kb + 1) 2^-51 a + 2^-51 |r| covers
+// the exact sum even after the roundings of E and of its two ends (the extra 2^-51 a and 2^-52 |r|
+// exceed them). Scaled by 2^(u_a + u_b) (exact) and rounded to f32 (nearest even, a monotone
+// map), the two ends give the exact sum's rounding whenever they give the same bits; otherwise
+// (a sum within about 2^-50 of its own size of an f32 rounding boundary, an exact zero of
+// cancelling terms, or no nonzero term, whose zero's sign the fixed point decides) the output takes
+// the exact route. The bits are the exact sum's either way, so the vector width, the FMA and the
+// order of the lanes cannot change them; the thread's IeeeEnvironment (nearest even, no FTZ/DAZ)
+// is what the transforms need.
+
+// E's factors: (kb + 1) 2^-51 and 2^-51.
+double certificate_factor(std::int64_t kb) { return std::ldexp(static_cast<double>(kb + 1), -51); }
+
+// One output: the block sums at S[q * stride], the scale products sa[q] * sb[q * stride].
+bool certified_f32(const double* S, const double* sa, const double* sb, std::size_t stride, std::int64_t kb,
+                   double a_factor, double unit, std::uint32_t& out) {
+  double s = 0, c = 0, a = 0;
+  bool any = false;
+  for (std::int64_t q = 0; q < kb; ++q) {
+    const double x = S[static_cast<std::size_t>(q) * stride];
+    any = any || x != 0.0;
+    const double p = sa[q] * sb[static_cast<std::size_t>(q) * stride];  // exact
+    const double hi = x * p, lo = std::fma(x, p, -hi);                  // TwoProduct
+    const double t = s + hi, z = t - s, e = (s - (t - z)) + (hi - z);    // TwoSum
+    s = t;
+    c += lo + e;
+    a += std::fabs(lo) + std::fabs(e);
+  }
+  if (!any) return false;
+  const double r = s + c, E = a_factor * a + std::ldexp(std::fabs(r), -51);
+  const float lo = static_cast<float>((r - E) * unit), hi = static_cast<float>((r + E) * unit);
+  out = std::bit_cast<std::uint32_t>(lo);
+  return out == std::bit_cast<std::uint32_t>(hi);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// certified_f32 for 8 adjacent columns (S and sb with stride w, 8 lanes side by side); returns the
+// lanes certified, their bits in out[0..8).
+__attribute__((target("avx512f,avx512dq,avx512vl"))) unsigned certified_f32_x8(const double* S, const double* sa,
+                                                                              const double* sb, std::size_t stride,
+                                                                              std::int64_t kb, double a_factor,
+                                                                              double unit, std::uint32_t* out) {
+  __m512d s = _mm512_setzero_pd(), c = s, a = s;
+  __mmask8 any = 0;
+  for (std::int64_t q = 0; q < kb; ++q) {
+    const __m512d x = _mm512_loadu_pd(S + static_cast<std::size_t>(q) * stride);
+    any |= _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+    const __m512d p = _mm512_mul_pd(_mm512_set1_pd(sa[q]), _mm512_loadu_pd(sb + static_cast<std::size_t>(q) * stride));
+    const __m512d hi = _mm512_mul_pd(x, p), lo = _mm512_fmsub_pd(x, p, hi);
+    const __m512d t = _mm512_add_pd(s, hi), z = _mm512_sub_pd(t, s);
+    const __m512d e = _mm512_add_pd(_mm512_sub_pd(s, _mm512_sub_pd(t, z)), _mm512_sub_pd(hi, z));
+    s = t;
+    c = _mm512_add_pd(c, _mm512_add_pd(lo, e));
+    a = _mm512_add_pd(a, _mm512_add_pd(_mm512_abs_pd(lo), _mm512_abs_pd(e)));
+  }
+  const __m512d r = _mm512_add_pd(s, c);
+  const __m512d E = _mm512_fmadd_pd(_mm512_set1_pd(a_factor), a, _mm512_mul_pd(_mm512_abs_pd(r), _mm512_set1_pd(0x1p-51)));
+  const __m256 lo = _mm512_maskz_cvtpd_ps(0xFF, _mm512_mul_pd(_mm512_sub_pd(r, E), _mm512_set1_pd(unit)));
+  const __m256 hi = _mm512_maskz_cvtpd_ps(0xFF, _mm512_mul_pd(_mm512_add_pd(r, E), _mm512_set1_pd(unit)));
+  _mm256_storeu_ps(reinterpret_cast<float*>(out), lo);
+  const __mmask8 same = _mm256_cmpeq_epi32_mask(_mm256_castps_si256(lo), _mm256_castps_si256(hi));
+  return static_cast<unsigned>(same & any);
+}
+#endif
+
 }  // namespace
 
 ExactFp8ScaledB::ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element, const GemmOptions& options)
@@ -548,20 +637,32 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
   const bool in_double = a.element == Format::float8_e4m3fn && b.element == Format::float8_e4m3fn;
   const bool wide = a.element == Format::float8_e5m2 && b.element == Format::float8_e5m2;
   const int threads = detail::resolve_threads(options.threads);
+  // GemmPath::reference sums every output exactly; the others certify double sums first (avx512:
+  // 8 columns per vector; portable and avx2: one output at a time), but for e5m2 x e5m2, whose
+  // block sums reach 2^71.
+  const GemmPath path = detail::resolve_path(options.path);
+  const bool certify = !wide && path != GemmPath::reference;
+#if defined(__x86_64__) && defined(__GNUC__)
+  const bool certify_x8 = certify && path == GemmPath::avx512;
+#endif
+  const double unit = std::ldexp(1.0, ua.unit + ub.unit), a_factor = certificate_factor(kb);
   const std::vector<double>& bd = prepared.as_double();
   const std::vector<std::int64_t>& bi = prepared.as_int64();
   std::vector<std::uint32_t> d(static_cast<std::size_t>(rows * n));
   const std::int64_t row_tiles = (rows + kRowBlock - 1) / kRowBlock,
                      strips = (n + kColumnStrip - 1) / kColumnStrip;
-  std::uint64_t fast = 0, slow = 0;  // outputs summed in FixedPoint256 (or without terms), in ExactSum
+  // Outputs certified in double, summed in FixedPoint256 (or without terms), in ExactSum.
+  std::uint64_t certified = 0, fast = 0, slow = 0;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<double> rows_d, sums_d;
+    const fast::IeeeEnvironment ieee;  // nearest even, no FTZ/DAZ: the certified sums rely on it
+    std::vector<double> rows_d, sums_d, sa_d, sb_d;
+    std::vector<std::uint8_t> settled;
     std::vector<std::int64_t> rows_i, sums_i;
     std::vector<std::uint64_t> sig_a, sig_b;
     std::vector<int> exp_a, exp_b;
     reference::ExactSum sum;
-#pragma omp for schedule(dynamic, 1) reduction(+ : fast, slow)
+#pragma omp for schedule(dynamic, 1) reduction(+ : certified, fast, slow)
     for (std::int64_t task = 0; task < row_tiles * strips; ++task) {
       const std::int64_t i0 = row0 + task / strips * kRowBlock, r_count = std::min(kRowBlock, row1 - i0);
       const std::int64_t j0 = task % strips * kColumnStrip, j1 = std::min(n, j0 + kColumnStrip), w = j1 - j0;
@@ -572,9 +673,59 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
       }
       decompose_scales(a, i0, r_count, sig_a, exp_a);
       decompose_scales(b, j0, w, sig_b, exp_b);
+      settled.assign(static_cast<std::size_t>(r_count * w), 0);  // 1: certified; 2: a block sum from 2^53
+      if (certify) {
+        if (!in_double) {
+          // The int64 block sums (an e5m2 operand) as doubles: exact below 2^53, which all but the
+          // largest sums are; an output with a larger one keeps the exact route.
+          sums_d.resize(sums_i.size());
+          for (std::int64_t r = 0; r < r_count; ++r)
+            for (std::int64_t q = 0; q < kb; ++q)
+              for (std::int64_t jj = 0; jj < w; ++jj) {
+                const std::size_t at = static_cast<std::size_t>((r * kb + q) * w + jj);
+                sums_d[at] = static_cast<double>(sums_i[at]);
+                if (sums_i[at] >= (std::int64_t{1} << 53) || sums_i[at] <= -(std::int64_t{1} << 53))
+                  settled[static_cast<std::size_t>(r * w + jj)] = 2;  // not certifiable
+              }
+        }
+        sa_d.resize(static_cast<std::size_t>(r_count * kb));
+        sb_d.resize(static_cast<std::size_t>(kb * w));
+        for (std::int64_t r = 0; r < r_count; ++r)
+          for (std::int64_t q = 0; q < kb; ++q) sa_d[static_cast<std::size_t>(r * kb + q)] = a.scale(i0 + r, q);
+        for (std::int64_t q = 0; q < kb; ++q)
+          for (std::int64_t jj = 0; jj < w; ++jj) sb_d[static_cast<std::size_t>(q * w + jj)] = b.scale(j0 + jj, q);
+        const auto stride = static_cast<std::size_t>(w);
+        for (std::int64_t r = 0; r < r_count; ++r) {
+          const double* S = &sums_d[static_cast<std::size_t>(r * kb * w)];
+          const double* sa_r = &sa_d[static_cast<std::size_t>(r * kb)];
+          std::uint32_t* out = &d[static_cast<std::size_t>((i0 + r - row0) * n + j0)];
+          std::uint8_t* done = &settled[static_cast<std::size_t>(r * w)];
+          std::int64_t jj = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+          for (; certify_x8 && jj + 8 <= w; jj += 8) {
+            std::uint32_t bits[8];
+            const unsigned lanes = certified_f32_x8(S + jj, sa_r, &sb_d[static_cast<std::size_t>(jj)], stride, kb,
+                                                    a_factor, unit, bits);
+            for (int l = 0; l < 8; ++l) {
+              if (((lanes >> l) & 1u) == 0 || done[jj + l] != 0) continue;
+              out[jj + l] = bits[l];
+              done[jj + l] = 1;
+              ++certified;
+            }
+          }
+#endif
+          for (; jj < w; ++jj) {
+            if (done[jj] == 0 && certified_f32(S + jj, sa_r, &sb_d[static_cast<std::size_t>(jj)], stride, kb, a_factor, unit, out[jj])) {
+              done[jj] = 1;
+              ++certified;
+            }
+          }
+        }
+      }
       for (std::int64_t r = 0; r < r_count; ++r) {
         const std::int64_t i = i0 + r;
         for (std::int64_t j = j0; j < j1; ++j) {
+          if (settled[static_cast<std::size_t>(r * w + (j - j0))] == 1) continue;
           // The terms' exponents come from the scales alone, so the span is known before the sums
           // are read (blocks whose sum turns out zero are counted in it, which can only send an
           // output to ExactSum that the fixed point would have taken).
@@ -593,7 +744,7 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
           for (std::int64_t q = 0; q < kb; ++q) {
             // S_q as sign and magnitude; e5m2 x e5m2 sums in 128 bits here (below 2^71).
             i128 s = 0;
-            const std::size_t at = static_cast<std::size_t>((r * w + (j - j0)) * kb + q);
+            const std::size_t at = static_cast<std::size_t>((r * kb + q) * w + (j - j0));
             if (in_double) {
               s = static_cast<std::int64_t>(sums_d[at]);  // an integer below 2^43
             } else if (!wide) {
@@ -646,7 +797,7 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
       }
     }
   }
-  if (options.stats != nullptr) *options.stats = GemmPathStats{fast, 0, 0, slow, 0};
+  if (options.stats != nullptr) *options.stats = GemmPathStats{fast, 0, 0, slow, 0, certified};
   return d;
 }
 

@@ -578,9 +578,10 @@ Result run_numerics(const Numerics& n, std::int64_t M, const std::vector<std::ui
     r.stats.special += s.special;
     r.stats.reference_outputs += s.reference_outputs;
     r.stats.fp16 += s.fp16;
+    r.stats.certified += s.certified;
     progress.advance(r1);
   }
-  r.has_stats = r.stats.exact + r.stats.truncating + r.stats.special + r.stats.reference_outputs > 0;
+  r.has_stats = r.stats.exact + r.stats.truncating + r.stats.special + r.stats.reference_outputs + r.stats.certified > 0;
   r.seconds = progress.finish();
   return r;
 }
@@ -759,8 +760,11 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
     n.definition = "the quantized operands' exact sum, rounded once to f32 (nearest even)";
     // B converted once for all the row slices (shared, not copied with the function object).
     const auto prepared = std::make_shared<const emulator::ExactFp8ScaledB>(qb, qa.element);
-    n.rows = [&qa, prepared](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>, emulator::GemmPathStats*) {
-      return emulator::exact_fp8_scaled_gemm(qa, *prepared, r0, r1);
+    n.rows = [&qa, prepared](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+                             emulator::GemmPathStats* stats) {
+      emulator::GemmOptions o;
+      o.stats = stats;
+      return emulator::exact_fp8_scaled_gemm(qa, *prepared, r0, r1, o);
     };
     return n;
   }
@@ -968,10 +972,12 @@ int run_gemm(const std::vector<std::string>& argv) {
       }
       if (r.has_stats && r.name == "exact") {
         // emulator::exact_gemm counts outputs: proved exact in double, settled as NaN / Inf, or
-        // recomputed by the reference engine.
-        std::printf(",\n     \"outputs\": {\"proved\": %llu, \"special\": %llu, \"reference\": %llu}",
+        // recomputed by the reference engine; exact_fp8_scaled_gemm: certified in double, summed in
+        // its fixed point, or in reference::ExactSum.
+        std::printf(",\n     \"outputs\": {\"proved\": %llu, \"special\": %llu, \"reference\": %llu, \"certified\": %llu}",
                     static_cast<unsigned long long>(r.stats.exact), static_cast<unsigned long long>(r.stats.special),
-                    static_cast<unsigned long long>(r.stats.reference_outputs));
+                    static_cast<unsigned long long>(r.stats.reference_outputs),
+                    static_cast<unsigned long long>(r.stats.certified));
       } else if (r.has_stats) {
         std::printf(",\n     \"steps\": {\"exact\": %llu, \"truncating\": %llu, \"special\": %llu}",
                     static_cast<unsigned long long>(r.stats.exact), static_cast<unsigned long long>(r.stats.truncating),

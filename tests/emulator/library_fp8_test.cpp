@@ -6,7 +6,8 @@
 //     for bit, and the others must not (so the data tell the schedules apart).
 //   * exact_fp8_scaled_gemm against one reference::ExactSum per output fed with every product as
 //     (element significand x scale significand) x (the same for B), term by term, which shares
-//     none of the block sums; zero signs, overflow and subnormal scales included.
+//     none of the block sums; zero signs, overflow and subnormal scales included; on every path
+//     this CPU runs, the certified double sums included, and outputs they must not certify.
 // PyTorch on an H200 is the oracle of scripts/fp8_scaled_vs_torch.py (docs/verification.md).
 #include "blockscale/emulator/library_fp8.h"
 
@@ -314,18 +315,33 @@ std::uint32_t oracle(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, std::in
   return static_cast<std::uint32_t>(sum.round_to(reference::DType::float32));
 }
 
-// Returns where the outputs were summed: exact = the 256-bit fixed point (or no nonzero block
-// sum), reference_outputs = ExactSum.
-GemmPathStats expect_exact(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b) {
+// The GEMM paths this CPU runs: reference (every output summed exactly), portable (the certified
+// double sums one output at a time) and, where present, avx2 and avx512 (8 outputs per vector).
+std::vector<GemmPath> paths() {
+  std::vector<GemmPath> p;
+  for (GemmPath x : {GemmPath::reference, GemmPath::portable, GemmPath::avx2, GemmPath::avx512})
+    if (gemm_path_available(x)) p.push_back(x);
+  return p;
+}
+
+// Checks every output against the oracle on `path`; returns where the outputs were summed:
+// certified = the double-length sum with its error bound, exact = the 256-bit fixed point (or no
+// nonzero block sum), reference_outputs = ExactSum.
+GemmPathStats expect_exact(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, GemmPath path = GemmPath::automatic) {
+  SCOPED_TRACE(std::string("path ") + std::string(to_string(path)));
   GemmPathStats stats;
   GemmOptions o;
   o.stats = &stats;
+  o.path = path;
   const std::vector<std::uint32_t> d = exact_fp8_scaled_gemm(a, b, 0, a.rows, o);
   for (std::int64_t i = 0; i < a.rows; ++i)
     for (std::int64_t j = 0; j < b.rows; ++j)
       EXPECT_EQ(d[static_cast<std::size_t>(i * b.rows + j)], oracle(a, b, i, j))
           << "output (" << i << ", " << j << ")";
-  EXPECT_EQ(stats.exact + stats.reference_outputs, static_cast<std::uint64_t>(a.rows * b.rows));
+  EXPECT_EQ(stats.certified + stats.exact + stats.reference_outputs, static_cast<std::uint64_t>(a.rows * b.rows));
+  if (path == GemmPath::reference) {
+    EXPECT_EQ(stats.certified, 0u) << "the reference path sums every output exactly";
+  }
   return stats;
 }
 
@@ -351,29 +367,74 @@ TEST(LibraryFp8, ExactEqualsATermByTermExactSum) {
        {std::pair{e4m3, e4m3}, std::pair{e4m3, e5m2}, std::pair{e5m2, e4m3}, std::pair{e5m2, e5m2}}) {
     SCOPED_TRACE(std::to_string(static_cast<int>(fa)) + " x " + std::to_string(static_cast<int>(fb)));
     // Scales 2^-40..2^41 per block: terms up to 2^160 apart, beyond the fixed point's 2^64.
-    const GemmPathStats spread = expect_exact(random_codes(9, 700, G::block_1x128, fa, 5),
-                                              random_codes(20, 700, G::block_128x128, fb, 6));
-    const GemmPathStats one_scale =
-        expect_exact(random_codes(5, 130, G::row, fa, 7), random_codes(17, 130, G::tensor, fb, 8));
-    if (fa == e5m2 && fb == e5m2) {  // block sums up to 2^71: always ExactSum
-      EXPECT_EQ(spread.exact + one_scale.exact, 0u);
-    } else {
-      EXPECT_GT(spread.reference_outputs, 0u);
-      EXPECT_GT(spread.exact, 0u);
-      EXPECT_EQ(one_scale.reference_outputs, 0u)
-          << "one scale pair per output: every term shares its exponent";
+    const Fp8ScaledMatrix spread_a = random_codes(9, 700, G::block_1x128, fa, 5),
+                          spread_b = random_codes(20, 700, G::block_128x128, fb, 6);
+    const Fp8ScaledMatrix one_a = random_codes(5, 130, G::row, fa, 7), one_b = random_codes(17, 130, G::tensor, fb, 8);
+    for (GemmPath path : paths()) {
+      const GemmPathStats spread = expect_exact(spread_a, spread_b, path);
+      const GemmPathStats one_scale = expect_exact(one_a, one_b, path);
+      if (fa == e5m2 && fb == e5m2) {  // block sums up to 2^71: always ExactSum
+        EXPECT_EQ(spread.exact + one_scale.exact + spread.certified + one_scale.certified, 0u);
+      } else if (path != GemmPath::reference) {  // block sums below 2^53 here
+        EXPECT_EQ(spread.certified, 180u) << "every output's rounding proved in double";
+        EXPECT_EQ(one_scale.certified, 85u);
+      } else {
+        EXPECT_GT(spread.reference_outputs, 0u);
+        EXPECT_GT(spread.exact, 0u);
+        EXPECT_EQ(one_scale.reference_outputs, 0u)
+            << "one scale pair per output: every term shares its exponent";
+      }
     }
   }
   // Quantized data (cancellation near zero) and the largest codes (block sums near their bounds).
-  const GemmPathStats quantized_data =
-      expect_exact(quantized(6, 1000, G::block_1x128, 9), quantized(33, 1000, G::block_128x128, 10));
-  EXPECT_EQ(quantized_data.reference_outputs, 0u);
+  const Fp8ScaledMatrix qa = quantized(6, 1000, G::block_1x128, 9), qb = quantized(33, 1000, G::block_128x128, 10);
+  for (GemmPath path : paths()) EXPECT_EQ(expect_exact(qa, qb, path).reference_outputs, 0u);
   Fp8ScaledMatrix big_a = random_codes(3, 256, G::block_1x128, e5m2, 11),
                   big_b = random_codes(4, 256, G::tensor, e5m2, 12);
   std::fill(big_a.codes.begin(), big_a.codes.end(), 0x7B);  // 57344
   std::fill(big_b.codes.begin(), big_b.codes.begin() + 256, 0x7B);
   std::fill(big_b.codes.begin() + 256, big_b.codes.begin() + 512, 0xFB);
   expect_exact(big_a, big_b);
+  // e4m3 x e5m2 block sums from 2^53 are not all exact doubles: those outputs keep the exact route
+  // on every path. Row 0 (448 everywhere) meets columns 0 and 1 (+-57344) in block sums of
+  // 49 * 2^51 units of 2^-25; the random columns 2 and 3 and row 1 (1s) certify.
+  Fp8ScaledMatrix wide_a = random_codes(2, 256, G::row, e4m3, 13);
+  std::fill(wide_a.codes.begin(), wide_a.codes.begin() + 256, 0x7E);  // 448
+  std::fill(wide_a.codes.begin() + 256, wide_a.codes.end(), 0x38);    // 1
+  for (GemmPath path : paths()) {
+    const GemmPathStats stats = expect_exact(wide_a, big_b, path);
+    EXPECT_EQ(stats.certified, path == GemmPath::reference ? 0u : 6u) << to_string(path);
+  }
+  // One such sum that a double cannot hold: 127 x (448 x 57344) + 2^-9 x 2^-16 = 6223 * 2^44 + 1
+  // units of 2^-25 in block 0, and 1 x 128 = 2^32 units in block 1: 6223 * 2^19 + 2^7 + 2^-25,
+  // just above the midpoint of two f32 (their spacing is 2^8 here), so up; the block sum as a
+  // double (the + 1 gone) would make it the midpoint itself, and round it to even, down.
+  Fp8ScaledMatrix one_a = random_codes(1, 256, G::row, e4m3, 14), one_b = random_codes(1, 256, G::row, e5m2, 15);
+  std::fill(one_a.codes.begin(), one_a.codes.end(), 0x00);
+  std::fill(one_b.codes.begin(), one_b.codes.end(), 0x00);
+  one_a.scales = {1.0f};
+  one_b.scales = {1.0f};
+  std::fill_n(one_a.codes.begin(), 127, 0x7E);       // 448
+  std::fill_n(one_b.codes.begin(), 127, 0x7B);       // 57344
+  one_a.codes[127] = 0x01, one_b.codes[127] = 0x01;  // 2^-9 x 2^-16
+  one_a.codes[128] = 0x38, one_b.codes[128] = 0x58;  // 1 x 128
+  // And one whose blocks cancel: block 1 is minus block 0's large part, so the output is the lost
+  // unit, 2^-25, where the block sums as doubles would give a proved +0.
+  Fp8ScaledMatrix two_a = one_a, two_b = one_b;
+  std::fill_n(two_a.codes.begin() + 128, 127, 0x7E);
+  std::fill_n(two_b.codes.begin() + 128, 127, 0xFB);  // -57344
+  const float up = std::ldexp(6223.0f, 19) + 256.0f, lost_unit = std::ldexp(1.0f, -25);
+  for (GemmPath path : paths()) {
+    GemmOptions o;
+    o.path = path;
+    EXPECT_EQ(exact_fp8_scaled_gemm(one_a, one_b, 0, 1, o), std::vector<std::uint32_t>{std::bit_cast<std::uint32_t>(up)})
+        << to_string(path);
+    EXPECT_EQ(exact_fp8_scaled_gemm(two_a, two_b, 0, 1, o),
+              std::vector<std::uint32_t>{std::bit_cast<std::uint32_t>(lost_unit)})
+        << to_string(path);
+    EXPECT_EQ(expect_exact(one_a, one_b, path).certified, 0u) << to_string(path);
+    EXPECT_EQ(expect_exact(two_a, two_b, path).certified, 0u) << to_string(path);
+  }
 }
 
 TEST(LibraryFp8, ExactZeroSignsOverflowAndSubnormalScales) {
@@ -458,9 +519,75 @@ TEST(LibraryFp8, ExactRoundsTiesSubnormalsAndOverflowInTheFixedPoint) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     const Fp8ScaledMatrix a = crafted(c.a, c.sa), b = crafted(c.b, c.sb);
-    const GemmPathStats stats = expect_exact(a, b);
+    const GemmPathStats stats = expect_exact(a, b, GemmPath::reference);
     EXPECT_EQ(stats.reference_outputs, 0u) << "every output in the fixed point";
-    EXPECT_EQ(exact_fp8_scaled_gemm(a, b, 0, a.rows), c.want);
+    for (GemmPath path : paths()) {
+      GemmOptions o;
+      o.path = path;
+      EXPECT_EQ(exact_fp8_scaled_gemm(a, b, 0, a.rows, o), c.want) << to_string(path);
+    }
+  }
+}
+
+// The certified double sums keep an output only where their error bound proves its rounding. Each
+// column of B meets A's one row in three 128-element blocks, 1 x 1 per block, so that the output is
+// sa_0 sb_0 + sa_1 sb_1 + sa_2 sb_2 (1x128 scales on both sides); e4m3 0x38 = 1.
+TEST(LibraryFp8, CertifiedSumsLeaveWhatTheyCannotProveToTheExactRoute) {
+  struct Column {
+    const char* what;
+    float sb[3];
+    std::uint32_t want;
+    bool certified;  // on the paths that certify
+  };
+  const float t24 = std::ldexp(1.0f, -24), t100 = std::ldexp(1.0f, -100);
+  const Column columns[] = {
+      {"1 + 2^-24 + 2^-100: just above a midpoint, which the double-length sum (1 + 2^-24) cannot see",
+       {1.0f, t24, t100}, 0x3F800001u, false},
+      {"1 + 2^-24 - 2^-100: just below it", {1.0f, t24, -t100}, 0x3F800000u, false},
+      {"1 + 2^-24 exactly, a tie (to even)", {1.0f, t24, 0.0f}, 0x3F800000u, false},
+      {"1 + 2^-23 + 2^-100: far from any midpoint", {1.0f, 2 * t24, t100}, 0x3F800001u, true},
+      {"1 - 1 + 2^-100: cancellation, 2^-100 left", {1.0f, -1.0f, t100}, 0x0D800000u, true},
+      {"1 - 1: an exact zero of nonzero terms is +0 (every transform exact: E = 0 proves it)", {1.0f, -1.0f, 0.0f},
+       0x00000000u, true},
+      {"0 + 0 + 0: no nonzero term, whose zero's sign the exact route decides", {0.0f, 0.0f, 0.0f}, 0x00000000u,
+       false},
+      {"every element of the column -0, so every product -0: -0 (IEEE 754 section 6.3)", {-0.0f, -0.0f, -0.0f},
+       0x80000000u, false},
+  };
+  Fp8ScaledMatrix a;
+  a.granularity = G::block_1x128;
+  a.rows = 1;
+  a.k = 384;
+  a.codes.assign(384, 0);
+  a.scales = {1.0f, 1.0f, 1.0f};
+  Fp8ScaledMatrix b = a;
+  b.rows = static_cast<std::int64_t>(std::size(columns));
+  b.codes.assign(static_cast<std::size_t>(b.rows * 384), 0);
+  b.scales.assign(static_cast<std::size_t>(b.rows * 3), 1.0f);
+  for (std::size_t q = 0; q < 3; ++q) a.codes[q * 128] = 0x38;
+  for (std::size_t j = 0; j < std::size(columns); ++j) {
+    if (std::signbit(columns[j].sb[0])) std::fill_n(b.codes.begin() + static_cast<std::ptrdiff_t>(j * 384), 384, 0x80);
+    for (std::size_t q = 0; q < 3; ++q) {
+      // A negative or zero factor goes into the element (the scales are positive).
+      const float f = columns[j].sb[q];
+      b.codes[j * 384 + q * 128] = f == 0.0f ? (std::signbit(f) ? 0x80 : 0x00) : (f < 0 ? 0xB8 : 0x38);
+      b.scales[j * 3 + q] = f == 0.0f ? 1.0f : std::fabs(f);
+    }
+  }
+  for (GemmPath path : paths()) {
+    SCOPED_TRACE(to_string(path));
+    GemmPathStats stats;
+    GemmOptions o;
+    o.path = path;
+    o.stats = &stats;
+    const std::vector<std::uint32_t> d = exact_fp8_scaled_gemm(a, b, 0, 1, o);
+    std::uint64_t certified = 0;
+    for (std::size_t j = 0; j < std::size(columns); ++j) {
+      EXPECT_EQ(d[j], columns[j].want) << columns[j].what;
+      EXPECT_EQ(d[j], oracle(a, b, 0, static_cast<std::int64_t>(j))) << columns[j].what;
+      certified += columns[j].certified && path != GemmPath::reference;
+    }
+    EXPECT_EQ(stats.certified, certified);
   }
 }
 

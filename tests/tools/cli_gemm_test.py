@@ -220,7 +220,8 @@ def check_oracle(tool, scratch):
     report = json.loads(r.stdout)
     assert [n["name"] for n in report["numerics"]] == ["exact", "sm_100a", "sm_90a", "sequential_f32"], report
     assert (report["m"], report["n"], report["k"]) == (M, N, K), report
-    assert report["numerics"][0]["outputs"] == {"proved": M * N, "special": 0, "reference": 0}, report["numerics"][0]
+    assert report["numerics"][0]["outputs"] == {"proved": M * N, "special": 0, "reference": 0, "certified": 0}, \
+        report["numerics"][0]
     for n in report["numerics"]:
         differ = sum(want[n["name"]][key] != want["exact"][key] for key in want["exact"])
         assert n["vs_exact"]["outputs"] == M * N and n["vs_exact"]["differ"] == differ, (n["name"], n["vs_exact"], differ)

@@ -120,9 +120,10 @@ std::string_view to_string(GemmPath path);
 // algorithm (exact e_max, each term truncated); `special` steps had a NaN or an Inf operand or
 // scale; `reference_outputs` counts outputs computed by the reference engine; `fp16` counts the
 // truncating steps whose terms the AVX512-FP16 form computed (GemmPath::avx512 on CPUs with
-// AVX512-FP16, F <= 13; docs/emulator.md).
+// AVX512-FP16, F <= 13; docs/emulator.md); `certified` counts the outputs of exact_fp8_scaled_gemm
+// (library_fp8.h) whose double-length sum was proved to round as the exact sum does.
 struct GemmPathStats {
-  std::uint64_t exact = 0, truncating = 0, special = 0, reference_outputs = 0, fp16 = 0;
+  std::uint64_t exact = 0, truncating = 0, special = 0, reference_outputs = 0, fp16 = 0, certified = 0;
 };
 
 struct GemmOptions {

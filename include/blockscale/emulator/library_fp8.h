@@ -79,8 +79,11 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& schedule, 
 // rounded once to f32 (nearest even); an exact zero is -0 when every product is -0, else +0 (IEEE
 // 754 §6.3). Rows [row0, row1) as above. Element products are summed per 128-block as integers
 // (exactly, in double, int64 or 128-bit integers), and the blocks' scaled sums exactly (below).
-// options.threads as for gemm(); the bits do not depend on it. options.stats, when set, counts
-// outputs: `exact` those summed in a 256-bit fixed-point integer (the blocks' terms within 2^64 of
+// options.threads as for gemm(); the bits do not depend on it, nor on options.path: but for e5m2
+// x e5m2, every path but GemmPath::reference first sums the blocks' terms in double-length
+// floating point with an error bound, and keeps the result where the bound proves its f32
+// rounding (avx512: 8 outputs per vector). options.stats, when set, counts outputs: `certified`
+// those, `exact` those summed in a 256-bit fixed-point integer (the blocks' terms within 2^64 of
 // each other) or without a nonzero block sum, `reference_outputs` those summed in
 // reference::ExactSum (wider spreads, e5m2 x e5m2). Throws std::invalid_argument as library_fp8_gemm does
 // (granularities aside), and for NaN or Inf element codes.
