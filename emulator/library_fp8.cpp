@@ -487,8 +487,8 @@ BlockSumsFn<Acc> block_sums_for_cpu() {
 // thread's, reused from task to task.
 template <typename Acc>
 void tile_block_sums(const Fp8ScaledMatrix& a, const ElementUnits& ua, std::int64_t i0, std::int64_t r_count,
-                     const std::vector<Acc>& b, std::int64_t n, std::int64_t j0, std::int64_t j1,
-                     std::vector<Acc>& rows, std::vector<Acc>& sums) {
+                     const Acc* b, std::int64_t n, std::int64_t j0, std::int64_t j1, std::vector<Acc>& rows,
+                     std::vector<Acc>& sums) {
   const std::int64_t k = a.k;
   const std::int64_t padded = (r_count + kRowGroup - 1) / kRowGroup * kRowGroup;
   rows.assign(static_cast<std::size_t>(padded * k), Acc{0});
@@ -498,7 +498,7 @@ void tile_block_sums(const Fp8ScaledMatrix& a, const ElementUnits& ua, std::int6
           static_cast<Acc>(ua.integer[a.codes[static_cast<std::size_t>((i0 + r) * k + kk)]]);
   sums.resize(static_cast<std::size_t>(r_count * (j1 - j0) * a.k_blocks()));
   static const BlockSumsFn<Acc> fn = block_sums_for_cpu<Acc>();
-  fn(rows.data(), r_count, b.data(), n, k, j0, j1, sums.data());
+  fn(rows.data(), r_count, b, n, k, j0, j1, sums.data());
 }
 
 // The scales of rows [r0, r0 + count) of m, decomposed per K block: sig[r * kb + q], exp[...].
@@ -603,16 +603,24 @@ ExactFp8ScaledB::ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element, con
   const ElementUnits ub = element_units(b.element);
   const bool in_double = a_element == Format::float8_e4m3fn && b.element == Format::float8_e4m3fn;
   if (a_element == Format::float8_e5m2 && b.element == Format::float8_e5m2) return;  // reads the codes
-  if (in_double) double_.resize(static_cast<std::size_t>(k * n));
-  if (!in_double) int64_.resize(static_cast<std::size_t>(k * n));
+  // Strips of kColumnStrip columns, each k x kColumnStrip row-major (the last padded with zeros):
+  // a task's columns of one K block are one contiguous 64 KB. In one k x n array its 128 rows lay
+  // 8 n bytes apart, each in a page of its own from N = 512; the strips halved `exact` at 4096^3
+  // on 16 threads of an H200 host (docs/performance.md).
+  const std::int64_t strips = (n + kColumnStrip - 1) / kColumnStrip;
+  const auto size = static_cast<std::size_t>(strips * k * kColumnStrip);
+  if (in_double) double_.assign(size, 0.0);
+  if (!in_double) int64_.assign(size, 0);
 #pragma omp parallel for schedule(static) num_threads(detail::resolve_threads(options.threads))
-  for (std::int64_t kk = 0; kk < k; ++kk) {
-    for (std::int64_t j = 0; j < n; ++j) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const std::int64_t base = j / kColumnStrip * k * kColumnStrip + j % kColumnStrip;
+    for (std::int64_t kk = 0; kk < k; ++kk) {
       const std::int64_t v = ub.integer[b.codes[static_cast<std::size_t>(j * k + kk)]];
+      const auto at = static_cast<std::size_t>(base + kk * kColumnStrip);
       if (in_double)
-        double_[static_cast<std::size_t>(kk * n + j)] = static_cast<double>(v);
+        double_[at] = static_cast<double>(v);
       else
-        int64_[static_cast<std::size_t>(kk * n + j)] = v;
+        int64_[at] = v;
     }
   }
 }
@@ -666,10 +674,12 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
     for (std::int64_t task = 0; task < row_tiles * strips; ++task) {
       const std::int64_t i0 = row0 + task / strips * kRowBlock, r_count = std::min(kRowBlock, row1 - i0);
       const std::int64_t j0 = task % strips * kColumnStrip, j1 = std::min(n, j0 + kColumnStrip), w = j1 - j0;
+      // B's strip of these columns (ExactFp8ScaledB): columns 0 .. w of a k x kColumnStrip array.
+      const auto strip = static_cast<std::size_t>(task % strips * k * kColumnStrip);
       if (in_double) {
-        tile_block_sums(a, ua, i0, r_count, bd, n, j0, j1, rows_d, sums_d);
+        tile_block_sums(a, ua, i0, r_count, bd.data() + strip, kColumnStrip, 0, w, rows_d, sums_d);
       } else if (!wide) {
-        tile_block_sums(a, ua, i0, r_count, bi, n, j0, j1, rows_i, sums_i);
+        tile_block_sums(a, ua, i0, r_count, bi.data() + strip, kColumnStrip, 0, w, rows_i, sums_i);
       }
       decompose_scales(a, i0, r_count, sig_a, exp_a);
       decompose_scales(b, j0, w, sig_b, exp_b);

@@ -92,8 +92,8 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
                                                  const GemmOptions& options = {});
 
 // B prepared once for exact_fp8_scaled_gemm over many row ranges of an A with elements `a_element`
-// (its codes as integers, K x N: the form the block sums read), so that a long computation in row
-// slices converts B once. Refers to `b`, which must outlive it.
+// (its codes as integers in strips of 64 columns, each K x 64: the form the block sums read), so
+// that a long computation in row slices converts B once. Refers to `b`, which must outlive it.
 class ExactFp8ScaledB {
  public:
   ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element, const GemmOptions& options = {});
