@@ -38,7 +38,8 @@ RECIPES = ["tensor", "tensor_fast", "rowwise", "block_1x128", "block_128x128"]
 
 # cuBLASLt enums (cublasLt.h, CUDA 13.0).
 CUBLAS_COMPUTE_32F = 68
-CUDA_R_32F, CUDA_R_16BF, CUDA_R_8F_E4M3 = 0, 14, 28
+CUDA_R_32F, CUDA_R_16BF, CUDA_R_8F_E4M3, CUDA_R_8F_E5M2 = 0, 14, 28, 29
+ELEMENT = {"e4m3": CUDA_R_8F_E4M3, "e5m2": CUDA_R_8F_E5M2}
 CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 DESC_TRANSA, DESC_TRANSB, DESC_A_SCALE_POINTER, DESC_B_SCALE_POINTER = 3, 4, 17, 18
 DESC_FAST_ACCUM, DESC_A_SCALE_MODE, DESC_B_SCALE_MODE = 25, 31, 32
@@ -111,8 +112,9 @@ class CublasLt:
     def _set(self, fn, obj, attr, value):
         self._ok(fn(obj, attr, ctypes.byref(value), ctypes.sizeof(value)), fn.__name__)
 
-    def query(self, recipe, out, m, n, k, workspace_bytes, library):
-        """The heuristic's first algorithm for D (m x n) = op(A) B, A: k x m transposed, B: k x n."""
+    def query(self, recipe, out, m, n, k, workspace_bytes, library, a_element="e4m3", b_element="e4m3"):
+        """The heuristic's first algorithm for D (m x n) = op(A) B, A: k x m transposed, B: k x n
+        (cuBLASLt's A and B, of the element types named)."""
         L = self.lib
         op, la, lb, ld, pref = (ctypes.c_void_p() for _ in range(5))
         self._ok(L.cublasLtMatmulDescCreate(ctypes.byref(op), CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate")
@@ -131,8 +133,8 @@ class CublasLt:
                 self._set(setd, op, DESC_B_SCALE_MODE, ctypes.c_int(modes[1]))
             mk = L.cublasLtMatrixLayoutCreate
             u64 = ctypes.c_uint64
-            self._ok(mk(ctypes.byref(la), CUDA_R_8F_E4M3, u64(k), u64(m), ctypes.c_int64(k)), "cublasLtMatrixLayoutCreate")
-            self._ok(mk(ctypes.byref(lb), CUDA_R_8F_E4M3, u64(k), u64(n), ctypes.c_int64(k)), "cublasLtMatrixLayoutCreate")
+            self._ok(mk(ctypes.byref(la), ELEMENT[a_element], u64(k), u64(m), ctypes.c_int64(k)), "cublasLtMatrixLayoutCreate")
+            self._ok(mk(ctypes.byref(lb), ELEMENT[b_element], u64(k), u64(n), ctypes.c_int64(k)), "cublasLtMatrixLayoutCreate")
             dtype = CUDA_R_16BF if out == "bf16" else CUDA_R_32F
             self._ok(mk(ctypes.byref(ld), dtype, u64(m), u64(n), ctypes.c_int64(m)), "cublasLtMatrixLayoutCreate")
             self._ok(L.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)), "cublasLtMatmulPreferenceCreate")
@@ -163,9 +165,10 @@ class CublasLt:
                     destroy(obj)
 
 
-def torch_query(lt, recipe, out, m, n, k):
-    """What torch._scaled_mm(A (M x K), B^T) asks cuBLASLt: the exchanged problem, 1 MiB workspace."""
-    return lt.query(recipe, out, n, m, k, 1 << 20, "torch")
+def torch_query(lt, recipe, out, m, n, k, a_element="e4m3", b_element="e4m3"):
+    """What torch._scaled_mm(A (M x K), B^T) asks cuBLASLt: the exchanged problem (torch's B is
+    cuBLASLt's A), 1 MiB workspace."""
+    return lt.query(recipe, out, n, m, k, 1 << 20, "torch", b_element, a_element)
 
 
 def parse_log_line(line):

@@ -10,8 +10,10 @@ case it makes float32 A (M x K) and W (N x K, a linear layer's weight: B = W^T),
     the reciprocal scales handed to torch._scaled_mm);
   * multiplies them with torch._scaled_mm (f32 output; bf16 where the call refuses f32);
   * runs `blockscale gemm --a A.npy --b W.npy --b-transposed --format fp8_e4m3 --recipe R
-    --recipe-b RB --models torch_scaled_mm[_fast_accum]` on the same files, which quantizes with
-    its own recipe code and emulates the library's schedule;
+    --recipe-b RB --models torch_scaled_mm[_fast_accum] [--split-k S]` on the same files, which
+    quantizes with its own recipe code and emulates the library's schedule, with the split count
+    S that cuBLASLt's heuristic gives torch's call (scripts/cublaslt_split_k.py); the last shapes
+    are skinny with long K, which the heuristic splits into many slices;
 and compares D bit for bit (bf16 outputs: blockscale's f32 D rounded to bf16, nearest even). D
 agrees only where blockscale's quantizer gave PyTorch's codes and scales and its model the
 library's accumulation; on a mismatch, PyTorch's D, codes and scales are saved beside
@@ -29,6 +31,9 @@ import tempfile
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cublaslt_split_k import CublasLt, torch_query  # noqa: E402
 
 E4M3 = torch.float8_e4m3fn
 
@@ -106,7 +111,9 @@ def main():
     results = []
     failed = False
 
-    shapes = [(256, 384, 2048), (128, 256, 4096), (384, 128, 1024), (1024, 1536, 4096)]
+    shapes = [(256, 384, 2048), (128, 256, 4096), (384, 128, 1024), (1024, 1536, 4096),
+              (64, 256, 65536), (16, 512, 40960), (128, 384, 24576)]
+    lt = None  # cuBLASLt for the split-K queries, once torch has loaded it
     for si, (m, n, k) in enumerate(shapes):
         # Rows and 128-blocks of very different magnitudes, so that the scales differ widely.
         mag_a = torch.pow(2.0, torch.randint(-10, 11, (m, k // 128), generator=gen).float()).repeat_interleave(128, 1)
@@ -151,7 +158,12 @@ def main():
         for name, ra, rb, model, format_b, qa, qw, sa, sw, fast in cases:
             label = f"{name} M={m} N={n} K={k}"
             d, err = scaled_mm(qa, qw, sa, sw, fast)
-            entry = {"case": label, "model": model}
+            lt = lt or CublasLt()
+            recipe = ("block_128x128" if "128x128" in name else "block_1x128" if "1x128" in name else
+                      "rowwise" if "rowwise" in name else "tensor_fast" if fast else "tensor")
+            out = "bf16" if d is not None and d.dtype == torch.bfloat16 else "f32"
+            split_k = torch_query(lt, recipe, out, m, n, k, "e4m3", format_b[-4:])["split_k"]
+            entry = {"case": label, "model": model, "split_k": split_k}
             if d is None:
                 entry["refused"] = err
                 print(f"{label}: torch refused: {err}")
@@ -160,6 +172,8 @@ def main():
             bdir = os.path.join(work, f"bs{si}_{len(results)}")
             cmd = [tool, "gemm", "--a", a_path, "--b", w_path, "--b-transposed", "--format", "fp8_e4m3", "--format-b",
                    format_b, "--recipe", ra, "--recipe-b", rb, "--models", model, "--out", bdir, "--quiet", "--no-exact"]
+            if split_k > 1:
+                cmd += ["--split-k", str(split_k)]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 entry["blockscale_error"] = r.stderr.strip()[-400:]
@@ -176,6 +190,12 @@ def main():
                 mine = bf16_rne(ours)
             same = int((mine == theirs).sum())
             entry.update(output=str(d.dtype), outputs=int(theirs.size), bit_exact=same)
+            if split_k > 1:  # does the split decide these bits? The same model unsplit:
+                udir = bdir + "_unsplit"
+                subprocess.run([udir if x == bdir else x for x in cmd[:-2]], capture_output=True, text=True, check=True)
+                unsplit = np.load(os.path.join(udir, model + ".npy")).view(np.uint32)
+                unsplit = unsplit if d.dtype == torch.float32 else bf16_rne(unsplit)
+                entry["unsplit_differs"] = int((unsplit != theirs).sum())
             # On a mismatch, keep both sides for a look on a CPU.
             if same != theirs.size:
                 failed = True
@@ -187,7 +207,9 @@ def main():
                 np.save(os.path.join(bdir, "torch_qw.npy"), qw.cpu().view(torch.uint8).numpy())
                 np.save(os.path.join(bdir, "torch_sa.npy"), sa.float().cpu().numpy())
                 np.save(os.path.join(bdir, "torch_sw.npy"), sw.float().cpu().numpy())
-            print(f"{label} [{model}, {d.dtype}]: {same} / {theirs.size} outputs bit-exact")
+            unsplit_note = f" (unsplit: {entry['unsplit_differs']} differ)" if split_k > 1 else ""
+            print(f"{label} [{model}, {d.dtype}, split-K {split_k}]: {same} / {theirs.size} outputs bit-exact"
+                  + unsplit_note)
             results.append(entry)
 
     info = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "cuda": torch.version.cuda,
