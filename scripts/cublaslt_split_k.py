@@ -34,6 +34,8 @@ import re
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # probe_split_k, beside this script
+
 RECIPES = ["tensor", "tensor_fast", "rowwise", "block_1x128", "block_128x128"]
 
 # cuBLASLt enums (cublasLt.h, CUDA 13.0).
@@ -192,23 +194,17 @@ def parse_log_line(line):
 
 
 def torch_call(torch, recipe, out, m, n, k):
-    """torch._scaled_mm on zeros (the heuristic does not look at values). Returns None, or why the
-    call was refused."""
+    """torch._scaled_mm on zeros (the heuristic does not look at values), with unit scales in the
+    layouts torch takes (scripts/probe_split_k.py). Returns None, or why the call was refused."""
+    from probe_split_k import scales_for, unit_scales  # imports torch: check mode only
     dev = torch.device("cuda")
     a = torch.zeros(m, k, device=dev).to(torch.float8_e4m3fn)
     b = torch.zeros(n, k, device=dev).to(torch.float8_e4m3fn)
-    kb = k // 128
+    sa, sb = scales_for(recipe, m, n, k // 128, *unit_scales(recipe, m, n, k // 128))
     kwargs = {"use_fast_accum": True} if recipe == "tensor_fast" else {}
-    if recipe.startswith("tensor"):
-        sa, sb = torch.ones((), device=dev), torch.ones((), device=dev)
-    elif recipe == "rowwise":
-        sa, sb = torch.ones(m, 1, device=dev), torch.ones(1, n, device=dev)
-    elif recipe == "block_1x128":
-        sa, sb = torch.ones(kb, m, device=dev).t(), torch.ones(kb, n, device=dev)
-    else:
-        sa, sb = torch.ones(kb, m, device=dev).t(), torch.ones(kb, (n + 127) // 128, device=dev)
     try:
-        torch._scaled_mm(a, b.t(), sa, sb, out_dtype=torch.bfloat16 if out == "bf16" else torch.float32, **kwargs)
+        torch._scaled_mm(a, b.t(), sa.to(dev), sb.to(dev), out_dtype=torch.bfloat16 if out == "bf16" else torch.float32,
+                         **kwargs)
         torch.cuda.synchronize()
         return None
     except RuntimeError as e:
