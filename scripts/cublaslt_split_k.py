@@ -9,8 +9,10 @@ scaling recipe, and follows no simple rule of the shape. This script asks the he
 through cuBLASLt's C API (ctypes; no kernel runs), and can check that torch runs what it says.
 
   cublaslt_split_k.py query [MxNxK ...] [--shapes-file FILE] [--library torch|cublaslt]
-                            [--recipes R,...] [--outs f32,bf16] [--workspace-mib W] [--json FILE]
-      For each shape (D = A B^T, A: M x K, B: N x K, both e4m3) and recipe, the heuristic's first
+                            [--recipes R,...] [--outs f32,bf16] [--elements AxB] [--workspace-mib W]
+                            [--json FILE]
+      For each shape (D = A B^T, A: M x K, B: N x K, e4m3 unless --elements says e4m3xe5m2 or
+      e5m2xe4m3) and recipe, the heuristic's first
       algorithm: tile, split count S, reduction scheme. `--library torch` (the default) asks what
       torch._scaled_mm asks: the exchanged problem (cuBLASLt m = N, n = M) with torch's 1 MiB
       workspace; `--library cublaslt` asks for A B^T as blockscale's cuBLASLt study calls it
@@ -235,7 +237,8 @@ def main_query(args):
     lt = CublasLt()
     rows = []
     ws = (1 << 20) if args.library == "torch" else args.workspace_mib << 20
-    print(f"cuBLASLt {lt.version}, {args.library} call, workspace {ws >> 20} MiB")
+    a_element, b_element = args.elements.split("x")
+    print(f"cuBLASLt {lt.version}, {args.library} call, workspace {ws >> 20} MiB, {a_element} x {b_element}")
     verbose = not args.shapes_file
     if verbose:
         print(f"{'M x N x K':>22} {'recipe':>14} {'D':>5} {'tile':>8} {'split-K':>8}")
@@ -243,9 +246,9 @@ def main_query(args):
         for recipe in args.recipes.split(","):
             for out in args.outs.split(","):
                 if args.library == "torch":
-                    r = torch_query(lt, recipe, out, m, n, k)
+                    r = torch_query(lt, recipe, out, m, n, k, a_element, b_element)
                 else:
-                    r = lt.query(recipe, out, m, n, k, ws, "cublaslt")
+                    r = lt.query(recipe, out, m, n, k, ws, "cublaslt", a_element, b_element)
                 rows.append(dict(r, m=m, n=n, k=k, recipe=recipe, out=out))
                 what = f"{r['tile']:>8} {r['split_k']:>8}" if r["supported"] else f"not supported (status {r['status']})"
                 if verbose:
@@ -263,7 +266,7 @@ def main_query(args):
                       f"{counts.get('unsupported', 0)} unsupported, largest S {max((r['split_k'] for r in mine if r['supported']), default=0)}")
     if args.json:
         json.dump({"cublaslt_version": lt.version, "library": args.library, "workspace_bytes": ws, "gpu": gpu_name(),
-                   "queries": rows}, open(args.json, "w"), indent=1)
+                   "elements": args.elements, "queries": rows}, open(args.json, "w"), indent=1)
 
 
 def main_check(args):
@@ -317,6 +320,7 @@ def main():
     q.add_argument("--library", choices=["torch", "cublaslt"], default="torch")
     q.add_argument("--recipes", default=",".join(RECIPES))
     q.add_argument("--outs", default="f32,bf16")
+    q.add_argument("--elements", choices=["e4m3xe4m3", "e4m3xe5m2", "e5m2xe4m3"], default="e4m3xe4m3")
     q.add_argument("--workspace-mib", type=int, default=64)
     q.add_argument("--json")
     c = sub.add_parser("check")
