@@ -19,7 +19,13 @@ agrees only where blockscale's quantizer gave PyTorch's codes and scales and its
 library's accumulation; on a mismatch, PyTorch's D, codes and scales are saved beside
 blockscale's D for a look on a CPU.
 
-usage: fp8_scaled_vs_torch.py BLOCKSCALE OUT_DIR [SEED]
+With --recorded, the shapes are instead ones where cuBLASLt's recorded heuristic (the table behind
+`blockscale gemm --split-k h100|h200`, emulator/library_fp8_split_k.cpp) picks different split
+counts for f32 and bf16 D, for the H100 and the H200, or for e4m3 and e5m2 weights; every case
+runs with f32 and with bf16 D, and blockscale takes `--split-k h100|h200 --d-type f32|bf16` (this
+GPU) instead of a number: its S comes from the table, and the query's S is recorded beside it.
+
+usage: fp8_scaled_vs_torch.py BLOCKSCALE OUT_DIR [SEED] [--recorded]
 Writes OUT_DIR/fp8_scaled_vs_torch.json (and, for a mismatching case, both sides' D with PyTorch's
 codes and scales) and prints one line per case; exit status 1 on any mismatch.
 """
@@ -83,8 +89,10 @@ def torchao_scale(x, rowwise, dtype=E4M3):
     return q, scale.reciprocal()
 
 
-def scaled_mm(a, w, sa, sb, fast):
-    for out in (torch.float32, torch.bfloat16):
+def scaled_mm(a, w, sa, sb, fast, outs=(torch.float32, torch.bfloat16)):
+    """D of the first output type of `outs` that the call accepts, or (None, the last refusal)."""
+    err = None
+    for out in outs:
         try:
             d = torch._scaled_mm(a, w.t(), sa, sb, out_dtype=out, use_fast_accum=fast)
             torch.cuda.synchronize()
@@ -101,9 +109,20 @@ def bf16_rne(bits32):
     return np.where(nan, (b >> 16) | 0x40, rounded).astype(np.uint16)
 
 
+# On-grid shapes where the recorded heuristic's S depends on the D type, the GPU or the weights'
+# element type (for torch._scaled_mm's calls; scripts/cublaslt_split_k.py's grid queries).
+RECORDED_SHAPES = [(32, 96, 65536), (32, 256, 32768), (16, 3072, 6144), (16, 192, 32768), (384, 16, 28672),
+                   (16, 512, 40960), (32, 32, 65536)]
+
+
 def main():
-    tool, out_dir = sys.argv[1], sys.argv[2]
-    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    recorded = "--recorded" in sys.argv
+    argv = [a for a in sys.argv if a != "--recorded"]
+    tool, out_dir = argv[1], argv[2]
+    seed = int(argv[3]) if len(argv) > 3 else 1
+    gpu = "h100" if "H100" in torch.cuda.get_device_name(0) else "h200" if "H200" in torch.cuda.get_device_name(0) else None
+    if recorded and gpu is None:
+        sys.exit("fp8_scaled_vs_torch.py --recorded: the split counts were recorded on an H100 and an H200 only")
     os.makedirs(out_dir, exist_ok=True)
     work = tempfile.mkdtemp()  # inputs and blockscale's outputs
     dev = torch.device("cuda")
@@ -111,8 +130,11 @@ def main():
     results = []
     failed = False
 
-    shapes = [(256, 384, 2048), (128, 256, 4096), (384, 128, 1024), (1024, 1536, 4096),
-              (64, 256, 65536), (16, 512, 40960), (128, 384, 24576)]
+    shapes = RECORDED_SHAPES if recorded else [(256, 384, 2048), (128, 256, 4096), (384, 128, 1024),
+                                                (1024, 1536, 4096), (64, 256, 65536), (16, 512, 40960),
+                                                (128, 384, 24576)]
+    # Recorded mode: every case with f32 and with bf16 D; else the first D type the call takes.
+    out_choices = [(torch.float32,), (torch.bfloat16,)] if recorded else [(torch.float32, torch.bfloat16)]
     lt = None  # cuBLASLt for the split-K queries, once torch has loaded it
     for si, (m, n, k) in enumerate(shapes):
         # Rows and 128-blocks of very different magnitudes, so that the scales differ widely.
@@ -155,24 +177,26 @@ def main():
         cases.append(("torchao rowwise", "torchao_rowwise", "torchao_rowwise", "torch_scaled_mm", "fp8_e4m3", qa, qw, sa,
                       sw.t().contiguous(), False))
 
-        for name, ra, rb, model, format_b, qa, qw, sa, sw, fast in cases:
+        for (name, ra, rb, model, format_b, qa, qw, sa, sw, fast), outs in [(c, o) for c in cases for o in out_choices]:
             label = f"{name} M={m} N={n} K={k}"
-            d, err = scaled_mm(qa, qw, sa, sw, fast)
+            d, err = scaled_mm(qa, qw, sa, sw, fast, outs)
             lt = lt or CublasLt()
             recipe = ("block_128x128" if "128x128" in name else "block_1x128" if "1x128" in name else
                       "rowwise" if "rowwise" in name else "tensor_fast" if fast else "tensor")
-            out = "bf16" if d is not None and d.dtype == torch.bfloat16 else "f32"
+            out = "bf16" if (d is not None and d.dtype == torch.bfloat16) or outs == (torch.bfloat16,) else "f32"
             split_k = torch_query(lt, recipe, out, m, n, k, "e4m3", format_b[-4:])["split_k"]
             entry = {"case": label, "model": model, "split_k": split_k}
             if d is None:
-                entry["refused"] = err
-                print(f"{label}: torch refused: {err}")
+                entry.update(output=out, refused=err)
+                print(f"{label} [{out}]: torch refused: {err}")
                 results.append(entry)
                 continue
             bdir = os.path.join(work, f"bs{si}_{len(results)}")
             cmd = [tool, "gemm", "--a", a_path, "--b", w_path, "--b-transposed", "--format", "fp8_e4m3", "--format-b",
                    format_b, "--recipe", ra, "--recipe-b", rb, "--models", model, "--out", bdir, "--quiet", "--no-exact"]
-            if split_k > 1:
+            if recorded:
+                cmd += ["--split-k", gpu, "--d-type", out, "--json"]
+            elif split_k > 1:
                 cmd += ["--split-k", str(split_k)]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
@@ -181,6 +205,10 @@ def main():
                 failed = True
                 results.append(entry)
                 continue
+            if recorded:  # the table's S, beside the query's
+                entry["recorded_split_k"] = json.loads(r.stdout)["numerics"][0]["split_k"]
+                failed |= entry["recorded_split_k"] != split_k
+                cmd = cmd[:-5]  # without --split-k GPU --d-type D --json, for the unsplit run below
             ours = np.load(os.path.join(bdir, model + ".npy")).view(np.uint32)
             if d.dtype == torch.float32:
                 theirs = d.cpu().contiguous().view(torch.int32).numpy().view(np.uint32)
@@ -192,7 +220,8 @@ def main():
             entry.update(output=str(d.dtype), outputs=int(theirs.size), bit_exact=same)
             if split_k > 1:  # does the split decide these bits? The same model unsplit:
                 udir = bdir + "_unsplit"
-                subprocess.run([udir if x == bdir else x for x in cmd[:-2]], capture_output=True, text=True, check=True)
+                unsplit_cmd = cmd[:cmd.index("--split-k")] if "--split-k" in cmd else cmd
+                subprocess.run([udir if x == bdir else x for x in unsplit_cmd], capture_output=True, text=True, check=True)
                 unsplit = np.load(os.path.join(udir, model + ".npy")).view(np.uint32)
                 unsplit = unsplit if d.dtype == torch.float32 else bf16_rne(unsplit)
                 entry["unsplit_differs"] = int((unsplit != theirs).sum())
@@ -208,12 +237,13 @@ def main():
                 np.save(os.path.join(bdir, "torch_sa.npy"), sa.float().cpu().numpy())
                 np.save(os.path.join(bdir, "torch_sw.npy"), sw.float().cpu().numpy())
             unsplit_note = f" (unsplit: {entry['unsplit_differs']} differ)" if split_k > 1 else ""
-            print(f"{label} [{model}, {d.dtype}, split-K {split_k}]: {same} / {theirs.size} outputs bit-exact"
-                  + unsplit_note)
+            recorded_note = f", recorded {entry['recorded_split_k']}" if recorded else ""
+            print(f"{label} [{model}, {d.dtype}, split-K {split_k}{recorded_note}]: {same} / {theirs.size} outputs "
+                  "bit-exact" + unsplit_note)
             results.append(entry)
 
     info = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "cuda": torch.version.cuda,
-            "cases": results}
+            "mode": "recorded" if recorded else "query", "cases": results}
     with open(os.path.join(out_dir, "fp8_scaled_vs_torch.json"), "w") as f:
         json.dump(info, f, indent=1)
     sys.exit(1 if failed else 0)

@@ -75,6 +75,34 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& schedule, 
                                             const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
                                             int split_k = 1, const GemmOptions& options = {});
 
+// The split count S that cuBLASLt's heuristic chooses for a call, as recorded on an H100 and an
+// H200 (driver 580.159.04, cuBLASLt 13.1, torch 2.11.0+cu130) over a grid of shapes: M and N in
+// {1, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192, 16384},
+// K in {128, 256, 384, 512, 768, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192,
+// 9216, 10240, 11264, 12288, 13312, 14336, 15360, 16384, 18432, 20480, 24576, 28672, 32768, 40960,
+// 49152, 65536}; each of e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3. S follows no rule of the shape (the two GPUs, the workspaces and the D types all
+// differ somewhere), so it is looked up, never guessed. The heuristic was asked through its C API
+// by scripts/cublaslt_split_k.py, whose check found torch._scaled_mm running the answered
+// algorithm in 4,000 of 4,000 calls on each GPU (docs/conformance.md, "Split-K").
+struct SplitKLookup {
+  std::string_view gpu = "h100";   // "h100" or "h200"
+  bool bf16_d = false;             // the call writes D in bf16 (CUDA_R_16BF), else f32
+  int cublaslt_workspace_mib = 64; // cuBLASLt calls: 1 or 64 (torch._scaled_mm always passes 1 MiB)
+};
+
+// S for the call of `library` (torch._scaled_mm(A, B^T): cuBLASLt asked for the exchanged
+// problem; cuBLASLt: D = A B^T as blockscale's cuBLASLt study calls it) with these scalings and
+// elements, at M x N x K. `fast_accum`, `a`, `b` as for library_fp8_schedule; row x row is recorded
+// for cuBLASLt too, though no schedule row models it. Throws std::invalid_argument naming the rule
+// broken: a GPU or workspace that was not recorded, e5m2 x e5m2 (the libraries refuse it), a
+// scaling pair the libraries do not take, a shape off the grid (the message names the query that
+// asks the GPU instead), or a call for which the heuristic had no algorithm.
+int recorded_split_k(Fp8Library library, bool fast_accum, Fp8Granularity a, Fp8Granularity b, Format a_element,
+                     Format b_element, std::int64_t M, std::int64_t N, std::int64_t K, const SplitKLookup& lookup);
+
+// Where the recorded counts come from: GPUs, driver, library versions, date.
+std::string_view recorded_split_k_provenance();
+
 // The exact numerics of such operands: sum over k of (a(i,k) sa(i,k)) (b(j,k) sb(j,k)), exactly,
 // rounded once to f32 (nearest even); an exact zero is -0 when every product is -0, else +0 (IEEE
 // 754 §6.3). Rows [row0, row1) as above. Element products are summed per 128-block as integers
