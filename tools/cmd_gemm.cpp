@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -428,6 +429,7 @@ struct Numerics {
                                            emulator::GemmPathStats* stats)>
       rows;
   int min_chunk_rows = 1;  // below this a slice costs more than it computes (the emulator's B panels)
+  int split_k = 0;         // a library model's split count; 0 for the others
 };
 
 // A function of A's rows [r0, r1) as a tensor of their own (the whole of A when that is all of
@@ -442,6 +444,7 @@ auto on_row_slices(const BlockScaledTensor& qa, F f) {
 
 struct Result {
   std::string name, definition;
+  int split_k = 0;
   std::vector<std::uint32_t> d;
   double seconds = 0;
   emulator::GemmPathStats stats;
@@ -562,6 +565,7 @@ Result run_numerics(const Numerics& n, std::int64_t M, const std::vector<std::ui
   Result r;
   r.name = n.name;
   r.definition = n.definition;
+  r.split_k = n.split_k;
   const std::int64_t chunk = std::max<std::int64_t>(n.min_chunk_rows, (M + 31) / 32);
   r.d.reserve(static_cast<std::size_t>(M * N));
   progress.start(n.name, M);
@@ -740,19 +744,76 @@ const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp
                    "torch_scaled_mm, torch_scaled_mm_fast_accum)");
 }
 
-// Whether the library's heuristic may split K at this shape although --split-k was not given. On
-// an H100 and an H200 (cuBLASLt 13.1), in a grid of 11,552 shapes (docs/conformance.md, "Split-K":
-// "Which S"), it split no K below 6144 (the grid's K steps from 4096 to 6144 by 1024), and torch
-// (its 1 MiB workspace) no M x N above 98,304, while a 64 MiB cuBLASLt workspace split up to 4.7 M
-// outputs. K between the grid's steps was not asked, so the hint starts above 4096 and, for torch,
-// below M x N = 131,072.
+// How the library calls being modelled are made: --split-k (a count, or the GPU whose recorded
+// heuristic gives it), --d-type and --cublaslt-workspace-mib.
+struct LibraryCall {
+  int split_k = 1;                  // --split-k S
+  std::string gpu;                  // --split-k h100|h200: the recorded heuristic's S, per model
+  bool bf16_d = false;              // --d-type bf16
+  int cublaslt_workspace_mib = 64;  // the workspace of a direct cuBLASLt call, for the recorded S
+};
+
+std::string gpu_title(const std::string& gpu) { return gpu == "h100" ? "an H100" : "an H200"; }
+
+// Whether the library's heuristic may split K at this shape, for shapes off the recorded grid. On
+// an H100 and an H200 (cuBLASLt 13.1), in the grid of 11,552 shapes (docs/conformance.md,
+// "Split-K": "Which S"), it split no K below 6144 (the grid's K steps from 4096 to 6144 by 1024),
+// and torch (its 1 MiB workspace) no M x N above 98,304, while a 64 MiB cuBLASLt workspace split
+// up to 4.7 M outputs. K between the grid's steps was not asked, so the hint starts above 4096
+// and, for torch, below M x N = 131,072.
 bool heuristic_may_split(const std::string& model, std::int64_t M, std::int64_t N, std::int64_t K) {
   if (K <= 4096) return false;
   return model.rfind("torch", 0) != 0 || M * N <= 131072;
 }
 
+// The split count of model `name` (schedule `s`) at M x N x K, and the words of its definition
+// that say where the count comes from. With --split-k GPU the recorded heuristic decides (an error
+// naming the rule when it has no answer); without --split-k the count is 1, and the definition
+// says when the recorded heuristic, or for shapes off its grid possibly the GPU's, would split.
+std::pair<int, std::string> split_count(const std::string& name, const emulator::LibraryFp8Schedule& s,
+                                        const LibraryCall& call, Format a_element, Format b_element, std::int64_t M,
+                                        std::int64_t N, std::int64_t K) {
+  auto recorded = [&](const std::string& gpu) {
+    return emulator::recorded_split_k(s.library, s.fast_accum, s.a, s.b, a_element, b_element, M, N, K,
+                                      {gpu, call.bf16_d, call.cublaslt_workspace_mib});
+  };
+  const std::string cuts = " at multiples of " + std::to_string(s.split_granule_k) + " of K, the slices added in order";
+  const std::string d = call.bf16_d ? "bf16" : "f32";
+  if (!call.gpu.empty()) {
+    int S = 1;
+    try {
+      S = recorded(call.gpu);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--split-k " + call.gpu + ", --models " + name + ": " + e.what());
+    }
+    const std::string source = "as cuBLASLt 13.1's heuristic chose for this call with " + d + " D on " +
+                               gpu_title(call.gpu) + " (recorded; docs/conformance.md, \"Split-K\")";
+    if (S == 1) return {1, "; no split-K, " + source};
+    return {S, "; split-K " + std::to_string(S) + cuts + "; S " + source};
+  }
+  if (call.split_k > 1) return {call.split_k, "; split-K " + std::to_string(call.split_k) + cuts};
+  std::optional<int> h100, h200;
+  try {
+    h100 = recorded("h100");
+    h200 = recorded("h200");
+  } catch (const std::invalid_argument&) {  // off the grid, or no algorithm: nothing recorded to say
+  }
+  if (h100 && h200) {
+    if (*h100 == 1 && *h200 == 1) return {1, "; no split-K"};
+    return {1, "; no split-K (cuBLASLt 13.1's heuristic splits this call with " + d + " D into " +
+                   std::to_string(*h100) + " on an H100 and " + std::to_string(*h200) +
+                   " on an H200, as recorded: --split-k h100 or h200 models it)"};
+  }
+  if (heuristic_may_split(name, M, N, K)) {
+    return {1, "; no split-K (the library's heuristic may split K at this shape: scripts/cublaslt_split_k.py query " +
+                   std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
+                   (name.rfind("torch", 0) == 0 ? "" : " --library cublaslt") + " on the GPU gives S for --split-k)"};
+  }
+  return {1, "; no split-K"};
+}
+
 Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, const Fp8ScaledMatrix& qb,
-                           int split_k, std::int64_t N) {
+                           const LibraryCall& call, std::int64_t N) {
   Numerics n;
   n.name = name;
   n.min_chunk_rows = 512;
@@ -769,30 +830,30 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
     return n;
   }
   const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
-  n.definition = s.name() + " on sm_90a, as measured (" + s.evidence + "): " + s.description() +
-                 (split_k == 1 ? std::string("; no split-K") +
-                                     (heuristic_may_split(name, qa.rows, N, qa.k)
-                                          ? " (the library's heuristic may split K at this shape: "
-                                            "scripts/cublaslt_split_k.py query " +
-                                                std::to_string(qa.rows) + "x" + std::to_string(N) + "x" +
-                                                std::to_string(qa.k) +
-                                                (name.rfind("torch", 0) == 0 ? "" : " --library cublaslt") +
-                                                " on the GPU gives S for --split-k)"
-                                          : std::string())
-                               : "; split-K " + std::to_string(split_k) + " at multiples of " +
-                                     std::to_string(s.split_granule_k) + " of K, the slices added in order");
-  n.rows = [s, &qa, &qb, split_k](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
-                                  emulator::GemmPathStats* stats) {
+  const auto [split_k, split_words] = split_count(name, s, call, qa.element, qb.element, qa.rows, N, qa.k);
+  n.split_k = split_k;
+  n.definition = s.name() + " on sm_90a, as measured (" + s.evidence + "): " + s.description() + split_words +
+                 (call.bf16_d ? "; D in bf16: the f32 D rounded once to nearest even, as the libraries write it" : "");
+  n.rows = [s, &qa, &qb, slices = split_k, bf16_d = call.bf16_d](std::int64_t r0, std::int64_t r1,
+                                                                   std::span<const std::uint32_t>,
+                                                                   emulator::GemmPathStats* stats) {
     emulator::GemmOptions o;
     o.stats = stats;
-    return emulator::library_fp8_gemm(s, qa, qb, r0, r1, split_k, o);
+    std::vector<std::uint32_t> d = emulator::library_fp8_gemm(s, qa, qb, r0, r1, slices, o);
+    // A bf16 D (torch._scaled_mm's out_dtype=torch.bfloat16, cuBLASLt's CUDA_R_16BF) is the f32 D
+    // rounded once to nearest even: measured with and without split-K on an H100 and an H200
+    // (docs/conformance.md, "bf16 D"). Kept as f32 words holding the bf16 values.
+    if (bf16_d) {
+      for (std::uint32_t& x : d) x = convert_code(Format::bfloat16, Format::float32, x, presets::ieee()) << 16;
+    }
+    return d;
   };
   return n;
 }
 
 int run_gemm(const std::vector<std::string>& argv) {
   Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out",
-                   "split-k"},
+                   "split-k", "d-type", "cublaslt-workspace-mib"},
             {"json", "no-exact", "quiet", "b-transposed"});
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   // Two families of operand formats: block formats (MX, NVFP4) on both sides, or fp8 with fp32
@@ -818,8 +879,11 @@ int run_gemm(const std::vector<std::string>& argv) {
       throw UsageError("--c: the library GEMMs of fp8 with fp32 scales were measured without C (beta = 0)");
     }
   } else {
-    if (args.get("split-k")) {
-      throw UsageError("--split-k: only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2) split K");
+    for (const char* option : {"split-k", "d-type", "cublaslt-workspace-mib"}) {
+      if (args.get(option)) {
+        throw UsageError(std::string("--") + option +
+                         ": only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2) take it");
+      }
     }
     auto block_format = [&](const std::string& option, const std::string& name) {
       const std::optional<BlockFormat> f = parse_block_format(name);
@@ -849,13 +913,34 @@ int run_gemm(const std::vector<std::string>& argv) {
     qo_b = options("recipe-b", recipe_b, *fb);
   }
   const std::vector<std::string> model_names = split_models(args.get_or("models", fp8_scaled ? "cublaslt" : "sm_100a"));
-  // The library's split-K count: its heuristic's choice for the shape and GPU, which
-  // scripts/cublaslt_split_k.py asks cuBLASLt for (torch._scaled_mm runs what it answers).
-  const int split_k = fp8_scaled ? args.get_int("split-k", 1, 1, 64) : 1;
-  if (fp8_scaled) {  // every model must exist for these operands before the data are made
-    for (const std::string& m : model_names) {
+  // The library calls: the split-K count is the heuristic's choice for the shape and GPU, given as
+  // a number (scripts/cublaslt_split_k.py asks cuBLASLt for it on the GPU; torch._scaled_mm runs what
+  // it answers) or looked up in the counts recorded on an H100 and an H200 (--split-k h100 | h200).
+  LibraryCall call;
+  if (fp8_scaled) {
+    const std::string split = args.get_or("split-k", "1");
+    if (split == "h100" || split == "h200") {
+      call.gpu = split;
+    } else if (!split.empty() && (std::isdigit(static_cast<unsigned char>(split[0])) || split[0] == '-')) {
+      call.split_k = static_cast<int>(args.get_int("split-k", 1, 1, 64));
+    } else {
+      throw UsageError("--split-k '" + split + "': a split count 1 .. 64, or h100 / h200 for the count that "
+                       "cuBLASLt's heuristic chose there, as recorded");
+    }
+    const std::string d_type = args.get_or("d-type", "f32");
+    if (d_type != "f32" && d_type != "bf16") throw UsageError("--d-type '" + d_type + "': f32 or bf16");
+    call.bf16_d = d_type == "bf16";
+    call.cublaslt_workspace_mib = static_cast<int>(args.get_int("cublaslt-workspace-mib", 64, 1, 1 << 20));
+    if (args.get("cublaslt-workspace-mib") && call.gpu.empty()) {
+      throw UsageError("--cublaslt-workspace-mib: it selects the recorded split counts of --split-k h100 | h200");
+    }
+    if (call.cublaslt_workspace_mib != 1 && call.cublaslt_workspace_mib != 64) {
+      throw UsageError("--cublaslt-workspace-mib " + std::to_string(call.cublaslt_workspace_mib) +
+                       ": cuBLASLt's heuristic was recorded with 1 and 64 MiB");
+    }
+    for (const std::string& m : model_names) {  // every model must exist for these operands before the data are made
       const emulator::LibraryFp8Schedule& s = library_schedule(m, fp8_recipe_a->granularity, fp8_recipe_b->granularity);
-      if (split_k > 1 && s.split_granule_k == 0) {
+      if (call.split_k > 1 && s.split_granule_k == 0) {
         throw UsageError("--split-k: " + s.name() + " was never seen splitting K (docs/conformance.md, \"Split-K\")");
       }
     }
@@ -869,6 +954,12 @@ int run_gemm(const std::vector<std::string>& argv) {
   Progress progress(args.flag("quiet"));
 
   const Problem p = load_problem(args, progress);
+  if (fp8_scaled) {  // a recorded split count must exist for the shape before the work starts
+    for (const std::string& m : model_names) {
+      split_count(m, library_schedule(m, fp8_recipe_a->granularity, fp8_recipe_b->granularity), call,
+                  *fp8_scaled_format(format_a), *fp8_scaled_format(format_b), p.M, p.N, p.K);
+    }
+  }
   std::int64_t rounded = 0;
   const FirstTouchVector<float> a32 = to_f32(p.a, rounded), b32 = to_f32(p.b, rounded), c32 = to_f32(p.c, rounded);
   std::vector<std::uint32_t> c_bits(c32.size());
@@ -891,8 +982,8 @@ int run_gemm(const std::vector<std::string>& argv) {
       throw UsageError(e.what());  // a recipe that does not take this format, or non-finite data
     }
     quantize_seconds = progress.finish();
-    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, 1, p.N));
-    for (const std::string& m : model_names) numerics.push_back(make_fp8_numerics(m, *qa8, *qb8, split_k, p.N));
+    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, call, p.N));
+    for (const std::string& m : model_names) numerics.push_back(make_fp8_numerics(m, *qa8, *qb8, call, p.N));
   } else {
     // Stochastic rounding: one random word per element, the top half of a draw of the stream of
     // (--seed xor 0x5EED5EED), A's elements first, then B's if its recipe rounds stochastically too.
@@ -944,12 +1035,18 @@ int run_gemm(const std::vector<std::string>& argv) {
     const std::string c_json = p.c.empty() ? "null" : "\"" + json_escape(p.c_source) + "\"";
   std::printf("{\n  \"m\": %lld, \"n\": %lld, \"k\": %lld,\n  \"a\": \"%s\", \"b\": \"%s\", \"c\": %s,\n"
                 "  \"format_a\": \"%s\", \"format_b\": \"%s\", \"recipe_a\": \"%s\", \"recipe_b\": \"%s\",\n  \"quantize_seconds\": %.6f, \"tensor_scale_alpha\": %s,\n"
-                "  \"inputs_rounded_to_f32\": %lld,\n  \"numerics\": [",
+                "  \"inputs_rounded_to_f32\": %lld,",
                 static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
                 json_escape(p.a_source).c_str(), json_escape(p.b_source).c_str(), c_json.c_str(),
                 json_escape(format_a).c_str(), json_escape(format_b).c_str(), json_escape(recipe_a).c_str(),
                 json_escape(recipe_b).c_str(), quantize_seconds, json_number(alpha_value, 9).c_str(),
                 static_cast<long long>(rounded));
+    if (!call.gpu.empty()) {  // where each library model's split count came from
+      std::printf("\n  \"recorded_split_k\": {\"gpu\": \"%s\", \"d_type\": \"%s\", \"provenance\": \"%s\"},",
+                  call.gpu.c_str(), call.bf16_d ? "bf16" : "f32",
+                  json_escape(std::string(emulator::recorded_split_k_provenance())).c_str());
+    }
+    std::printf("\n  \"numerics\": [");
     for (std::size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
       const ErrorStats& e = errors[i];
@@ -960,6 +1057,7 @@ int run_gemm(const std::vector<std::string>& argv) {
                   macs / std::max(r.seconds, 1e-9), static_cast<long long>(e.compared),
                   static_cast<long long>(e.nonfinite), json_number(e.relative_frobenius).c_str(),
                   json_number(e.median).c_str(), json_number(e.p99).c_str(), json_number(e.max).c_str());
+      if (r.split_k > 0) std::printf(",\n     \"split_k\": %d", r.split_k);  // a library model's slices
       if (with_exact) {
         const UlpComparison& u = ulps[i];
         std::printf(",\n     \"vs_exact\": {\"outputs\": %lld, \"differ\": %lld, \"nan_mismatches\": %lld, \"max_ulp\": %llu, "
@@ -1056,7 +1154,8 @@ const Registrar gemm_cmd(
      "blockscale gemm [--a A.npy --b B.npy [--b-transposed] [--c C.npy]]\n"
      "                [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
      "                [--format mxfp8_e4m3] [--recipe NAME] [--format-b F] [--recipe-b NAME]\n"
-     "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]] [--split-k S]\n"
+     "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
+     "                [--split-k S|h100|h200] [--d-type f32|bf16] [--cublaslt-workspace-mib 1|64]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
      "  mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4) with --recipe (default te_mxfp8, or nvfp4_te for\n"
@@ -1083,9 +1182,16 @@ const Registrar gemm_cmd(
      "                                            1x128 x 128x128 and 1x128 x 1x128 without)\n"
      "  beside exact; no --c (the libraries were measured with beta = 0). docs/emulator.md has the\n"
      "  schedules. --split-k S: the library split K into S slices (its heuristic does for small M x N\n"
-     "  with long K, differently on an H100 and an H200; scripts/cublaslt_split_k.py query MxNxK asks\n"
-     "  it on the GPU, for torch or a direct cuBLASLt call): each slice of whole K tiles (512 of K for 1x128 x 128x128, 128 for\n"
-     "  the others) is accumulated apart, and the slices are added in order before the epilogue.\n"
+     "  with long K, differently on an H100 and an H200): each slice of whole K tiles (512 of K for\n"
+     "  1x128 x 128x128, 128 for the others) is accumulated apart, and the slices are added in order\n"
+     "  before the epilogue. --split-k h100 or h200: each model takes the S that cuBLASLt 13.1's\n"
+     "  heuristic chose for its call there, as recorded for M and N in {1, 8, 16, 32, 64, 96, 128, 192,\n"
+     "  256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192, 16384} and K in {128, 256, 384, 512,\n"
+     "  768, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 5120, ..., 16384 (by 1024), 18432, 20480, 24576,\n"
+     "  28672, 32768, 40960, 49152, 65536} (torch._scaled_mm with its 1 MiB workspace; cuBLASLt with\n"
+     "  --cublaslt-workspace-mib, default 64); other shapes: scripts/cublaslt_split_k.py query MxNxK\n"
+     "  asks the GPU. --d-type bf16: the calls write D in bf16 (the f32 D rounded once to nearest even,\n"
+     "  as measured; it can change S); exact stays f32.\n"
      "  Inputs: --a/--b (and --c, M x N) are 2-D .npy files of float16, float32 or float64 (float64\n"
      "  values are rounded to f32 before quantization; the fp64 product uses them as given);\n"
      "  --b-transposed: the --b file holds B^T (N x K), as a linear layer stores its weight. Without\n"

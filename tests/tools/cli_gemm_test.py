@@ -557,6 +557,12 @@ def rne32(x):
 SPLIT_GRANULE = {"scale_product": 512, "b_first": 128, "swapped": 128, "tensor": 128, "fast_accum": 128}
 
 
+def bf16_rne(bits32):
+    """f32 words rounded to bf16 codes, nearest even (finite inputs)."""
+    b = bits32.astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
 def fp8_scaled_oracle(a_rows, sa, b_cols, sb, fa, fb, schedule, split_k=1):
     """D of each schedule of emulator/library_fp8.h, and exact, as Fractions -> f32 bits. With
     split_k = S > 1 the padded K is cut into slices of ceil(K / (S * G)) K tiles of G elements
@@ -709,6 +715,46 @@ def check_fp8_scaled(tool, scratch):
     assert "cublaslt_split_k.py query 512x512x4224 --library cublaslt" in hints[(512, 512, 4224, "cublaslt")], hints
     for key in ((2, 3, 4096, "torch_scaled_mm"), (2, 3, 4096, "cublaslt"), (512, 512, 4224, "torch_scaled_mm")):
         assert hints[key].endswith("; no split-K"), (key, hints[key])
+    # On the recorded grid the hint names the recorded counts (emulator/library_fp8_split_k.cpp).
+    r = run(tool, ["gemm", "--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--no-exact", "--m", "16", "--n",
+                   "16", "--k", "65536", "--json", "--quiet"])
+    assert r.returncode == 0, r.stderr
+    hint = json.loads(r.stdout)["numerics"][0]["definition"]
+    assert "splits this call with f32 D into 22 on an H100 and 25 on an H200, as recorded" in hint, hint
+
+    # --split-k h100 | h200 takes each model's recorded S; --d-type bf16 writes the f32 D rounded once
+    # to nearest even, with the S of a bf16 call. At 16 x 192 x 32768 torch's 1x128 x 128x128 call
+    # splits into 12 with f32 D and 11 with bf16 D on the H100, 12 with either on the H200.
+    a16 = rng.standard_normal((16, 32768)).astype(np.float32)
+    b16 = rng.standard_normal((32768, 192)).astype(np.float32)
+    np.save(os.path.join(scratch, "a16.npy"), a16)
+    np.save(os.path.join(scratch, "b16.npy"), b16)
+    base = ["gemm", "--a", os.path.join(scratch, "a16.npy"), "--b", os.path.join(scratch, "b16.npy"), "--format",
+            "fp8_e4m3", "--models", "torch_scaled_mm,cublaslt", "--no-exact", "--quiet", "--json"]
+    recorded_counts = {}
+    for gpu, d_type in (("h100", "f32"), ("h100", "bf16"), ("h200", "f32")):
+        out = os.path.join(scratch, f"recorded_{gpu}_{d_type}")
+        r = run(tool, base + ["--split-k", gpu, "--d-type", d_type, "--out", out])
+        assert r.returncode == 0, r.stderr
+        report = json.loads(r.stdout)
+        assert report["recorded_split_k"]["gpu"] == gpu and report["recorded_split_k"]["d_type"] == d_type, report
+        assert "cuBLASLt 13.1 (130100)" in report["recorded_split_k"]["provenance"], report
+        for entry in report["numerics"]:
+            recorded_counts[(gpu, d_type, entry["name"])] = entry["split_k"]
+            assert f"as cuBLASLt 13.1's heuristic chose for this call with {d_type} D on an {gpu.upper()}" \
+                in entry["definition"], entry["definition"]
+            # The same study with the count given as a number: the same bits (bf16: rounded here).
+            plain = os.path.join(scratch, f"plain_{gpu}_{d_type}_{entry['name']}")
+            r2 = run(tool, base[:-1] + ["--models", entry["name"], "--split-k", str(entry["split_k"]), "--out", plain])
+            assert r2.returncode == 0, r2.stderr
+            want = np.load(os.path.join(plain, entry["name"] + ".npy")).view(np.uint32)
+            if d_type == "bf16":
+                want = bf16_rne(want).astype(np.uint32) << 16
+            got = np.load(os.path.join(out, entry["name"] + ".npy")).view(np.uint32)
+            assert np.array_equal(got, want), (gpu, d_type, entry["name"])
+    assert recorded_counts[("h100", "f32", "torch_scaled_mm")] == 12, recorded_counts
+    assert recorded_counts[("h100", "bf16", "torch_scaled_mm")] == 11, recorded_counts
+    assert recorded_counts[("h200", "f32", "torch_scaled_mm")] == 12, recorded_counts
     print(f"fp8 with fp32 scales: DeepGEMM (1x128, 128x128, ue8m0) and torchao (tensorwise, rowwise, e5m2) recipes; "
           f"exact and the cuBLASLt / torch._scaled_mm models agree on {len(cases)} studies with K=300 and "
           f"{len(split_cases)} with split-K 3 at K=1100; a 1100-row study is the same on 1 and 3 threads and in rows "
@@ -790,6 +836,12 @@ def check_errors(tool, scratch):
          "torch_scaled_mm row x row was never seen splitting K"),
         (["--format", "fp8_e4m3", "--split-k", "0"], "--split-k"),
         (["--format", "mxfp8_e4m3", "--split-k", "2"], "only the library GEMMs of fp8 with fp32 scales"),
+        (["--format", "mxfp8_e4m3", "--d-type", "bf16"], "--d-type: only the library GEMMs of fp8 with fp32 scales"),
+        (["--format", "fp8_e4m3", "--split-k", "h300"], "a split count 1 .. 64, or h100 / h200"),
+        (["--format", "fp8_e4m3", "--split-k", "h100"], "8x8x64 is not on the recorded grid"),
+        (["--format", "fp8_e4m3", "--d-type", "f16"], "--d-type 'f16': f32 or bf16"),
+        (["--format", "fp8_e4m3", "--cublaslt-workspace-mib", "1"], "it selects the recorded split counts"),
+        (["--format", "fp8_e4m3", "--split-k", "h100", "--cublaslt-workspace-mib", "32"], "recorded with 1 and 64 MiB"),
     ]
     for args, message in cases:
         r = run(tool, ["gemm", "--quiet", "--m", "8", "--n", "8", "--k", "64"] + args if args[0] in ("--format", "--format-b", "--recipe", "--recipe-b", "--models", "--data") else ["gemm", "--quiet"] + args)
