@@ -812,8 +812,10 @@ std::pair<int, std::string> split_count(const std::string& name, const emulator:
   return {1, "; no split-K"};
 }
 
+// `split`: the model's split count and the words that say where it comes from (split_count);
+// ignored for "exact".
 Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, const Fp8ScaledMatrix& qb,
-                           const LibraryCall& call, std::int64_t N) {
+                           const std::pair<int, std::string>& split, bool bf16_d) {
   Numerics n;
   n.name = name;
   n.min_chunk_rows = 512;
@@ -830,13 +832,12 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
     return n;
   }
   const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
-  const auto [split_k, split_words] = split_count(name, s, call, qa.element, qb.element, qa.rows, N, qa.k);
-  n.split_k = split_k;
-  n.definition = s.name() + " on sm_90a, as measured (" + s.evidence + "): " + s.description() + split_words +
-                 (call.bf16_d ? "; D in bf16: the f32 D rounded once to nearest even, as the libraries write it" : "");
-  n.rows = [s, &qa, &qb, slices = split_k, bf16_d = call.bf16_d](std::int64_t r0, std::int64_t r1,
-                                                                   std::span<const std::uint32_t>,
-                                                                   emulator::GemmPathStats* stats) {
+  n.split_k = split.first;
+  n.definition = s.name() + " on sm_90a, as measured (" + s.evidence + "): " + s.description() + split.second +
+                 (bf16_d ? "; D in bf16: the f32 D rounded once to nearest even, as the libraries write it" : "");
+  n.rows = [s, &qa, &qb, slices = split.first, bf16_d](std::int64_t r0, std::int64_t r1,
+                                                       std::span<const std::uint32_t>,
+                                                       emulator::GemmPathStats* stats) {
     emulator::GemmOptions o;
     o.stats = stats;
     std::vector<std::uint32_t> d = emulator::library_fp8_gemm(s, qa, qb, r0, r1, slices, o);
@@ -954,10 +955,12 @@ int run_gemm(const std::vector<std::string>& argv) {
   Progress progress(args.flag("quiet"));
 
   const Problem p = load_problem(args, progress);
-  if (fp8_scaled) {  // a recorded split count must exist for the shape before the work starts
+  // Each library model's split count, before the work starts (a recorded count must exist).
+  std::vector<std::pair<int, std::string>> splits;
+  if (fp8_scaled) {
     for (const std::string& m : model_names) {
-      split_count(m, library_schedule(m, fp8_recipe_a->granularity, fp8_recipe_b->granularity), call,
-                  *fp8_scaled_format(format_a), *fp8_scaled_format(format_b), p.M, p.N, p.K);
+      splits.push_back(split_count(m, library_schedule(m, fp8_recipe_a->granularity, fp8_recipe_b->granularity), call,
+                                   *fp8_scaled_format(format_a), *fp8_scaled_format(format_b), p.M, p.N, p.K));
     }
   }
   std::int64_t rounded = 0;
@@ -982,8 +985,10 @@ int run_gemm(const std::vector<std::string>& argv) {
       throw UsageError(e.what());  // a recipe that does not take this format, or non-finite data
     }
     quantize_seconds = progress.finish();
-    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, call, p.N));
-    for (const std::string& m : model_names) numerics.push_back(make_fp8_numerics(m, *qa8, *qb8, call, p.N));
+    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, {}, false));
+    for (std::size_t i = 0; i < model_names.size(); ++i) {
+      numerics.push_back(make_fp8_numerics(model_names[i], *qa8, *qb8, splits[i], call.bf16_d));
+    }
   } else {
     // Stochastic rounding: one random word per element, the top half of a draw of the stream of
     // (--seed xor 0x5EED5EED), A's elements first, then B's if its recipe rounds stochastically too.

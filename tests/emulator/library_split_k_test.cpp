@@ -12,17 +12,16 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
+#include <filesystem>
 #include <functional>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "blockscale/emulator/library_fp8.h"
-#include "json.h"  // src/golden: the project's strict JSON reader
+#include "golden/helpers.h"  // tests/golden: env, whole-file reads
+#include "json.h"            // src/golden: the project's strict JSON reader
 
 namespace blockscale::emulator {
 namespace {
@@ -31,13 +30,10 @@ using G = Fp8Granularity;
 using golden::detail::Json;
 
 Json record(const std::string& name) {
-  const char* src = std::getenv("BLOCKSCALE_SOURCE_DIR");
-  if (src == nullptr) throw std::runtime_error("BLOCKSCALE_SOURCE_DIR is not set (blockscale_add_test sets it)");
-  std::ifstream in(std::string(src) + "/docs/conformance/" + name);
-  if (!in) throw std::runtime_error("cannot read docs/conformance/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return golden::detail::parse_json(text.str());
+  const std::filesystem::path path =
+      std::filesystem::path(golden::test::env("BLOCKSCALE_SOURCE_DIR")) / "docs" / "conformance" / name;
+  if (!std::filesystem::is_regular_file(path)) throw std::runtime_error("cannot read " + path.string());
+  return golden::detail::parse_json(golden::test::read(path));
 }
 
 std::int64_t integer(const Json& j) { return std::stoll(j.text); }
