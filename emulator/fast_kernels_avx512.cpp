@@ -5,7 +5,8 @@
 //   * bounds: one pass of carry-free 32-bit adds and byte maxima (vpaddd with the A word broadcast
 //     from memory / vpmaxub, 32 lanes x two fields per instruction) gives every lane its exact
 //     e_max and the lowest set bit of any of its products, so a vector is known to truncate
-//     nothing, or not, before any product is formed;
+//     nothing, or not, before any product is formed; the pass of step s + 1 runs inside the main
+//     loop of step s where that is the exact sums' or the F > 16 float form's (NextBounds);
 //   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
 //   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
@@ -247,6 +248,64 @@ BLOCKSCALE_AVX512_INLINE void bounds_pass(const std::int16_t* beb, const std::in
   bounds[3] = m3;
 }
 
+// The next step's bounds pass carried by a step's main loop (exact_sums, float_form_terms): its
+// operands do not depend on this step's outputs (C enters e_max after the pass), so the pass of
+// step s + 1 can run in the loop of step s. The 9 integer vector operations per k then issue beside
+// that loop's floating-point ones, which on CPUs with more vector ALU ports than FMA ports (AMD Zen
+// 5: four and two) costs less than a loop of their own (docs/performance.md). Pointers to the next
+// step's eb panels and the maxima so far.
+struct NextBounds {
+  const std::int16_t* beb;
+  const std::int32_t* aeb[kRows];
+  __m512i m[kRows];
+};
+
+// bounds_pass's work for one k, into the maxima m0..m3 (in place, as there).
+BLOCKSCALE_AVX512_INLINE void next_bounds_k(const NextBounds& nb, std::size_t k, __m512i& m0, __m512i& m1, __m512i& m2,
+                                            __m512i& m3) {
+  const __m512i b = _mm512_load_si512(nb.beb + k * kTfdpaWidth);
+  const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(nb.aeb[0][k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(nb.aeb[1][k]));
+  const __m512i t2 = _mm512_add_epi32(b, _mm512_set1_epi32(nb.aeb[2][k])), t3 = _mm512_add_epi32(b, _mm512_set1_epi32(nb.aeb[3][k]));
+  asm("vpmaxub %1, %0, %0" : "+v"(m0) : "v"(t0));
+  asm("vpmaxub %1, %0, %0" : "+v"(m1) : "v"(t1));
+  asm("vpmaxub %1, %0, %0" : "+v"(m2) : "v"(t2));
+  asm("vpmaxub %1, %0, %0" : "+v"(m3) : "v"(t3));
+}
+
+// The exact route's fp64 sums of one step for the tile's four rows and 32 lanes (sum[r][q]: lanes
+// 8q..8q+7): 16 FMAs per k, each sum updated in place (GCC 12 otherwise copies loop-carried
+// registers, see bounds_pass); with kNextBounds, the next step's bounds pass in the same loop.
+template <bool kNextBounds>
+BLOCKSCALE_AVX512_INLINE void exact_sums(const double* bd, const double* const* ad, std::size_t L, __m512d (&sum)[kRows][4],
+                                         NextBounds* next) {
+  constexpr std::size_t W = kTfdpaWidth;
+  __m512d s00 = _mm512_setzero_pd(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00, s12 = s00, s13 = s00;
+  __m512d s20 = s00, s21 = s00, s22 = s00, s23 = s00, s30 = s00, s31 = s00, s32 = s00, s33 = s00;
+  __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+  const double *a0 = ad[0], *a1 = ad[1], *a2 = ad[2], *a3 = ad[3];
+  const auto fma4 = [](__m512d a, __m512d b0, __m512d b1, __m512d b2, __m512d b3, __m512d& x0, __m512d& x1, __m512d& x2,
+                       __m512d& x3) {
+    asm("vfmadd231pd %1, %2, %0" : "+v"(x0) : "v"(a), "v"(b0));
+    asm("vfmadd231pd %1, %2, %0" : "+v"(x1) : "v"(a), "v"(b1));
+    asm("vfmadd231pd %1, %2, %0" : "+v"(x2) : "v"(a), "v"(b2));
+    asm("vfmadd231pd %1, %2, %0" : "+v"(x3) : "v"(a), "v"(b3));
+  };
+  for (std::size_t k = 0; k < L; ++k) {
+    const __m512d b0 = _mm512_load_pd(bd + k * W), b1 = _mm512_load_pd(bd + k * W + 8);
+    const __m512d b2 = _mm512_load_pd(bd + k * W + 16), b3 = _mm512_load_pd(bd + k * W + 24);
+    fma4(_mm512_set1_pd(a0[k]), b0, b1, b2, b3, s00, s01, s02, s03);
+    fma4(_mm512_set1_pd(a1[k]), b0, b1, b2, b3, s10, s11, s12, s13);
+    fma4(_mm512_set1_pd(a2[k]), b0, b1, b2, b3, s20, s21, s22, s23);
+    fma4(_mm512_set1_pd(a3[k]), b0, b1, b2, b3, s30, s31, s32, s33);
+    if constexpr (kNextBounds) next_bounds_k(*next, k, m0, m1, m2, m3);
+  }
+  sum[0][0] = s00, sum[0][1] = s01, sum[0][2] = s02, sum[0][3] = s03;
+  sum[1][0] = s10, sum[1][1] = s11, sum[1][2] = s12, sum[1][3] = s13;
+  sum[2][0] = s20, sum[2][1] = s21, sum[2][2] = s22, sum[2][3] = s23;
+  sum[3][0] = s30, sum[3][1] = s31, sum[3][2] = s32, sum[3][3] = s33;
+  if constexpr (kNextBounds) next->m[0] = m0, next->m[1] = m1, next->m[2] = m2, next->m[3] = m3;
+}
+
 // bounds_pass for e_max only, from the ee panels of the fp16 mode (fast_panels.h): each add
 // serves two rows. Each row's zmm holds its e(a) + e(b) byte in the low byte of every 16-bit lane,
 // as bounds_pass gives it (the high byte is another row's or 0; only the low byte is read).
@@ -292,19 +351,26 @@ BLOCKSCALE_AVX512_INLINE void store_sums(__m512i (&part)[kRows][2], __m512i s00,
 // (each below 2^(F + 2): at most 16 terms for F <= 25, 32 for F <= kUnitsMaxF), for the tile's
 // eight vectors (row r, half h). Each B load serves the four rows. The sums are added in place by
 // inline assembly, as in bounds_pass: GCC 12 otherwise copied each of the eight loop-carried sums
-// to a new register in every k.
+// to a new register in every k. With kNextBounds, the next step's bounds pass runs in the same
+// loop, its maxima continued from and left in `next`.
+template <bool kNextBounds = false>
 BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* const* av, std::size_t k0, std::size_t k1,
-                                               const __m512 (&grid)[kRows][2], __m512i (&part)[kRows][2]) {
+                                               const __m512 (&grid)[kRows][2], __m512i (&part)[kRows][2],
+                                               NextBounds* next = nullptr) {
   constexpr std::size_t W = kTfdpaWidth;
   __m512i s00 = _mm512_setzero_si512(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+  __m512i m0 = s00, m1 = s00, m2 = s00, m3 = s00;
+  if constexpr (kNextBounds) m0 = next->m[0], m1 = next->m[1], m2 = next->m[2], m3 = next->m[3];
   for (std::size_t k = k0; k < k1; ++k) {
     const __m512 b0 = _mm512_load_ps(bv + k * W), b1 = _mm512_load_ps(bv + k * W + 16);
     add_terms(s00, s01, _mm512_set1_ps(av[0][k]), b0, b1, grid[0][0], grid[0][1]);
     add_terms(s10, s11, _mm512_set1_ps(av[1][k]), b0, b1, grid[1][0], grid[1][1]);
     add_terms(s20, s21, _mm512_set1_ps(av[2][k]), b0, b1, grid[2][0], grid[2][1]);
     add_terms(s30, s31, _mm512_set1_ps(av[3][k]), b0, b1, grid[3][0], grid[3][1]);
+    if constexpr (kNextBounds) next_bounds_k(*next, k, m0, m1, m2, m3);
   }
   store_sums(part, s00, s01, s10, s11, s20, s21, s30, s31);
+  if constexpr (kNextBounds) next->m[0] = m0, next->m[1] = m1, next->m[2] = m2, next->m[3] = m3;
 }
 
 // ---- The FP16 float form (CPUs with AVX512-FP16, F <= kFp16MaxF; fast_panels.h, h): with
@@ -382,6 +448,8 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   const auto L = static_cast<std::size_t>(P.L);
   const int F = t.rule.F;
   const __m512i f = _mm512_set1_epi32(F);
+  NextBounds nb{};         // the next step's bounds pass, carried by a step's loop
+  bool have_next = false;  // nb.m holds this step's bounds
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t k0 = s * L;
@@ -392,7 +460,10 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     // Bounds pass (fast_panels.h, eb): per row, 32 lanes of (max e(a)+e(b), -min lsb(a)+lsb(b));
     // with the fp16 panels the first only (ee).
     __m512i bounds[kRows];
-    if (P.fp16_F != 0) {
+    if (have_next) {
+      std::copy(nb.m, nb.m + kRows, bounds);
+      have_next = false;
+    } else if (P.fp16_F != 0) {
       const std::int32_t* aee = &P.a_ee[t.row0 / 2 * P.k + k0];
       e_bounds_pass(&P.b_ee[(t.strip * P.k + k0) * W], aee, aee + P.k, L, bounds);
     } else {
@@ -432,6 +503,16 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       }
     }
 
+    // The next step's bounds, carried by this step's loop where it is the exact route's or the
+    // float form's for F > kUnitsMaxF (both read the eb panels, which the fp16 mode does not have).
+    const bool carry_next = s + 1 < s1 && P.fp16_F == 0;
+    if (carry_next) {
+      nb.beb = &P.b_eb[(t.strip * P.k + k0 + L) * W];
+      for (std::size_t r = 0; r < kRows; ++r) {
+        nb.aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0 + L];
+        nb.m[r] = _mm512_setzero_si512();
+      }
+    }
     const int truncating_vectors = std::popcount(truncating);
     // With the fp16 panels (no fp64 ones) every tile takes the float form: its fp16 loop costs
     // about what the fp64 sums cost, and the fp64 panels are not decoded.
@@ -442,19 +523,11 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       const double* ad[kRows];
       for (std::size_t r = 0; r < kRows; ++r) ad[r] = &P.a_dval[(t.row0 + r) * P.k + k0];
       __m512d sum[kRows][4];
-      for (auto& row : sum) {
-        for (auto& q : row) q = _mm512_setzero_pd();
-      }
-      for (std::size_t k = 0; k < L; ++k) {
-        const __m512d b0 = _mm512_load_pd(bd + k * W), b1 = _mm512_load_pd(bd + k * W + 8);
-        const __m512d b2 = _mm512_load_pd(bd + k * W + 16), b3 = _mm512_load_pd(bd + k * W + 24);
-        for (std::size_t r = 0; r < kRows; ++r) {
-          const __m512d a = _mm512_set1_pd(ad[r][k]);
-          sum[r][0] = _mm512_fmadd_pd(a, b0, sum[r][0]);
-          sum[r][1] = _mm512_fmadd_pd(a, b1, sum[r][1]);
-          sum[r][2] = _mm512_fmadd_pd(a, b2, sum[r][2]);
-          sum[r][3] = _mm512_fmadd_pd(a, b3, sum[r][3]);
-        }
+      if (carry_next) {
+        exact_sums<true>(bd, ad, L, sum, &nb);
+        have_next = true;
+      } else {
+        exact_sums<false>(bd, ad, L, sum, nullptr);
       }
       for (std::size_t r = 0; r < kRows; ++r) {
         for (std::size_t h = 0; h < 2; ++h) {
@@ -527,7 +600,11 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         }
         for (std::size_t kb = 0; kb < L; kb += 16) {
           __m512i part[kRows][2];
-          float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
+          if (carry_next) {
+            float_form_terms<true>(bv, av, kb, std::min(L, kb + 16), grid, part, &nb);
+          } else {
+            float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
+          }
           for (std::size_t r = 0; r < kRows; ++r) {
             for (std::size_t h = 0; h < 2; ++h) {
               S[r][2 * h] = _mm512_add_pd(S[r][2 * h], lo_pd(part[r][h]));
@@ -543,6 +620,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
                                             _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
           }
         }
+        have_next = carry_next;
       }
     }
 
