@@ -840,17 +840,32 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
       nan = static_cast<__mmask16>(nan | e.nan);
       inf = static_cast<__mmask16>(inf | e.inf);
       top = _mm512_max_epu32(top, e8);
-      _mm512_mask_storeu_ps(val + c, m, v);
+      // Whole vectors (every step when 16 divides L) take plain stores: masked stores to memory
+      // cost several times as much on AMD Zen 5 (docs/performance.md).
+      const bool whole = n == 16;
+      if (whole) {
+        _mm512_storeu_ps(val + c, v);
+      } else {
+        _mm512_mask_storeu_ps(val + c, m, v);
+      }
       if (ee != nullptr) {
         const __m512i bytes = _mm512_slli_epi32(_mm512_or_si512(e8, _mm512_slli_epi32(e8, 16)), static_cast<unsigned>(8 * (i % 2)));
-        const auto lanes = static_cast<__mmask64>(n == 16 ? ~0ull : (1ull << (4 * n)) - 1);  // 4 bytes per lane
+        const auto lanes = static_cast<__mmask64>(whole ? ~0ull : (1ull << (4 * n)) - 1);  // 4 bytes per lane
         _mm512_mask_storeu_epi8(ee + 4 * c, static_cast<__mmask64>(lanes & row_bytes), bytes);
+      } else if (whole) {
+        _mm512_storeu_si512(eb + c, e.w);
       } else {
         _mm512_mask_storeu_epi32(eb + c, m, e.w);
       }
       if (dval != nullptr) {
-        _mm512_mask_storeu_pd(dval + c, static_cast<__mmask8>(m), _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        _mm512_mask_storeu_pd(dval + c + 8, static_cast<__mmask8>(m >> 8), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
+        const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v)), hi = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+        if (whole) {
+          _mm512_storeu_pd(dval + c, lo);
+          _mm512_storeu_pd(dval + c + 8, hi);
+        } else {
+          _mm512_mask_storeu_pd(dval + c, static_cast<__mmask8>(m), lo);
+          _mm512_mask_storeu_pd(dval + c + 8, static_cast<__mmask8>(m >> 8), hi);
+        }
       }
     }
     const auto top_byte = static_cast<int>(_mm512_reduce_max_epu32(top));
