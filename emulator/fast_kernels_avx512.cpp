@@ -272,6 +272,15 @@ BLOCKSCALE_AVX512_INLINE void next_bounds_k(const NextBounds& nb, std::size_t k,
   asm("vpmaxub %1, %0, %0" : "+v"(m3) : "v"(t3));
 }
 
+// x_q += a * b_q for one row's four vectors, in place (exact_sums).
+BLOCKSCALE_AVX512_INLINE void fma4(__m512d a, __m512d b0, __m512d b1, __m512d b2, __m512d b3, __m512d& x0, __m512d& x1,
+                                   __m512d& x2, __m512d& x3) {
+  asm("vfmadd231pd %1, %2, %0" : "+v"(x0) : "v"(a), "v"(b0));
+  asm("vfmadd231pd %1, %2, %0" : "+v"(x1) : "v"(a), "v"(b1));
+  asm("vfmadd231pd %1, %2, %0" : "+v"(x2) : "v"(a), "v"(b2));
+  asm("vfmadd231pd %1, %2, %0" : "+v"(x3) : "v"(a), "v"(b3));
+}
+
 // The exact route's fp64 sums of one step for the tile's four rows and 32 lanes (sum[r][q]: lanes
 // 8q..8q+7): 16 FMAs per k, each sum updated in place (GCC 12 otherwise copies loop-carried
 // registers, see bounds_pass); with kNextBounds, the next step's bounds pass in the same loop.
@@ -283,13 +292,6 @@ BLOCKSCALE_AVX512_INLINE void exact_sums(const double* bd, const double* const* 
   __m512d s20 = s00, s21 = s00, s22 = s00, s23 = s00, s30 = s00, s31 = s00, s32 = s00, s33 = s00;
   __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
   const double *a0 = ad[0], *a1 = ad[1], *a2 = ad[2], *a3 = ad[3];
-  const auto fma4 = [](__m512d a, __m512d b0, __m512d b1, __m512d b2, __m512d b3, __m512d& x0, __m512d& x1, __m512d& x2,
-                       __m512d& x3) {
-    asm("vfmadd231pd %1, %2, %0" : "+v"(x0) : "v"(a), "v"(b0));
-    asm("vfmadd231pd %1, %2, %0" : "+v"(x1) : "v"(a), "v"(b1));
-    asm("vfmadd231pd %1, %2, %0" : "+v"(x2) : "v"(a), "v"(b2));
-    asm("vfmadd231pd %1, %2, %0" : "+v"(x3) : "v"(a), "v"(b3));
-  };
   for (std::size_t k = 0; k < L; ++k) {
     const __m512d b0 = _mm512_load_pd(bd + k * W), b1 = _mm512_load_pd(bd + k * W + 8);
     const __m512d b2 = _mm512_load_pd(bd + k * W + 16), b3 = _mm512_load_pd(bd + k * W + 24);
