@@ -6,7 +6,7 @@
 //     from memory / vpmaxub, 32 lanes x two fields per instruction) gives every lane its exact
 //     e_max and the lowest set bit of any of its products, so a vector is known to truncate
 //     nothing, or not, before any product is formed; the pass of step s + 1 runs inside the main
-//     loop of step s where that is the exact sums' or the F > 16 float form's (NextBounds);
+//     loop of step s where that is the exact sums' or the F > 16 float form's (BoundsPass);
 //   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
 //   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
@@ -226,50 +226,50 @@ BLOCKSCALE_AVX512_INLINE __m512i step_output_units(__m512i c, __m512i emax, __m5
 
 // The bounds pass of one step for the tile's four rows: per row, the unsigned byte maximum over k
 // of B's 32 biased (e, -lsb) pairs plus the row's pair (fast_panels.h, eb): one 32-bit add with
-// the A word broadcast from memory and one byte max per row and k. The maxima are written in place
-// by inline assembly: GCC 12 otherwise gave each loop-carried maximum a register copy per k.
-BLOCKSCALE_AVX512_INLINE void bounds_pass(const std::int16_t* beb, const std::int32_t* const* aeb, std::size_t L,
-                                          __m512i* bounds) {
-  constexpr std::size_t W = kTfdpaWidth;
-  __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
-  const std::int32_t *a0 = aeb[0], *a1 = aeb[1], *a2 = aeb[2], *a3 = aeb[3];
-  for (std::size_t k = 0; k < L; ++k) {
-    const __m512i b = _mm512_load_si512(beb + k * W);
-    const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(a0[k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(a1[k]));
-    const __m512i t2 = _mm512_add_epi32(b, _mm512_set1_epi32(a2[k])), t3 = _mm512_add_epi32(b, _mm512_set1_epi32(a3[k]));
-    asm("vpmaxub %1, %0, %0" : "+v"(m0) : "v"(t0));
-    asm("vpmaxub %1, %0, %0" : "+v"(m1) : "v"(t1));
-    asm("vpmaxub %1, %0, %0" : "+v"(m2) : "v"(t2));
-    asm("vpmaxub %1, %0, %0" : "+v"(m3) : "v"(t3));
-  }
-  bounds[0] = m0;
-  bounds[1] = m1;
-  bounds[2] = m2;
-  bounds[3] = m3;
-}
-
-// The next step's bounds pass carried by a step's main loop (exact_sums, float_form_terms): its
-// operands do not depend on this step's outputs (C enters e_max after the pass), so the pass of
-// step s + 1 can run in the loop of step s. The 9 integer vector operations per k then issue beside
-// that loop's floating-point ones, which on CPUs with more vector ALU ports than FMA ports (AMD Zen
-// 5: four and two) costs less than a loop of their own (docs/performance.md). Pointers to the next
-// step's eb panels and the maxima so far.
-struct NextBounds {
+// the A word broadcast from memory and one byte max per row and k. The pass of step s + 1 reads
+// nothing that step s writes (C enters e_max after the pass), so the main loop of step s can carry
+// it (exact_sums, float_form_terms): its 9 integer vector operations per k then issue beside that
+// loop's floating-point ones, which on CPUs with more vector ALU ports than FMA ports (AMD Zen 5:
+// four and two) costs less than a loop of their own (docs/performance.md).
+// A step's eb panels (at its first k) and the maxima so far.
+struct BoundsPass {
   const std::int16_t* beb;
   const std::int32_t* aeb[kRows];
   __m512i m[kRows];
 };
 
-// bounds_pass's work for one k, into the maxima m0..m3 (in place, as there).
-BLOCKSCALE_AVX512_INLINE void next_bounds_k(const NextBounds& nb, std::size_t k, __m512i& m0, __m512i& m1, __m512i& m2,
+// The pass's work for one k, into the maxima m0..m3. They are written in place by inline assembly:
+// GCC 12 otherwise gave each loop-carried maximum a register copy per k.
+BLOCKSCALE_AVX512_INLINE void bounds_pass_k(const BoundsPass& p, std::size_t k, __m512i& m0, __m512i& m1, __m512i& m2,
                                             __m512i& m3) {
-  const __m512i b = _mm512_load_si512(nb.beb + k * kTfdpaWidth);
-  const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(nb.aeb[0][k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(nb.aeb[1][k]));
-  const __m512i t2 = _mm512_add_epi32(b, _mm512_set1_epi32(nb.aeb[2][k])), t3 = _mm512_add_epi32(b, _mm512_set1_epi32(nb.aeb[3][k]));
+  const __m512i b = _mm512_load_si512(p.beb + k * kTfdpaWidth);
+  const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(p.aeb[0][k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(p.aeb[1][k]));
+  const __m512i t2 = _mm512_add_epi32(b, _mm512_set1_epi32(p.aeb[2][k])), t3 = _mm512_add_epi32(b, _mm512_set1_epi32(p.aeb[3][k]));
   asm("vpmaxub %1, %0, %0" : "+v"(m0) : "v"(t0));
   asm("vpmaxub %1, %0, %0" : "+v"(m1) : "v"(t1));
   asm("vpmaxub %1, %0, %0" : "+v"(m2) : "v"(t2));
   asm("vpmaxub %1, %0, %0" : "+v"(m3) : "v"(t3));
+}
+
+// The tile's pass at panel position k (the step's first k), its maxima zero.
+BLOCKSCALE_AVX512_INLINE BoundsPass bounds_at(const TfdpaTile& t, std::size_t k) {
+  const TfdpaPanels& P = *t.p;
+  BoundsPass p{&P.b_eb[(t.strip * P.k + k) * kTfdpaWidth], {}, {}};
+  for (std::size_t r = 0; r < kRows; ++r) {
+    p.aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k];
+    p.m[r] = _mm512_setzero_si512();
+  }
+  return p;
+}
+
+// The whole pass in a loop of its own.
+BLOCKSCALE_AVX512_INLINE void bounds_pass(const BoundsPass& p, std::size_t L, __m512i* bounds) {
+  __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+  for (std::size_t k = 0; k < L; ++k) bounds_pass_k(p, k, m0, m1, m2, m3);
+  bounds[0] = m0;
+  bounds[1] = m1;
+  bounds[2] = m2;
+  bounds[3] = m3;
 }
 
 // x_q += a * b_q for one row's four vectors, in place (exact_sums).
@@ -286,7 +286,7 @@ BLOCKSCALE_AVX512_INLINE void fma4(__m512d a, __m512d b0, __m512d b1, __m512d b2
 // registers, see bounds_pass); with kNextBounds, the next step's bounds pass in the same loop.
 template <bool kNextBounds>
 BLOCKSCALE_AVX512_INLINE void exact_sums(const double* bd, const double* const* ad, std::size_t L, __m512d (&sum)[kRows][4],
-                                         NextBounds* next) {
+                                         BoundsPass* next) {
   constexpr std::size_t W = kTfdpaWidth;
   __m512d s00 = _mm512_setzero_pd(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00, s12 = s00, s13 = s00;
   __m512d s20 = s00, s21 = s00, s22 = s00, s23 = s00, s30 = s00, s31 = s00, s32 = s00, s33 = s00;
@@ -299,7 +299,7 @@ BLOCKSCALE_AVX512_INLINE void exact_sums(const double* bd, const double* const* 
     fma4(_mm512_set1_pd(a1[k]), b0, b1, b2, b3, s10, s11, s12, s13);
     fma4(_mm512_set1_pd(a2[k]), b0, b1, b2, b3, s20, s21, s22, s23);
     fma4(_mm512_set1_pd(a3[k]), b0, b1, b2, b3, s30, s31, s32, s33);
-    if constexpr (kNextBounds) next_bounds_k(*next, k, m0, m1, m2, m3);
+    if constexpr (kNextBounds) bounds_pass_k(*next, k, m0, m1, m2, m3);
   }
   sum[0][0] = s00, sum[0][1] = s01, sum[0][2] = s02, sum[0][3] = s03;
   sum[1][0] = s10, sum[1][1] = s11, sum[1][2] = s12, sum[1][3] = s13;
@@ -358,7 +358,7 @@ BLOCKSCALE_AVX512_INLINE void store_sums(__m512i (&part)[kRows][2], __m512i s00,
 template <bool kNextBounds = false>
 BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* const* av, std::size_t k0, std::size_t k1,
                                                const __m512 (&grid)[kRows][2], __m512i (&part)[kRows][2],
-                                               NextBounds* next = nullptr) {
+                                               BoundsPass* next = nullptr) {
   constexpr std::size_t W = kTfdpaWidth;
   __m512i s00 = _mm512_setzero_si512(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
   __m512i m0 = s00, m1 = s00, m2 = s00, m3 = s00;
@@ -369,7 +369,7 @@ BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* con
     add_terms(s10, s11, _mm512_set1_ps(av[1][k]), b0, b1, grid[1][0], grid[1][1]);
     add_terms(s20, s21, _mm512_set1_ps(av[2][k]), b0, b1, grid[2][0], grid[2][1]);
     add_terms(s30, s31, _mm512_set1_ps(av[3][k]), b0, b1, grid[3][0], grid[3][1]);
-    if constexpr (kNextBounds) next_bounds_k(*next, k, m0, m1, m2, m3);
+    if constexpr (kNextBounds) bounds_pass_k(*next, k, m0, m1, m2, m3);
   }
   store_sums(part, s00, s01, s10, s11, s20, s21, s30, s31);
   if constexpr (kNextBounds) next->m[0] = m0, next->m[1] = m1, next->m[2] = m2, next->m[3] = m3;
@@ -450,7 +450,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   const auto L = static_cast<std::size_t>(P.L);
   const int F = t.rule.F;
   const __m512i f = _mm512_set1_epi32(F);
-  NextBounds nb{};         // the next step's bounds pass, carried by a step's loop
+  BoundsPass nb{};         // the next step's bounds pass, carried by a step's loop
   bool have_next = false;  // nb.m holds this step's bounds
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
@@ -469,9 +469,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       const std::int32_t* aee = &P.a_ee[t.row0 / 2 * P.k + k0];
       e_bounds_pass(&P.b_ee[(t.strip * P.k + k0) * W], aee, aee + P.k, L, bounds);
     } else {
-      const std::int32_t* aeb[kRows];
-      for (std::size_t r = 0; r < kRows; ++r) aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0];
-      bounds_pass(&P.b_eb[(t.strip * P.k + k0) * W], aeb, L, bounds);
+      bounds_pass(bounds_at(t, k0), L, bounds);
     }
 
     // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product.
@@ -508,13 +506,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     // The next step's bounds, carried by this step's loop where it is the exact route's or the
     // float form's for F > kUnitsMaxF (both read the eb panels, which the fp16 mode does not have).
     const bool carry_next = s + 1 < s1 && P.fp16_F == 0;
-    if (carry_next) {
-      nb.beb = &P.b_eb[(t.strip * P.k + k0 + L) * W];
-      for (std::size_t r = 0; r < kRows; ++r) {
-        nb.aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k0 + L];
-        nb.m[r] = _mm512_setzero_si512();
-      }
-    }
+    if (carry_next) nb = bounds_at(t, k0 + L);
     const int truncating_vectors = std::popcount(truncating);
     // With the fp16 panels (no fp64 ones) every tile takes the float form: its fp16 loop costs
     // about what the fp64 sums cost, and the fp64 panels are not decoded.
