@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fast GEMM driver (issue 6): which schedules the fast kernels cover, the panels, the work
-// split (tiles of kRows x W outputs, K in chunks so that a B strip's chunk stays in cache while
-// every row block of a task passes over it), and the schedule logic around the kernels (chain,
+// split (tiles of kRows x W outputs in tasks of row blocks times strip groups, K in chunks, see
+// Blocking), and the schedule logic around the kernels (chain,
 // Hopper promotion, split-K, C in the epilogue), in the same order as gemm.cpp's reference loop.
 // Each output is computed from its own row and column in a fixed order, so the bits do not depend
 // on the thread count or on the tiling.
@@ -122,6 +122,25 @@ std::uint32_t pairwise(const std::uint32_t* p, std::size_t lo, std::size_t hi) {
   return fast::host_add(pairwise(p, lo, mid), pairwise(p, mid, hi));
 }
 
+// The work split of fast_gemm for one kernel family: tasks of up to max_blocks row blocks (kRows
+// rows each) times group_columns output columns, at least tasks_per_thread of them per thread
+// (fewer row blocks per task where needed), and within a task K in chunks of chunk_k elements. In
+// each chunk every row block of the task meets every strip of its group, so the block's chunk of
+// A stays in L1 across the strips and the group's chunk of B in L2 across the blocks; a task
+// reads its part of the panels from memory once.
+struct Blocking {
+  std::size_t group_columns, chunk_k, max_blocks, tasks_per_thread;
+};
+// T-/ST-FDPA: the B chunk of a group is 128 columns x 256 k x 14 bytes (the AVX-512 kernel's fp32,
+// fp64 and bounds panels), 460 KB, and with 128 row blocks the task's accumulators and carried
+// bounds (fast::CarriedBounds) take about 420 KB more: together they fit a 1 MB L2. Groups of one
+// strip, 16 row blocks and chunks of 1024 k (the earlier split) read A once per strip: at
+// 256 x 256 x 8192, where the panels (62 MB) outgrow the L3 cache, the one-thread MXFP8 runs then
+// took 9-15% longer on the Zen 5 development VM (docs/performance.md). GST-FDPA keeps that
+// earlier split: its panels are a quarter of the size, and the grouped split measured slower.
+constexpr Blocking kTfdpaBlocking{128, 256, 128, 2};
+constexpr Blocking kGstBlocking{16, 2048, 16, 4};
+
 }  // namespace
 
 bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath path, int threads,
@@ -178,20 +197,21 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     }
   }
 
-  // Tasks: one B strip times up to 16 row blocks (fewer when that leaves under four tasks per
-  // thread, so that small M still spreads over every thread); within a task, K advances in chunks
-  // of about kChunkSteps steps (a strip chunk of ~450 KB at most stays in L2) over all its row
-  // blocks.
-  std::size_t task_blocks = 16;
-  while (task_blocks > 1 && strips * ((rows / kRows + task_blocks - 1) / task_blocks) < 4 * static_cast<std::size_t>(threads)) {
-    task_blocks /= 2;
+  // Tasks and K chunks (Blocking).
+  const Blocking& split = gst ? kGstBlocking : kTfdpaBlocking;
+  const std::size_t group_strips = std::min(strips, std::max<std::size_t>(1, split.group_columns / W));
+  const std::size_t strip_groups = (strips + group_strips - 1) / group_strips;
+  const std::size_t row_blocks = rows / kRows;
+  std::size_t task_blocks = std::min(row_blocks, split.max_blocks);
+  while (task_blocks > 1 &&
+         strip_groups * ((row_blocks + task_blocks - 1) / task_blocks) < split.tasks_per_thread * static_cast<std::size_t>(threads)) {
+    task_blocks = (task_blocks + 1) / 2;
   }
   const std::size_t task_rows = task_blocks * kRows;
-  constexpr std::size_t kChunkSteps = 32;
   const std::size_t steps_per_unit = unit * steps_per_instruction;
-  const std::size_t chunk_units = std::max<std::size_t>(1, kChunkSteps / steps_per_unit);
+  const std::size_t chunk_units = std::max<std::size_t>(1, split.chunk_k / (steps_per_unit * L));
   const std::size_t row_groups = (rows + task_rows - 1) / task_rows;
-  const long long tasks = static_cast<long long>(strips * row_groups);
+  const long long tasks = static_cast<long long>(strip_groups * row_groups);
   d.assign(M * N, 0);
   fast::StepCounts totals;
 
@@ -204,26 +224,30 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     const fast::IeeeEnvironment ieee;
     fast::StepCounts counts;
     std::vector<std::uint32_t> acc, partial, part(kRows * W), sa(kRows), sb(W);
+    std::vector<fast::CarriedBounds> carry;  // per tile of a task (T-/ST-FDPA)
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp for schedule(dynamic, 1)
 #endif
     for (long long t = 0; t < tasks; ++t) {
-      const std::size_t strip = static_cast<std::size_t>(t) % strips;
-      const std::size_t row_begin = static_cast<std::size_t>(t) / strips * task_rows;
+      const std::size_t strip_begin = static_cast<std::size_t>(t) % strip_groups * group_strips;
+      const std::size_t task_strips = std::min(strips, strip_begin + group_strips) - strip_begin;
+      const std::size_t row_begin = static_cast<std::size_t>(t) / strip_groups * task_rows;
       const std::size_t blocks = (std::min(rows, row_begin + task_rows) - row_begin) / kRows;
       const std::size_t tile = kRows * W;
-      acc.assign(blocks * tile, 0);
-      if (slices > 1) partial.assign(slices * blocks * tile, 0);
-      // Runs units [u0, u1) of row block b onto its accumulators.
-      const auto run_units = [&](std::size_t b, std::size_t u0, std::size_t u1) {
-        std::uint32_t* r = acc.data() + b * tile;
-        const std::size_t row0 = row_begin + b * kRows;
+      const std::size_t tiles = task_strips * blocks;  // tile (g, b) at g * blocks + b
+      acc.assign(tiles * tile, 0);
+      if (!gst) carry.assign(tiles, {});
+      if (slices > 1) partial.assign(slices * tiles * tile, 0);
+      // Runs units [u0, u1) of row block b and strip strip_begin + g onto its accumulators.
+      const auto run_units = [&](std::size_t g, std::size_t b, std::size_t u0, std::size_t u1) {
+        std::uint32_t* r = acc.data() + (g * blocks + b) * tile;
+        const std::size_t row0 = row_begin + b * kRows, strip = strip_begin + g;
         if (gst) {
           const fast::GstTile gt{&gp, rule, row0, strip};
           ks.gst(gt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
           return;
         }
-        const fast::TfdpaTile tt{&tp, rule, row0, strip, &Fallback::run, &fallback};
+        const fast::TfdpaTile tt{&tp, rule, row0, strip, &Fallback::run, &fallback, &carry[g * blocks + b]};
         if (!promotion) {
           ks.tfdpa(tt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
           return;
@@ -239,53 +263,58 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
           ks.promote(schedule.promotion_fma, sa.data(), sb.data(), part.data(), r);
         }
       };
+      // Calls f(at, row, col, n) for each tile row of the task within M x N: its n outputs are
+      // (row, col + j) at accumulator index at + j.
+      const auto for_tile_rows = [&](auto&& f) {
+        for (std::size_t g = 0; g < task_strips; ++g) {
+          const std::size_t col = (strip_begin + g) * W;
+          const std::size_t n = std::min(W, N - std::min(N, col));
+          for (std::size_t b = 0; b < blocks; ++b) {
+            for (std::size_t i = 0; i < kRows && row_begin + b * kRows + i < M; ++i) {
+              f((g * blocks + b) * tile + i * W, row_begin + b * kRows + i, col, n);
+            }
+          }
+        }
+      };
       const bool c_first = slices == 1 && schedule.c_placement == CPlacement::accumulator && !ops.c.empty();
       for (std::size_t s = 0; s < slices; ++s) {
         const std::size_t u0 = std::min(units, s * per_slice), u1 = std::min(units, u0 + per_slice);
         std::fill(acc.begin(), acc.end(), 0u);
         if (c_first) {
-          for (std::size_t b = 0; b < blocks; ++b) {
-            for (std::size_t i = 0; i < kRows; ++i) {
-              const std::size_t row = row_begin + b * kRows + i;
-              for (std::size_t j = 0; j < W && row < M; ++j) {
-                const std::size_t col = strip * W + j;
-                if (col < N) acc[b * tile + i * W + j] = ops.c.word(row, col);
-              }
-            }
-          }
+          for_tile_rows([&](std::size_t at, std::size_t row, std::size_t col, std::size_t n) {
+            for (std::size_t j = 0; j < n; ++j) acc[at + j] = ops.c.word(row, col + j);
+          });
         }
         for (std::size_t c0 = u0; c0 < u1; c0 += chunk_units) {
-          for (std::size_t b = 0; b < blocks; ++b) run_units(b, c0, std::min(u1, c0 + chunk_units));
+          for (std::size_t b = 0; b < blocks; ++b) {
+            for (std::size_t g = 0; g < task_strips; ++g) run_units(g, b, c0, std::min(u1, c0 + chunk_units));
+          }
         }
-        if (slices > 1) std::copy(acc.begin(), acc.end(), partial.begin() + static_cast<std::ptrdiff_t>(s * blocks * tile));
+        if (slices > 1) std::copy(acc.begin(), acc.end(), partial.begin() + static_cast<std::ptrdiff_t>(s * tiles * tile));
       }
       // Epilogue: C added after the loop, or the split-K reduction (fp32 RNE adds, gemm.h).
       std::vector<std::uint32_t> slice_values(slices);
-      for (std::size_t b = 0; b < blocks; ++b) {
-        for (std::size_t i = 0; i < kRows; ++i) {
-          const std::size_t row = row_begin + b * kRows + i;
-          if (row >= M) break;
-          for (std::size_t j = 0; j < W; ++j) {
-            const std::size_t col = strip * W + j;
-            if (col >= N) break;
-            const std::size_t at = b * tile + i * W + j;
-            const std::uint32_t c = ops.c.empty() ? 0u : ops.c.word(row, col);
-            std::uint32_t out;
-            if (slices == 1) {
-              out = schedule.c_placement == CPlacement::accumulator ? acc[at] : fast::host_add(acc[at], c);
+      for_tile_rows([&](std::size_t at, std::size_t row, std::size_t col, std::size_t n) {
+        std::uint32_t* out = d.data() + row * N + col;
+        if (slices == 1 && schedule.c_placement == CPlacement::accumulator) {
+          std::copy(acc.begin() + static_cast<std::ptrdiff_t>(at), acc.begin() + static_cast<std::ptrdiff_t>(at + n), out);
+          return;
+        }
+        for (std::size_t j = 0; j < n; ++j) {
+          const std::uint32_t c = ops.c.empty() ? 0u : ops.c.word(row, col + j);
+          if (slices == 1) {
+            out[j] = fast::host_add(acc[at + j], c);
+          } else {
+            for (std::size_t s = 0; s < slices; ++s) slice_values[s] = partial[s * tiles * tile + at + j];
+            if (schedule.reduction == SplitKReduction::pairwise) {
+              out[j] = fast::host_add(c, pairwise(slice_values.data(), 0, slices));
             } else {
-              for (std::size_t s = 0; s < slices; ++s) slice_values[s] = partial[s * blocks * tile + at];
-              if (schedule.reduction == SplitKReduction::pairwise) {
-                out = fast::host_add(c, pairwise(slice_values.data(), 0, slices));
-              } else {
-                out = c;
-                for (std::uint32_t x : slice_values) out = fast::host_add(out, x);
-              }
+              out[j] = c;
+              for (std::uint32_t x : slice_values) out[j] = fast::host_add(out[j], x);
             }
-            d[row * N + col] = out;
           }
         }
-      }
+      });
     }
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp critical(blockscale_fast_gemm_counts)

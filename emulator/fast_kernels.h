@@ -55,12 +55,24 @@ struct OutputRule {
   bool positive_underflow = false;  // UnderflowZero::positive
 };
 
+// A tile's bounds pass for its next step, carried from one kernel call to the next: the AVX-512
+// kernel forms the bounds of step s + 1 inside the main loop of step s (fast_kernels_avx512.cpp,
+// BoundsPass), and a call that ends before the tile's last step leaves those of its step s1 here
+// for the call that starts there, instead of that call running a pass of its own. The bounds
+// depend only on the panels, so a carry stays valid across C, split-K slices and promotions.
+struct CarriedBounds {
+  static constexpr std::size_t kNone = ~std::size_t{0};
+  alignas(64) std::uint8_t bytes[kRows][64];
+  std::size_t step = kNone;  // the step the bytes belong to
+};
+
 struct TfdpaTile {
   const TfdpaPanels* p = nullptr;
   OutputRule rule;
   std::size_t row0 = 0, strip = 0;
   FallbackFn fallback = nullptr;
   const void* fallback_ctx = nullptr;
+  CarriedBounds* carry = nullptr;  // the tile's, or none (kernels without the carried pass ignore it)
 };
 
 struct GstTile {

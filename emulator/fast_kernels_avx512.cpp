@@ -6,7 +6,8 @@
 //     from memory / vpmaxub, 32 lanes x two fields per instruction) gives every lane its exact
 //     e_max and the lowest set bit of any of its products, so a vector is known to truncate
 //     nothing, or not, before any product is formed; the pass of step s + 1 runs inside the main
-//     loop of step s where that is the exact sums' or the F > 16 float form's (BoundsPass);
+//     loop of step s where that is the exact sums' or the F > 16 float form's (BoundsPass), and
+//     the pass of a call's step s1 is left for the call that starts there (CarriedBounds);
 //   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
 //   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
@@ -450,8 +451,15 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   const auto L = static_cast<std::size_t>(P.L);
   const int F = t.rule.F;
   const __m512i f = _mm512_set1_epi32(F);
-  BoundsPass nb{};         // the next step's bounds pass, carried by a step's loop
-  bool have_next = false;  // nb.m holds this step's bounds
+  BoundsPass nb{};  // the next step's bounds pass, carried by a step's loop
+  std::size_t nb_step = CarriedBounds::kNone;  // the step whose bounds nb.m holds
+  if (t.carry != nullptr) {
+    if (t.carry->step == s0) {
+      for (std::size_t r = 0; r < kRows; ++r) nb.m[r] = _mm512_load_si512(t.carry->bytes[r]);
+      nb_step = s0;
+    }
+    t.carry->step = CarriedBounds::kNone;
+  }
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t k0 = s * L;
@@ -462,9 +470,8 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     // Bounds pass (fast_panels.h, eb): per row, 32 lanes of (max e(a)+e(b), -min lsb(a)+lsb(b));
     // with the fp16 panels the first only (ee).
     __m512i bounds[kRows];
-    if (have_next) {
+    if (nb_step == s) {
       std::copy(nb.m, nb.m + kRows, bounds);
-      have_next = false;
     } else if (P.fp16_F != 0) {
       const std::int32_t* aee = &P.a_ee[t.row0 / 2 * P.k + k0];
       e_bounds_pass(&P.b_ee[(t.strip * P.k + k0) * W], aee, aee + P.k, L, bounds);
@@ -505,7 +512,8 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
 
     // The next step's bounds, carried by this step's loop where it is the exact route's or the
     // float form's for F > kUnitsMaxF (both read the eb panels, which the fp16 mode does not have).
-    const bool carry_next = s + 1 < s1 && P.fp16_F == 0;
+    // Past the call's last step too, when a later call will start there (CarriedBounds).
+    const bool carry_next = s + 1 < (t.carry != nullptr ? P.steps : s1) && P.fp16_F == 0;
     if (carry_next) nb = bounds_at(t, k0 + L);
     const int truncating_vectors = std::popcount(truncating);
     // With the fp16 panels (no fp64 ones) every tile takes the float form: its fp16 loop costs
@@ -519,7 +527,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       __m512d sum[kRows][4];
       if (carry_next) {
         exact_sums<true>(bd, ad, L, sum, &nb);
-        have_next = true;
+        nb_step = s + 1;
       } else {
         exact_sums<false>(bd, ad, L, sum, nullptr);
       }
@@ -614,7 +622,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
                                             _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
           }
         }
-        have_next = carry_next;
+        if (carry_next) nb_step = s + 1;
       }
     }
 
@@ -622,6 +630,10 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       counts.special += kRows * W;
       apply_specials(t, specials, s, c_in, acc);
     }
+  }
+  if (t.carry != nullptr && nb_step == s1) {
+    for (std::size_t r = 0; r < kRows; ++r) _mm512_store_si512(t.carry->bytes[r], nb.m[r]);
+    t.carry->step = s1;
   }
 }
 

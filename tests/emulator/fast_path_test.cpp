@@ -258,17 +258,22 @@ struct Family {
 
 const Type kNarrow[] = {Type::e4m3, Type::e5m2, Type::e2m3, Type::e3m2, Type::e2m1};
 
-Problem draw(Rng& rng, const Family& fam, Generator g) {
+// large: shapes that span several row blocks, strip groups and K chunks of fast_gemm's work split
+// (so that tasks, chunk boundaries and the bounds carried between kernel calls are exercised);
+// otherwise small ones, where the cases per second are many.
+Problem draw(Rng& rng, const Family& fam, Generator g, bool large = false) {
   Problem pr;
   pr.schedule = fam.schedule(rng, pr.fa, pr.fb);
   const Instruction& ins = pr.schedule.instruction;
   const bool block_scaled = ins.block_scaled();
   const bool promotion = pr.schedule.accumulation == Accumulation::promotion;
-  pr.M = 1 + uniform(rng, 9);
-  pr.N = 1 + uniform(rng, 40);
-  // K: up to a few instructions, sometimes not a multiple of the instruction's K (padding).
+  pr.M = large ? 9 + uniform(rng, 24) : 1 + uniform(rng, 9);
+  pr.N = large ? 129 + uniform(rng, 200) : 1 + uniform(rng, 40);
+  // K: up to a few instructions (large: 600 to 1300 elements), sometimes not a multiple of the
+  // instruction's K (padding).
   const std::size_t kins = static_cast<std::size_t>(ins.k);
-  pr.K = kins * (1 + uniform(rng, promotion ? 9 : 6)) - (uniform(rng, 4) == 0 ? uniform(rng, static_cast<std::uint32_t>(kins)) : 0);
+  const std::size_t instructions = large ? (600 + uniform(rng, 700)) / kins + 1 : 1 + uniform(rng, promotion ? 9 : 6);
+  pr.K = kins * instructions - (uniform(rng, 4) == 0 ? uniform(rng, static_cast<std::uint32_t>(kins)) : 0);
   pr.b_order = uniform(rng, 2) ? Order::row_major : Order::col_major;
   if (block_scaled) pr.fs = *format_of(ins.scale_type());
   const int sblock = pr.schedule.scale_block();
@@ -524,6 +529,37 @@ std::string family_test_name(const ::testing::TestParamInfo<std::size_t>& info) 
 INSTANTIATE_TEST_SUITE_P(Families, FAST_PATH_SUITE, ::testing::Range<std::size_t>(0, 7), family_test_name);
 
 #if !defined(BLOCKSCALE_FULL_SWEEP)
+// fast_gemm splits the work into tasks of row blocks times strip groups, runs K in chunks, and the
+// AVX-512 T-FDPA kernel carries a tile's next bounds pass from one call to the next: every family,
+// every generator, on shapes that span several of each (and split-K slices, whose boundaries the
+// carried bounds cross), against the reference engine at 1 and 3 threads.
+TEST_P(FAST_PATH_SUITE, LargeShapesAcrossTasksAndChunks) {
+  const Family fam = families()[GetParam()];
+  Rng rng(0x1A26E000u + GetParam());
+  std::size_t outputs = 0;
+  for (std::size_t n = 0; n < 2 * kGenerators; ++n) {
+    const auto g = static_cast<Generator>(n % kGenerators);
+    Problem pr = draw(rng, fam, g, true);
+    if (n >= kGenerators) pr.schedule = pr.schedule.with_split_k(3);
+    const GemmOperands ops = pr.operands();
+    const std::vector<std::uint32_t> want = gemm(pr.schedule, ops, {1, GemmPath::reference});
+    for (const GemmPath path : fast_paths()) {
+      for (const int threads : {1, 3}) {
+        GemmPathStats st;
+        const std::vector<std::uint32_t> got = gemm(pr.schedule, ops, {threads, path, &st});
+        ASSERT_EQ(st.reference_outputs, 0u) << to_string(path) << " did not take the fast path: " << pr.schedule.name();
+        std::size_t first = 0;
+        while (first < want.size() && got[first] == want[first]) ++first;
+        EXPECT_EQ(first, want.size()) << to_string(path) << " threads " << threads << " " << pr.schedule.name() << " generator "
+                                      << kGeneratorNames[g] << " M=" << pr.M << " N=" << pr.N << " K=" << pr.K
+                                      << ": first differing output " << first;
+      }
+    }
+    outputs += want.size();
+  }
+  std::printf("[ fast path ] %-58s %8zu outputs of large shapes\n", fam.name.c_str(), outputs);
+}
+
 // Quantized tensors through the BlockScaledTensor overload (layouts undone, NVFP4 tensor scales
 // applied by the FMUL/FFMA epilogue), every path against the reference, and the bits do not depend
 // on the thread count.
@@ -546,6 +582,29 @@ TEST(EmulatorFastPath, BlockScaledTensorsAndThreadCounts) {
       }
     }
   }
+}
+
+// C in the epilogue is an fp32 add even without a C matrix (gemm.h: C = 0 then): an output that
+// underflows to -0 becomes +0 there (-0 + +0 = +0 under RNE) and stays -0 with C in the
+// accumulator. One output of tcgen05 MXFP8: -2^-9 x 2^-9 with scales 2^-127 and 2^-10 is -2^-155,
+// on the step's grid (2^(e_zero - F) = 2^-158) but below fp32's least subnormal, so the RZ
+// conversion gives the signed zero (numerics.md b.6; this row keeps the sign).
+TEST(EmulatorFastPath, EpilogueAddTurnsAnUnderflowedMinusZeroIntoPlusZero) {
+  const Format e4m3 = Format::float8_e4m3fn, e8m0 = Format::float8_e8m0fnu;
+  std::vector<std::uint8_t> a(32, 0), b(32, 0);
+  a[0] = 0x81;  // -2^-9 (the least e4m3 subnormal, negative)
+  b[0] = 0x01;  // 2^-9
+  const std::vector<std::uint8_t> scale_a{0}, scale_b{117};  // e8m0 2^-127, 2^-10
+  const GemmOperands ops{CodeMatrix(e4m3, 1, 32, a), CodeMatrix(e4m3, 32, 1, b), CodeMatrix(e8m0, 1, 1, scale_a),
+                         CodeMatrix(e8m0, 1, 1, scale_b), {}};
+  const KernelSchedule in_acc = block_scaled_schedule(Arch::sm_100a, e4m3, e4m3, e8m0, 32);
+  const KernelSchedule in_epilogue = KernelSchedule::chain(in_acc.instruction, CPlacement::epilogue);
+  for (const GemmPath path : fast_paths()) {
+    EXPECT_EQ(gemm(in_acc, ops, {1, path}), std::vector<std::uint32_t>{0x80000000u}) << to_string(path);
+    EXPECT_EQ(gemm(in_epilogue, ops, {1, path}), std::vector<std::uint32_t>{0u}) << to_string(path);
+  }
+  EXPECT_EQ(gemm(in_acc, ops, {1, GemmPath::reference}), std::vector<std::uint32_t>{0x80000000u});
+  EXPECT_EQ(gemm(in_epilogue, ops, {1, GemmPath::reference}), std::vector<std::uint32_t>{0u});
 }
 
 // Codes held in 16- and 32-bit words (CodeMatrix accepts any width that holds them) decode as the
