@@ -123,23 +123,28 @@ std::uint32_t pairwise(const std::uint32_t* p, std::size_t lo, std::size_t hi) {
 }
 
 // The work split of fast_gemm for one kernel family: tasks of up to max_blocks row blocks (kRows
-// rows each) times group_columns output columns, at least tasks_per_thread of them per thread
-// (fewer row blocks per task where needed), and within a task K in chunks of chunk_k elements. In
-// each chunk every row block of the task meets every strip of its group, so the block's chunk of
-// A stays in L1 across the strips and the group's chunk of B in L2 across the blocks; a task
-// reads its part of the panels from memory once.
+// rows each) times group_columns output columns, and within a task K in chunks of chunk_k
+// elements. In each chunk every row block of the task meets every strip of its group, so the
+// block's chunk of A stays in L1 across the strips and the group's chunk of B in L2 across the
+// blocks; a task reads its part of the panels from memory once. Tasks get fewer row blocks until
+// there are at least one_thread_tasks of them on one thread, tasks_per_thread per thread on more:
+// threads take tasks as they finish (OpenMP dynamic schedule), and several each even out threads
+// that run at different speeds on a shared host.
 struct Blocking {
-  std::size_t group_columns, chunk_k, max_blocks, tasks_per_thread;
+  std::size_t group_columns, chunk_k, max_blocks, tasks_per_thread, one_thread_tasks;
 };
 // T-/ST-FDPA: the B chunk of a group is 128 columns x 256 k x 14 bytes (the AVX-512 kernel's fp32,
 // fp64 and bounds panels), 460 KB, and with 128 row blocks the task's accumulators and carried
 // bounds (fast::CarriedBounds) take about 420 KB more: together they fit a 1 MB L2. Groups of one
 // strip, 16 row blocks and chunks of 1024 k (the earlier split) read A once per strip: at
 // 256 x 256 x 8192, where the panels (62 MB) outgrow the L3 cache, the one-thread MXFP8 runs then
-// took 9-15% longer on the Zen 5 development VM (docs/performance.md). GST-FDPA keeps that
-// earlier split: its panels are a quarter of the size, and the grouped split measured slower.
-constexpr Blocking kTfdpaBlocking{128, 256, 128, 2};
-constexpr Blocking kGstBlocking{16, 2048, 16, 4};
+// took 9-15% longer on the Zen 5 development VM (docs/performance.md). One thread takes the
+// largest tasks; with 16 threads on an H200 host, 2 tasks per thread ran the 1024^3 rows 15-20%
+// slower than 4. GST-FDPA keeps the earlier split: its panels are a quarter of the size, and the
+// grouped split ran no faster for it (Zen 5, one thread: NVFP4 rows within 3%, random bits 8%
+// slower).
+constexpr Blocking kTfdpaBlocking{128, 256, 128, 4, 1};
+constexpr Blocking kGstBlocking{16, 2048, 16, 4, 4};
 
 }  // namespace
 
@@ -203,8 +208,8 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const std::size_t strip_groups = (strips + group_strips - 1) / group_strips;
   const std::size_t row_blocks = rows / kRows;
   std::size_t task_blocks = std::min(row_blocks, split.max_blocks);
-  while (task_blocks > 1 &&
-         strip_groups * ((row_blocks + task_blocks - 1) / task_blocks) < split.tasks_per_thread * static_cast<std::size_t>(threads)) {
+  const std::size_t min_tasks = threads == 1 ? split.one_thread_tasks : split.tasks_per_thread * static_cast<std::size_t>(threads);
+  while (task_blocks > 1 && strip_groups * ((row_blocks + task_blocks - 1) / task_blocks) < min_tasks) {
     task_blocks = (task_blocks + 1) / 2;
   }
   const std::size_t task_rows = task_blocks * kRows;
