@@ -284,7 +284,8 @@ BLOCKSCALE_AVX512_INLINE void fma4(__m512d a, __m512d b0, __m512d b1, __m512d b2
 
 // The exact route's fp64 sums of one step for the tile's four rows and 32 lanes (sum[r][q]: lanes
 // 8q..8q+7): 16 FMAs per k, each sum updated in place (GCC 12 otherwise copies loop-carried
-// registers, see bounds_pass); with kNextBounds, the next step's bounds pass in the same loop.
+// registers, see bounds_pass); with kNextBounds, the next step's bounds pass in the same loop, its
+// maxima continued from and left in `next` (as in float_form_terms).
 template <bool kNextBounds>
 BLOCKSCALE_AVX512_INLINE void exact_sums(const double* bd, const double* const* ad, std::size_t L, __m512d (&sum)[kRows][4],
                                          BoundsPass* next) {
@@ -292,6 +293,7 @@ BLOCKSCALE_AVX512_INLINE void exact_sums(const double* bd, const double* const* 
   __m512d s00 = _mm512_setzero_pd(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00, s12 = s00, s13 = s00;
   __m512d s20 = s00, s21 = s00, s22 = s00, s23 = s00, s30 = s00, s31 = s00, s32 = s00, s33 = s00;
   __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+  if constexpr (kNextBounds) m0 = next->m[0], m1 = next->m[1], m2 = next->m[2], m3 = next->m[3];
   const double *a0 = ad[0], *a1 = ad[1], *a2 = ad[2], *a3 = ad[3];
   for (std::size_t k = 0; k < L; ++k) {
     const __m512d b0 = _mm512_load_pd(bd + k * W), b1 = _mm512_load_pd(bd + k * W + 8);
@@ -510,15 +512,20 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       }
     }
 
-    // The next step's bounds, carried by this step's loop where it is the exact route's or the
-    // float form's for F > kUnitsMaxF (both read the eb panels, which the fp16 mode does not have).
-    // Past the call's last step too, when a later call will start there (CarriedBounds).
-    const bool carry_next = s + 1 < (t.carry != nullptr ? P.steps : s1) && P.fp16_F == 0;
-    if (carry_next) nb = bounds_at(t, k0 + L);
     const int truncating_vectors = std::popcount(truncating);
     // With the fp16 panels (no fp64 ones) every tile takes the float form: its fp16 loop costs
     // about what the fp64 sums cost, and the fp64 panels are not decoded.
-    if (truncating_vectors <= kMaxTruncatingVectors && P.fp16_F == 0) {
+    const bool exact_route = truncating_vectors <= kMaxTruncatingVectors && P.fp16_F == 0;
+    // The next step's bounds, carried by this step's loop where it is the exact route's or the
+    // float form's for F > kUnitsMaxF (both read the eb panels, which the fp16 mode does not have).
+    // Past the call's last step too, when a later call will start there (CarriedBounds).
+    const bool carry_next =
+        s + 1 < (t.carry != nullptr ? P.steps : s1) && P.fp16_F == 0 && (exact_route || F > kUnitsMaxF);
+    if (carry_next) {
+      nb = bounds_at(t, k0 + L);
+      nb_step = s + 1;  // once the loop below has run
+    }
+    if (exact_route) {
       counts.exact += 16 * static_cast<std::uint64_t>(kVectors - truncating_vectors);
       counts.truncating += 16 * static_cast<std::uint64_t>(truncating_vectors);
       const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
@@ -527,7 +534,6 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       __m512d sum[kRows][4];
       if (carry_next) {
         exact_sums<true>(bd, ad, L, sum, &nb);
-        nb_step = s + 1;
       } else {
         exact_sums<false>(bd, ad, L, sum, nullptr);
       }
@@ -622,7 +628,6 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
                                             _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
           }
         }
-        if (carry_next) nb_step = s + 1;
       }
     }
 
