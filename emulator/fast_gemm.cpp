@@ -8,6 +8,7 @@
 #include "fast_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "engine.h"
@@ -94,6 +95,8 @@ struct PanelCache {
   static constexpr std::size_t kKeptPanelBytes = std::size_t{256} << 20;
   fast::TfdpaPanels tfdpa;
   fast::GstPanels gst;
+  fast::Buffer<std::uint32_t> acc;          // fast_gemm's accumulators
+  fast::Buffer<fast::CarriedBounds> carry;  // and carried bounds (T-/ST-FDPA), per tile
 
   PanelCache() = default;
   PanelCache(const PanelCache&) = delete;
@@ -102,9 +105,13 @@ struct PanelCache {
   struct Trim {
     PanelCache& cache;
     ~Trim() {
-      if (fast::storage_bytes(cache.tfdpa) + fast::storage_bytes(cache.gst) > kKeptPanelBytes) {
+      if (fast::storage_bytes(cache.tfdpa) + fast::storage_bytes(cache.gst) +
+              cache.acc.capacity() * sizeof(std::uint32_t) + cache.carry.capacity() * sizeof(fast::CarriedBounds) >
+          kKeptPanelBytes) {
         cache.tfdpa = {};
         cache.gst = {};
+        cache.acc = {};
+        cache.carry = {};
       }
     }
   };
@@ -128,8 +135,7 @@ std::uint32_t pairwise(const std::uint32_t* p, std::size_t lo, std::size_t hi) {
 // block's chunk of A stays in L1 across the strips and the group's chunk of B in L2 across the
 // blocks; a task reads its part of the panels from memory once. Tasks get fewer row blocks until
 // there are at least one_thread_tasks of them on one thread, tasks_per_thread per thread on more:
-// threads take tasks as they finish (OpenMP dynamic schedule), and several each even out threads
-// that run at different speeds on a shared host.
+// several each even out threads that run at different speeds on a shared host (PhaseTasks).
 struct Blocking {
   std::size_t group_columns, chunk_k, max_blocks, tasks_per_thread, one_thread_tasks;
 };
@@ -145,6 +151,61 @@ struct Blocking {
 // slower).
 constexpr Blocking kTfdpaBlocking{128, 256, 128, 4, 1};
 constexpr Blocking kGstBlocking{16, 2048, 16, 4, 4};
+
+// fast_gemm runs K in phases, all threads in the same one (a barrier after each): spans of whole
+// K chunks whose panels, A and B of the whole problem, take at most kPhasePanelBytes (half the
+// 32 MB L3 of the Zen 5 development VM), so that they stay in the last-level cache while every
+// task reads its part and each panel byte comes from memory about once, whatever the number of
+// tasks. When each task ran all of K, it read the A panels of its row group once per strip group
+// and the B panels of its strip group once per row group: at 256 x 256 x 8192 (62 MB of panels,
+// four phases) the MXFP8 runs on two Zen 5 cores took 3-6% longer (docs/performance.md). Problems
+// whose panels fit in one phase run all of K in each task, as before.
+constexpr std::size_t kPhasePanelBytes = std::size_t{16} << 20;
+
+// Runs the tasks of fast_gemm's phases on a team of threads, the caller's barrier after each
+// phase. Each thread owns the same tasks in every phase, a contiguous share, and runs them first;
+// then it takes what is left of the others' shares. So a task's accumulators stay with one core
+// from phase to phase when the threads keep pace, and a thread slowed by its host is still covered.
+// (With the OpenMP dynamic schedule the tasks changed threads between phases: in a trial with a
+// phase per 256-k chunk, two Zen 5 cores ran MXFP8 1024^3 in 23 or 29 ms, varying from process to
+// process. On 16 threads of an H200 host the 1024^3 rows ran 10-20% faster than with the dynamic
+// schedule over tasks of all of K.)
+class PhaseTasks {
+ public:
+  PhaseTasks(std::size_t tasks, std::size_t threads) : tasks_(tasks), threads_(threads), cursors_(2 * threads) {
+    for (std::size_t i = 0; i < threads; ++i) cursors_[i].next.store(share_begin(i), std::memory_order_relaxed);
+  }
+  // Calls f(t) for the tasks of phase `phase` that this thread (number `me` of a team of `team`)
+  // gets. Every thread of the team calls it once per phase, in phase order, with a barrier between
+  // phases. A team smaller than `threads` (OpenMP may give fewer, one inside another parallel
+  // region) leaves shares without their owner: the others take them.
+  template <class F>
+  void run(std::size_t phase, std::size_t me, std::size_t team, F&& f) {
+    Cursor* const cursors = &cursors_[phase % 2 * threads_];
+    // The cursors of the next phase, this thread's and those of the absent owners it stands in
+    // for: their last use (the previous phase) ended at the barrier before this phase, and their
+    // next use comes after the barrier after it.
+    for (std::size_t owner = me; owner < threads_; owner += team) {
+      cursors_[(phase + 1) % 2 * threads_ + owner].next.store(share_begin(owner), std::memory_order_relaxed);
+    }
+    for (std::size_t v = 0; v < threads_; ++v) {
+      const std::size_t owner = (me + v) % threads_;
+      const std::size_t end = share_begin(owner + 1);
+      for (std::size_t t = cursors[owner].next.fetch_add(1, std::memory_order_relaxed); t < end;
+           t = cursors[owner].next.fetch_add(1, std::memory_order_relaxed)) {
+        f(t);
+      }
+    }
+  }
+
+ private:
+  struct alignas(64) Cursor {
+    std::atomic<std::size_t> next{0};
+  };
+  std::size_t share_begin(std::size_t i) const { return tasks_ * i / threads_; }
+  std::size_t tasks_, threads_;
+  std::vector<Cursor> cursors_;  // [phase % 2][thread]: the next task of the thread's share
+};
 
 }  // namespace
 
@@ -212,13 +273,65 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   while (task_blocks > 1 && strip_groups * ((row_blocks + task_blocks - 1) / task_blocks) < min_tasks) {
     task_blocks = (task_blocks + 1) / 2;
   }
-  const std::size_t task_rows = task_blocks * kRows;
   const std::size_t steps_per_unit = unit * steps_per_instruction;
   const std::size_t chunk_units = std::max<std::size_t>(1, split.chunk_k / (steps_per_unit * L));
-  const std::size_t row_groups = (rows + task_rows - 1) / task_rows;
-  const long long tasks = static_cast<long long>(strip_groups * row_groups);
+  const std::size_t row_groups = (row_blocks + task_blocks - 1) / task_blocks;
+  const std::size_t tasks = strip_groups * row_groups;
+  // The accumulators of every tile, one set per split-K slice, in the order in which the tasks run
+  // their tiles (Task::tile): a task's accumulators and carried bounds are read and written in
+  // sequence, once per chunk. They live in the cache with the panels (no fresh pages per call) and
+  // are set by the tasks that own them (first touch by the thread that runs them).
+  const std::size_t tile = kRows * W;
+  const std::size_t task_tiles = task_blocks * group_strips;
+  const std::size_t tiles = tasks * task_tiles;
+  cache.acc.resize(slices * tiles * tile);
+  if (!gst) cache.carry.resize(tiles);
+  std::uint32_t* const acc = cache.acc.data();
+  fast::CarriedBounds* const carry = cache.carry.data();
   d.assign(M * N, 0);
   fast::StepCounts totals;
+
+  // A task's strips [strip_begin, strip_begin + task_strips) and row blocks [block_begin,
+  // block_begin + blocks), and where its tiles' accumulators begin.
+  struct Task {
+    std::size_t strip_begin, task_strips, block_begin, blocks, first_tile;
+    // The tile of row block b and strip st (row blocks outer, as the chunks run them).
+    std::size_t tile(std::size_t b, std::size_t st) const {
+      return first_tile + (b - block_begin) * task_strips + (st - strip_begin);
+    }
+  };
+  const auto task_at = [&](std::size_t i) {
+    const std::size_t strip_begin = i % strip_groups * group_strips, block_begin = i / strip_groups * task_blocks;
+    return Task{strip_begin, std::min(strips, strip_begin + group_strips) - strip_begin, block_begin,
+                std::min(row_blocks, block_begin + task_blocks) - block_begin, i * task_tiles};
+  };
+  // Calls f(at, row, col, n) for each row of the tile of row block b and strip st within M x N:
+  // its n outputs are (row, col + j) at index at + j of the tile's accumulators.
+  const auto for_tile_rows = [&](std::size_t b, std::size_t st, auto&& f) {
+    const std::size_t col = st * W;
+    const std::size_t n = std::min(W, N - std::min(N, col));
+    for (std::size_t i = 0; i < kRows && b * kRows + i < M; ++i) f(i * W, b * kRows + i, col, n);
+  };
+  const bool c_first = slices == 1 && schedule.c_placement == CPlacement::accumulator && !ops.c.empty();
+  // The phases: spans of K, each of whole chunks of one slice (a slice may have no units), of at
+  // most kPhasePanelBytes of panels for the whole problem (at least one chunk), in order; all
+  // threads work in the same phase (PhaseTasks). A tile's accumulators of a slice start at that
+  // slice's first phase, and its epilogue runs in the last phase, right after its last chunk;
+  // with no units at all there is one phase, the epilogue's.
+  const std::size_t panel_bytes_per_k = (gst ? fast::panel_bytes(gp) : fast::panel_bytes(tp)) / std::max<std::size_t>(1, padded);
+  const std::size_t chunk_bytes = std::max<std::size_t>(1, panel_bytes_per_k * chunk_units * steps_per_unit * L);
+  const std::size_t phase_units = chunk_units * std::max<std::size_t>(1, kPhasePanelBytes / chunk_bytes);
+  struct Phase {
+    std::size_t slice, u0, u1;
+    bool first;  // the slice's first
+  };
+  std::vector<Phase> spans;
+  for (std::size_t s = 0; s < slices; ++s) {
+    const std::size_t u0 = std::min(units, s * per_slice), u1 = std::min(units, u0 + per_slice);
+    for (std::size_t p0 = u0; p0 < u1; p0 += phase_units) spans.push_back({s, p0, std::min(u1, p0 + phase_units), p0 == u0});
+  }
+  const std::size_t phase_count = std::max<std::size_t>(1, spans.size());
+  PhaseTasks phases(tasks, static_cast<std::size_t>(threads));
 
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel num_threads(threads)
@@ -226,91 +339,64 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   (void)threads;
 #endif
   {
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+    const auto me = static_cast<std::size_t>(omp_get_thread_num()), team = static_cast<std::size_t>(omp_get_num_threads());
+#else
+    const std::size_t me = 0, team = 1;
+#endif
     const fast::IeeeEnvironment ieee;
     fast::StepCounts counts;
-    std::vector<std::uint32_t> acc, partial, part(kRows * W), sa(kRows), sb(W);
-    std::vector<fast::CarriedBounds> carry;  // per tile of a task (T-/ST-FDPA)
-#if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (long long t = 0; t < tasks; ++t) {
-      const std::size_t strip_begin = static_cast<std::size_t>(t) % strip_groups * group_strips;
-      const std::size_t task_strips = std::min(strips, strip_begin + group_strips) - strip_begin;
-      const std::size_t row_begin = static_cast<std::size_t>(t) / strip_groups * task_rows;
-      const std::size_t blocks = (std::min(rows, row_begin + task_rows) - row_begin) / kRows;
-      const std::size_t tile = kRows * W;
-      const std::size_t tiles = task_strips * blocks;  // tile (g, b) at g * blocks + b
-      acc.assign(tiles * tile, 0);
-      if (!gst) carry.assign(tiles, {});
-      if (slices > 1) partial.assign(slices * tiles * tile, 0);
-      // Runs units [u0, u1) of row block b and strip strip_begin + g onto its accumulators.
-      const auto run_units = [&](std::size_t g, std::size_t b, std::size_t u0, std::size_t u1) {
-        std::uint32_t* r = acc.data() + (g * blocks + b) * tile;
-        const std::size_t row0 = row_begin + b * kRows, strip = strip_begin + g;
-        if (gst) {
-          const fast::GstTile gt{&gp, rule, row0, strip};
-          ks.gst(gt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
-          return;
-        }
-        const fast::TfdpaTile tt{&tp, rule, row0, strip, &Fallback::run, &fallback, &carry[g * blocks + b]};
-        if (!promotion) {
-          ks.tfdpa(tt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
-          return;
-        }
-        for (std::size_t u = u0; u < u1; ++u) {
-          // An all-NaN accumulator stays the canonical NaN through every promotion (fast::all_nan).
-          if (fast::nan_absorbed(r, tile, std::min(total_steps, u1 * steps_per_unit) - u * steps_per_unit, counts)) break;
-          // A fresh accumulator for P instructions (scale-d = 0 first), then the FFMA promotion.
-          std::fill(part.begin(), part.end(), 0u);
-          ks.tfdpa(tt, part.data(), u * steps_per_unit, std::min(total_steps, (u + 1) * steps_per_unit), counts);
-          for (std::size_t i = 0; i < kRows; ++i) sa[i] = row0 + i < M ? ops.scale_a.word(row0 + i, u) : 0u;
-          for (std::size_t j = 0; j < W; ++j) sb[j] = strip * W + j < N ? ops.scale_b.word(u, strip * W + j) : 0u;
-          ks.promote(schedule.promotion_fma, sa.data(), sb.data(), part.data(), r);
-        }
-      };
-      // Calls f(at, row, col, n) for each tile row of the task within M x N: its n outputs are
-      // (row, col + j) at accumulator index at + j.
-      const auto for_tile_rows = [&](auto&& f) {
-        for (std::size_t g = 0; g < task_strips; ++g) {
-          const std::size_t col = (strip_begin + g) * W;
-          const std::size_t n = std::min(W, N - std::min(N, col));
-          for (std::size_t b = 0; b < blocks; ++b) {
-            for (std::size_t i = 0; i < kRows && row_begin + b * kRows + i < M; ++i) {
-              f((g * blocks + b) * tile + i * W, row_begin + b * kRows + i, col, n);
-            }
-          }
-        }
-      };
-      const bool c_first = slices == 1 && schedule.c_placement == CPlacement::accumulator && !ops.c.empty();
-      for (std::size_t s = 0; s < slices; ++s) {
-        const std::size_t u0 = std::min(units, s * per_slice), u1 = std::min(units, u0 + per_slice);
-        std::fill(acc.begin(), acc.end(), 0u);
-        if (c_first) {
-          for_tile_rows([&](std::size_t at, std::size_t row, std::size_t col, std::size_t n) {
-            for (std::size_t j = 0; j < n; ++j) acc[at + j] = ops.c.word(row, col + j);
-          });
-        }
-        for (std::size_t c0 = u0; c0 < u1; c0 += chunk_units) {
-          for (std::size_t b = 0; b < blocks; ++b) {
-            for (std::size_t g = 0; g < task_strips; ++g) run_units(g, b, c0, std::min(u1, c0 + chunk_units));
-          }
-        }
-        if (slices > 1) std::copy(acc.begin(), acc.end(), partial.begin() + static_cast<std::ptrdiff_t>(s * tiles * tile));
+    std::vector<std::uint32_t> part(tile), sa(kRows), sb(W), slice_values(slices);
+    // The accumulators of tile t for slice s.
+    const auto tile_acc = [&](std::size_t s, std::size_t t) { return acc + (s * tiles + t) * tile; };
+    // A slice's accumulators start at 0, or at C (c_first).
+    const auto start_slice = [&](std::size_t s, std::size_t t, std::size_t b, std::size_t st) {
+      std::uint32_t* const r = tile_acc(s, t);
+      std::fill_n(r, tile, 0u);
+      if (c_first) {
+        for_tile_rows(b, st, [&](std::size_t at, std::size_t row, std::size_t col, std::size_t n) {
+          for (std::size_t j = 0; j < n; ++j) r[at + j] = ops.c.word(row, col + j);
+        });
       }
-      // Epilogue: C added after the loop, or the split-K reduction (fp32 RNE adds, gemm.h).
-      std::vector<std::uint32_t> slice_values(slices);
-      for_tile_rows([&](std::size_t at, std::size_t row, std::size_t col, std::size_t n) {
+    };
+    // Runs units [u0, u1) of row block b and strip st onto the accumulators r of tile t.
+    const auto run_units = [&](std::uint32_t* r, std::size_t t, std::size_t b, std::size_t st, std::size_t u0, std::size_t u1) {
+      const std::size_t row0 = b * kRows;
+      if (gst) {
+        const fast::GstTile gt{&gp, rule, row0, st};
+        ks.gst(gt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
+        return;
+      }
+      const fast::TfdpaTile tt{&tp, rule, row0, st, &Fallback::run, &fallback, &carry[t]};
+      if (!promotion) {
+        ks.tfdpa(tt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
+        return;
+      }
+      for (std::size_t u = u0; u < u1; ++u) {
+        // An all-NaN accumulator stays the canonical NaN through every promotion (fast::all_nan).
+        if (fast::nan_absorbed(r, tile, std::min(total_steps, u1 * steps_per_unit) - u * steps_per_unit, counts)) break;
+        // A fresh accumulator for P instructions (scale-d = 0 first), then the FFMA promotion.
+        std::fill(part.begin(), part.end(), 0u);
+        ks.tfdpa(tt, part.data(), u * steps_per_unit, std::min(total_steps, (u + 1) * steps_per_unit), counts);
+        for (std::size_t i = 0; i < kRows; ++i) sa[i] = row0 + i < M ? ops.scale_a.word(row0 + i, u) : 0u;
+        for (std::size_t j = 0; j < W; ++j) sb[j] = st * W + j < N ? ops.scale_b.word(u, st * W + j) : 0u;
+        ks.promote(schedule.promotion_fma, sa.data(), sb.data(), part.data(), r);
+      }
+    };
+    // Epilogue of tile t: C added after the loop, or the split-K reduction (fp32 RNE adds, gemm.h).
+    const auto epilogue = [&](std::size_t t, std::size_t b, std::size_t st) {
+      for_tile_rows(b, st, [&](std::size_t at, std::size_t row, std::size_t col, std::size_t n) {
         std::uint32_t* out = d.data() + row * N + col;
         if (slices == 1 && schedule.c_placement == CPlacement::accumulator) {
-          std::copy(acc.begin() + static_cast<std::ptrdiff_t>(at), acc.begin() + static_cast<std::ptrdiff_t>(at + n), out);
+          std::copy_n(tile_acc(0, t) + at, n, out);
           return;
         }
         for (std::size_t j = 0; j < n; ++j) {
           const std::uint32_t c = ops.c.empty() ? 0u : ops.c.word(row, col + j);
           if (slices == 1) {
-            out[j] = fast::host_add(acc[at + j], c);
+            out[j] = fast::host_add(tile_acc(0, t)[at + j], c);
           } else {
-            for (std::size_t s = 0; s < slices; ++s) slice_values[s] = partial[s * tiles * tile + at + j];
+            for (std::size_t s = 0; s < slices; ++s) slice_values[s] = tile_acc(s, t)[at + j];
             if (schedule.reduction == SplitKReduction::pairwise) {
               out[j] = fast::host_add(c, pairwise(slice_values.data(), 0, slices));
             } else {
@@ -320,6 +406,48 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
           }
         }
       });
+    };
+
+    for (std::size_t phase = 0; phase < phase_count; ++phase) {
+      const bool last = phase + 1 == phase_count;
+      phases.run(phase, me, team, [&](std::size_t task) {
+        const Task k = task_at(task);
+        if (phase < spans.size()) {
+          const Phase& span = spans[phase];
+          for (std::size_t b = k.block_begin; b < k.block_begin + k.blocks; ++b) {
+            for (std::size_t st = k.strip_begin; st < k.strip_begin + k.task_strips; ++st) {
+              const std::size_t t = k.tile(b, st);
+              if (span.first) start_slice(span.slice, t, b, st);
+              if (phase == 0 && !gst) carry[t] = {};  // no bounds carried yet
+            }
+          }
+          // In each chunk every row block of the task meets every strip of its group (Blocking).
+          for (std::size_t c0 = span.u0; c0 < span.u1; c0 += chunk_units) {
+            for (std::size_t b = k.block_begin; b < k.block_begin + k.blocks; ++b) {
+              for (std::size_t st = k.strip_begin; st < k.strip_begin + k.task_strips; ++st) {
+                const std::size_t t = k.tile(b, st);
+                run_units(tile_acc(span.slice, t), t, b, st, c0, std::min(span.u1, c0 + chunk_units));
+              }
+            }
+          }
+        }
+        if (last) {
+          // Slices without units (at the end) were never started.
+          const std::size_t started = spans.empty() ? 0 : spans.back().slice + 1;
+          for (std::size_t b = k.block_begin; b < k.block_begin + k.blocks; ++b) {
+            for (std::size_t st = k.strip_begin; st < k.strip_begin + k.task_strips; ++st) {
+              const std::size_t t = k.tile(b, st);
+              for (std::size_t s = started; s < slices; ++s) start_slice(s, t, b, st);
+              epilogue(t, b, st);
+            }
+          }
+        }
+      });
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+      if (!last) {
+#pragma omp barrier
+      }
+#endif
     }
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp critical(blockscale_fast_gemm_counts)

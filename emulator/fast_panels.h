@@ -157,6 +157,9 @@ struct GstPanels {
 // The bytes of storage that a set of panels holds (capacity, not size).
 std::size_t storage_bytes(const TfdpaPanels& p);
 std::size_t storage_bytes(const GstPanels& p);
+// The bytes of the panels decoded for the present problem (size).
+std::size_t panel_bytes(const TfdpaPanels& p);
+std::size_t panel_bytes(const GstPanels& p);
 
 // Which exponent panels a T-/ST-FDPA kernel reads: exp (A: exp2) with lo / hi (the portable
 // kernels), or the byte pairs eb (the AVX-512 bounds pass; its e bytes ee instead when the fp16

@@ -20,6 +20,10 @@
 // and a forced path that the CPU lacks throws.
 #include <gtest/gtest.h>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -258,21 +262,31 @@ struct Family {
 
 const Type kNarrow[] = {Type::e4m3, Type::e5m2, Type::e2m3, Type::e3m2, Type::e2m1};
 
-// large: shapes that span several row blocks, strip groups and K chunks of fast_gemm's work split
-// (so that tasks, chunk boundaries and the bounds carried between kernel calls are exercised);
-// otherwise small ones, where the cases per second are many.
-Problem draw(Rng& rng, const Family& fam, Generator g, bool large = false) {
+// The shapes of draw(). small: many cases per second. large: shapes that span several row blocks,
+// strip groups and K chunks of fast_gemm's work split (so that tasks, chunk boundaries and the
+// bounds carried between kernel calls are exercised). long_k: 5 to 8 rows and 33 to 64 columns
+// (two row blocks, two strips) with K of 40960 to 57343 elements (GST-FDPA, fp4: four times that),
+// whose panels (about 1 KB per k for the AVX-512 T-FDPA kernels) span several of fast_gemm's
+// phases (16 MB of panels each).
+enum class Shape { small, large, long_k };
+
+Problem draw(Rng& rng, const Family& fam, Generator g, Shape shape = Shape::small) {
+  const bool large = shape == Shape::large;
   Problem pr;
   pr.schedule = fam.schedule(rng, pr.fa, pr.fb);
   const Instruction& ins = pr.schedule.instruction;
   const bool block_scaled = ins.block_scaled();
   const bool promotion = pr.schedule.accumulation == Accumulation::promotion;
-  pr.M = large ? 9 + uniform(rng, 24) : 1 + uniform(rng, 9);
-  pr.N = large ? 129 + uniform(rng, 200) : 1 + uniform(rng, 40);
+  const bool long_k = shape == Shape::long_k;
+  const bool gst = ins.params().algorithm == Algorithm::gst_fdpa;  // fp4 panels: a quarter of the bytes
+  pr.M = large ? 9 + uniform(rng, 24) : long_k ? 5 + uniform(rng, 4) : 1 + uniform(rng, 9);
+  pr.N = large ? 129 + uniform(rng, 200) : long_k ? 33 + uniform(rng, 32) : 1 + uniform(rng, 40);
   // K: up to a few instructions (large: 600 to 1300 elements), sometimes not a multiple of the
   // instruction's K (padding).
   const std::size_t kins = static_cast<std::size_t>(ins.k);
-  const std::size_t instructions = large ? (600 + uniform(rng, 700)) / kins + 1 : 1 + uniform(rng, promotion ? 9 : 6);
+  const std::size_t instructions = large    ? (600 + uniform(rng, 700)) / kins + 1
+                                   : long_k ? (40960 + uniform(rng, 16384)) * (gst ? 4 : 1) / kins + 1
+                                            : 1 + uniform(rng, promotion ? 9 : 6);
   pr.K = kins * instructions - (uniform(rng, 4) == 0 ? uniform(rng, static_cast<std::uint32_t>(kins)) : 0);
   pr.b_order = uniform(rng, 2) ? Order::row_major : Order::col_major;
   if (block_scaled) pr.fs = *format_of(ins.scale_type());
@@ -539,7 +553,7 @@ TEST_P(FAST_PATH_SUITE, LargeShapesAcrossTasksAndChunks) {
   std::size_t outputs = 0;
   for (std::size_t n = 0; n < 2 * kGenerators; ++n) {
     const auto g = static_cast<Generator>(n % kGenerators);
-    Problem pr = draw(rng, fam, g, true);
+    Problem pr = draw(rng, fam, g, Shape::large);
     if (n >= kGenerators) pr.schedule = pr.schedule.with_split_k(3);
     const GemmOperands ops = pr.operands();
     const std::vector<std::uint32_t> want = gemm(pr.schedule, ops, {1, GemmPath::reference});
@@ -558,6 +572,42 @@ TEST_P(FAST_PATH_SUITE, LargeShapesAcrossTasksAndChunks) {
     outputs += want.size();
   }
   std::printf("[ fast path ] %-58s %8zu outputs of large shapes\n", fam.name.c_str(), outputs);
+}
+
+// Problems whose K spans several of fast_gemm's phases (Shape::long_k), one with split-K into two
+// slices (each of several phases), at 1 and 3 threads: tiles start and end slices at phase
+// boundaries, and their bounds are carried from one phase to the next. With OpenMP, also 3
+// threads asked for inside a parallel region of 2 (nested regions are off by default): OpenMP
+// then gives each call a team of one, and that thread runs the shares of the two absent ones.
+TEST_P(FAST_PATH_SUITE, LongKAcrossPhases) {
+  const Family fam = families()[GetParam()];
+  Rng rng(0x10C6E000u + GetParam());
+  std::size_t outputs = 0;
+  for (const Generator g : {kRealistic, kQuantized}) {
+    Problem pr = draw(rng, fam, g, Shape::long_k);
+    if (g == kQuantized) pr.schedule = pr.schedule.with_split_k(2);
+    const GemmOperands ops = pr.operands();
+    const std::vector<std::uint32_t> want = gemm(pr.schedule, ops, {1, GemmPath::reference});
+    for (const GemmPath path : fast_paths()) {
+      for (const int threads : {1, 3}) {
+        GemmPathStats st;
+        EXPECT_EQ(gemm(pr.schedule, ops, {threads, path, &st}), want)
+            << to_string(path) << " threads " << threads << " " << pr.schedule.name() << " generator " << kGeneratorNames[g]
+            << " M=" << pr.M << " N=" << pr.N << " K=" << pr.K;
+        EXPECT_EQ(st.reference_outputs, 0u) << to_string(path) << " did not take the fast path: " << pr.schedule.name();
+      }
+#if defined(_OPENMP)
+      std::vector<std::uint32_t> nested[2];
+#pragma omp parallel num_threads(2)
+      nested[omp_get_thread_num()] = gemm(pr.schedule, ops, {3, path});
+      for (const auto& got : nested) {
+        EXPECT_EQ(got, want) << to_string(path) << " 3 threads inside a parallel region " << pr.schedule.name();
+      }
+#endif
+    }
+    outputs += want.size();
+  }
+  std::printf("[ fast path ] %-58s %8zu outputs of long K\n", fam.name.c_str(), outputs);
 }
 
 // Quantized tensors through the BlockScaledTensor overload (layouts undone, NVFP4 tensor scales
