@@ -217,6 +217,11 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const fast::KernelSet& ks = kernels(path);
   const bool gst = p.algorithm == Algorithm::gst_fdpa;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
+  if (M == 0 || N == 0) {  // no outputs (the work split below needs a row block and a strip)
+    d.clear();
+    if (stats != nullptr) *stats = GemmPathStats{};
+    return true;
+  }
   const auto kstep = static_cast<std::size_t>(ins.k);
   const std::size_t instructions = (K + kstep - 1) / kstep;
   const std::size_t padded = instructions * kstep;

@@ -25,6 +25,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -629,6 +630,33 @@ TEST(EmulatorFastPath, BlockScaledTensorsAndThreadCounts) {
       const std::vector<std::uint32_t> want = gemm(s, qa, qb, cc, {1, GemmPath::reference});
       for (GemmPath path : fast_paths()) {
         for (int threads : {1, 2, 3}) EXPECT_EQ(gemm(s, qa, qb, cc, {threads, path}), want) << to_string(path) << " threads " << threads;
+      }
+    }
+  }
+}
+
+// Problems with no rows, no columns or no K (0 x n matrices are present, not absent): every path
+// gives what the reference engine gives (no outputs, or C), at 1 and 3 threads, with and without
+// split-K, for a T-FDPA and a GST-FDPA schedule.
+TEST(EmulatorFastPath, EmptyShapes) {
+  const Format e4m3 = Format::float8_e4m3fn, e2m1 = Format::float4_e2m1fn, e8m0 = Format::float8_e8m0fnu;
+  for (const Format f : {e4m3, e2m1}) {
+    const KernelSchedule base = block_scaled_schedule(Arch::sm_100a, f, f, e8m0, 32);
+    for (const auto& [M, N, K] : {std::array<std::size_t, 3>{0, 5, 64}, {3, 0, 64}, {3, 5, 0}, {0, 0, 0}}) {
+      const std::size_t blocks = (K + 31) / 32;
+      const std::uint8_t one = f == e4m3 ? 0x38 : 0x2;  // 1.0
+      const std::vector<std::uint8_t> a(M * K, one), b(K * N, one), sa(M * blocks, 127), sb(blocks * N, 127);
+      const std::vector<std::uint32_t> c(M * N, 0x3F800000u);  // 1.0f
+      const GemmOperands ops{CodeMatrix(f, M, K, a), CodeMatrix(f, K, N, b), CodeMatrix(e8m0, M, blocks, sa),
+                             CodeMatrix(e8m0, blocks, N, sb), CodeMatrix(Format::float32, M, N, c)};
+      for (const KernelSchedule& s : {base, base.with_split_k(2)}) {
+        const std::vector<std::uint32_t> want = gemm(s, ops, {1, GemmPath::reference});
+        ASSERT_EQ(want.size(), M * N);
+        for (const GemmPath path : fast_paths()) {
+          for (const int threads : {1, 3}) {
+            EXPECT_EQ(gemm(s, ops, {threads, path}), want) << to_string(path) << " " << s.name() << " M=" << M << " N=" << N << " K=" << K;
+          }
+        }
       }
     }
   }
