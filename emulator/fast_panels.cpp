@@ -109,6 +109,7 @@ const CodeTables& code_tables(Format f) {
 // Copies n codes of m, the i-th at word index base + i * step, to out (the word width switch
 // hoisted out of the loop; codes of at most 8 bits).
 void read_codes(const CodeMatrix& m, std::size_t base, std::size_t step, std::size_t n, std::uint8_t* out) {
+  if (n == 0) return;  // K = 0: out may be null, which memcpy must not get even for no bytes
   if (m.word_bits() == 8 && step == 1) {
     std::memcpy(out, static_cast<const std::uint8_t*>(m.data()) + base, n);
     return;
