@@ -172,22 +172,17 @@ constexpr std::size_t kPhasePanelBytes = std::size_t{16} << 20;
 // schedule over tasks of all of K.)
 class PhaseTasks {
  public:
-  PhaseTasks(std::size_t tasks, std::size_t threads) : tasks_(tasks), threads_(threads), cursors_(2 * threads) {
-    for (std::size_t i = 0; i < threads; ++i) cursors_[i].next.store(share_begin(i), std::memory_order_relaxed);
+  PhaseTasks(std::size_t tasks, std::size_t threads, std::size_t phases)
+      : tasks_(tasks), threads_(threads), cursors_(phases * threads) {
+    for (std::size_t i = 0; i < cursors_.size(); ++i) cursors_[i].next.store(share_begin(i % threads), std::memory_order_relaxed);
   }
-  // Calls f(t) for the tasks of phase `phase` that this thread (number `me` of a team of `team`)
-  // gets. Every thread of the team calls it once per phase, in phase order, with a barrier between
-  // phases. A team smaller than `threads` (OpenMP may give fewer, one inside another parallel
-  // region) leaves shares without their owner: the others take them.
+  // Calls f(t) for the tasks of phase `phase` that thread `me` of the team gets. Every thread of
+  // the team calls it once per phase, with a barrier between phases. A team smaller than
+  // `threads` (OpenMP may give fewer, one inside another parallel region) leaves shares without
+  // their owner: the others take them.
   template <class F>
-  void run(std::size_t phase, std::size_t me, std::size_t team, F&& f) {
-    Cursor* const cursors = &cursors_[phase % 2 * threads_];
-    // The cursors of the next phase, this thread's and those of the absent owners it stands in
-    // for: their last use (the previous phase) ended at the barrier before this phase, and their
-    // next use comes after the barrier after it.
-    for (std::size_t owner = me; owner < threads_; owner += team) {
-      cursors_[(phase + 1) % 2 * threads_ + owner].next.store(share_begin(owner), std::memory_order_relaxed);
-    }
+  void run(std::size_t phase, std::size_t me, F&& f) {
+    Cursor* const cursors = &cursors_[phase * threads_];
     for (std::size_t v = 0; v < threads_; ++v) {
       const std::size_t owner = (me + v) % threads_;
       const std::size_t end = share_begin(owner + 1);
@@ -204,7 +199,7 @@ class PhaseTasks {
   };
   std::size_t share_begin(std::size_t i) const { return tasks_ * i / threads_; }
   std::size_t tasks_, threads_;
-  std::vector<Cursor> cursors_;  // [phase % 2][thread]: the next task of the thread's share
+  std::vector<Cursor> cursors_;  // [phase][thread]: the next task of the thread's share
 };
 
 }  // namespace
@@ -336,7 +331,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     for (std::size_t p0 = u0; p0 < u1; p0 += phase_units) spans.push_back({s, p0, std::min(u1, p0 + phase_units), p0 == u0});
   }
   const std::size_t phase_count = std::max<std::size_t>(1, spans.size());
-  PhaseTasks phases(tasks, static_cast<std::size_t>(threads));
+  PhaseTasks phases(tasks, static_cast<std::size_t>(threads), phase_count);
 
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel num_threads(threads)
@@ -345,9 +340,9 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
 #endif
   {
 #if defined(BLOCKSCALE_HAVE_OPENMP)
-    const auto me = static_cast<std::size_t>(omp_get_thread_num()), team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto me = static_cast<std::size_t>(omp_get_thread_num());
 #else
-    const std::size_t me = 0, team = 1;
+    const std::size_t me = 0;
 #endif
     const fast::IeeeEnvironment ieee;
     fast::StepCounts counts;
@@ -415,7 +410,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
 
     for (std::size_t phase = 0; phase < phase_count; ++phase) {
       const bool last = phase + 1 == phase_count;
-      phases.run(phase, me, team, [&](std::size_t task) {
+      phases.run(phase, me, [&](std::size_t task) {
         const Task k = task_at(task);
         if (phase < spans.size()) {
           const Phase& span = spans[phase];

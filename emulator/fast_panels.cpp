@@ -210,36 +210,25 @@ Scale decode_scale(Format f, std::uint32_t code) {
 }  // namespace
 
 namespace {
-template <class... Buffers>
-std::size_t capacity_bytes(const Buffers&... b) {
-  return ((b.capacity() * sizeof(typename Buffers::value_type)) + ...);
+// Every buffer of a set of panels, passed to f (one list for the byte counts below).
+template <class F>
+std::size_t over_buffers(const TfdpaPanels& p, F&& f) {
+  return f(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_ee, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval, p.b_exp,
+           p.b_eb, p.b_ee, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf, p.a_h, p.b_h, p.a_hmax, p.b_hmax);
 }
-template <class... Buffers>
-std::size_t size_bytes(const Buffers&... b) {
-  return ((b.size() * sizeof(typename Buffers::value_type)) + ...);
+template <class F>
+std::size_t over_buffers(const GstPanels& p, F&& f) {
+  return f(p.a_q, p.a_init, p.a_nz, p.a_ehi, p.a_elo, p.a_sv, p.a_flags, p.b_q, p.b_nz, p.b_ehi, p.b_elo, p.b_sv, p.b_nan);
 }
+constexpr auto kCapacityBytes = [](const auto&... b) { return ((b.capacity() * sizeof(*b.data())) + ...); };
+constexpr auto kSizeBytes = [](const auto&... b) { return ((b.size() * sizeof(*b.data())) + ...); };
 }  // namespace
 
-std::size_t storage_bytes(const TfdpaPanels& p) {
-  return capacity_bytes(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_ee, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval,
-                        p.b_exp, p.b_eb, p.b_ee, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf, p.a_h, p.b_h, p.a_hmax,
-                        p.b_hmax);
-}
+std::size_t storage_bytes(const TfdpaPanels& p) { return over_buffers(p, kCapacityBytes); }
+std::size_t storage_bytes(const GstPanels& p) { return over_buffers(p, kCapacityBytes); }
+std::size_t panel_bytes(const TfdpaPanels& p) { return over_buffers(p, kSizeBytes); }
+std::size_t panel_bytes(const GstPanels& p) { return over_buffers(p, kSizeBytes); }
 
-std::size_t panel_bytes(const TfdpaPanels& p) {
-  return size_bytes(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_ee, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval,
-                    p.b_exp, p.b_eb, p.b_ee, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf, p.a_h, p.b_h, p.a_hmax, p.b_hmax);
-}
-
-std::size_t panel_bytes(const GstPanels& p) {
-  return size_bytes(p.a_q, p.a_init, p.a_nz, p.a_ehi, p.a_elo, p.a_sv, p.a_flags, p.b_q, p.b_nz, p.b_ehi, p.b_elo, p.b_sv,
-                    p.b_nan);
-}
-
-std::size_t storage_bytes(const GstPanels& p) {
-  return capacity_bytes(p.a_q, p.a_init, p.a_nz, p.a_ehi, p.a_elo, p.a_sv, p.a_flags, p.b_q, p.b_nz, p.b_ehi, p.b_elo, p.b_sv,
-                        p.b_nan);
-}
 
 namespace {
 
