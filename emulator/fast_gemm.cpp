@@ -87,10 +87,10 @@ struct Fallback {
   }
 };
 
-// The panels of the calling thread, kept between calls: a sequence of GEMMs (a numerics sweep, a
-// benchmark) then reuses their storage instead of faulting in tens of MB of fresh pages per call,
-// which costs about as much as decoding into them (docs/performance.md). When the two kinds
-// together hold more than kKeptPanelBytes, both are released as the call ends.
+// The panels of the calling thread, and fast_gemm's accumulators, kept between calls: a sequence of
+// GEMMs (a numerics sweep, a benchmark) then reuses their storage instead of faulting in tens of MB
+// of fresh pages per call, which costs about as much as decoding into them (docs/performance.md).
+// When they together hold more than kKeptPanelBytes, all are released as the call ends.
 struct PanelCache {
   static constexpr std::size_t kKeptPanelBytes = std::size_t{256} << 20;
   fast::TfdpaPanels tfdpa;
