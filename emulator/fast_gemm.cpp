@@ -202,6 +202,23 @@ class PhaseTasks {
   std::vector<Cursor> cursors_;  // [phase][thread]: the next task of the thread's share
 };
 
+// A task's strips [strip_begin, strip_begin + task_strips) and row blocks [block_begin,
+// block_begin + blocks), and where its tiles' accumulators begin.
+struct Task {
+  std::size_t strip_begin, task_strips, block_begin, blocks, first_tile;
+  // The tile of row block b and strip st (row blocks outer, as the chunks run them).
+  std::size_t tile(std::size_t b, std::size_t st) const {
+    return first_tile + (b - block_begin) * task_strips + (st - strip_begin);
+  }
+  // Calls f(t, b, st) for every tile of the task, in that order.
+  template <class F>
+  void for_each_tile(F&& f) const {
+    for (std::size_t b = block_begin; b < block_begin + blocks; ++b) {
+      for (std::size_t st = strip_begin; st < strip_begin + task_strips; ++st) f(tile(b, st), b, st);
+    }
+  }
+};
+
 }  // namespace
 
 bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath path, int threads,
@@ -291,15 +308,6 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   d.assign(M * N, 0);
   fast::StepCounts totals;
 
-  // A task's strips [strip_begin, strip_begin + task_strips) and row blocks [block_begin,
-  // block_begin + blocks), and where its tiles' accumulators begin.
-  struct Task {
-    std::size_t strip_begin, task_strips, block_begin, blocks, first_tile;
-    // The tile of row block b and strip st (row blocks outer, as the chunks run them).
-    std::size_t tile(std::size_t b, std::size_t st) const {
-      return first_tile + (b - block_begin) * task_strips + (st - strip_begin);
-    }
-  };
   const auto task_at = [&](std::size_t i) {
     const std::size_t strip_begin = i % strip_groups * group_strips, block_begin = i / strip_groups * task_blocks;
     return Task{strip_begin, std::min(strips, strip_begin + group_strips) - strip_begin, block_begin,
@@ -414,33 +422,24 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
         const Task k = task_at(task);
         if (phase < spans.size()) {
           const Phase& span = spans[phase];
-          for (std::size_t b = k.block_begin; b < k.block_begin + k.blocks; ++b) {
-            for (std::size_t st = k.strip_begin; st < k.strip_begin + k.task_strips; ++st) {
-              const std::size_t t = k.tile(b, st);
-              if (span.first) start_slice(span.slice, t, b, st);
-              if (phase == 0 && !gst) carry[t] = {};  // no bounds carried yet
-            }
-          }
+          k.for_each_tile([&](std::size_t t, std::size_t b, std::size_t st) {
+            if (span.first) start_slice(span.slice, t, b, st);
+            if (phase == 0 && !gst) carry[t] = {};  // no bounds carried yet
+          });
           // In each chunk every row block of the task meets every strip of its group (Blocking).
           for (std::size_t c0 = span.u0; c0 < span.u1; c0 += chunk_units) {
-            for (std::size_t b = k.block_begin; b < k.block_begin + k.blocks; ++b) {
-              for (std::size_t st = k.strip_begin; st < k.strip_begin + k.task_strips; ++st) {
-                const std::size_t t = k.tile(b, st);
-                run_units(tile_acc(span.slice, t), t, b, st, c0, std::min(span.u1, c0 + chunk_units));
-              }
-            }
+            k.for_each_tile([&](std::size_t t, std::size_t b, std::size_t st) {
+              run_units(tile_acc(span.slice, t), t, b, st, c0, std::min(span.u1, c0 + chunk_units));
+            });
           }
         }
         if (last) {
           // Slices without units (at the end) were never started.
           const std::size_t started = spans.empty() ? 0 : spans.back().slice + 1;
-          for (std::size_t b = k.block_begin; b < k.block_begin + k.blocks; ++b) {
-            for (std::size_t st = k.strip_begin; st < k.strip_begin + k.task_strips; ++st) {
-              const std::size_t t = k.tile(b, st);
-              for (std::size_t s = started; s < slices; ++s) start_slice(s, t, b, st);
-              epilogue(t, b, st);
-            }
-          }
+          k.for_each_tile([&](std::size_t t, std::size_t b, std::size_t st) {
+            for (std::size_t s = started; s < slices; ++s) start_slice(s, t, b, st);
+            epilogue(t, b, st);
+          });
         }
       });
 #if defined(BLOCKSCALE_HAVE_OPENMP)

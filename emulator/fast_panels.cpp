@@ -229,7 +229,6 @@ std::size_t storage_bytes(const GstPanels& p) { return over_buffers(p, kCapacity
 std::size_t panel_bytes(const TfdpaPanels& p) { return over_buffers(p, kSizeBytes); }
 std::size_t panel_bytes(const GstPanels& p) { return over_buffers(p, kSizeBytes); }
 
-
 namespace {
 
 // v (a normal float) as IEEE binary16 bits, or kInexactHalf when v is not exactly representable
