@@ -33,8 +33,9 @@ const char* kUsage =
     "                        (default 1048576); the probes run once, the rest is split evenly\n"
     "  --seed S              generator seed (default 1); every case is a function of (seed,\n"
     "                        target, data set, case index)\n"
-    "  --data SETS           random, realistic, probes, tiny, or all (default: the first three), or a\n"
-    "                        comma list; tiny puts products below the accumulator's zero floor\n"
+    "  --data SETS           random, realistic, probes, tiny, all (the four), or a comma list;\n"
+    "                        default random,realistic,probes; tiny puts products below the\n"
+    "                        accumulator's zero floor\n"
     "  --list                list the targets (runnable or skipped, with the reason) and exit\n"
     "modes (the conformance sweep runs when no other mode is named, or with --conform):\n"
     "  --conform             run the conformance sweep together with the modes below\n"
@@ -67,7 +68,7 @@ const char* kUsage =
     "disagreement or a kernel error; 2 bad usage or input; 3 no GPU (use --self-test).";
 
 std::vector<DataKind> parse_data(const std::string& s) {
-  if (s == "all") return {DataKind::random, DataKind::realistic, DataKind::probes};
+  if (s == "all") return {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny};
   std::vector<DataKind> v;
   std::size_t start = 0;
   while (start <= s.size()) {
@@ -117,7 +118,7 @@ int run(const std::vector<std::string>& argv) {
   o.seed = args.get_u64("seed", 1);
   if (args.get("cases")) o.cases = static_cast<std::uint64_t>(args.get_int("cases", 1, 1, 1ll << 40));
   o.outputs = static_cast<std::uint64_t>(args.get_int("outputs", std::int64_t(1) << 20, 1, 1ll << 40));
-  o.data = parse_data(args.get_or("data", "all"));
+  o.data = parse_data(args.get_or("data", "random,realistic,probes"));
   if (self_test) o.gemm_sizes = GemmSizes::small;
   if (const auto mo = args.get("model-override")) {
     try {

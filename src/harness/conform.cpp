@@ -22,7 +22,7 @@ constexpr std::uint64_t kGemmProbeProblems = 12;
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
-// Outputs left for each of the random and realistic data sets, after the probes.
+// Outputs left for each data set but the probes (random, realistic, tiny), after the probes.
 std::uint64_t share(const ConformOptions& o, std::uint64_t probe_outputs) {
   std::uint64_t bulk = 0;
   for (DataKind d : o.data) bulk += d != DataKind::probes;

@@ -78,6 +78,17 @@ expect 1 "a rare one-ulp fault is caught" "$bin" conform --self-test --perturb o
 expect 1 "C placement is caught" "$bin" conform --self-test --perturb c-placement --kernels 'm16n8k32 f32 e4m3 e4m3' \
   --data probes --quiet
 
+# `--data all` is all four data sets, tiny included (the default leaves tiny out): a zero floor one
+# binade off shows only on tiny products, so under `all` it must be caught.
+expect 0 "--data all self-test" "$bin" conform --self-test --kernels 'wgmma.*f32 e4m3 e4m3' --outputs 4096 --data all \
+  --quiet --json "$scratch/all.json"
+grep -q '"data": "random,realistic,probes,tiny"' "$scratch/all.json" || { echo "FAIL: --data all is not the four sets"; fail=1; }
+expect 0 "default data self-test" "$bin" conform --self-test --kernels 'wgmma.*f32 e4m3 e4m3' --outputs 4096 --quiet \
+  --json "$scratch/default.json"
+grep -q '"data": "random,realistic,probes"' "$scratch/default.json" || { echo "FAIL: the default is not random,realistic,probes"; fail=1; }
+expect 1 "a zero floor off by one is caught under --data all" "$bin" conform --self-test --perturb zero-floor \
+  --kernels 'sm_90a (wgmma|mma.sync).* f32 (bf16|tf32)' --data all --outputs 20000 --quiet
+
 # Discovery against the emulator recovers the table row; against a perturbed one it disagrees.
 expect 0 "discovery agrees with the table" "$bin" conform --self-test --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet
 expect 1 "discovery flags a wrong F" "$bin" conform --self-test --perturb fraction-bits --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet
