@@ -3,6 +3,7 @@
 // kernels against the emulator bit for bit, discovers an instruction's arithmetic from targeted
 // probes, studies cuBLASLt / torch._scaled_mm schedules, and saves every mismatch as a golden-vector
 // file that `blockscale golden verify` reproduces on a CPU.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -67,16 +68,23 @@ const char* kUsage =
     "exit status: 0 all outputs agree (and discovery agrees with the table); 1 a mismatch, a\n"
     "disagreement or a kernel error; 2 bad usage or input; 3 no GPU (use --self-test).";
 
+// The data sets of a comma list, each once, in the order first named ("all" names the four).
 std::vector<DataKind> parse_data(const std::string& s) {
-  if (s == "all") return {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny};
   std::vector<DataKind> v;
+  const auto add = [&v](DataKind d) {
+    if (std::find(v.begin(), v.end(), d) == v.end()) v.push_back(d);
+  };
   std::size_t start = 0;
   while (start <= s.size()) {
     const std::size_t comma = s.find(',', start);
     const std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const auto d = parse_data_kind(part);
-    if (!d) throw UsageError("--data: '" + part + "' is not random, realistic, probes, tiny or all");
-    v.push_back(*d);
+    if (part == "all") {
+      for (DataKind d : {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny}) add(d);
+    } else if (const auto d = parse_data_kind(part)) {
+      add(*d);
+    } else {
+      throw UsageError("--data: '" + part + "' is not random, realistic, probes, tiny or all");
+    }
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

@@ -86,6 +86,9 @@ grep -q '"data": "random,realistic,probes,tiny"' "$scratch/all.json" || { echo "
 expect 0 "default data self-test" "$bin" conform --self-test --kernels 'wgmma.*f32 e4m3 e4m3' --outputs 4096 --quiet \
   --json "$scratch/default.json"
 grep -q '"data": "random,realistic,probes"' "$scratch/default.json" || { echo "FAIL: the default is not random,realistic,probes"; fail=1; }
+expect 0 "'all' inside a list, a set named twice" "$bin" conform --self-test --kernels 'wgmma.*f32 e4m3 e4m3' --outputs 4096 \
+  --data tiny,all,random --quiet --json "$scratch/list.json"
+grep -q '"data": "tiny,random,realistic,probes"' "$scratch/list.json" || { echo "FAIL: --data tiny,all,random is not each set once"; fail=1; }
 expect 1 "a zero floor off by one is caught under --data all" "$bin" conform --self-test --perturb zero-floor \
   --kernels 'sm_90a (wgmma|mma.sync).* f32 (bf16|tf32)' --data all --outputs 20000 --quiet
 
