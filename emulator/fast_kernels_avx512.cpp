@@ -68,11 +68,25 @@ struct AccInfo {
   __mmask16 zero;
 };
 
-BLOCKSCALE_AVX512_INLINE AccInfo acc_info(__m512i c, int e_zero) {
-  const __m512i field = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(0xFF));
-  const __m512i exp = _mm512_sub_epi32(_mm512_max_epi32(field, _mm512_set1_epi32(1)), _mm512_set1_epi32(127));
-  const __mmask16 zero = _mm512_testn_epi32_mask(c, _mm512_set1_epi32(0x7FFFFFFF));
-  return {exp, _mm512_mask_mov_epi32(exp, zero, _mm512_set1_epi32(e_zero)), zero};
+// The per-vector setup's constants, read from memory that the compiler must treat as unknown
+// (opaque()). As immediates, GCC 12 re-created each one in every use (a scalar move and a
+// broadcast: 81 broadcasts from general registers in the T-FDPA kernel) when the step's 32 vectors
+// left it no register to spare; values it cannot re-create it broadcasts once, outside the step
+// loop (26 such broadcasts left, 91 fewer instructions in the kernel), for 2-5% less time on the
+// MXFP8 and Hopper rows (docs/performance.md).
+struct SetupConstants {
+  std::int32_t byte_mask = 0xFF, one = 1, fp32_bias = 127, magnitude = 0x7FFFFFFF;
+  std::int32_t eb_bias2 = 2 * kEbBias, eb_live = 2 * (kEbBias - 16);
+  std::int32_t e_zero = 0;
+};
+
+BLOCKSCALE_AVX512_INLINE void opaque(SetupConstants& k) { asm("" : "+m"(k)); }
+
+BLOCKSCALE_AVX512_INLINE AccInfo acc_info(__m512i c, const SetupConstants& k) {
+  const __m512i field = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(k.byte_mask));
+  const __m512i exp = _mm512_sub_epi32(_mm512_max_epi32(field, _mm512_set1_epi32(k.one)), _mm512_set1_epi32(k.fp32_bias));
+  const __mmask16 zero = _mm512_testn_epi32_mask(c, _mm512_set1_epi32(k.magnitude));
+  return {exp, _mm512_mask_mov_epi32(exp, zero, _mm512_set1_epi32(k.e_zero)), zero};
 }
 
 BLOCKSCALE_AVX512_INLINE __m512d lo_pd(__m512i x) { return _mm512_cvtepi32_pd(_mm512_castsi512_si256(x)); }
@@ -453,6 +467,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   const auto L = static_cast<std::size_t>(P.L);
   const int F = t.rule.F;
   const __m512i f = _mm512_set1_epi32(F);
+  SetupConstants consts;
+  consts.e_zero = t.rule.e_zero;
+  opaque(consts);
   BoundsPass nb{};  // the next step's bounds pass, carried by a step's loop
   std::size_t nb_step = CarriedBounds::kNone;  // the step whose bounds nb.m holds
   if (t.carry != nullptr) {
@@ -489,22 +506,22 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       const __m512i a_sexp = _mm512_set1_epi32(P.a_sexp[(t.row0 + r) * P.steps + s]);
       for (std::size_t h = 0; h < 2; ++h) {
         c[r][h] = _mm512_loadu_si512(acc + r * W + 16 * h);
-        const AccInfo ci = acc_info(c[r][h], t.rule.e_zero);
+        const AccInfo ci = acc_info(c[r][h], consts);
         c_exp[r][h] = ci.exp;
         const __m512i es = _mm512_add_epi32(a_sexp, _mm512_loadu_si512(&P.b_sexp[bstep + 16 * h]));
         // Each int16 pair zero-extended to int32: low byte max e(a)+e(b), high byte -min lsb sum
         // (each plus 2 kEbBias); a low byte below 2 (kEbBias - 16), the least sum of two nonzero
         // elements' bytes, has no nonzero product.
         const __m512i pair = _mm512_cvtepu16_epi32(h == 0 ? _mm512_castsi512_si256(bounds[r]) : _mm512_extracti64x4_epi64(bounds[r], 1));
-        const __m512i exp_byte = _mm512_and_si512(pair, _mm512_set1_epi32(0xFF));
-        const __m512i product_exp = _mm512_sub_epi32(exp_byte, _mm512_set1_epi32(2 * kEbBias));
-        const __mmask16 live = _mm512_cmpge_epi32_mask(exp_byte, _mm512_set1_epi32(2 * (kEbBias - 16)));
+        const __m512i exp_byte = _mm512_and_si512(pair, _mm512_set1_epi32(consts.byte_mask));
+        const __m512i product_exp = _mm512_sub_epi32(exp_byte, _mm512_set1_epi32(consts.eb_bias2));
+        const __mmask16 live = _mm512_cmpge_epi32_mask(exp_byte, _mm512_set1_epi32(consts.eb_live));
         emax[r][h] = _mm512_mask_max_epi32(ci.floor, live, ci.floor, _mm512_add_epi32(product_exp, es));
         f_scale[r][h] = _mm512_add_epi32(f, es);
         // The lowest product bit, lsb(a) + lsb(b) + scale exps, below the grid e_max - F. (With
         // the fp16 panels every tile takes the float form, which does not need to know.)
         if (P.fp16_F == 0) {
-          const __m512i neg_lsb = _mm512_sub_epi32(_mm512_srli_epi32(pair, 8), _mm512_set1_epi32(2 * kEbBias));
+          const __m512i neg_lsb = _mm512_sub_epi32(_mm512_srli_epi32(pair, 8), _mm512_set1_epi32(consts.eb_bias2));
           if (_mm512_mask_cmpgt_epi32_mask(live, emax[r][h], _mm512_sub_epi32(f_scale[r][h], neg_lsb)) != 0) {
             truncating |= 1u << (2 * r + h);
           }
@@ -657,6 +674,9 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
   const int F = t.rule.F;
   const __m512i group_slack = _mm512_set1_epi32(F - 8);
   const __m512i c_slack = _mm512_set1_epi32(F - 23);
+  SetupConstants consts;
+  consts.e_zero = t.rule.e_zero;
+  opaque(consts);
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t g0 = s * G;
@@ -673,7 +693,7 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
     AccInfo ci[kRows];
     for (std::size_t r = 0; r < kRows; ++r) {
       c[r] = _mm512_loadu_si512(acc + r * W);
-      ci[r] = acc_info(c[r], t.rule.e_zero);
+      ci[r] = acc_info(c[r], consts);
       upper[r] = ci[r].floor;
       lower[r] = _mm512_set1_epi32(kNoExpHigh);
     }
