@@ -42,10 +42,13 @@ Tensor run_scaled(Arch arch, const Tensor& x, const Tensor& xs, const Tensor& y,
   const auto fmt = [](const Tensor& t) { return reference::format_of(t.dtype()); };
   const auto M = static_cast<std::size_t>(x.extent(0)), K = static_cast<std::size_t>(x.extent(1));
   const auto N = static_cast<std::size_t>(y.extent(1)), Ks = static_cast<std::size_t>(xs.extent(1));
-  const KernelSchedule s = block_scaled_schedule(arch, fmt(x), fmt(y), fmt(xs), static_cast<int>(K / Ks));
+  // cuda.tile's NVFP4 scales are float8_e4m3fn; the instruction reads the byte as ue4m3, its sign
+  // bit ignored (numerics.md b.5), and the ue4m3 code matrix keeps bit 7 as it is.
+  const Format scale = fmt(xs) == Format::float8_e4m3fn ? Format::float8_ue4m3 : fmt(xs);
+  const KernelSchedule s = block_scaled_schedule(arch, fmt(x), fmt(y), scale, static_cast<int>(K / Ks));
   const std::vector<std::uint32_t> a = words(x), b = words(y), sa = words(xs), sb = words(ys), c = words(acc);
-  const GemmOperands ops{CodeMatrix(fmt(x), M, K, a), CodeMatrix(fmt(y), K, N, b), CodeMatrix(fmt(xs), M, Ks, sa),
-                         CodeMatrix(fmt(ys), Ks, N, sb), CodeMatrix(Format::float32, M, N, c)};
+  const GemmOperands ops{CodeMatrix(fmt(x), M, K, a), CodeMatrix(fmt(y), K, N, b), CodeMatrix(scale, M, Ks, sa),
+                         CodeMatrix(scale, Ks, N, sb), CodeMatrix(Format::float32, M, N, c)};
   const std::vector<std::uint32_t> d = gemm(s, ops);
   return Tensor(DType::float32, acc.shape(), std::vector<std::uint64_t>(d.begin(), d.end()));
 }

@@ -24,7 +24,11 @@ const std::string kOp = "mma_scaled";
 // f32's canonical quiet NaN, what the exact and sequential numerics return for every NaN result.
 constexpr std::uint32_t kCanonicalNaN32 = 0x7FC00000u;
 
-bool is_scale_dtype(DType t) { return t == DType::float8_e8m0fnu || t == DType::float8_ue4m3; }
+// The block-scale types: e8m0, and for the NVFP4 row e4m3fn (cuda.tile's name) or ue4m3 (the same
+// byte without its sign bit, as the hardware reads it).
+bool is_scale_dtype(DType t) {
+  return t == DType::float8_e8m0fnu || t == DType::float8_e4m3fn || t == DType::float8_ue4m3;
+}
 
 bool is_input_dtype(DType t) {
   for (const ScaledMmaRow& r : kScaledMmaTable)
@@ -32,10 +36,12 @@ bool is_input_dtype(DType t) {
   return false;
 }
 
-std::string list_inputs() {
+// The input types of the table's rows, the extension rows only when they are enabled.
+std::string list_inputs(bool ext) {
   std::string s;
   for (const ScaledMmaRow& r : kScaledMmaTable)
-    if (s.find(to_string(r.input)) == std::string::npos) s += (s.empty() ? "" : ", ") + to_string(r.input);
+    if ((ext || !r.extension) && s.find(to_string(r.input)) == std::string::npos)
+      s += (s.empty() ? "" : ", ") + to_string(r.input);
   return s;
 }
 
@@ -45,7 +51,7 @@ void check_types(DType x, DType y, DType sx, DType sy, DType acc, int B, bool ex
     if (!is_scale_dtype(t))
       throw RuleError(Rule::dtype, kOp,
                       std::string(name) + " dtype " + to_string(t) +
-                          " is not a block-scale type (float8_e8m0fnu, float8_ue4m3)");
+                          " is not a block-scale type (float8_e8m0fnu, float8_e4m3fn, float8_ue4m3)");
   if (sx != sy)
     throw RuleError(Rule::dtype, kOp,
                     "x_scale " + to_string(sx) + " and y_scale " + to_string(sy) + " must have the same scale type");
@@ -53,7 +59,7 @@ void check_types(DType x, DType y, DType sx, DType sy, DType acc, int B, bool ex
     if (!is_input_dtype(t))
       throw RuleError(Rule::dtype, kOp,
                       std::string(name) + " dtype " + to_string(t) + " is not a block-scaled input type (" +
-                          list_inputs() + ")");
+                          list_inputs(ext) + ")");
   if (x != y) {
     // PTX tcgen05.mma kind::mxf8f6f4: A and B each any of e4m3, e5m2, e2m3, e3m2, e2m1, with
     // ue8m0 scales and scale_vec::1X (one scale per 32 elements).
@@ -107,8 +113,9 @@ __extension__ typedef unsigned __int128 u128;
 // significand's unit minus the lowest such exponent of its format (at most 4 + 29 bits).
 using Element = std::int64_t;
 struct BlockScale {
-  std::uint64_t sig;  // e8m0: 1; ue4m3: 0..15
+  std::uint64_t sig;  // e8m0: 1; e4m3fn / ue4m3: 0..15
   int exp;
+  bool negative;      // an e4m3fn scale with its sign bit set (the formula multiplies by it)
   bool special;       // a NaN scale or a NaN / Inf element in the block
 };
 struct ScaledSide {
@@ -135,7 +142,7 @@ ScaledSide scaled_side(const Tensor& v, const Tensor& s, std::int64_t b, bool tr
       const std::int64_t si = transpose_k ? kb * R + r : r * Ks + kb;
       const Decomposed sd = decompose(s.dtype(), s.code(so + si));
       BlockScale& bs = out.scales[static_cast<std::size_t>(r * Ks + kb)];
-      bs = {sd.kind == Decomposed::finite ? sd.sig : 0, sd.exp, sd.kind == Decomposed::nan};
+      bs = {sd.kind == Decomposed::finite ? sd.sig : 0, sd.exp, sd.negative, sd.kind == Decomposed::nan};
       for (std::int64_t k = kb * B; k < (kb + 1) * B; ++k) {
         const std::int64_t vi = transpose_k ? k * R + r : r * K + k;
         const Decomposed e = decompose(v.dtype(), v.code(vo + vi));
@@ -191,8 +198,8 @@ std::optional<std::uint64_t> exact_blockwise(ExactSum& sum, const ScaledSide& xd
     for (std::int64_t k = kb * B; k < (kb + 1) * B; ++k) s += static_cast<Acc>(xe[k]) * ye[k];
     const std::uint64_t scale_sig = sx.sig * sy.sig;
     if (s == 0 || scale_sig == 0) continue;
-    const bool neg = s < 0;
-    const u128 mag = static_cast<u128>(neg ? -static_cast<i128>(s) : static_cast<i128>(s)) * scale_sig;
+    const bool neg = (s < 0) != (sx.negative != sy.negative);
+    const u128 mag = static_cast<u128>(s < 0 ? -static_cast<i128>(s) : static_cast<i128>(s)) * scale_sig;
     sum.add_wide(neg, static_cast<std::uint64_t>(mag >> 64), static_cast<std::uint64_t>(mag),
                  xd.lowest_exp + yd.lowest_exp + sx.exp + sy.exp);
   }
@@ -281,22 +288,20 @@ int check_mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, co
   if (acc.extent(-1) != N)
     throw RuleError(Rule::output_shape, kOp,
                     "acc N=" + std::to_string(acc.extent(-1)) + " must equal y N=" + std::to_string(N));
-  // Batches: x and y broadcast against each other, and their broadcast batch against acc's.
+  // Batches: x and y broadcast against each other (cuda.tile: "same as mma()"), "both are then
+  // broadcast to the output batch shape", and acc must have that output shape (the Python
+  // implementation checks acc.shape against the broadcast shape of x and y).
   const std::int64_t bx = detail::batch_of(x), by = detail::batch_of(y);
   if (bx != by && bx != 1 && by != 1)
     throw RuleError(Rule::batch_broadcast, kOp,
                     "x batch " + std::to_string(bx) + " and y batch " + std::to_string(by) +
                         " do not broadcast (each must be 1 or equal to the other)");
-  for (const auto& [name, t] : {std::pair{"x", &x}, std::pair{"y", &y}})
-    if (acc.rank() == 2 && t->rank() == 3)
-      throw RuleError(Rule::batch_broadcast, kOp,
-                      std::string(name) + " has rank 3 (batch " + std::to_string(t->extent(0)) +
-                          ") but acc has rank 2; the result takes acc's shape");
-  const std::int64_t bxy = std::max(bx, by), bc = detail::batch_of(acc);
-  if (bxy != 1 && bxy != bc)
+  Shape output{M, N};
+  if (x.rank() == 3 || y.rank() == 3) output.insert(output.begin(), std::max(bx, by));
+  if (acc.shape() != output)
     throw RuleError(Rule::batch_broadcast, kOp,
-                    "x and y broadcast to batch " + std::to_string(bxy) + ", which must be 1 or equal the acc batch " +
-                        std::to_string(bc));
+                    "acc shape " + to_string(acc.shape()) + " must be the output shape " + to_string(output) +
+                        " (x " + to_string(x.shape()) + " and y " + to_string(y.shape()) + " broadcast)");
   const int B = static_cast<int>(K / Ks);
   check_types(x.dtype(), y.dtype(), x_scale.dtype(), y_scale.dtype(), acc.dtype(), B, hardware_extensions);
   return B;

@@ -293,6 +293,17 @@ TEST(EmulatorGemm, ReferenceHardwareModels) {
     const Tensor r = reference::mma_scaled(x, xs, y, ys, acc, {Numerics::hardware(model)});
     EXPECT_EQ(r.to_string(), "[[256, 256], [256, 256]]") << model;
   }
+  // cuda.tile's NVFP4 scales (f8e4m3fn): the instruction reads each byte as ue4m3, its sign bit
+  // ignored (numerics.md b.5), where the exact reference multiplies by the signed value.
+  {
+    const Tensor x4 = Tensor::full(DType::float4_e2m1fn, {2, 32}, 1.0), y4 = Tensor::full(DType::float4_e2m1fn, {32, 2}, 1.5);
+    const Tensor xs4 = Tensor::from_values(DType::float8_e4m3fn, {2, 2}, std::vector<double>{2.0, 2.0, -0.5, 0.25});
+    const Tensor ys4 = Tensor::from_values(DType::float8_e4m3fn, {2, 2}, std::vector<double>{1.0, -1.0, 1.0, 0.125});
+    const Tensor acc4 = Tensor::zeros(DType::float32, {2, 2});
+    EXPECT_EQ(reference::mma_scaled(x4, xs4, y4, ys4, acc4).to_string(), "[[96, -42], [-6, 12.75]]");
+    EXPECT_EQ(reference::mma_scaled(x4, xs4, y4, ys4, acc4, {Numerics::hardware("sm_100a")}).to_string(),
+              "[[96, 54], [18, 12.75]]");
+  }
   // Random MXFP8 through the registry equals gemm() directly.
   Rng rng(23);
   const std::size_t M = 5, K = 64, N = 3;

@@ -124,13 +124,41 @@ TEST(ReferenceMmaScaledRules, BatchBroadcast) {
   q.x = e4m3({2, 2, 64});
   q.xs = e8m0({2, 2, 2});
   expect_rule([&] { q.run(); }, Rule::batch_broadcast,
-              "mma_scaled [batch_broadcast]: x has rank 3 (batch 2) but acc has rank 2; the result takes acc's shape");
+              "mma_scaled [batch_broadcast]: acc shape [2, 3] must be the output shape [2, 2, 3] (x [2, 2, 64] and y "
+              "[64, 3] broadcast)");
   Problem r;
   r.y = e4m3({2, 64, 3});
   r.ys = e8m0({2, 2, 3});
   r.acc = f32({4, 2, 3});
   expect_rule([&] { r.run(); }, Rule::batch_broadcast,
-              "mma_scaled [batch_broadcast]: x and y broadcast to batch 2, which must be 1 or equal the acc batch 4");
+              "mma_scaled [batch_broadcast]: acc shape [4, 2, 3] must be the output shape [2, 2, 3] (x [2, 64] and y "
+              "[2, 64, 3] broadcast)");
+  // acc does not broadcast x and y further (cuda.tile: acc has the broadcast shape of x and y):
+  // neither a batch of 1 against acc's 4, nor rank 2 against a rank-3 acc.
+  Problem s;
+  s.x = e4m3({1, 2, 64});
+  s.xs = e8m0({1, 2, 2});
+  s.y = e4m3({1, 64, 3});
+  s.ys = e8m0({1, 2, 3});
+  s.acc = f32({4, 2, 3});
+  expect_rule([&] { s.run(); }, Rule::batch_broadcast,
+              "mma_scaled [batch_broadcast]: acc shape [4, 2, 3] must be the output shape [1, 2, 3] (x [1, 2, 64] and y "
+              "[1, 64, 3] broadcast)");
+  Problem t;
+  t.acc = f32({1, 2, 3});
+  expect_rule([&] { t.run(); }, Rule::batch_broadcast,
+              "mma_scaled [batch_broadcast]: acc shape [1, 2, 3] must be the output shape [2, 3] (x [2, 64] and y "
+              "[64, 3] broadcast)");
+  // What does broadcast: batch 1 against C, and rank 2 against rank 3, on either side.
+  Problem u = s;
+  u.y = e4m3({4, 64, 3});
+  u.ys = e8m0({4, 2, 3});
+  EXPECT_NO_THROW(u.run());
+  Problem v;
+  v.y = e4m3({4, 64, 3});
+  v.ys = e8m0({4, 2, 3});
+  v.acc = f32({4, 2, 3});
+  EXPECT_NO_THROW(v.run());
 }
 
 TEST(ReferenceMmaScaledRules, AccumulatorType) {
@@ -143,7 +171,13 @@ TEST(ReferenceMmaScaledRules, ScaleTypes) {
   Problem p;
   p.xs = of(DType::float32, {2, 2});
   expect_rule([&] { p.run(); }, Rule::dtype,
-              "mma_scaled [dtype]: x_scale dtype float32 is not a block-scale type (float8_e8m0fnu, float8_ue4m3)");
+              "mma_scaled [dtype]: x_scale dtype float32 is not a block-scale type (float8_e8m0fnu, float8_e4m3fn, "
+              "float8_ue4m3)");
+  Problem p2;
+  p2.ys = of(DType::int8, {2, 3});
+  expect_rule([&] { p2.run(); }, Rule::dtype,
+              "mma_scaled [dtype]: y_scale dtype int8 is not a block-scale type (float8_e8m0fnu, float8_e4m3fn, "
+              "float8_ue4m3)");
   Problem q;
   q.ys = of(DType::float8_ue4m3, {2, 3});
   expect_rule([&] { q.run(); }, Rule::dtype,
@@ -153,6 +187,22 @@ TEST(ReferenceMmaScaledRules, ScaleTypes) {
   r.ys = of(DType::float8_ue4m3, {2, 3});
   expect_rule([&] { r.run(); }, Rule::dtype,
               "mma_scaled [dtype]: float8_e4m3fn does not take float8_ue4m3 scales (allowed: float8_e8m0fnu)");
+  // NVFP4's scale type in cuda.tile's table is float8_e4m3fn; fp8 inputs do not take it.
+  Problem e;
+  e.xs = of(DType::float8_e4m3fn, {2, 2});
+  e.ys = of(DType::float8_e4m3fn, {2, 3});
+  expect_rule([&] { e.run(); }, Rule::dtype,
+              "mma_scaled [dtype]: float8_e4m3fn does not take float8_e4m3fn scales (allowed: float8_e8m0fnu)");
+  Problem f = e;
+  f.x = of(DType::float4_e2m1fn, {2, 64});
+  f.y = of(DType::float4_e2m1fn, {64, 3});
+  f.xs = of(DType::float8_e4m3fn, {2, 4});
+  f.ys = of(DType::float8_e4m3fn, {4, 3});
+  EXPECT_NO_THROW(f.run());
+  Problem g = f;
+  g.ys = of(DType::float8_ue4m3, {4, 3});
+  expect_rule([&] { g.run(); }, Rule::dtype,
+              "mma_scaled [dtype]: x_scale float8_e4m3fn and y_scale float8_ue4m3 must have the same scale type");
 }
 
 TEST(ReferenceMmaScaledRules, InputTypes) {
@@ -160,7 +210,17 @@ TEST(ReferenceMmaScaledRules, InputTypes) {
   p.x = of(DType::float16, {2, 64});
   expect_rule([&] { p.run(); }, Rule::dtype,
               "mma_scaled [dtype]: x dtype float16 is not a block-scaled input type (float8_e4m3fn, float8_e5m2, "
+              "float4_e2m1fn)");
+  // The list names the extension's types only where the extension is on.
+  p.options.hardware_extensions = true;
+  expect_rule([&] { p.run(); }, Rule::dtype,
+              "mma_scaled [dtype]: x dtype float16 is not a block-scaled input type (float8_e4m3fn, float8_e5m2, "
               "float4_e2m1fn, float6_e2m3fn, float6_e3m2fn)");
+  Problem q;
+  q.y = of(DType::bfloat16, {64, 3});
+  expect_rule([&] { q.run(); }, Rule::dtype,
+              "mma_scaled [dtype]: y dtype bfloat16 is not a block-scaled input type (float8_e4m3fn, float8_e5m2, "
+              "float4_e2m1fn)");
 }
 
 TEST(ReferenceMmaScaledRules, BlockSize) {
@@ -172,6 +232,10 @@ TEST(ReferenceMmaScaledRules, BlockSize) {
   p.ys = of(DType::float8_ue4m3, {2, 3});
   expect_rule([&] { p.run(); }, Rule::block_size,
               "mma_scaled [block_size]: float4_e2m1fn with float8_ue4m3 scales requires B=16, got 32");
+  p.xs = of(DType::float8_e4m3fn, {2, 2});
+  p.ys = of(DType::float8_e4m3fn, {2, 3});
+  expect_rule([&] { p.run(); }, Rule::block_size,
+              "mma_scaled [block_size]: float4_e2m1fn with float8_e4m3fn scales requires B=16, got 32");
   // f4e2m1 with e8m0: 16 or 32.
   Problem q;
   q.x = of(DType::float4_e2m1fn, {2, 64});

@@ -178,6 +178,20 @@ TEST(ReferenceSeedExamples, MmaBroadcastsBatchOfOne) {
 
 // mma_scaled: x and y batches broadcast against each other (batch 1 or rank 2 against C), the
 // scales follow their operand exactly, and the result takes acc's shape.
+// The NVFP4 row of the cuda.tile table: f4e2m1fn with f8e4m3fn scales and B = 16. The formula
+// multiplies by the scale's value, sign included (the hardware models read the byte as ue4m3 and
+// ignore the sign: tests/emulator/gemm_test.cpp).
+TEST(ReferenceSeedExamples, MmaScaledNvfp4TakesE4m3fnScales) {
+  const Tensor x = Tensor::full(DType::float4_e2m1fn, {2, 32}, 1.0);
+  const Tensor xs = Tensor::from_values(DType::float8_e4m3fn, {2, 2}, std::vector<double>{2.0, 2.0, -0.5, 0.25});
+  const Tensor y = Tensor::full(DType::float4_e2m1fn, {32, 2}, 1.5);
+  const Tensor ys = Tensor::from_values(DType::float8_e4m3fn, {2, 2}, std::vector<double>{1.0, -1.0, 1.0, 0.125});
+  // (i, j) = 16 * 1.5 * (xs[i][0] ys[0][j] + xs[i][1] ys[1][j]).
+  EXPECT_EQ(mma_scaled(x, xs, y, ys, Tensor::zeros(DType::float32, {2, 2})).to_string(), "[[96, -42], [-6, 12.75]]");
+  EXPECT_EQ(mma_scaled(x, xs, y, ys, Tensor::zeros(DType::float32, {2, 2}), {Numerics::sequential()}).to_string(),
+            "[[96, -42], [-6, 12.75]]");
+}
+
 TEST(ReferenceSeedExamples, MmaScaledBroadcastsBatches) {
   const std::int64_t C = 3;
   // x batch b holds the value b + 1 in every element, so the batch each output used is visible.
@@ -201,8 +215,10 @@ TEST(ReferenceSeedExamples, MmaScaledBroadcastsBatches) {
   const Tensor x1 = Tensor::full(DType::float8_e4m3fn, {1, 2, 32}, 1.0);
   const Tensor xs1 = Tensor::full(DType::float8_e8m0fnu, {1, 2, 1}, 0.5);
   EXPECT_EQ(mma_scaled(x1, xs1, y3, ys3, acc).to_string(), expect);
-  // Both of batch 1 against an accumulator of batch C.
-  EXPECT_EQ(mma_scaled(x1, xs1, y1, ys1, acc).to_string(), "[[[8, 8], [8, 8]], [[8, 8], [8, 8]], [[8, 8], [8, 8]]]");
+  // Both of batch 1: the output batch is 1, and an accumulator of batch C is refused (cuda.tile
+  // broadcasts x and y to the output batch shape; acc must have that shape).
+  EXPECT_EQ(mma_scaled(x1, xs1, y1, ys1, Tensor::zeros(DType::float32, {1, 2, 2})).to_string(), "[[[8, 8], [8, 8]]]");
+  EXPECT_THROW(mma_scaled(x1, xs1, y1, ys1, acc), RuleError);
 }
 
 }  // namespace
