@@ -138,23 +138,37 @@ std::string json_escape(const std::string& s) {
 
 void UlpComparison::add(std::uint32_t got, std::uint32_t reference) {
   ++outputs;
+  if (got != reference) ++differ;
   const std::optional<std::uint64_t> ulps = harness::ulp_distance(harness::OutputFormat::f32, got, reference);
   if (!ulps) {  // NaN on one side only
     ++nan_mismatch;
-    ++differ;
     return;
   }
   const std::uint64_t d = *ulps;
-  if (d != 0) ++differ;
+  if (d == 0 && got != reference) {
+    if ((got & 0x7FFFFFFFu) == 0) {
+      ++zero_sign;
+    } else {
+      ++nan_payload;
+    }
+  }
   max_ulp = std::max(max_ulp, d);
   for (int b = 0; b < kUlpBucketCount; ++b)
     if (d >= kUlpBuckets[b].lo && d <= kUlpBuckets[b].hi) ++histogram[b];
+}
+
+void print_bit_differences(const UlpComparison& u) {
+  if (u.nan_mismatch) std::printf("  NaN mismatches: %lld", static_cast<long long>(u.nan_mismatch));
+  if (u.zero_sign) std::printf("  zeros of the other sign: %lld", static_cast<long long>(u.zero_sign));
+  if (u.nan_payload) std::printf("  other NaN patterns: %lld", static_cast<long long>(u.nan_payload));
 }
 
 void UlpComparison::merge(const UlpComparison& other) {
   outputs += other.outputs;
   differ += other.differ;
   nan_mismatch += other.nan_mismatch;
+  zero_sign += other.zero_sign;
+  nan_payload += other.nan_payload;
   max_ulp = std::max(max_ulp, other.max_ulp);
   for (int b = 0; b < kUlpBucketCount; ++b) histogram[b] += other.histogram[b];
 }

@@ -107,12 +107,19 @@ inline constexpr int kUlpBucketCount = static_cast<int>(std::size(kUlpBuckets));
 // A rank outside 0 .. (keys kept) - 1 throws std::out_of_range.
 std::vector<double> order_statistics(std::span<const std::uint64_t> keys, std::span<const std::int64_t> ranks);
 
+// Outputs against a reference's. `differ` counts outputs whose bits differ; the ulp histogram
+// sorts them by numeric distance, which is 0 for the two kinds of bit difference that it cannot
+// see, counted on their own: a zero of the other sign (zero_sign) and another NaN pattern
+// (nan_payload: the exact numerics write 0x7FC00000, the tensor-core models 0x7FFFFFFF).
+// nan_mismatch: a NaN on one side only (no ulp distance).
 struct UlpComparison {
-  std::int64_t outputs = 0, differ = 0, nan_mismatch = 0;
+  std::int64_t outputs = 0, differ = 0, nan_mismatch = 0, zero_sign = 0, nan_payload = 0;
   std::uint64_t max_ulp = 0;
   std::int64_t histogram[kUlpBucketCount] = {};
   void add(std::uint32_t got, std::uint32_t reference);
   void merge(const UlpComparison& other);  // counts of disjoint outputs: the order does not matter
 };
+// After a table row: the bit differences that the ulp columns do not show, where there are any.
+void print_bit_differences(const UlpComparison& u);
 
 }  // namespace blockscale::cli

@@ -189,7 +189,7 @@ void print_text(const std::vector<SeedCheck>& seeds, const std::vector<FormatSto
       std::printf("   %-18s %5.0fms %15s %9llu   %16s", c.mode.c_str(), c.millis, differ,
                   static_cast<unsigned long long>(c.max_ulp), "");
       for (const std::int64_t h : c.histogram) std::printf(" %6lld", static_cast<long long>(h));
-      if (c.nan_mismatch) std::printf("  NaN mismatches: %lld", static_cast<long long>(c.nan_mismatch));
+      print_bit_differences(c);
       std::printf("\n");
     }
   }
@@ -216,9 +216,11 @@ void print_json(const std::vector<SeedCheck>& seeds, const std::vector<FormatSto
     for (std::size_t m = 0; m < s.comparisons.size(); ++m) {
       const Comparison& c = s.comparisons[m];
       std::printf("%s\n       {\"mode\": \"%s\", \"ms\": %.3f, \"outputs\": %lld, \"differ_from_exact\": %lld, "
-                  "\"nan_mismatches\": %lld, \"max_ulp\": %llu, \"ulp_histogram\": {",
+                  "\"nan_mismatches\": %lld, \"zero_sign_mismatches\": %lld, \"nan_payload_differences\": %lld, "
+                  "\"max_ulp\": %llu, \"ulp_histogram\": {",
                   m ? "," : "", json_escape(c.mode).c_str(), c.millis, static_cast<long long>(c.outputs),
                   static_cast<long long>(c.differ), static_cast<long long>(c.nan_mismatch),
+                  static_cast<long long>(c.zero_sign), static_cast<long long>(c.nan_payload),
                   static_cast<unsigned long long>(c.max_ulp));
       for (int b = 0; b < kUlpBucketCount; ++b)
         std::printf("%s\"%s\": %lld", b ? ", " : "", kUlpBuckets[b].label, static_cast<long long>(c.histogram[b]));
@@ -269,7 +271,7 @@ const Registrar demo_cmd({"demo", "the main job: mma_scaled on MXFP8 / NVFP4 dat
                           "  Recomputes the cuda.tile mma_scaled examples, quantizes two random matrices (built-in,\n"
                           "  deterministic from --seed) to MXFP8 and NVFP4, computes mma_scaled with the exact\n"
                           "  reference numerics, the sequential fp32 FMA chain and the emulator's hardware models, and\n"
-                          "  shows how many outputs differ from the reference and by how many ulps.\n"
+                          "  shows how many outputs differ from the reference in their bits and by how many ulps.\n"
                           "  Exit status 1 if a documented example does not reproduce.",
                           run_demo});
 

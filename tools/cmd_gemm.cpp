@@ -1065,10 +1065,12 @@ int run_gemm(const std::vector<std::string>& argv) {
       if (r.split_k > 0) std::printf(",\n     \"split_k\": %d", r.split_k);  // a library model's slices
       if (with_exact) {
         const UlpComparison& u = ulps[i];
-        std::printf(",\n     \"vs_exact\": {\"outputs\": %lld, \"differ\": %lld, \"nan_mismatches\": %lld, \"max_ulp\": %llu, "
+        std::printf(",\n     \"vs_exact\": {\"outputs\": %lld, \"differ\": %lld, \"nan_mismatches\": %lld, "
+                    "\"zero_sign_mismatches\": %lld, \"nan_payload_differences\": %lld, \"max_ulp\": %llu, "
                     "\"ulp_histogram\": {",
                     static_cast<long long>(u.outputs), static_cast<long long>(u.differ),
-                    static_cast<long long>(u.nan_mismatch), static_cast<unsigned long long>(u.max_ulp));
+                    static_cast<long long>(u.nan_mismatch), static_cast<long long>(u.zero_sign),
+                    static_cast<long long>(u.nan_payload), static_cast<unsigned long long>(u.max_ulp));
         for (int b = 0; b < kUlpBucketCount; ++b)
           std::printf("%s\"%s\": %lld", b ? ", " : "", kUlpBuckets[b].label, static_cast<long long>(u.histogram[b]));
         std::printf("}}");
@@ -1129,7 +1131,7 @@ int run_gemm(const std::vector<std::string>& argv) {
                     100.0 * static_cast<double>(u.differ) / static_cast<double>(std::max<std::int64_t>(u.outputs, 1)));
       std::printf("  %-14s %15s %9llu  ", results[i].name.c_str(), differ, static_cast<unsigned long long>(u.max_ulp));
       for (const std::int64_t h : u.histogram) std::printf(" %8lld", static_cast<long long>(h));
-      if (u.nan_mismatch) std::printf("  NaN mismatches: %lld", static_cast<long long>(u.nan_mismatch));
+      print_bit_differences(u);
       std::printf("\n");
     }
   }
@@ -1176,7 +1178,8 @@ const Registrar gemm_cmd(
      "             scale block, promoted into f32 by FFMA; mxfp8, mxfp4 and nvfp4)\n"
      "    sequential_f32  the fp32 FMA chain in k order that naive host references compute\n"
      "  and reports each one's error against the unquantized product in fp64 and, for the models,\n"
-     "  how many outputs differ from exact and by how many ulps.\n"
+     "  how many outputs differ from exact in their bits and by how many ulps (zeros of the other sign\n"
+     "  and other NaN patterns, 0 ulps apart, are counted on their own).\n"
      "  fp8 with fp32 scales (Hopper recipes): --format fp8_e4m3 or fp8_e5m2 on both sides, with\n"
      "  --recipe / --recipe-b deepgemm_1x128, deepgemm_128x128 (DeepSeek-V3 / DeepGEMM; default: A\n"
      "  1x128, B 128x128), deepgemm_1x128_ue8m0, deepgemm_128x128_ue8m0, torchao_tensorwise,\n"

@@ -109,6 +109,29 @@ TEST(UlpComparison, MergedPartsEqualOneComparison) {
   for (int b = 0; b < blockscale::cli::kUlpBucketCount; ++b)
     EXPECT_EQ(merged.histogram[b], all.histogram[b]) << b;
   EXPECT_GT(all.nan_mismatch, 0);
+  EXPECT_EQ(merged.zero_sign, all.zero_sign);
+  EXPECT_EQ(merged.nan_payload, all.nan_payload);
+}
+
+// `differ` counts bits: a zero of the other sign and another NaN pattern are 0 ulps away (the 0
+// bucket) but differ, and are counted apart; equal bits do not differ.
+TEST(UlpComparison, CountsBitDifferencesThatAreZeroUlpsApart) {
+  UlpComparison u;
+  u.add(0x80000000u, 0x00000000u);  // -0 against +0
+  u.add(0x00000000u, 0x80000000u);
+  u.add(0x7FFFFFFFu, 0x7FC00000u);  // the tensor cores' NaN against the exact numerics'
+  u.add(0xFFC00000u, 0x7FC00000u);
+  u.add(0x3F800000u, 0x3F800000u);  // equal
+  u.add(0x3F800001u, 0x3F800000u);  // 1 ulp
+  u.add(0x7FC00000u, 0x3F800000u);  // NaN on one side
+  EXPECT_EQ(u.outputs, 7);
+  EXPECT_EQ(u.differ, 6);
+  EXPECT_EQ(u.zero_sign, 2);
+  EXPECT_EQ(u.nan_payload, 2);
+  EXPECT_EQ(u.nan_mismatch, 1);
+  EXPECT_EQ(u.histogram[0], 5);
+  EXPECT_EQ(u.histogram[1], 1);
+  EXPECT_EQ(u.max_ulp, 1u);
 }
 
 }  // namespace
