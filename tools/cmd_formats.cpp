@@ -3,7 +3,9 @@
 // and rounding mode, with the resulting bits).
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +28,14 @@ std::string bits_string(Format f, std::uint32_t code) {
   return s;
 }
 
+// The shortest decimal that reads back as v: an input like 2.6250000000001 must not print as
+// 2.625, the tie whose conversion differs.
 std::string value_string(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (std::isnan(v) || std::strtod(buf, nullptr) == v) break;
+  }
   return buf;
 }
 
@@ -66,6 +73,7 @@ int run_formats(const std::vector<std::string>& argv) {
 struct Mode {
   std::string label;
   ConvertOptions options;
+  bool float_input = false;  // the modelled function takes a float: the value is rounded to f32 first
 };
 
 std::vector<Mode> modes_for(Format f, const std::string& preset) {
@@ -80,22 +88,36 @@ std::vector<Mode> modes_for(Format f, const std::string& preset) {
     modes.push_back({"ieee nearest_even saturate", sat});
   }
   if (preset == "cuda" || preset == "all") {
-    for (Rounding r : {Rounding::nearest_even, Rounding::toward_zero, Rounding::upward}) {
-      for (Overflow o : {Overflow::saturate, Overflow::infinity}) {
-        try {
-          modes.push_back({"cuda " + to_string(r) + " " + to_string(o), presets::cuda(f, Format::float32, false, r, o)});
-        } catch (const std::invalid_argument&) {
-          // CUDA has no such conversion: not listed.
+    // __nv_cvt_float_to_* / __float2half_* and friends take a float, __nv_cvt_double_to_* a double:
+    // each row says which it models. Overflow: fp8 and e8m0 have SATFINITE and NOSAT; f16 / bf16
+    // overflow as IEEE 754 does (the preset's default, tried when neither is accepted).
+    for (const bool from_double : {false, true}) {
+      for (Rounding r : {Rounding::nearest_even, Rounding::toward_zero, Rounding::upward, Rounding::downward}) {
+        bool any = false;
+        for (const std::optional<Overflow> o : {std::optional{Overflow::saturate}, std::optional{Overflow::infinity},
+                                                std::optional<Overflow>{}}) {
+          if (any && !o) break;
+          try {
+            const ConvertOptions options = presets::cuda(f, Format::float32, from_double, r, o);
+            modes.push_back({std::string(from_double ? "cuda double " : "cuda float ") + to_string(r) + " " +
+                                 to_string(options.overflow),
+                             options, !from_double});
+            any = true;
+          } catch (const std::invalid_argument&) {
+            // CUDA has no such conversion: not listed.
+          }
         }
       }
     }
   }
   if (preset == "ml_dtypes" || preset == "all") {
+    // NumPy casts float64 arrays to the ml_dtypes types through float32 (ml_dtypes 0.6.0:
+    // np.float64(2.6250000000001).astype(float8_e4m3fn) is 2.5, the float32 tie's even side).
     for (bool sat : {false, true}) {
       for (bool trunc : {false, true}) {
         try {
           modes.push_back({std::string("ml_dtypes") + (sat ? " saturate" : "") + (trunc ? " truncate" : ""),
-                           presets::ml_dtypes(f, Format::float32, sat, trunc)});
+                           presets::ml_dtypes(f, Format::float32, sat, trunc), true});
         } catch (const std::invalid_argument&) {
         }
       }
@@ -141,10 +163,12 @@ int run_convert(const std::vector<std::string>& argv) {
       for (double v : values) std::printf(" %20s", value_string(v).c_str());
       std::printf("\n");
     }
+    if (modes.empty() && !json) std::printf("(the %s preset has no conversion to %s)\n", preset.c_str(), to_string(f).c_str());
     for (const Mode& m : modes) {
       if (!json) std::printf("%-34s", m.label.c_str());
       for (double v : values) {
-        const std::uint32_t code = convert(f, v, m.options);
+        const std::uint32_t code =
+            m.float_input ? convert(f, static_cast<float>(v), m.options) : convert(f, v, m.options);
         if (json) {
           std::printf("%s  {\"format\": \"%s\", \"mode\": \"%s\", \"input\": \"%s\", \"code\": %u, \"value\": \"%s\"}",
                       first ? "" : ",\n", to_string(f).c_str(), m.label.c_str(), value_string(v).c_str(), code,
@@ -169,7 +193,10 @@ const Registrar convert_cmd(
     {"convert", "convert values to every format in every rounding mode and show the bits",
      "blockscale convert [--format F] [--preset all|ieee|cuda|ml_dtypes] [--json] [VALUE...]\n"
      "  Converts each VALUE (a double; default: a set of edge cases) to F (default: every format) with\n"
-     "  every mode of the chosen presets, and prints the code (sign.exponent.mantissa) and its value.",
+     "  every mode of the chosen presets, and prints the code (sign.exponent.mantissa) and its value.\n"
+     "  ieee rows round the double itself; 'cuda float' rows model CUDA's float-input functions and\n"
+     "  ml_dtypes rows NumPy's casts, both of which see the value rounded to f32 first; 'cuda double'\n"
+     "  rows model __nv_cvt_double_to_*.",
      run_convert});
 
 }  // namespace
