@@ -40,6 +40,11 @@ Args::Args(std::vector<std::string> argv, std::vector<std::string> value_options
     } else if (contains(value_options, name)) {
       if (!value) {
         if (i + 1 >= argv.size()) throw UsageError("option --" + name + " needs a value");
+        // A missing value must not take the next option as its value (`--out --json` would write
+        // into a directory named --json); a value that starts with "--" is written --name=value.
+        if (argv[i + 1].rfind("--", 0) == 0)
+          throw UsageError("option --" + name + " needs a value, got the option " + argv[i + 1] + " (write --" + name +
+                           "=VALUE for a value that starts with --)");
         value = argv[++i];
       }
       values_[name] = *value;

@@ -39,6 +39,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "blockscale: unknown command '%s' (try: blockscale help)\n", args[0].c_str());
     return kExitUsage;
   }
+  // `blockscale <command> --help` (or -h) anywhere among its arguments: the command's help. An
+  // option value that starts with "--" is written --option=value (Args), so --help is never one.
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::printf("%s\n", it->second.usage.c_str());
+      return kExitOk;
+    }
+  }
   try {
     return it->second.run(std::vector<std::string>(args.begin() + 1, args.end()));
   } catch (const UsageError& e) {

@@ -842,6 +842,8 @@ def check_errors(tool, scratch):
         (["--format", "fp8_e4m3", "--d-type", "f16"], "--d-type 'f16': f32 or bf16"),
         (["--format", "fp8_e4m3", "--cublaslt-workspace-mib", "1"], "it selects the recorded split counts"),
         (["--format", "fp8_e4m3", "--split-k", "h100", "--cublaslt-workspace-mib", "32"], "recorded with 1 and 64 MiB"),
+        # A missing value does not take the next option (it once wrote into a directory "--json").
+        (["--out", "--json"], "option --out needs a value, got the option --json"),
     ]
     for args, message in cases:
         r = run(tool, ["gemm", "--quiet", "--m", "8", "--n", "8", "--k", "64"] + args if args[0] in ("--format", "--format-b", "--recipe", "--recipe-b", "--models", "--data") else ["gemm", "--quiet"] + args)
@@ -849,6 +851,10 @@ def check_errors(tool, scratch):
         assert message in r.stderr, f"{args}: expected {message!r} in {r.stderr!r}"
         assert "Traceback" not in r.stderr and "terminate" not in r.stderr, r.stderr
     print(f"errors: {len(cases)} bad inputs, each exit 2 with its rule named")
+    # --help after a command, anywhere among its arguments, prints that command's help.
+    for args in (["gemm", "--help"], ["gemm", "--m", "8", "-h"], ["convert", "--help"], ["golden", "verify", "--help"]):
+        r = run(tool, args)
+        assert r.returncode == 0 and r.stdout.startswith("blockscale " + args[0]), (args, r.returncode, r.stdout[:80], r.stderr)
 
 
 def check_builtin_data(tool, scratch):
