@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `blockscale models`: the emulator's instruction table (docs/numerics.md section (a) as data) as a
+// `blockscale models`: the emulator's instruction table (numerics.md section (a) as data) as a
 // human table, JSON or Markdown, and the resolution of one instruction name.
 #include <cstdio>
 #include <string>
@@ -122,7 +122,8 @@ void print_table() {
                 fma ? "-" : std::to_string(p.e_zero).c_str(), underflow_text(p).c_str(), provenance_text(r).c_str());
     if (!r.hardware.empty()) std::printf("%-40s   confirmed: %s\n", "", hardware_text(r).c_str());
   }
-  std::printf("\n%zu rows. Models: numerics.md b.3 (T-FDPA), b.4 (ST-FDPA), b.5 (GST-FDPA), b.9 (fp8->f16 emulation).\n",
+  std::printf("\n%zu rows. Models (docs/emulator.md, after numerics.md): b.3 (T-FDPA), b.4 (ST-FDPA), b.5 (GST-FDPA),\n"
+              "b.9 (fp8->f16 emulation).\n",
               instruction_table().size());
   std::printf("-V0: the zero a negative sum gives when it underflows the output (numerics.md e.3).\n"
               "Provenance: hardware = some operand-type pair reproduced bit-exactly on GPU output (counts above);\n"
@@ -179,8 +180,9 @@ int run_models(const std::vector<std::string>& argv) {
 const Registrar models_cmd(
     {"models", "the emulator's tensor-core instruction table (models, parameters, provenance)",
      "blockscale models [--json | --markdown] [--name INSTRUCTION]\n"
-     "  Every row of the instruction table (docs/numerics.md section (a)): shapes, operand types, the\n"
-     "  fused dot-product-add model with L, F, output rounding and e_zero, and its provenance.\n"
+     "  Every row of the instruction table (docs/emulator.md; the numerics.md it cites is the team's\n"
+     "  tensor-core arithmetic reference): shapes, operand types, the fused dot-product-add model with\n"
+     "  L, F, output rounding and e_zero, and its provenance.\n"
      "  --name resolves one PTX-style name, e.g.\n"
      "    --name 'sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 e4m3 e2m1 ue8m0'\n"
      "  and reports the rule it breaks if it is not a modelled instruction (exit status 2).",
