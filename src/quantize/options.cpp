@@ -65,7 +65,7 @@ void validate(const BlockFormat& f, const QuantizeOptions& o) {
       throw std::invalid_argument(what + "a given tensor amax needs a format with a per-tensor scale (NVFP4); " +
                                   to_string(f) + " has none");
     }
-    if (std::signbit(o.tensor_amax) && !std::isnan(o.tensor_amax)) {
+    if (o.tensor_amax < 0.0f) {  // -0 is a zero amax (a buffer of max |x| may hold it)
       throw std::invalid_argument(what + "the given tensor amax is a magnitude and must not be negative, got " +
                                   std::to_string(o.tensor_amax));
     }

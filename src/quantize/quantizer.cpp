@@ -435,7 +435,9 @@ TensorScale tensor_scale_for_amax(const BlockFormat& f, const QuantizeOptions& o
   validate(f, o);
   TensorScale ts{std::numeric_limits<float>::quiet_NaN(), 1.0f, 1.0f};
   if (!has_tensor_scale(f) || o.tensor_scale == TensorScaleSource::none) return ts;
-  const float g = std::isnan(global_amax) ? std::bit_cast<float>(kCanonicalNan) : global_amax;
+  // A NaN amax as the canonical NaN, and -0 as +0 (an amax is a magnitude; torchao's 1 / (G / 2688)
+  // would otherwise turn its sign into -Inf).
+  const float g = std::isnan(global_amax) ? std::bit_cast<float>(kCanonicalNan) : global_amax == 0.0f ? 0.0f : global_amax;
   ts.amax = g;
   if (o.rule == ScaleRule::nvfp4_transformer_engine) {
     // compute_global_encode_scaling_factor_FP4<448>: fminf turns a NaN quotient into FLT_MAX.

@@ -314,7 +314,7 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
     std::vector<float> in((k_axis == KAxis::first || padded) ? n * static_cast<std::size_t>(group) : 0);
     std::vector<std::uint32_t> rin((sr && (k_axis == KAxis::first || padded)) ? n * static_cast<std::size_t>(group) : 0);
     quantize_detail::RowScratch scratch;
-    std::vector<std::uint8_t> codes(direct_codes || fused ? 0 : n);
+    std::vector<std::uint8_t> codes((fused ? padded : !direct_codes) ? n : 0);
 #if defined(_OPENMP)
 #pragma omp for schedule(static)
 #endif
@@ -349,14 +349,25 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
         const bool gathered = k_axis == KAxis::first || padded;
         const float* xr = gathered ? in.data() + g * ks : x.data() + row * K;
         std::uint8_t* out_row = elements.data() + static_cast<std::size_t>(row) * rb;
+        // The K padding holds +0 codes (layouts.md (c): padded data must be finite zeros). The
+        // padded inputs are +0, but a block whose scale is NaN (a NaN amax, an Inf one with
+        // BlockInf::nan_scale, torchao's all-zero two-level tensor) multiplies them by NaN, so the
+        // padding codes are written here rather than converted.
         if (fused) {
           (*fused)(xr, n, out_row, scales.data() + b * scale_stride + scale_offsets->row_part(r0 + g),
                    block_maxima ? block_maxima.get() + row * kb : nullptr);
+          if (padded) {
+            const std::span<std::uint8_t> packed(out_row, rb);
+            unpack(d.packing, f.element, packed, codes);
+            std::fill(codes.begin() + K, codes.end(), std::uint8_t{0});
+            pack(d.packing, f.element, codes, packed);
+          }
           continue;
         }
         const std::uint32_t* rr = !sr ? nullptr : gathered ? rin.data() + g * ks : rbits.data() + row * K;
         std::uint8_t* code_row = direct_codes ? out_row : codes.data();
         q.quantize_row(xr, n, code_row, scales_rm.get() + row * kb, rr, scratch);
+        std::fill(code_row + K, code_row + ks, std::uint8_t{0});
         if (!direct_codes) pack(d.packing, f.element, codes, std::span<std::uint8_t>(out_row, rb));
       }
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "blockscale/quantize.h"
+#include "blockscale/quantize/detail/paths.h"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -200,6 +201,67 @@ TEST(BlockScaledTensor, KTailRejectedOrZeroPadded) {
   o.k_tail = KTail::zero_pad;
   const BlockScaledTensor tf = quantize(transpose(x, 1, rows, K), {K, rows}, KAxis::first, f, o);
   EXPECT_EQ(tf.element_codes(), t.element_codes());
+}
+
+// The K padding holds +0 codes even in a block whose scale is NaN (layouts.md (c): padded data must
+// be finite zeros): there the padded inputs times the block's NaN multiplier would convert to NaN
+// codes, and the library would refuse its own buffers. Every MX element format (dense and padded16
+// packings), NaN and Inf amaxes, the torchao two-level NVFP4 tensor of zeros (P = 0: every scale
+// NaN), K last and K first, on the fused and the generic path.
+TEST(BlockScaledTensor, KPaddingHoldsZeroCodesUnderNaNScales) {
+  struct Case {
+    BlockFormat f;
+    QuantizeOptions o;
+    Packing packing;
+    float poison;  // written at k = 35 of row 1 (the tail block); 0 for the all-zero tensor
+  };
+  std::vector<Case> cases;
+  for (const BlockFormat& f : {block_formats::mxfp8_e4m3, block_formats::mxfp8_e5m2, block_formats::mxfp6_e2m3,
+                               block_formats::mxfp6_e3m2, block_formats::mxfp4}) {
+    std::vector<Packing> packings{dense_packing(f.element)};
+    if (f.element == Format::float4_e2m1fn) packings.push_back(Packing::fp4_padded16);
+    if (f.element == Format::float6_e2m3fn || f.element == Format::float6_e3m2fn) packings.push_back(Packing::fp6_padded16);
+    for (const Packing p : packings) {
+      cases.push_back({f, recipes::ocp(f.element), p, std::numeric_limits<float>::quiet_NaN()});
+      QuantizeOptions inf_nan = recipes::ocp(f.element);
+      inf_nan.inf = BlockInf::nan_scale;
+      cases.push_back({f, inf_nan, p, std::numeric_limits<float>::infinity()});
+    }
+  }
+  cases.push_back({block_formats::nvfp4, recipes::nvfp4_torchao(true), Packing::fp4_dense, 0.0f});
+  const std::int64_t rows = 3, K = 40;
+  int checked = 0;
+  for (const quantize_detail::QuantizePath path : {quantize_detail::QuantizePath::automatic, quantize_detail::QuantizePath::generic}) {
+    quantize_detail::set_quantize_path(path);
+    for (Case c : cases) {
+      c.o.k_tail = KTail::zero_pad;
+      std::vector<float> x = c.poison == 0.0f ? std::vector<float>(rows * K, 0.0f)
+                                              : random_tensor(static_cast<std::size_t>(rows * K), 43);
+      if (c.poison != 0.0f) x[1 * K + 35] = c.poison;
+      for (const KAxis axis : {KAxis::last, KAxis::first}) {
+        const BlockScaledTensor t = axis == KAxis::last
+                                        ? quantize(x, {rows, K}, axis, c.f, c.o, c.packing)
+                                        : quantize(transpose(x, 1, rows, K), {K, rows}, axis, c.f, c.o, c.packing);
+        const std::int64_t ks = t.desc().k_stored();
+        const std::vector<std::uint8_t> codes = t.element_codes();
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t k = K; k < ks; ++k)
+            ASSERT_EQ(codes[static_cast<std::size_t>(r * ks + k)], 0)
+                << to_string(c.f.element) << " " << to_string(c.packing) << " row " << r << " k " << k;
+        // The tail block's scale is NaN: the case tests what it should.
+        const std::uint8_t nan_scale = c.f.scale == Format::float8_e8m0fnu ? 0xFF : 0x7F;
+        ASSERT_EQ(t.scale_code(0, 1, 1), nan_scale) << to_string(c.f.element);
+        RawBufferOptions ro;
+        ro.k_tail = KTail::zero_pad;
+        ro.allow_nan_scales = true;
+        EXPECT_NO_THROW(BlockScaledTensor(t.desc(), {t.elements().begin(), t.elements().end()},
+                                          {t.scales().begin(), t.scales().end()}, t.tensor_scale(), ro));
+        ++checked;
+      }
+    }
+  }
+  quantize_detail::set_quantize_path(quantize_detail::QuantizePath::automatic);
+  EXPECT_EQ(checked, 2 * 2 * static_cast<int>(cases.size()));
 }
 
 // ---- Thread count: every row is independent, so 1, 2, 3 or 7 threads give the same bytes.
@@ -395,6 +457,21 @@ TEST(QuantizeOptionsValidation, NamesTheRule) {
   neg.tensor_scale = TensorScaleSource::given_amax;
   neg.tensor_amax = -1.0f;
   expect_rejected([&] { run(block_formats::nvfp4, neg); }, "must not be negative");
+  // A given amax of -0 is a zero amax: the same tensor as +0 (TransformerEngine: S_enc = 1; torchao:
+  // P = 0, every scale NaN), not a negative one.
+  for (const QuantizeOptions& recipe : {recipes::nvfp4_transformer_engine(), recipes::nvfp4_torchao(true)}) {
+    QuantizeOptions zero = recipe, negative_zero = recipe;
+    zero.tensor_scale = negative_zero.tensor_scale = TensorScaleSource::given_amax;
+    zero.tensor_amax = 0.0f;
+    negative_zero.tensor_amax = -0.0f;
+    const BlockScaledTensor a = quantize(x, {2, 32}, KAxis::last, block_formats::nvfp4, zero);
+    const BlockScaledTensor b = quantize(x, {2, 32}, KAxis::last, block_formats::nvfp4, negative_zero);
+    EXPECT_EQ(a.element_codes(), b.element_codes());
+    EXPECT_EQ(a.scale_codes(), b.scale_codes());
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(a.tensor_scale().decode), std::bit_cast<std::uint32_t>(b.tensor_scale().decode));
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(a.tensor_scale().amax), 0u);
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(b.tensor_scale().amax), 0u);
+  }
   expect_rejected([&] { run({Format::float8_e4m3fn, Format::float8_e8m0fnu, 16}, recipes::ocp(Format::float8_e4m3fn)); },
                   "e8m0 scales take blocks of 32");
   expect_rejected([&] { run({Format::float16, Format::float8_e8m0fnu, 32}, recipes::ocp(Format::float8_e4m3fn)); },
