@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <cstdio>
 #include <sstream>
 
 namespace blockscale::golden {
@@ -287,6 +288,9 @@ struct Parser {
       h.seed = parse_u64_decimal(value, "seed");
     } else if (key == "data") {
       once(seen_data);
+      if (value != "edge" && value != "random" && value != "realistic" && value != "mixed" && value != "hardware" &&
+          value != "self-test")
+        fail("@data " + quote(value) + " is not one of edge, random, realistic, mixed, hardware, self-test");
       h.data = std::string(value);
     } else if (key == "cases") {
       once(seen_cases);
@@ -318,6 +322,8 @@ struct Parser {
       }
       if (digits == 0) {
         if (tok.size() > 16) fail("field " + spec.name + ": more than 16 hex digits in " + quote(tok));
+        if (tok.size() > 1 && tok[0] == '0')
+          fail("field " + spec.name + ": " + quote(tok) + " has a leading zero (a u64 is written without them)");
         std::uint64_t v = 0;
         for (char c : tok) v = (v << 4) | static_cast<std::uint64_t>(hex_value(c));
         out.words.push_back(v);
@@ -366,7 +372,15 @@ struct Parser {
       if (line.find('\r') != std::string_view::npos)
         fail("carriage return in line (line ends must be LF only)");
       if (line.find('\0') != std::string_view::npos) fail("NUL byte in line");
+      for (const char c : line) {
+        if (static_cast<unsigned char>(c) >= 0x80) {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(c));
+          fail(std::string("non-ASCII byte ") + hex + " (golden files are ASCII)");
+        }
+      }
       if (line.empty()) continue;
+      if (line[0] == '#' && !magic) fail("not a blockscale golden-vector file: the first line must be '@golden 1'");
       if (line[0] == '#') {
         if (!in_cases && magic && line.size() >= 2 && line[1] == ' ')
           out.header.notes.emplace_back(line.substr(2));
@@ -393,12 +407,17 @@ struct Parser {
         if (!seen_fields) fail("@fields is missing before the first case");
         if (!seen_cases) fail("@cases is missing before the first case");
         in_cases = true;
-        out.words.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(out.header.cases, 1u << 16)) *
-                          out.words_per_case);
+        // At most as many words as the text can hold (each takes a digit and a separator): a
+        // 100-byte file that declares 2^16 cases of 2^18 words must not reserve 40 GiB.
+        out.words.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(
+            std::min<std::uint64_t>(out.header.cases, 1u << 16) * out.words_per_case, text.size() / 2 + 1)));
       }
       case_line(line);
     }
     if (!magic) fail_file("empty file: not a blockscale golden-vector file");
+    // FORMAT.md, "Data": hardware and self-test sets are not drawn from a seed.
+    if (out.header.seed && (out.header.data == "hardware" || out.header.data == "self-test"))
+      fail_file("@seed with @data " + out.header.data + ": sets measured on a device are not drawn from a seed");
     if (!in_cases) {
       if (!seen_gen) fail_file("@generator is missing");
       if (!seen_kind) fail_file("@kind is missing");

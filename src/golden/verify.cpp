@@ -84,14 +84,17 @@ FileReport verify_golden(const GoldenFile& f, const VerifyOptions& o) {
 }
 
 FileReport verify_file(const fs::path& path, const VerifyOptions& o) {
+  // A file that cannot be read is that file's error: the other files of the run are still verified.
+  FileReport r;
+  r.path = path.string();
   try {
     return verify_golden(read_golden(path), o);
   } catch (const GoldenError& e) {
-    FileReport r;
-    r.path = path.string();
     r.error = e.what();
-    return r;
+  } catch (const std::exception& e) {
+    r.error = path.string() + ": cannot be read: " + e.what();
   }
+  return r;
 }
 
 std::vector<FileReport> verify_manifest(const fs::path& path, const VerifyOptions& o) {

@@ -101,6 +101,23 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"empty", "", 0, "empty file"},
         Malformed{"not golden", "hello\n", 1, "first line must be '@golden 1'"},
         Malformed{"version 2", "@golden 2\n", 1, "unsupported golden format version"},
+        Malformed{"comment before the magic line", "# hello\n@golden 1\n", 1, "first line must be '@golden 1'"},
+        Malformed{"non-ASCII", "@golden 1\n@generator caf\xC3\xA9\n", 2, "non-ASCII byte 0xC3"},
+        Malformed{"unknown data", "@golden 1\n@data bogus\n", 2, "@data 'bogus' is not one of"},
+        Malformed{"hardware with a seed",
+                  "@golden 1\n@generator x\n@kind layout\n@op scale_layout linear\n@seed 3\n@data hardware\n"
+                  "@fields rows:u64 cols:u64 -> offset:u64\n@cases 0\n",
+                  0, "@seed with @data hardware"},
+        Malformed{"u64 leading zero",
+                  "@golden 1\n@generator x\n@kind layout\n@op scale_layout linear\n"
+                  "@fields a:u64 -> b:u64\n@cases 1\n01 2\n",
+                  7, "'01' has a leading zero"},
+        // 112 bytes that declare 65536 cases of 2^18 words: refused as what it is (the words are
+        // not there), without reserving 40 GiB first.
+        Malformed{"declared size far beyond the text",
+                  "@golden 1\n@generator x\n@kind layout\n@op scale_layout linear\n"
+                  "@fields a:f32[65536] -> d:f32[16384]\n@cases 65536\n0\n",
+                  7, "expected 2 fields"},
         Malformed{"bad hex", convert_file("@cases 1\n", "3f80zz00 2\n"), 8, "is not hexadecimal"},
         Malformed{"field count", convert_file("@cases 1\n", "3f800000 2 2\n"), 8, "expected 2 fields"},
         Malformed{"field length", convert_file("@cases 1\n", "3f80000 2\n"), 8, "needs 8 hex digits, got 7"},
