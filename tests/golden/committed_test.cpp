@@ -299,5 +299,35 @@ TEST(GoldenKm, MalformedDataIsReportedWithFileAndLine) {
   fs::remove_all(dir);
 }
 
+// The README gives the values per a_ / b_ line (32 for fp8): a shorter line is an error, not
+// zeros that would then read as the hardware disagreeing with the model.
+TEST(GoldenKm, ShortOperandLinesAreRefused) {
+  if (test::env("BLOCKSCALE_KM_DIR").empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
+  const fs::path dir = test::scratch_dir("km_short");
+  fs::copy(test::env("BLOCKSCALE_KM_DIR"), dir,
+           fs::copy_options::recursive | fs::copy_options::create_hard_links);
+  for (const char* side : {"a", "b"}) {
+    const fs::path p = dir / "H200" / "E4M3" / (std::string(side) + "_H200_E4M3.txt");
+    const std::string original = test::read(p);
+    std::string text = original;
+    // Line 7 loses its last value ("xxxxxxxx " is 9 bytes; lines are 32 values, 288 bytes + LF).
+    text.erase(6 * 289 + 31 * 9, 9);
+    fs::remove(p);
+    test::write(p, text);
+    try {
+      (void)import_km(dir, 100);
+      ADD_FAILURE() << side << ": accepted a line of 31 values";
+    } catch (const GoldenError& e) {
+      EXPECT_EQ(e.file(), p.string());
+      EXPECT_EQ(e.line(), 7u);
+      EXPECT_NE(std::string(e.what()).find("the K&M README gives 32 per line for E4M3 on H200"), std::string::npos)
+          << e.what();
+    }
+    fs::remove(p);
+    test::write(p, original);
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace blockscale::golden
