@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "common.h"
 
@@ -55,6 +57,17 @@ GoldenFile generate(const Operation& op, const GenerateOptions& o) {
   h.seed = o.seed;
   h.data = to_string(o.data);
   h.notes = op.notes();
+  // A file is built in memory (inputs, outputs, words and text: about 40 bytes per word), so its
+  // size is bounded up front rather than by std::bad_alloc half-way: 2^25 words, about 1.3 GB.
+  constexpr std::uint64_t kMaxWords = std::uint64_t{1} << 25;
+  const std::uint64_t planned = static_cast<std::uint64_t>(o.cases.value_or(op.default_cases()));
+  if (planned > kMaxWords / std::max<std::size_t>(words_per_case(h.fields), 1)) {
+    throw std::invalid_argument("golden " + op.id() + ": " + std::to_string(planned) + " cases of " +
+                                std::to_string(words_per_case(h.fields)) + " words exceed the " +
+                                std::to_string(kMaxWords) + " words one file may hold (about 1.3 GB to build); " +
+                                "generate at most " + std::to_string(kMaxWords / words_per_case(h.fields)) +
+                                " cases per file");
+  }
   const std::vector<std::uint64_t> in = op.generate_inputs(o);
   const std::size_t ni = input_words(h.fields);
   const std::size_t no = words_per_case(h.fields) - ni;

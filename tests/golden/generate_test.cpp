@@ -109,6 +109,19 @@ TEST(GoldenGenerate, AFlippedOutputBitIsFoundAtItsLine) {
   }
 }
 
+// A file is built in memory: a case count that could not fit is refused before anything is drawn.
+TEST(GoldenGenerate, AFileTooLargeToBuildIsRefusedUpFront) {
+  GenerateOptions o;
+  o.cases = 10'000'000;
+  const auto op = operation_from_id("gemm:sm_90a_mma_e4m3_emulated_chain");
+  try {
+    (void)generate(*op, o);
+    FAIL() << "accepted 10^7 gemm cases";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("words one file may hold"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GoldenGenerate, UnknownIdsAreRefusedWithTheChoices) {
   const std::pair<const char*, const char*> bad[] = {
       {"nonsense", "is not <kind>:<operation>"},
