@@ -441,6 +441,9 @@ GoldenFile parse_golden(std::string_view text, const std::string& name) {
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  // An ifstream opens a directory on Linux and reads nothing: "empty file" would mislead.
+  if (std::filesystem::is_directory(path, ec)) throw GoldenError(path.string(), 0, "a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw GoldenError(path.string(), 0, "cannot open the file");
   std::ostringstream s;

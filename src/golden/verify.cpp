@@ -211,6 +211,14 @@ std::vector<FileReport> verify_paths(const std::vector<fs::path>& paths, const V
         else if (it->path().extension() == ".txt")
           texts.push_back(it->path());
       }
+      if (manifests.empty() && texts.empty()) {
+        // A directory without a golden file is a wrong path, not a successful verification.
+        FileReport r;
+        r.path = p.string();
+        r.error = p.string() + ": no golden files here (no manifest.json and no .txt file, searched recursively)";
+        out.push_back(std::move(r));
+        continue;
+      }
       std::sort(manifests.begin(), manifests.end());
       std::sort(texts.begin(), texts.end());
       std::set<fs::path> covered;

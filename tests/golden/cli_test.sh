@@ -58,4 +58,11 @@ check "gen unknown op" 2 "unknown operation kind 'warp'" -- "$bin" golden gen --
 check "gen bad data" 2 "--data must be" -- "$bin" golden gen --op layouts --data noise --out "$tmp/x"
 check "unknown subcommand" 2 "unknown subcommand 'fly'" -- "$bin" golden fly
 check "show out of range" 2 "--case must be in" -- "$bin" golden show "$f" --case 100000
+# A wrong path: a directory without golden files, a directory given as a file.
+mkdir -p "$tmp/no_golden"
+check "verify an empty directory" 2 "no golden files here" -- "$bin" golden verify "$tmp/no_golden"
+check "show a directory" 2 "a directory, not a file" -- "$bin" golden show "$tmp/no_golden"
+# A file declaring far more words than it holds: that file's error, the other files still verified.
+printf '@golden 1\n@generator x\n@kind layout\n@op scale_layout linear\n@fields a:f32[65536] -> d:f32[16384]\n@cases 65536\n0\n' >"$tmp/bomb.txt"
+check "a file declaring 40 GiB" 2 "29 files, 8512 cases, 0 mismatches, 1 files failed" -- "$bin" golden verify "$src/golden/layouts" "$tmp/bomb.txt"
 exit $fail
