@@ -855,6 +855,10 @@ def check_errors(tool, scratch):
     for args in (["gemm", "--help"], ["gemm", "--m", "8", "-h"], ["convert", "--help"], ["golden", "verify", "--help"]):
         r = run(tool, args)
         assert r.returncode == 0 and r.stdout.startswith("blockscale " + args[0]), (args, r.returncode, r.stdout[:80], r.stderr)
+    # Every command refuses a stray argument.
+    for command in ("demo", "formats", "models", "gemm"):
+        r = run(tool, [command, "stray"])
+        assert r.returncode == 2 and "unexpected argument 'stray'" in r.stderr, (command, r.returncode, r.stderr)
 
 
 def check_builtin_data(tool, scratch):
