@@ -9,9 +9,10 @@ namespace blockscale::reference {
 
 Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side side, std::int64_t batch, std::int64_t R,
                           std::int64_t C, std::span<const std::uint8_t> storage) {
-  if (scale_dtype != DType::float8_e8m0fnu && scale_dtype != DType::float8_ue4m3)
+  // mma_scaled's scale types: e8m0, and for NVFP4 cuda.tile's float8_e4m3fn or blockscale's ue4m3.
+  if (scale_dtype != DType::float8_e8m0fnu && scale_dtype != DType::float8_e4m3fn && scale_dtype != DType::float8_ue4m3)
     throw std::invalid_argument("scales_from_layout: " + to_string(scale_dtype) +
-                                " is not a one-byte block-scale type (float8_e8m0fnu, float8_ue4m3)");
+                                " is not a one-byte block-scale type (float8_e8m0fnu, float8_e4m3fn, float8_ue4m3)");
   if (batch < 0) throw std::invalid_argument("scales_from_layout: batch " + std::to_string(batch) + " is negative");
   const std::int64_t mats = batch == 0 ? 1 : batch;
   std::vector<std::uint8_t> row_major(static_cast<std::size_t>(mats * R * C));

@@ -423,6 +423,10 @@ TEST(ReferenceTensorRules, ConstructionIsChecked) {
   EXPECT_THROW(Tensor::zeros(DType::float8_e8m0fnu, {1, 1}).negated(), std::invalid_argument);
   EXPECT_THROW(scales_from_layout(DType::float16, ScaleLayout{}, Side::x, 0, 1, 1, std::vector<std::uint8_t>{0}),
                std::invalid_argument);
+  // cuda.tile's NVFP4 scales (float8_e4m3fn) come out of a layout with their sign bit.
+  EXPECT_EQ(scales_from_layout(DType::float8_e4m3fn, ScaleLayout{}, Side::x, 0, 1, 2, std::vector<std::uint8_t>{0x38, 0xC0})
+                .to_string(),
+            "[[1, -2]]");
 }
 
 }  // namespace

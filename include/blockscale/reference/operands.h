@@ -23,7 +23,7 @@ enum class Side : std::uint8_t { x, y };
 //   x: [M, K_s] when batch == 0, else [batch, M, K_s];
 //   y: the transpose, [K_s, N] or [batch, K_s, N].
 // Padding is not read. Throws std::invalid_argument for layout and size errors (the layout
-// library's messages) and for a dtype that is not a one-byte scale type (e8m0, ue4m3).
+// library's messages) and for a dtype that is not a one-byte scale type (e8m0, e4m3fn, ue4m3).
 Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side side, std::int64_t batch,
                           std::int64_t R, std::int64_t C, std::span<const std::uint8_t> storage);
 
