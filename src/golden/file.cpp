@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 namespace blockscale::golden {
