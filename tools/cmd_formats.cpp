@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `blockscale formats` (the format table) and `blockscale convert` (values through every format
 // and rounding mode, with the resulting bits).
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -146,8 +147,13 @@ int run_convert(const std::vector<std::string>& argv) {
   std::vector<double> values;
   for (const std::string& v : args.positional()) {
     char* end = nullptr;
+    errno = 0;
     const double d = std::strtod(v.c_str(), &end);
     if (end == v.c_str() || *end != '\0') throw UsageError("'" + v + "' is not a number");
+    // Out of double's range the value is not the one typed (1e999 reads as inf, 1e-400 as 0): say so.
+    if (errno == ERANGE && (std::isinf(d) || d == 0.0))
+      std::fprintf(stderr, "blockscale convert: note: %s is outside the range of a double and reads as %s\n", v.c_str(),
+                   value_string(d).c_str());
     values.push_back(d);
   }
   if (values.empty()) {

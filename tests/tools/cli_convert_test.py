@@ -95,6 +95,12 @@ def main():
             want = 0x7FFF  # CUDA's canonical NaN
         assert row["code"] == want, (v, row["code"], want)
         checked += 1
+    # A value outside double's range is converted as what it reads as, with a note.
+    r = subprocess.run([tool, "convert", "--format", "e4m3", "--preset", "ieee", "1e999", "1e-400"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert "1e999 is outside the range of a double and reads as inf" in r.stderr, r.stderr
+    assert "1e-400 is outside the range of a double and reads as 0" in r.stderr, r.stderr
     print(f"blockscale convert: {checked} ml_dtypes and float16 rows equal NumPy's casts; {len(pinned)} CUDA float / "
           "double cases as the headers give them")
 
