@@ -4,6 +4,7 @@
 #include "blockscale/formats/convert.h"
 
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 namespace blockscale::emulator {
@@ -29,6 +30,11 @@ void CodeMatrix::init(Format format, std::size_t rows, std::size_t cols, const v
     throw std::invalid_argument(to_string(format) + " codes need words of at least " +
                                 std::to_string(needed <= 8 ? 8 : needed <= 16 ? 16 : 32) + " bits, got " +
                                 std::to_string(word_bits) + "-bit words");
+  }
+  // rows * cols must not wrap (2 x 2^63 would compare equal to an empty span).
+  if (cols != 0 && rows > std::numeric_limits<std::size_t>::max() / cols) {
+    throw std::invalid_argument("a " + std::to_string(rows) + " x " + std::to_string(cols) + " " + to_string(format) +
+                                " matrix has more elements than a size_t counts");
   }
   if (size != rows * cols) {
     throw std::invalid_argument("a " + std::to_string(rows) + " x " + std::to_string(cols) + " " +

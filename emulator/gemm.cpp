@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <optional>
 #include <cstdlib>
 #include <span>
@@ -179,6 +180,10 @@ void KernelSchedule::validate() const {
     if (instruction.block_scaled()) fail("promotion applies fp32 scales itself: it needs a non-block-scaled instruction, got " + who);
     if (instruction.d != Type::f32) fail("promotion accumulates in fp32: it needs an f32-output instruction, got " + who);
     if (promotion_interval < 1) fail("promotion interval must be >= 1 instruction, got " + std::to_string(promotion_interval));
+    // The schedule's unit of K (P instructions) must be an int: P = 2^26 of a k32 instruction is 2^31.
+    if (promotion_interval > std::numeric_limits<int>::max() / instruction.k)
+      fail("promotion interval " + std::to_string(promotion_interval) + " x K=" + std::to_string(instruction.k) +
+           " of " + who + " exceeds " + std::to_string(std::numeric_limits<int>::max()) + " K elements");
   }
   if (split_k < 1) fail("split_k must be >= 1, got " + std::to_string(split_k));
   if (split_k > 1 && instruction.d != Type::f32) fail("split-K reduces in fp32: it needs an f32-output instruction, got " + who);

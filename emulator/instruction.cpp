@@ -143,7 +143,15 @@ void validate_types(const InstructionRow& row, Type a, Type b) {
 
 }  // namespace
 
+const InstructionRow& Instruction::table_row() const {
+  if (row == nullptr)
+    throw std::invalid_argument("no instruction: a default-constructed Instruction names none (use parse_instruction or "
+                                "make_instruction)");
+  return *row;
+}
+
 std::string Instruction::name() const {
+  (void)table_row();
   std::string s(to_string(row->arch));
   s += ' ';
   s += row->qualified;

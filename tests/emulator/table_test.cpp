@@ -247,6 +247,14 @@ TEST(EmulatorTable, EveryArgumentRuleGivesAClearError) {
   expect_throw_with([&] { KernelSchedule::hopper_promotion(parse_instruction("sm_90a wgmma.mma_async m64n8k32 f16 e4m3 e4m3")); },
                     "needs an f32-output instruction");
   expect_throw_with([&] { KernelSchedule::hopper_promotion(wg, 0); }, "promotion interval must be >= 1");
+  // P x K must be an int (P = 2^26 of a k32 instruction overflowed into a negative scale block).
+  expect_throw_with([&] { KernelSchedule::hopper_promotion(wg, 1 << 26); }, "promotion interval 67108864 x K=32");
+  // Sizes whose product wraps, and a default-constructed Instruction, are refused, not followed.
+  expect_throw_with([&] { CodeMatrix(Format::float8_e4m3fn, 2, std::size_t{1} << 63, std::span<const std::uint32_t>()); },
+                    "has more elements than a size_t counts");
+  expect_throw_with([&] { (void)Instruction{}.name(); }, "a default-constructed Instruction names none");
+  expect_throw_with([&] { dot(Instruction{}, std::vector<std::uint32_t>(32), std::vector<std::uint32_t>(32), 0); },
+                    "a default-constructed Instruction names none");
   expect_throw_with([&] { KernelSchedule::chain(wg).with_split_k(0); }, "split_k must be >= 1, got 0");
   expect_throw_with([&] { KernelSchedule::hopper_promotion(wg, 4).with_split_k(2, SplitKReduction::sequential, 192); },
                     "split-K granule must be 0 or a multiple of the schedule's unit of 128 K elements, got 192");

@@ -24,11 +24,14 @@ struct Instruction {
   Type a = Type::f32, b = Type::f32;  // operand types
   Type d = Type::f32;                 // C and D type
 
-  const FdpaParams& params() const { return row->params; }
-  bool block_scaled() const { return row->block_scaled; }
-  Type scale_type() const { return row->scale_type; }
-  int block() const { return row->block; }
-  Provenance provenance() const { return provenance_of(*row, a, b); }
+  // The table row; a default-constructed Instruction has none, and every accessor below then throws
+  // std::invalid_argument rather than dereference null.
+  const InstructionRow& table_row() const;
+  const FdpaParams& params() const { return table_row().params; }
+  bool block_scaled() const { return table_row().block_scaled; }
+  Type scale_type() const { return table_row().scale_type; }
+  int block() const { return table_row().block; }
+  Provenance provenance() const { return provenance_of(table_row(), a, b); }
   std::string name() const;  // canonical; parse_instruction(name()) gives this instruction back
 };
 
