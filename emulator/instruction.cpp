@@ -42,7 +42,7 @@ std::optional<std::array<int, 3>> parse_shape(const std::string& t) {
     const std::size_t start = i;
     long long x = 0;
     while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])) && i - start < 6) x = x * 10 + (t[i++] - '0');
-    if (i == start) return std::nullopt;
+    if (i == start || (t[start] == '0' && i - start > 1)) return std::nullopt;  // m0016n8k32 is no shape
     v[part] = static_cast<int>(x);
   }
   if (i != t.size()) return std::nullopt;
@@ -209,7 +209,17 @@ Instruction parse_instruction(std::string_view name) {
   std::optional<std::array<int, 3>> shape;
   std::vector<Type> types;
   std::optional<Type> scale;
+  // Every token but the types ("f32 e4m3 e4m3") and the layouts (m8n8k4 takes .row.row) at most once.
+  std::vector<std::string> qualifiers;
+  int layouts = 0;
   for (const std::string& t : tokens) {
+    if (t == "row" || t == "col") {
+      if (++layouts > 2) fail("more than two layouts (.row / .col: A's and B's) in " + quoted);
+    } else if (!parse_type(t)) {
+      if (std::find(qualifiers.begin(), qualifiers.end(), t) != qualifiers.end())
+        fail("'." + t + "' appears twice in " + quoted);
+      qualifiers.push_back(t);
+    }
     if (t == "mma") has_mma = true;
     else if (t == "sync") has_sync = true;
     else if (t == "wgmma") has_wgmma = true;
@@ -225,9 +235,11 @@ Instruction parse_instruction(std::string_view name) {
       kind = parse_kind(t);
       if (!kind) fail(t + " is not modelled (integer kinds and others are outside numerics.md (a))");
     } else if (t == "block16" || t == "block32") {
+      if (block != 0) fail("more than one block size in " + quoted);
       block = t == "block16" ? 16 : 32;
     } else if (t.rfind("scale_vec::", 0) == 0) {
       if (!kind) fail(t + " must follow a block-scaled .kind in " + quoted);
+      if (block != 0) fail("more than one block size in " + quoted);
       block = block_of_scale_vec(*kind, t);
     } else if (auto s = parse_shape(t)) {
       if (shape) fail("more than one shape in " + quoted);
@@ -244,6 +256,12 @@ Instruction parse_instruction(std::string_view name) {
     }
   }
 
+  // One opcode family: tcgen05.mma, wgmma.mma_async (PTX spells it wgmma.mma_async.sync) or
+  // mma.sync, not pieces of two.
+  const bool mma_sync_family = has_mma && !has_tcgen05;
+  if (static_cast<int>(has_tcgen05) + static_cast<int>(has_wgmma || has_async) + static_cast<int>(mma_sync_family) > 1 ||
+      (has_tcgen05 && has_sync))
+    fail("more than one opcode (tcgen05.mma, wgmma.mma_async, mma.sync) in " + quoted);
   Opcode opcode;
   if (has_tcgen05) {
     if (!has_mma) fail("tcgen05 without .mma in " + quoted);

@@ -146,6 +146,16 @@ TEST(EmulatorTable, EveryNameRuleGivesAClearError) {
   expect_error("sm_90a ldmatrix m16n8k16 f32 f16 f16", "unknown qualifier or type 'ldmatrix'");
   expect_error("sm_90a m16n8k16 f32 f16 f16", "no instruction");
   expect_error("", "empty instruction name");
+  // Contradictory or repeated pieces are refused, not resolved by whichever came last.
+  expect_error("sm_100a tcgen05.mma.wgmma.mma_async.cta_group::1.kind::f16 m128n256k16 f32 f16 f16", "more than one opcode");
+  expect_error("sm_90a wgmma.mma_async.mma.sync m64n8k32 f32 e4m3 e4m3", "more than one opcode");
+  expect_error("sm_90a mma.sync.mma_async m16n8k32 f32 e4m3 e4m3", "more than one opcode");
+  expect_error("sm_90a mma.sync.aligned.aligned m16n8k32 f32 e4m3 e4m3", "'.aligned' appears twice");
+  expect_error("sm_90a mma.sync.aligned.row.row.col m16n8k32 f32 e4m3 e4m3", "more than two layouts");
+  expect_error("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16.block32 m128n256k64 f32 e2m1 e2m1 ue4m3",
+               "more than one block size");
+  expect_error("sm_90a mma.sync.aligned m0016n0008k0032 f32 e4m3 e4m3", "unknown qualifier or type 'm0016n0008k0032'");
+  EXPECT_NO_THROW(parse_instruction("sm_70 mma.sync.aligned.m8n8k4.row.row f32 f16 f16"));  // PTX allows any layouts
   expect_error("sm_100a tcgen05.mma.cta_group::2.kind::f16 m128n16k16 f32 f16 f16", "cta_group::2 is not modelled");
   expect_error("sm_100a tcgen05.mma.ws.cta_group::1.kind::f16 m64n8k16 f32 f16 f16", ".ws is not modelled");
   expect_error("sm_100a tcgen05.mma.sp.cta_group::1.kind::f16 m64n8k32 f32 f16 f16", "sparse MMA");
