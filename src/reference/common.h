@@ -16,6 +16,12 @@ namespace blockscale::reference::detail {
 // Batch extent of a rank-3 tensor; 1 for rank 2 (no batch).
 inline std::int64_t batch_of(const Tensor& t) { return t.rank() == 3 ? t.extent(0) : 1; }
 
+// mma_scaled's block-scale types: e8m0, and for NVFP4 cuda.tile's float8_e4m3fn or blockscale's
+// ue4m3 (the same byte without its sign bit, as the hardware reads it).
+inline bool is_block_scale_dtype(DType t) {
+  return t == DType::float8_e8m0fnu || t == DType::float8_e4m3fn || t == DType::float8_ue4m3;
+}
+
 // The 2-D matrix of batch b (b is reduced to 0 when t has no batch or batch 1: broadcast).
 Tensor slice2d(const Tensor& t, std::int64_t b);
 

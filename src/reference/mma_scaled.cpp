@@ -24,12 +24,6 @@ const std::string kOp = "mma_scaled";
 // f32's canonical quiet NaN, what the exact and sequential numerics return for every NaN result.
 constexpr std::uint32_t kCanonicalNaN32 = 0x7FC00000u;
 
-// The block-scale types: e8m0, and for the NVFP4 row e4m3fn (cuda.tile's name) or ue4m3 (the same
-// byte without its sign bit, as the hardware reads it).
-bool is_scale_dtype(DType t) {
-  return t == DType::float8_e8m0fnu || t == DType::float8_e4m3fn || t == DType::float8_ue4m3;
-}
-
 bool is_input_dtype(DType t) {
   for (const ScaledMmaRow& r : kScaledMmaTable)
     if (r.input == t) return true;
@@ -48,7 +42,7 @@ std::string list_inputs(bool ext) {
 void check_types(DType x, DType y, DType sx, DType sy, DType acc, int B, bool ext) {
   if (acc != DType::float32) throw RuleError(Rule::dtype, kOp, "acc dtype " + to_string(acc) + " must be float32");
   for (const auto& [name, t] : {std::pair{"x_scale", sx}, std::pair{"y_scale", sy}})
-    if (!is_scale_dtype(t))
+    if (!detail::is_block_scale_dtype(t))
       throw RuleError(Rule::dtype, kOp,
                       std::string(name) + " dtype " + to_string(t) +
                           " is not a block-scale type (float8_e8m0fnu, float8_e4m3fn, float8_ue4m3)");

@@ -4,13 +4,13 @@
 #include <stdexcept>
 
 #include "blockscale/reference/rules.h"
+#include "common.h"
 
 namespace blockscale::reference {
 
 Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side side, std::int64_t batch, std::int64_t R,
                           std::int64_t C, std::span<const std::uint8_t> storage) {
-  // mma_scaled's scale types: e8m0, and for NVFP4 cuda.tile's float8_e4m3fn or blockscale's ue4m3.
-  if (scale_dtype != DType::float8_e8m0fnu && scale_dtype != DType::float8_e4m3fn && scale_dtype != DType::float8_ue4m3)
+  if (!detail::is_block_scale_dtype(scale_dtype))
     throw std::invalid_argument("scales_from_layout: " + to_string(scale_dtype) +
                                 " is not a one-byte block-scale type (float8_e8m0fnu, float8_e4m3fn, float8_ue4m3)");
   if (batch < 0) throw std::invalid_argument("scales_from_layout: batch " + std::to_string(batch) + " is negative");
