@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "blockscale/golden/operation.h"
+
 namespace blockscale::golden {
 
 GoldenError::GoldenError(std::string file, std::size_t line, const std::string& message)
@@ -288,8 +290,8 @@ struct Parser {
       h.seed = parse_u64_decimal(value, "seed");
     } else if (key == "data") {
       once(seen_data);
-      if (value != "edge" && value != "random" && value != "realistic" && value != "mixed" && value != "hardware" &&
-          value != "self-test")
+      // The generated kinds (parse_data_kind) and the two measured ones.
+      if (!parse_data_kind(value) && value != "hardware" && value != "self-test")
         fail("@data " + quote(value) + " is not one of edge, random, realistic, mixed, hardware, self-test");
       h.data = std::string(value);
     } else if (key == "cases") {
