@@ -54,6 +54,10 @@ Args::Args(std::vector<std::string> argv, std::vector<std::string> value_options
   }
 }
 
+void Args::no_positional() const {
+  if (!positional_.empty()) throw UsageError("unexpected argument '" + positional_.front() + "'");
+}
+
 bool Args::flag(const std::string& name) const { return contains(flags_set_, name); }
 
 std::optional<std::string> Args::get(const std::string& name) const {

@@ -43,6 +43,8 @@ class Args {
   std::int64_t get_int(const std::string& name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) const;
   std::uint64_t get_u64(const std::string& name, std::uint64_t fallback) const;
   const std::vector<std::string>& positional() const { return positional_; }
+  // For a command that takes no positional arguments: throws UsageError naming the first one.
+  void no_positional() const;
 
  private:
   std::map<std::string, std::string> values_;

@@ -111,7 +111,7 @@ int run(const std::vector<std::string>& argv) {
                   {"kernels", "cases", "outputs", "seed", "data", "json", "markdown", "save-failures", "discover",
                    "external-dir", "perturb", "model-override"},
                   {"self-test", "list", "conform", "external", "quiet"});
-  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional().front() + "'");
+  args.no_positional();
 
   const bool self_test = args.flag("self-test");
   const auto perturb = parse_perturbation(args.get_or("perturb", "none"));

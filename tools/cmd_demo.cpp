@@ -233,7 +233,7 @@ void print_json(const std::vector<SeedCheck>& seeds, const std::vector<FormatSto
 
 int run_demo(const std::vector<std::string>& argv) {
   Args args(argv, {"m", "n", "k", "seed"}, {"json"});
-  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  args.no_positional();
   const std::int64_t M = args.get_int("m", 128, 1, 4096);
   const std::int64_t N = args.get_int("n", 128, 1, 4096);
   const std::int64_t K = args.get_int("k", 1024, 32, 1 << 16);

@@ -42,7 +42,7 @@ std::string value_string(double v) {
 
 int run_formats(const std::vector<std::string>& argv) {
   Args args(argv, {}, {"json"});
-  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  args.no_positional();
   if (args.flag("json")) {
     std::printf("[\n");
     for (std::size_t i = 0; i < kFormatTable.size(); ++i) {

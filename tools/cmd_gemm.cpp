@@ -856,7 +856,7 @@ int run_gemm(const std::vector<std::string>& argv) {
   Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out",
                    "split-k", "d-type", "cublaslt-workspace-mib"},
             {"json", "no-exact", "quiet", "b-transposed"});
-  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  args.no_positional();
   // Two families of operand formats: block formats (MX, NVFP4) on both sides, or fp8 with fp32
   // scales (per tensor, row or 128-block) on both.
   const std::string format_a = args.get_or("format", "mxfp8_e4m3"), format_b = args.get_or("format-b", format_a);

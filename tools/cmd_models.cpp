@@ -155,7 +155,7 @@ int describe(const std::string& name, bool json) {
 
 int run_models(const std::vector<std::string>& argv) {
   Args args(argv, {"name"}, {"json", "markdown"});
-  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  args.no_positional();
   if (args.flag("json") && args.flag("markdown")) throw UsageError("--json and --markdown exclude each other");
   if (const auto name = args.get("name")) {
     try {
