@@ -25,10 +25,10 @@ namespace {
 
 using fast::kRows;
 
-bool narrow_operand(Format f) {
-  return f == Format::float8_e4m3fn || f == Format::float8_e5m2 || f == Format::float6_e2m3fn ||
-         f == Format::float6_e3m2fn || f == Format::float4_e2m1fn;
-}
+using fast::narrow_operand;
+
+// The 16- and 19-bit operands of T-FDPA instructions (fast_panels.h: wide).
+bool wide_operand(Format f) { return f == Format::float16 || f == Format::bfloat16 || f == Format::tfloat32; }
 
 // The schedules the fast kernels compute; the limits keep every intermediate exact (fast_kernels.h).
 bool covered(const KernelSchedule& s) {
@@ -38,6 +38,10 @@ bool covered(const KernelSchedule& s) {
   // e(C) >= -126 for any nonzero fp32 C: with e_zero <= -126 the zero floor is max(e(c), e_zero).
   if (p.e_zero > -126) return false;
   const Format fa = *format_of(ins.a), fb = *format_of(ins.b);
+  if (p.algorithm == Algorithm::t_fdpa && wide_operand(fa) && wide_operand(fb)) {
+    // Terms below 2^(F+2), at most 32 of them, summed exactly in double (fast_kernels.h).
+    return p.F <= 25 && p.F >= 1 && p.L <= 32 && ins.k % p.L == 0;
+  }
   if (p.algorithm == Algorithm::t_fdpa || p.algorithm == Algorithm::st_fdpa) {
     // int32 sums of 16 terms below 2^(F+2); float products exact with <= 8 significant bits.
     if (!narrow_operand(fa) || !narrow_operand(fb) || p.F > 25 || p.F < 1 || p.L > 32) return false;
@@ -228,6 +232,9 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const FdpaParams& p = ins.params();
   const fast::KernelSet& ks = kernels(path);
   const bool gst = p.algorithm == Algorithm::gst_fdpa;
+  // f16 / bf16 / tf32 operands: the plain C++ kernel of the path's ISA (KernelSet::tfdpa_wide).
+  const bool wide = !gst && wide_operand(*format_of(ins.a));
+  const fast::TfdpaStepsFn tfdpa = wide ? ks.tfdpa_wide : ks.tfdpa;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
   if (M == 0 || N == 0) {  // no outputs (the work split below needs a row block and a strip)
     d.clear();
@@ -258,6 +265,10 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     fast::decode_gst(ops, p.L, padded, ins.block(), threads, gp);
     rows = gp.rows;
     strips = gp.strips;
+  } else if (wide) {
+    fast::decode_tfdpa(ops, p.L, padded, false, fast::TfdpaBounds::exponents, 0, threads, tp);
+    rows = tp.rows;
+    strips = tp.strips;
   } else {
     const int fp16_F = p.F <= ks.fp16_max_F && p.L % 2 == 0 ? p.F : 0;
     fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, ks.tfdpa_bounds, fp16_F, threads, tp,
@@ -377,7 +388,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
       }
       const fast::TfdpaTile tt{&tp, rule, row0, st, &Fallback::run, &fallback, &carry[t]};
       if (!promotion) {
-        ks.tfdpa(tt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
+        tfdpa(tt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
         return;
       }
       for (std::size_t u = u0; u < u1; ++u) {
@@ -385,7 +396,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
         if (fast::nan_absorbed(r, tile, std::min(total_steps, u1 * steps_per_unit) - u * steps_per_unit, counts)) break;
         // A fresh accumulator for P instructions (scale-d = 0 first), then the FFMA promotion.
         std::fill(part.begin(), part.end(), 0u);
-        ks.tfdpa(tt, part.data(), u * steps_per_unit, std::min(total_steps, (u + 1) * steps_per_unit), counts);
+        tfdpa(tt, part.data(), u * steps_per_unit, std::min(total_steps, (u + 1) * steps_per_unit), counts);
         for (std::size_t i = 0; i < kRows; ++i) sa[i] = row0 + i < M ? ops.scale_a.word(row0 + i, u) : 0u;
         for (std::size_t j = 0; j < W; ++j) sb[j] = st * W + j < N ? ops.scale_b.word(u, st * W + j) : 0u;
         ks.promote(schedule.promotion_fma, sa.data(), sb.data(), part.data(), r);

@@ -12,10 +12,12 @@
 //                    conversion rounds. e_max is not needed.
 //   truncating tier: the full algorithm. e_max by a max-plus pass over k; then each product
 //                    a*b*2^(F + scale exps - e_max) is formed in float (exact: a*b has at most 8
-//                    significant bits, and a power of two that underflows only meets terms that
-//                    truncate to 0 anyway), truncated toward zero by the float->int32 conversion
-//                    (b.3's sign-magnitude truncation), and summed in int32 (two accumulators of
-//                    at most 16 terms each below 2^(F+2), F <= 25); C is truncated in double.
+//                    significant bits, 22 for f16, and a power of two that underflows only meets
+//                    terms that truncate to 0 anyway), truncated toward zero by the float->int32
+//                    conversion (b.3's sign-magnitude truncation), and summed in int32 (two
+//                    accumulators of at most 16 terms each below 2^(F+2), F <= 25); for bf16 and
+//                    tf32 operands, whose products leave float's range, in double throughout;
+//                    C is truncated in double.
 //   special:         lanes whose row or column holds a NaN (operand or scale) get the canonical
 //                    NaN (b.7); lanes with an Inf operand are recomputed by the reference engine.
 // GST-FDPA kernels form the group sums 4*p_g exactly in int32 (int8 dot products), then the same
@@ -153,6 +155,9 @@ using PromoteFn = void (*)(PromotionFma fma, const std::uint32_t* sa, const std:
 struct KernelSet {
   TfdpaBounds tfdpa_bounds;  // the exponent panels that tfdpa reads (fast_panels.h)
   TfdpaStepsFn tfdpa;
+  // T-FDPA with f16 / bf16 / tf32 operands (fast_panels.h: wide), from exponent bounds and the
+  // scalar decoder's panels: the plain C++ kernel, compiled for this set's ISA.
+  TfdpaStepsFn tfdpa_wide;
   GstStepsFn gst;
   PromoteFn promote;
   int fp16_max_F = 0;  // tfdpa reads the fp16 panels for F up to this (0: never)
@@ -160,6 +165,9 @@ struct KernelSet {
 };
 
 const KernelSet& portable_kernels();
+// The plain C++ T-FDPA kernel compiled for AVX-512 F/BW/DQ/VL (x86-64 GCC / Clang builds only):
+// avx512_kernels().tfdpa_wide.
+void tfdpa_portable_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& counts);
 const KernelSet& avx2_kernels();    // only where the CPU has AVX2 + FMA
 const KernelSet& avx512_kernels();  // only where the CPU has AVX-512 F/BW/DQ/VL
 bool cpu_has_avx2();
@@ -178,6 +186,15 @@ inline std::uint32_t as_bits(float f) {
   return u;
 }
 
+// 2^e as a double, from its bit pattern, with e clamped to the normal range -1022..1023: the
+// kernels scale nonzero values only by exponents well inside it (|e| < 700), and a zero stays zero.
+// Exact, as std::ldexp is, but without a library call per lane, so that the lane loops vectorise
+// (the ldexp calls took a third of the plain C++ T-FDPA kernel's time).
+inline double pow2(int e) {
+  e = std::clamp(e, -1022, 1023);
+  return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
+}
+
 // e(c) of an fp32 accumulator (numerics.md b.1: fp32 emin -126; Inf/NaN give 128) and the floor
 // of e_max that C sets: e(c) for c != 0, e_zero for c = +-0 (b.3 step 2). The row tables have
 // e_zero <= -126, so max(e(c), e_zero) = e(c) whenever c != 0.
@@ -189,30 +206,22 @@ inline bool acc_is_zero(std::uint32_t c) { return (c & 0x7FFFFFFFu) == 0; }
 
 // b.6 on an exact double v (v = S * 2^(e_max - F), |S| < 2^53, so v is exact): RZ to fp32
 // (subnormals kept, Inf from 2^128), RZ-E8M13 by clearing 10 more fraction bits, NaN canonical,
-// and the underflow zero of the row. v = +0 means S = 0 (+0, b.6); v is never -0.
+// and the underflow zero of the row. v = +0 means S = 0 (+0, b.6); v is never -0, and never a
+// double subnormal (|v| >= 2^-300). Written with selects only, no branches, so that the plain C++
+// kernels' loops over output lanes vectorise.
 inline std::uint32_t round_output(double v, const OutputRule& r) {
-  std::uint64_t u;
-  std::memcpy(&u, &v, sizeof u);
+  const auto u = std::bit_cast<std::uint64_t>(v);
   const std::uint32_t sign = static_cast<std::uint32_t>(u >> 32) & 0x80000000u;
   const int field = static_cast<int>((u >> 52) & 0x7FFu);
   const std::uint64_t man = u & ((std::uint64_t{1} << 52) - 1);
-  if (field == 0x7FF) return man != 0 ? 0x7FFFFFFFu : sign | 0x7F800000u;
-  if (field == 0 && man == 0) return sign;  // only +0 occurs
-  const int E = field - 1023;  // v is never a double subnormal (|v| >= 2^-200)
-  std::uint32_t mag;
-  if (E >= 128) {
-    mag = 0x7F800000u;
-  } else if (E >= -126) {
-    mag = (static_cast<std::uint32_t>(E + 127) << 23) | static_cast<std::uint32_t>(man >> 29);
-  } else if (E >= -149) {
-    // fp32 subnormal: floor(|v| / 2^-149) = (2^52 + man) >> (52 - (E + 149)).
-    mag = static_cast<std::uint32_t>(((std::uint64_t{1} << 52) | man) >> (-97 - E));
-  } else {
-    mag = 0;
-  }
-  if (r.e8m13 && mag != 0x7F800000u) mag &= 0xFFFFFC00u;
-  if (mag == 0) return r.positive_underflow ? 0u : sign;
-  return sign | mag;
+  const int E = field - 1023;  // +0: -1023; Inf / NaN: 1024
+  const std::uint32_t normal = (static_cast<std::uint32_t>(E + 127) << 23) | static_cast<std::uint32_t>(man >> 29);
+  // fp32 subnormal: floor(|v| / 2^-149) = (2^52 + man) >> (52 - (E + 149)), 0 below 2^-149 (and for +0).
+  const std::uint32_t subnormal = static_cast<std::uint32_t>(((std::uint64_t{1} << 52) | man) >> std::clamp(-97 - E, 0, 63));
+  std::uint32_t mag = E >= 128 ? 0x7F800000u : E >= -126 ? normal : subnormal;
+  mag = r.e8m13 && mag != 0x7F800000u ? mag & 0xFFFFFC00u : mag;
+  const std::uint32_t out = mag == 0 ? (r.positive_underflow ? 0u : sign) : sign | mag;
+  return field == 0x7FF && man != 0 ? 0x7FFFFFFFu : out;
 }
 
 // CUDA FMUL / FFMA / FADD (fp32, RNE, subnormals kept) on the host FPU with NVIDIA's canonical NaN:

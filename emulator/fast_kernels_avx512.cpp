@@ -1004,7 +1004,8 @@ bool cpu_has_avx512() {
 }
 
 const KernelSet& avx512_kernels() {
-  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx512, __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
+  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx512, &tfdpa_portable_avx512,
+                           __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
                            &promote_avx512,
                            fp16_max_f(),
                            TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512}};

@@ -46,7 +46,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
     const std::int16_t* b_hi = &P.b_hi[(t.strip * P.steps + s) * W];
     const std::int32_t* b_sexp = &P.b_sexp[(t.strip * P.steps + s) * W];
     int scale_exp[kRows][W], floor_exp[kRows][W];
-    bool exact = true;
+    int exact_lanes = 1;  // an int and bitwise operators, not && : the lane loop vectorises
     for (std::size_t r = 0; r < kRows; ++r) {
       const std::size_t at = (t.row0 + r) * P.steps + s;
       const int a_lo = P.a_lo[at], a_hi = P.a_hi[at], a_sexp = P.a_sexp[at];
@@ -59,14 +59,14 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
         // Bounds: e_max <= upper, every nonzero product's exponent >= lower.
         const int upper = std::max(floor, es + a_hi + b_hi[j]);
         const int lower = es + a_lo + b_lo[j];
-        exact &= upper - lower <= product_slack && (c_zero || upper - ec <= c_slack);
+        exact_lanes &= static_cast<int>(upper - lower <= product_slack) & static_cast<int>(c_zero | (upper - ec <= c_slack));
         scale_exp[r][j] = es;
         floor_exp[r][j] = floor;
       }
     }
 
     const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
-    if (exact) {
+    if (exact_lanes != 0) {
       counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         const double* ad = &P.a_dval[(t.row0 + r) * P.k + k0];
@@ -77,7 +77,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
         }
         for (std::size_t j = 0; j < W; ++j) {
           std::uint32_t& c = acc[r * W + j];
-          const double v = static_cast<double>(as_float(c)) + std::ldexp(sum[j], scale_exp[r][j]);
+          const double v = static_cast<double>(as_float(c)) + sum[j] * pow2(scale_exp[r][j]);
           c = round_output(v, t.rule);
         }
       }
@@ -96,27 +96,47 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
           for (std::size_t j = 0; j < W; ++j) m[j] = std::max(m[j], ea + be[k * W + j]);
         }
         int emax[W];
-        float grid[W];
-        for (std::size_t j = 0; j < W; ++j) {
-          emax[j] = std::max(floor_exp[r][j], m[j] + scale_exp[r][j]);
-          // 2^(F + scale exps - e_max): a nonzero product's term is a*b times this. The exponent
-          // is at most F - 2 emin <= 53 for a nonzero product (64 only bounds all-zero steps);
-          // below -149 every term is below 1 and the float 0 truncates them correctly.
-          const int h = std::min(64, F + scale_exp[r][j] - emax[j]);
-          grid[j] = h < -149 ? 0.0f : std::ldexp(1.0f, h);
-        }
-        std::int64_t S[W] = {};
-        for (std::size_t k = 0; k < L; ++k) {
-          const float a = av[k];
+        for (std::size_t j = 0; j < W; ++j) emax[j] = std::max(floor_exp[r][j], m[j] + scale_exp[r][j]);
+        // The step's terms in grid units, summed exactly: at most 32 integers below 2^(F + 2).
+        double S[W] = {};
+        if (!P.double_terms) {
+          float grid[W];
           for (std::size_t j = 0; j < W; ++j) {
-            const float product = a * bv[k * W + j];  // exact
-            S[j] += static_cast<std::int32_t>(product * grid[j]);  // truncation toward zero
+            // 2^(F + scale exps - e_max): a nonzero product's term is a*b times this. The exponent
+            // is at most F - 2 emin <= 53 for a nonzero product (64 only bounds all-zero steps);
+            // below -149 every term is below 1 and the float 0 truncates them correctly.
+            const int h = std::min(64, F + scale_exp[r][j] - emax[j]);
+            grid[j] = h < -149 ? 0.0f : static_cast<float>(pow2(h));
+          }
+          std::int64_t sum[W] = {};
+          for (std::size_t k = 0; k < L; ++k) {
+            const float a = av[k];
+            for (std::size_t j = 0; j < W; ++j) {
+              const float product = a * bv[k * W + j];  // exact
+              sum[j] += static_cast<std::int32_t>(product * grid[j]);  // truncation toward zero
+            }
+          }
+          for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(sum[j]);
+        } else {
+          // bf16 / tf32 operands: a product (at most 22 significant bits, 2^-272 .. 2^256) is exact
+          // in double, not always in float. e_max >= e_zero >= -133 and every product lies below
+          // 2^(e_max + 2), so for a nonzero product the grid exponent lies in -260 .. 25 + 133 + 252;
+          // +-600 only bounds all-zero steps (0 times it stays 0). Times the grid every term keeps
+          // its bits down to 2^-872, a double normal, and the conversion to int32 (|term| <
+          // 2^(F + 2)) truncates it toward zero. (That conversion, not std::trunc, which GCC 12 does
+          // not vectorise here, and double sums: 32 terms may exceed int32.)
+          const double* ad = &P.a_dval[(t.row0 + r) * P.k + k0];
+          double grid[W];
+          for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(std::clamp(F + scale_exp[r][j] - emax[j], -600, 600));
+          for (std::size_t k = 0; k < L; ++k) {
+            const double a = ad[k];
+            for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<std::int32_t>(a * bd[k * W + j] * grid[j]);
           }
         }
         for (std::size_t j = 0; j < W; ++j) {
           std::uint32_t& c = acc[r * W + j];
-          const double c_term = std::trunc(std::ldexp(static_cast<double>(as_float(c)), F - emax[j]));
-          c = round_output(std::ldexp(static_cast<double>(S[j]) + c_term, emax[j] - F), t.rule);
+          const double c_term = std::trunc(static_cast<double>(as_float(c)) * pow2(F - emax[j]));
+          c = round_output((S[j] + c_term) * pow2(emax[j] - F), t.rule);
         }
       }
     }
@@ -211,12 +231,12 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
           double S = 0;  // at most 4 terms below 2^46: exact
           for (std::size_t g = 0; g < G; ++g) {
             const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
-            const double w = std::ldexp(P.a_sv[ag] * P.b_sv[bg + j], F - emax);
+            const double w = P.a_sv[ag] * P.b_sv[bg + j] * pow2(F - emax);
             S += std::trunc(static_cast<double>(sums[r][g][j]) * w);
           }
           std::uint32_t& c = acc[r * W + j];
-          const double c_term = std::trunc(std::ldexp(static_cast<double>(as_float(c)), F - emax));
-          c = round_output(std::ldexp(S + c_term, emax - F), t.rule);
+          const double c_term = std::trunc(static_cast<double>(as_float(c)) * pow2(F - emax));
+          c = round_output((S + c_term) * pow2(emax - F), t.rule);
         }
       }
     }
@@ -268,8 +288,15 @@ BLOCKSCALE_AVX2 void promote_avx2(PromotionFma fma, const std::uint32_t* sa, con
 
 }  // namespace
 
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2"))) void tfdpa_portable_avx512(
+    const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
+  tfdpa_steps_body(t, acc, s0, s1, c);
+}
+#endif
+
 const KernelSet& portable_kernels() {
-  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_portable, &gst_portable, &promote_portable};
+  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_portable, &tfdpa_portable, &gst_portable, &promote_portable};
   return k;
 }
 
@@ -278,7 +305,7 @@ bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 }
 const KernelSet& avx2_kernels() {
-  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_avx2, &gst_avx2, &promote_avx2};
+  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_avx2, &tfdpa_avx2, &gst_avx2, &promote_avx2};
   return k;
 }
 #else

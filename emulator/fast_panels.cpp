@@ -47,26 +47,30 @@ std::int32_t pack_exp(std::int16_t e) {
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(u) | (static_cast<std::uint32_t>(u) << 16));
 }
 
+// The decoding of one code of format f (numerics.md b.1). eb is meaningful for the narrow
+// formats only (e(x) and lsb(x) in -16..16); the wide ones never read it.
+ElementCode element_code(Format f, std::uint32_t code) {
+  const Decomposed d = decompose(f, code);
+  ElementCode e{0.0f, kNoExp, kNoExp, 0, kZero, 0, pack_exp(kNoExp)};
+  if (d.kind == Decomposed::nan) e.kind = kNaN;
+  if (d.kind == Decomposed::infinite) e.kind = kInf;
+  if (d.kind != Decomposed::finite) return e;
+  // d.exp is the exponent of the significand's last bit; e(x) adds the fraction bits back.
+  const double v = std::ldexp(static_cast<double>(d.sig), d.exp) * (d.negative ? -1.0 : 1.0);
+  e.val = static_cast<float>(v);
+  e.exp = static_cast<std::int16_t>(d.exp + info(f).mantissa_bits);
+  e.lsb = static_cast<std::int16_t>(d.exp + std::countr_zero(d.sig));
+  e.twice = f == Format::float4_e2m1fn ? static_cast<std::int8_t>(2.0 * v) : std::int8_t{0};
+  e.kind = kNonzero;
+  e.eb = exp_lsb_pair(e);
+  e.exp2 = pack_exp(e.exp);
+  return e;
+}
+
 ElementTable make_table(Format f) {
   ElementTable t{};
   const std::uint32_t mask = code_mask(f);
-  for (std::uint32_t w = 0; w < 256; ++w) {
-    const Decomposed d = decompose(f, w & mask);
-    ElementCode& e = t[w];
-    e = {0.0f, kNoExp, kNoExp, 0, kZero, 0, pack_exp(kNoExp)};
-    if (d.kind == Decomposed::nan) e.kind = kNaN;
-    if (d.kind == Decomposed::infinite) e.kind = kInf;
-    if (d.kind != Decomposed::finite) continue;
-    // d.exp is the exponent of the significand's last bit; e(x) adds the fraction bits back.
-    const double v = std::ldexp(static_cast<double>(d.sig), d.exp) * (d.negative ? -1.0 : 1.0);
-    e.val = static_cast<float>(v);
-    e.exp = static_cast<std::int16_t>(d.exp + info(f).mantissa_bits);
-    e.lsb = static_cast<std::int16_t>(d.exp + std::countr_zero(d.sig));
-    e.twice = f == Format::float4_e2m1fn ? static_cast<std::int8_t>(2.0 * v) : std::int8_t{0};
-    e.kind = kNonzero;
-    e.eb = exp_lsb_pair(e);
-    e.exp2 = pack_exp(e.exp);
-  }
+  for (std::uint32_t w = 0; w < 256; ++w) t[w] = element_code(f, w & mask);
   return t;
 }
 
@@ -74,11 +78,40 @@ const ElementTable& element_table(Format f) {
   static const std::array<ElementTable, kFormatCount> tables = [] {
     std::array<ElementTable, kFormatCount> all{};
     for (const FormatInfo& fi : kFormatTable) {
-      if (fi.storage_bits == 8 && fi.is_signed) all[static_cast<int>(fi.id)] = make_table(fi.id);
+      if (narrow_operand(fi.id)) all[static_cast<int>(fi.id)] = make_table(fi.id);
     }
     return all;
   }();
   return tables[static_cast<int>(f)];
+}
+
+// The elements of a narrow operand by byte code, and of a wide one by storage word (fast_panels.h):
+// f16 and bf16 through a table of their 65,536 codes (1 MiB, built at first use), tf32 (2^19
+// codes) decomposed per element.
+struct ByteElements {
+  const ElementTable* table;
+  const ElementCode& operator()(std::uint8_t code) const { return (*table)[code]; }
+};
+struct WideElements {
+  Format f;
+  const ElementCode* table;  // nullptr: decomposed per element
+  ElementCode operator()(std::uint32_t word) const {
+    const std::uint32_t code = from_storage(f, word);  // tf32: the fp32 pattern truncated (b.1)
+    return table != nullptr ? table[code] : element_code(f, code);
+  }
+};
+
+WideElements wide_elements(Format f) {
+  if (info(f).storage_bits != 16) return {f, nullptr};
+  static std::mutex guard;
+  static std::map<Format, std::vector<ElementCode>> tables;
+  const std::lock_guard<std::mutex> lock(guard);
+  auto [at, added] = tables.try_emplace(f);
+  if (added) {
+    at->second.resize(std::size_t{1} << 16);
+    for (std::uint32_t code = 0; code < (1u << 16); ++code) at->second[code] = element_code(f, code);
+  }
+  return {f, at->second.data()};
 }
 
 // The element tables of a format in the form of DecodeTables (fast_panels.h): values and eb words.
@@ -91,7 +124,7 @@ const CodeTables& code_tables(Format f) {
   static const std::array<CodeTables, kFormatCount> tables = [] {
     std::array<CodeTables, kFormatCount> all{};
     for (const FormatInfo& fi : kFormatTable) {
-      if (fi.storage_bits != 8 || !fi.is_signed) continue;
+      if (!narrow_operand(fi.id)) continue;
       const ElementTable& t = element_table(fi.id);
       CodeTables& c = all[static_cast<int>(fi.id)];
       for (std::size_t code = 0; code < 256; ++code) {
@@ -285,8 +318,10 @@ const HalfTable& half_table(Format f, int offset) {
 }
 
 // The scalar element work of decode_tfdpa (DecodeARowFn / DecodeBStripFn of fast_panels.h), for
-// either kind of bounds; `half` is the fp16 table or nullptr.
-bool decode_a_row(const ElementTable& ta, const HalfTable* half, bool exps, const std::uint8_t* codes, std::size_t i,
+// either kind of bounds; `half` is the fp16 table or nullptr. Narrow operands: byte codes and
+// ByteElements; wide ones: storage words and WideElements (exponent bounds, no fp16 panels).
+template <class Code, class Elements>
+bool decode_a_row(const Elements& ta, const HalfTable* half, bool exps, const Code* codes, std::size_t i,
                   TfdpaPanels& P) {
   const auto uL = static_cast<std::size_t>(P.L);
   const bool dvals = !P.a_dval.empty();
@@ -295,7 +330,7 @@ bool decode_a_row(const ElementTable& ta, const HalfTable* half, bool exps, cons
     std::int16_t lo = kNoExpHigh, hi = kNoExp;
     std::uint8_t flags = 0;
     for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-      const ElementCode& e = ta[codes[k]];
+      const ElementCode& e = ta(codes[k]);
       const std::size_t at = i * P.k + k;
       P.a_val[at] = e.val;
       if (dvals) P.a_dval[at] = e.val;
@@ -320,16 +355,18 @@ bool decode_a_row(const ElementTable& ta, const HalfTable* half, bool exps, cons
       P.a_lo[at] = lo;
       P.a_hi[at] = hi;
     }
-    if (half != nullptr) {
-      // a 2^(F - ea) as fp16 (fast_panels.h, h); an inexact one rules the step out.
-      const std::uint16_t* row = half->row(hi);
-      bool exact = true;
-      for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-        const std::uint16_t v = row[codes[k]];
-        exact = exact && v != kInexactHalf;
-        P.a_h[i * P.k + k] = v;
+    if constexpr (sizeof(Code) == 1) {  // the fp16 panels: narrow operands only
+      if (half != nullptr) {
+        // a 2^(F - ea) as fp16 (fast_panels.h, h); an inexact one rules the step out.
+        const std::uint16_t* row = half->row(hi);
+        bool exact = true;
+        for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+          const std::uint16_t v = row[codes[k]];
+          exact = exact && v != kInexactHalf;
+          P.a_h[i * P.k + k] = v;
+        }
+        P.a_hmax[at] = exact ? hi : kNoExpHigh;
       }
-      P.a_hmax[at] = exact ? hi : kNoExpHigh;
     }
     P.a_flags[at] = flags;
     any_inf = any_inf || (flags & kHasInf) != 0;
@@ -337,7 +374,8 @@ bool decode_a_row(const ElementTable& ta, const HalfTable* half, bool exps, cons
   return any_inf;
 }
 
-bool decode_b_strip(const ElementTable& tb, const HalfTable* half, bool exps, const std::uint8_t* codes, std::size_t st,
+template <class Code, class Elements>
+bool decode_b_strip(const Elements& tb, const HalfTable* half, bool exps, const Code* codes, std::size_t st,
                     TfdpaPanels& P) {
   constexpr std::size_t W = kTfdpaWidth;
   const auto uL = static_cast<std::size_t>(P.L);
@@ -350,7 +388,7 @@ bool decode_b_strip(const ElementTable& tb, const HalfTable* half, bool exps, co
     std::fill(hi, hi + W, kNoExp);
     for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
       for (std::size_t j = 0; j < W; ++j) {
-        const ElementCode& e = tb[codes[k * W + j]];
+        const ElementCode& e = tb(codes[k * W + j]);
         const std::size_t at = (st * P.k + k) * W + j;
         P.b_val[at] = e.val;
         if (dvals) P.b_dval[at] = e.val;
@@ -375,16 +413,18 @@ bool decode_b_strip(const ElementTable& tb, const HalfTable* half, bool exps, co
         P.b_lo[at] = lo[j];
         P.b_hi[at] = hi[j];
       }
-      if (half != nullptr) {
-        // b 2^-eb as fp16, pairs of k interleaved: element k at [k / 2][j][k % 2] of the strip.
-        const std::uint16_t* row = half->row(hi[j]);
-        bool exact = true;
-        for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
-          const std::uint16_t v = row[codes[k * W + j]];
-          exact = exact && v != kInexactHalf;
-          P.b_h[(st * P.k + (k & ~std::size_t{1})) * W + 2 * j + (k & 1)] = v;
+      if constexpr (sizeof(Code) == 1) {  // the fp16 panels: narrow operands only
+        if (half != nullptr) {
+          // b 2^-eb as fp16, pairs of k interleaved: element k at [k / 2][j][k % 2] of the strip.
+          const std::uint16_t* row = half->row(hi[j]);
+          bool exact = true;
+          for (std::size_t k = s * uL; k < (s + 1) * uL; ++k) {
+            const std::uint16_t v = row[codes[k * W + j]];
+            exact = exact && v != kInexactHalf;
+            P.b_h[(st * P.k + (k & ~std::size_t{1})) * W + 2 * j + (k & 1)] = v;
+          }
+          P.b_hmax[at] = exact ? hi[j] : kNoExpHigh;
         }
-        P.b_hmax[at] = exact ? hi[j] : kNoExpHigh;
       }
     }
     P.b_nan[st * P.steps + s] = nan;
@@ -395,6 +435,11 @@ bool decode_b_strip(const ElementTable& tb, const HalfTable* half, bool exps, co
 }
 
 }  // namespace
+
+bool narrow_operand(Format f) {
+  const FormatInfo& fi = info(f);
+  return fi.storage_bits == 8 && fi.is_signed && fi.code_shift == 0;
+}
 
 void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
                   int threads, TfdpaPanels& P, const TfdpaDecoder& decoder) {
@@ -410,8 +455,14 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.frac_b = info(ops.b.format()).mantissa_bits;
   P.scaled = scaled;
   P.fp16_F = fp16_F;
-  const ElementTable& ta = element_table(ops.a.format());
-  const ElementTable& tb = element_table(ops.b.format());
+  const bool wide = !narrow_operand(ops.a.format()) || !narrow_operand(ops.b.format());
+  if (wide && (bounds != TfdpaBounds::exponents || fp16_F != 0 || scaled)) {
+    throw std::logic_error("decode_tfdpa: f16 / bf16 / tf32 operands take exponent bounds, no fp16 panels and no scales");
+  }
+  P.double_terms = info(ops.a.format()).exponent_bits > 5 || info(ops.b.format()).exponent_bits > 5;
+  const ByteElements ta{&element_table(ops.a.format())}, tb{&element_table(ops.b.format())};
+  const WideElements wa = wide ? wide_elements(ops.a.format()) : WideElements{};
+  const WideElements wb = wide ? wide_elements(ops.b.format()) : WideElements{};
   const bool h = fp16_F != 0;
   const HalfTable* ha = h ? &half_table(ops.a.format(), fp16_F) : nullptr;
   const HalfTable* hb = h ? &half_table(ops.b.format(), 0) : nullptr;
@@ -449,10 +500,17 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(|| : any_inf)
 #endif
   for (std::size_t i = 0; i < P.rows; ++i) {
-    std::vector<std::uint8_t> codes;
-    row_codes(ops.a, i, P.k, codes);
-    const bool inf = vector_a ? decoder.a_row(vta, codes.data(), i, P)
-                              : decode_a_row(ta, ha, exps, codes.data(), i, P);
+    bool inf = false;
+    if (wide) {
+      // The storage words, K padded with word 0 (+0); rows at or beyond M all +0.
+      std::vector<std::uint32_t> words(P.k, 0);
+      for (std::size_t k = 0; i < M && k < ops.a.cols(); ++k) words[k] = ops.a.word(i, k);
+      inf = decode_a_row(wa, nullptr, true, words.data(), i, P);
+    } else {
+      std::vector<std::uint8_t> codes;
+      row_codes(ops.a, i, P.k, codes);
+      inf = vector_a ? decoder.a_row(vta, codes.data(), i, P) : decode_a_row(ta, ha, exps, codes.data(), i, P);
+    }
     any_inf = any_inf || inf;
     for (std::size_t s = 0; s < P.steps; ++s) {
       std::int32_t sexp = 0;
@@ -482,10 +540,18 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
 #endif
   for (std::size_t st = 0; st < P.strips; ++st) {
     // The strip's codes k-major ([k][W]), K and N padded with code 0; written in panel order.
-    std::vector<std::uint8_t> codes(P.k * W, 0);
-    strip_codes(ops.b, st, codes.data());
-    const bool inf = vector_b ? decoder.b_strip(vtb, codes.data(), st, P)
-                              : decode_b_strip(tb, hb, exps, codes.data(), st, P);
+    bool inf = false;
+    if (wide) {
+      std::vector<std::uint32_t> words(P.k * W, 0);
+      for (std::size_t j = 0; j < W && st * W + j < N; ++j) {
+        for (std::size_t k = 0; k < ops.b.rows(); ++k) words[k * W + j] = ops.b.word(k, st * W + j);
+      }
+      inf = decode_b_strip(wb, nullptr, true, words.data(), st, P);
+    } else {
+      std::vector<std::uint8_t> codes(P.k * W, 0);
+      strip_codes(ops.b, st, codes.data());
+      inf = vector_b ? decoder.b_strip(vtb, codes.data(), st, P) : decode_b_strip(tb, hb, exps, codes.data(), st, P);
+    }
     any_inf = any_inf || inf;
     for (std::size_t s = 0; s < P.steps; ++s) {
       for (std::size_t j = 0; j < W; ++j) {

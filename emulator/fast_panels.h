@@ -7,8 +7,11 @@
 // broadcast. Every element is decoded once into the forms the kernels consume, plus per-step
 // bounds that let a kernel prove that a step truncates nothing (docs/emulator.md, "Fast paths").
 //
-// T-FDPA / ST-FDPA (numerics.md b.3, b.4), operands of at most 8 bits (fp8/fp6/fp4):
-//   val   the element's value as a float (exact: at most 4 significant bits);
+// T-FDPA / ST-FDPA (numerics.md b.3, b.4), operands of at most 8 bits (fp8/fp6/fp4), and T-FDPA
+// with 16- and 19-bit operands (f16, bf16, tf32: "wide" operands, whose panels hold val, dval and
+// the exponent bounds exp, lo / hi only; see decode_tfdpa):
+//   val   the element's value as a float (exact: at most 4 significant bits, 11 for the wide
+//         operands, all of them in float's range);
 //   dval  the same as a double (the no-truncation tier sums products exactly in double; not
 //         decoded with the fp16 panels, h below);
 //   exp   e(x) of b.1 as int16 (kNoExp for a zero or special element; for A packed twice into an
@@ -103,6 +106,9 @@ struct TfdpaPanels {
   std::size_t strips = 0;  // ceil(N / kTfdpaWidth)
   int frac_a = 0, frac_b = 0;  // fraction bits of the operands' significands
   bool scaled = false;         // ST-FDPA
+  // An operand with 8 exponent bits (bf16, tf32): products span 2^-272 .. 2^256, beyond float's
+  // range, so the truncating tier forms its terms in double (fast_kernels_portable.cpp).
+  bool double_terms = false;
   bool any_inf = false;        // some element is an Inf (its steps take the scalar fallback)
   // A: [row][k]
   Buffer<float> a_val;
@@ -201,11 +207,18 @@ struct TfdpaDecoder {
   DecodeBStripFn b_strip = nullptr;
 };
 
+// Whether panels of format f take the narrow decoding (signed formats of at most 8 bits: byte
+// codes, every bounds kind, the fp16 panels) rather than the wide one (f16, bf16, tf32: exponent
+// bounds only, no fp16 panels, no scales).
+bool narrow_operand(Format f);
+
 // Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
 // zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`; the fp16
 // panels for F = fp16_F when it is not 0 (L even). Rows of A and strips of B are decoded on up to
 // `threads` OpenMP threads (each writes only its own part). With byte-pair bounds the element work
-// runs in `decoder` where it has functions (the same panels, bit for bit).
+// runs in `decoder` where it has functions (the same panels, bit for bit). Wide operands (an
+// operand that is not narrow_operand) need exponent bounds, no fp16 panels and no scales: else
+// std::logic_error.
 void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
                   int threads, TfdpaPanels& out, const TfdpaDecoder& decoder = {});
 

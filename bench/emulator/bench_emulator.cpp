@@ -9,6 +9,8 @@
 //   nvfp4/<data>    tcgen05 kind::mxf4nvf4.block16 e2m1 x e2m1 ue4m3, plain chain, with the NVFP4
 //                   per-tensor scales applied in the epilogue (NVFP4 GEMM);
 //   hopper/<data>   sm_90a wgmma e4m3 x e4m3, promotion every 4 instructions (fp32 scales per 128);
+//   bf16/<data>     sm_90a wgmma bf16 x bf16 -> f32, plain chain (a bf16 GEMM; gaussian and heavy
+//                   values rounded to bf16);
 //   exact/<format>/<data>  mma_scaled's `exact` numerics (emulator::exact_gemm: the proved double
 //                   GEMM) on MXFP8 or NVFP4 operands; exact_share there is the share of outputs
 //                   proved (the rest: NaN / Inf settled, or the reference engine);
@@ -47,6 +49,7 @@
 #include <vector>
 
 #include "blockscale/emulator.h"
+#include "blockscale/formats.h"
 #include "blockscale/quantize.h"
 
 #if defined(_OPENMP)
@@ -230,6 +233,26 @@ void hopper(benchmark::State& state, Data data, GemmPath path) {
   measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
 }
 
+// Hopper wgmma bf16 x bf16 -> f32, plain chain: a bf16 GEMM (T-FDPA with 16-bit operands, F = 25,
+// L = 16), the values rounded to bf16 (RNE).
+void bf16_chain(benchmark::State& state, Data data, GemmPath path) {
+  const Shape s = shape(state);
+  const auto to_bf16 = [](const std::vector<float>& v) {
+    std::vector<std::uint16_t> codes(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      codes[i] = static_cast<std::uint16_t>(convert_code(Format::bfloat16, Format::float32, std::bit_cast<std::uint32_t>(v[i])));
+    }
+    return codes;
+  };
+  const auto a = to_bf16(values(s.M, s.K, 8, data)), b = to_bf16(values(s.N, s.K, 9, data));  // B^T, N x K
+  const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+  const GemmOperands ops{CodeMatrix(Format::bfloat16, M, K, a), CodeMatrix(Format::bfloat16, K, N, b, Order::col_major), {}, {}, {}};
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction("sm_90a wgmma.mma_async m64n256k16 f32 bf16 bf16"));
+  GemmPathStats stats;
+  const GemmOptions options{s.threads, path, &stats};
+  measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
+}
+
 void eigen_fp32(benchmark::State& state) {
   const Shape s = shape(state);
   Eigen::setNbThreads(s.threads);
@@ -263,6 +286,7 @@ void register_all() {
   for (const auto& [name, d] : data) {
     if (d == Data::bits) continue;
     const std::string n(name);
+    benchmark::RegisterBenchmark(("bf16/" + n).c_str(), bf16_chain, d, GemmPath::automatic)->Apply(big);
     benchmark::RegisterBenchmark(("exact/mxfp8/" + n).c_str(), exact, block_formats::mxfp8_e4m3, d, GemmPath::automatic)->Apply(big);
     benchmark::RegisterBenchmark(("exact/nvfp4/" + n).c_str(), exact, block_formats::nvfp4, d, GemmPath::automatic)->Apply(big);
   }
@@ -272,6 +296,7 @@ void register_all() {
   benchmark::RegisterBenchmark("reference/nvfp4/gaussian", block_scaled, block_formats::nvfp4, Data::gaussian, GemmPath::reference)
       ->Apply(small);
   benchmark::RegisterBenchmark("reference/hopper/gaussian", hopper, Data::gaussian, GemmPath::reference)->Apply(small);
+  benchmark::RegisterBenchmark("reference/bf16/gaussian", bf16_chain, Data::gaussian, GemmPath::reference)->Apply(small);
   benchmark::RegisterBenchmark("reference/exact/mxfp8/gaussian", exact, block_formats::mxfp8_e4m3, Data::gaussian, GemmPath::reference)
       ->Apply(small);
   benchmark::RegisterBenchmark("eigen", eigen_fp32)->Apply(small);

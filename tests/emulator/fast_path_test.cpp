@@ -11,7 +11,7 @@
 //   cancel      zeros, cancelling pairs and all-zero groups (zero sums, e_zero, GST zero groups);
 //   special     NaN / Inf operands and scales, NaN / Inf C (the NaN override, the reference
 //               fallback for Inf lanes);
-//   bits        uniform random bit patterns everywhere;
+//   bits        uniform random bit patterns everywhere (tf32: fp32 words with arbitrary low bits);
 //   boundary    two exponent levels per row / column (and per scale) with gaps around the limits
 //               of the exact tier, odd significands and C just below the largest product, so that
 //               the exponent bounds are tight and one bit either side of a limit shows.
@@ -93,14 +93,38 @@ struct Problem {
   KernelSchedule schedule;
   std::size_t M = 0, N = 0, K = 0;
   Format fa{}, fb{}, fs = Format::float8_e8m0fnu;
-  std::vector<std::uint8_t> a, b, sa, sb;  // A row-major M x K; B K x N in b_order; scales
+  std::vector<std::uint32_t> a, b;       // codes: A row-major M x K; B K x N in b_order
+  std::vector<std::uint8_t> sa, sb;      // block scales
   Order b_order = Order::row_major;
   std::vector<std::uint32_t> psa, psb;  // promotion scales (fp32 bits)
   std::vector<std::uint32_t> c;         // M x N, or empty
   std::size_t blocks = 0;
 
+  // The codes in words of the format's storage width: bytes, 16-bit words, or for tf32 fp32 words
+  // whose 13 low bits (below the code, numerics.md b.1) are arbitrary. CodeMatrix views its words
+  // without owning them: they are kept here.
+  mutable std::vector<std::uint8_t> bytes[2];
+  mutable std::vector<std::uint16_t> halves[2];
+  mutable std::vector<std::uint32_t> words32[2];
+  CodeMatrix words(int which, Format f, std::size_t rows, std::size_t cols, const std::vector<std::uint32_t>& codes,
+                   Order order) const {
+    if (info(f).storage_bits == 8) {
+      bytes[which].assign(codes.begin(), codes.end());
+      return CodeMatrix(f, rows, cols, bytes[which], order);
+    }
+    if (info(f).storage_bits == 16) {
+      halves[which].assign(codes.begin(), codes.end());
+      return CodeMatrix(f, rows, cols, halves[which], order);
+    }
+    words32[which].resize(codes.size());
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      words32[which][i] = to_storage(f, codes[i]) | (static_cast<std::uint32_t>(i * 0x9E3779B9u) >> 19);
+    }
+    return CodeMatrix(f, rows, cols, words32[which], order);
+  }
+
   GemmOperands operands() const {
-    GemmOperands ops{CodeMatrix(fa, M, K, a), CodeMatrix(fb, K, N, b, b_order), {}, {}, {}};
+    GemmOperands ops{words(0, fa, M, K, a, Order::row_major), words(1, fb, K, N, b, b_order), {}, {}, {}};
     if (!sa.empty()) {
       ops.scale_a = CodeMatrix(fs, M, blocks, sa);
       ops.scale_b = CodeMatrix(fs, blocks, N, sb);
@@ -212,13 +236,20 @@ void draw_boundary(Rng& rng, Problem& pr) {
   };
   int top_exp = 0;  // e(a) + e(b) + scale exponents of the largest product / group, for C
   if (!gst) {
-    const int top_a = (1 << info(pr.fa).exponent_bits) - 1, top_b = (1 << info(pr.fb).exponent_bits) - 1;
+    // Wide operands (f16, bf16, tf32): the top exponent field holds Inf / NaN, products of the top
+    // binades overflow fp32, and gaps far beyond F - frac_a - frac_b say little: the upper level
+    // near 2^4 and gaps of at most 24.
+    const auto top_field = [](Format f) {
+      return info(f).storage_bits > 8 ? info(f).bias + 4 : (1 << info(f).exponent_bits) - 1;
+    };
+    const auto gap_range = [](Format f, int top) { return static_cast<std::uint32_t>(info(f).storage_bits > 8 ? 25 : top); };
+    const int top_a = top_field(pr.fa), top_b = top_field(pr.fb);
     const int hi_a = top_a - static_cast<int>(uniform(rng, 2)), hi_b = top_b - static_cast<int>(uniform(rng, 2));
-    const int lo_a = std::max(1, hi_a - static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_a))));
-    const int lo_b = std::max(1, hi_b - static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_b))));
-    for (auto& x : pr.a) x = static_cast<std::uint8_t>(odd_code(pr.fa, (rng() & 1) ? hi_a : lo_a));
+    const int lo_a = std::max(1, hi_a - static_cast<int>(uniform(rng, gap_range(pr.fa, top_a))));
+    const int lo_b = std::max(1, hi_b - static_cast<int>(uniform(rng, gap_range(pr.fb, top_b))));
+    for (auto& x : pr.a) x = odd_code(pr.fa, (rng() & 1) ? hi_a : lo_a);
     for (std::size_t j = 0; j < pr.N; ++j) {
-      for (std::size_t k = 0; k < pr.K; ++k) pr.b[at_b(k, j)] = static_cast<std::uint8_t>(odd_code(pr.fb, (rng() & 1) ? hi_b : lo_b));
+      for (std::size_t k = 0; k < pr.K; ++k) pr.b[at_b(k, j)] = odd_code(pr.fb, (rng() & 1) ? hi_b : lo_b);
     }
     top_exp = (hi_a - info(pr.fa).bias) + (hi_b - info(pr.fb).bias);
     if (pr.schedule.instruction.block_scaled()) {
@@ -248,7 +279,8 @@ void draw_boundary(Rng& rng, Problem& pr) {
   }
   // C: odd significand, 0..5 binades (GST: 10..14) below the largest product or group, or zero.
   if (uniform(rng, 4) == 0) return;
-  const int e = top_exp - (gst ? 10 + static_cast<int>(uniform(rng, 5)) : static_cast<int>(uniform(rng, 6)));
+  // (Within fp32's normal range: bf16 and tf32 products reach 2^254.)
+  const int e = std::clamp(top_exp - (gst ? 10 + static_cast<int>(uniform(rng, 5)) : static_cast<int>(uniform(rng, 6))), -126, 127);
   pr.c.resize(pr.M * pr.N);
   for (auto& x : pr.c) {
     x = (static_cast<std::uint32_t>(rng() & 1) << 31) | (static_cast<std::uint32_t>(e + 127) << 23) |
@@ -343,13 +375,13 @@ Problem draw(Rng& rng, const Family& fam, Generator g, Shape shape = Shape::smal
     const int top_a = (1 << info(pr.fa).exponent_bits) - 1, top_b = (1 << info(pr.fb).exponent_bits) - 1;
     for (std::size_t i = 0; i < pr.M; ++i) {
       const int w = static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_a)));
-      for (std::size_t k = 0; k < pr.K; ++k) pr.a[i * pr.K + k] = static_cast<std::uint8_t>(element(rng, ge, pr.fa, w));
+      for (std::size_t k = 0; k < pr.K; ++k) pr.a[i * pr.K + k] = element(rng, ge, pr.fa, w);
     }
     for (std::size_t j = 0; j < pr.N; ++j) {
       const int w = static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_b)));
       for (std::size_t k = 0; k < pr.K; ++k) {
         const std::size_t at = pr.b_order == Order::row_major ? k * pr.N + j : j * pr.K + k;
-        pr.b[at] = static_cast<std::uint8_t>(element(rng, ge, pr.fb, w));
+        pr.b[at] = element(rng, ge, pr.fb, w);
       }
     }
     if (ge == kCancel) {
@@ -357,7 +389,7 @@ Problem draw(Rng& rng, const Family& fam, Generator g, Shape shape = Shape::smal
       for (std::size_t i = 0; i < pr.M; ++i) {
         for (std::size_t k = 0; k + 1 < pr.K; k += 2) {
           if (uniform(rng, 3) == 0) continue;
-          pr.a[i * pr.K + k + 1] = static_cast<std::uint8_t>(pr.a[i * pr.K + k] ^ sign_mask(pr.fa));
+          pr.a[i * pr.K + k + 1] = pr.a[i * pr.K + k] ^ sign_mask(pr.fa);
         }
       }
       for (std::size_t j = 0; j < pr.N; ++j) {
@@ -473,6 +505,32 @@ std::vector<Family> families() {
          return around(rng, parse_instruction(std::string("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n256k64 f32 e2m1 e2m1 ") +
                                               (nv ? "ue4m3" : "ue8m0")));
        }},
+      {"f16 / bf16 -> f32: wgmma, kind::f16, mma.sync (T-FDPA F=25)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         const Type t = uniform(rng, 2) ? Type::bf16 : Type::f16;
+         fa = fb = *format_of(t);
+         const char* const shapes[] = {"sm_90a wgmma.mma_async m64n64k16 f32 ", "sm_100a tcgen05.mma.cta_group::1.kind::f16 m128n256k16 f32 ",
+                                       "sm_90a mma.sync.aligned m16n8k16 f32 ", "sm_120a mma.sync.aligned m16n8k16 f32 "};
+         return around(rng, parse_instruction(shapes[uniform(rng, 4)] + type_name(t) + " " + type_name(t)));
+       }},
+      {"f16 / bf16 -> f32: sm_70 .. sm_89 mma.sync (T-FDPA F=23 / 24)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         const Type t = uniform(rng, 2) ? Type::bf16 : Type::f16;
+         const char* const bf16_or_f16[] = {"sm_80 mma.sync.aligned m16n8k16 f32 ", "sm_89 mma.sync.aligned m16n8k8 f32 "};
+         const char* const f16_only[] = {"sm_75 mma.sync.aligned m16n8k8 f32 ", "sm_70 mma.sync.aligned m8n8k4 f32 "};
+         const bool older = t == Type::f16 && uniform(rng, 2) != 0;
+         fa = fb = *format_of(t);
+         return around(rng, parse_instruction(std::string(older ? f16_only[uniform(rng, 2)] : bf16_or_f16[uniform(rng, 2)]) +
+                                              type_name(t) + " " + type_name(t)));
+       }},
+      {"tf32 -> f32: wgmma, kind::tf32, mma.sync (T-FDPA F=24 / 25)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         fa = fb = Format::tfloat32;
+         const char* const shapes[] = {"sm_90a wgmma.mma_async m64n64k8 f32 tf32 tf32",
+                                       "sm_100a tcgen05.mma.cta_group::1.kind::tf32 m128n256k8 f32 tf32 tf32",
+                                       "sm_80 mma.sync.aligned m16n8k8 f32 tf32 tf32", "sm_90a mma.sync.aligned m16n8k8 f32 tf32 tf32"};
+         return around(rng, parse_instruction(shapes[uniform(rng, 4)]));
+       }},
   };
 }
 
@@ -536,12 +594,12 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
 }
 
 std::string family_test_name(const ::testing::TestParamInfo<std::size_t>& info) {
-  static const char* const names[] = {"Tcgen05Mxf8f6f4", "Sm120Mxf8f6f4",  "F8f6f4TFdpa", "Fp8F13Chain",
-                                      "HopperPromotion", "Mxf4Block32",    "Nvfp4Block16"};
+  static const char* const names[] = {"Tcgen05Mxf8f6f4", "Sm120Mxf8f6f4", "F8f6f4TFdpa", "Fp8F13Chain",     "HopperPromotion",
+                                      "Mxf4Block32",     "Nvfp4Block16",  "F16Bf16F25",  "F16Bf16Sm70To89", "Tf32"};
   return names[info.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, FAST_PATH_SUITE, ::testing::Range<std::size_t>(0, 7), family_test_name);
+INSTANTIATE_TEST_SUITE_P(Families, FAST_PATH_SUITE, ::testing::Range<std::size_t>(0, 10), family_test_name);
 
 #if !defined(BLOCKSCALE_FULL_SWEEP)
 // fast_gemm splits the work into tasks of row blocks times strip groups, runs K in chunks, and the
@@ -768,12 +826,12 @@ TEST(EmulatorFastPath, PathNamesAndAvailability) {
       EXPECT_THROW(gemm(KernelSchedule::chain(ins), ops, {1, p}), std::invalid_argument);
     }
   }
-  // Schedules outside the fast paths (here: f16 operands) run on the reference engine.
-  const Instruction h = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f32 f16 f16");
+  // Schedules outside the fast paths (here: an f16 accumulator) run on the reference engine.
+  const Instruction h = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f16 f16 f16");
   const std::vector<std::uint16_t> ha(16, 0x3C00), hb(16, 0x3C00);
   GemmPathStats st;
   const GemmOperands hops{CodeMatrix(Format::float16, 1, 16, ha), CodeMatrix(Format::float16, 16, 1, hb), {}, {}, {}};
-  EXPECT_EQ(gemm(KernelSchedule::chain(h), hops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x41800000u});
+  EXPECT_EQ(gemm(KernelSchedule::chain(h), hops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x4C00u});  // 16
   EXPECT_EQ(st.reference_outputs, 1u);
 }
 #endif
