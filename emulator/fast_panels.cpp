@@ -139,16 +139,20 @@ const CodeTables& code_tables(Format f) {
   return tables[static_cast<int>(f)];
 }
 
-// Copies n codes of m, the i-th at word index base + i * step, to out (the word width switch
-// hoisted out of the loop; codes of at most 8 bits).
-void read_codes(const CodeMatrix& m, std::size_t base, std::size_t step, std::size_t n, std::uint8_t* out) {
+// Copies n words of m, the i-th at word index base + i * step, to out (the word width switch
+// hoisted out of the loop). Code: std::uint8_t for the narrow operands (codes of at most 8 bits),
+// std::uint32_t for the wide ones (the storage words, which the decoder reads with from_storage).
+template <class Code>
+void read_codes(const CodeMatrix& m, std::size_t base, std::size_t step, std::size_t n, Code* out) {
   if (n == 0) return;  // K = 0: out may be null, which memcpy must not get even for no bytes
-  if (m.word_bits() == 8 && step == 1) {
-    std::memcpy(out, static_cast<const std::uint8_t*>(m.data()) + base, n);
-    return;
+  if constexpr (sizeof(Code) == 1) {
+    if (m.word_bits() == 8 && step == 1) {
+      std::memcpy(out, static_cast<const std::uint8_t*>(m.data()) + base, n);
+      return;
+    }
   }
   const auto copy = [&](const auto* w) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(w[base + i * step]);
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Code>(w[base + i * step]);
   };
   switch (m.word_bits()) {
     case 8: copy(static_cast<const std::uint8_t*>(m.data())); break;
@@ -157,59 +161,63 @@ void read_codes(const CodeMatrix& m, std::size_t base, std::size_t step, std::si
   }
 }
 
-// Row i of A's codes into `codes` (padded K entries), K padded with code 0 (+0 in every format);
-// rows at or beyond M (the padding to whole tiles) are all code 0.
-void row_codes(const CodeMatrix& a, std::size_t i, std::size_t padded, std::vector<std::uint8_t>& codes) {
+// Row i of A's codes (read_codes: bytes or storage words) into `codes` (padded K entries), K padded
+// with code 0 (+0 in every format); rows at or beyond M (the padding to whole tiles) are all code 0.
+template <class Code>
+void row_codes(const CodeMatrix& a, std::size_t i, std::size_t padded, std::vector<Code>& codes) {
   codes.assign(padded, 0);
   if (i < a.rows()) read_codes(a, i * a.row_stride(), a.col_stride(), a.cols(), codes.data());
 }
 
 // The codes of B's strip st (columns st W .. st W + W - 1) k-major ([k][W]) into `codes`, which
-// holds zeros (the padding of K and N). Byte codes of full strips are copied in blocks: a row of
-// B at once where B is row-major, 16 x 16 transposes where it is K-major (as quantized tensors
-// are); anything else element by element.
-void strip_codes(const CodeMatrix& b, std::size_t st, std::uint8_t* codes) {
+// holds zeros (the padding of K and N); bytes or storage words as in read_codes. Byte codes of
+// full strips are copied in blocks: a row of B at once where B is row-major, 16 x 16 transposes
+// where it is K-major (as quantized tensors are); anything else element by element.
+template <class Code>
+void strip_codes(const CodeMatrix& b, std::size_t st, Code* codes) {
   constexpr std::size_t W = kTfdpaWidth;
   const std::size_t K = b.rows(), N = b.cols();
-  const auto* bytes = static_cast<const std::uint8_t*>(b.data());
   std::size_t k0 = 0;  // codes of k < k0 already written
-  if (b.word_bits() == 8 && (st + 1) * W <= N) {
-    if (b.col_stride() == 1) {
-      for (std::size_t k = 0; k < K; ++k) std::memcpy(codes + k * W, bytes + k * b.row_stride() + st * W, W);
-      return;
-    }
+  if constexpr (sizeof(Code) == 1) {
+    const auto* bytes = static_cast<const std::uint8_t*>(b.data());
+    if (b.word_bits() == 8 && (st + 1) * W <= N) {
+      if (b.col_stride() == 1) {
+        for (std::size_t k = 0; k < K; ++k) std::memcpy(codes + k * W, bytes + k * b.row_stride() + st * W, W);
+        return;
+      }
 #if defined(__SSE2__)
-    if (b.row_stride() == 1) {
-      // Four rounds of unpacks (bytes, then 2, 4 and 8 bytes) transpose 16 columns x 16 k; they
-      // leave row k in register bitreverse4(k).
-      constexpr int kRowOf[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
-      for (; k0 + 16 <= K; k0 += 16) {
-        for (std::size_t g = 0; g < W; g += 16) {
-          __m128i x[16], y[16];
-          for (std::size_t j = 0; j < 16; ++j) {
-            x[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + (st * W + g + j) * b.col_stride() + k0));
-          }
-          for (int round = 0; round < 4; ++round) {
-            for (int i = 0; i < 8; ++i) {
-              switch (round) {
-                case 0: y[i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]); break;
-                case 1: y[i] = _mm_unpacklo_epi16(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi16(x[2 * i], x[2 * i + 1]); break;
-                case 2: y[i] = _mm_unpacklo_epi32(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi32(x[2 * i], x[2 * i + 1]); break;
-                default: y[i] = _mm_unpacklo_epi64(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi64(x[2 * i], x[2 * i + 1]); break;
-              }
+      if (b.row_stride() == 1) {
+        // Four rounds of unpacks (bytes, then 2, 4 and 8 bytes) transpose 16 columns x 16 k; they
+        // leave row k in register bitreverse4(k).
+        constexpr int kRowOf[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+        for (; k0 + 16 <= K; k0 += 16) {
+          for (std::size_t g = 0; g < W; g += 16) {
+            __m128i x[16], y[16];
+            for (std::size_t j = 0; j < 16; ++j) {
+              x[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + (st * W + g + j) * b.col_stride() + k0));
             }
-            std::copy(y, y + 16, x);
-          }
-          for (std::size_t r = 0; r < 16; ++r) {
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + (k0 + static_cast<std::size_t>(kRowOf[r])) * W + g), x[r]);
+            for (int round = 0; round < 4; ++round) {
+              for (int i = 0; i < 8; ++i) {
+                switch (round) {
+                  case 0: y[i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]); break;
+                  case 1: y[i] = _mm_unpacklo_epi16(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi16(x[2 * i], x[2 * i + 1]); break;
+                  case 2: y[i] = _mm_unpacklo_epi32(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi32(x[2 * i], x[2 * i + 1]); break;
+                  default: y[i] = _mm_unpacklo_epi64(x[2 * i], x[2 * i + 1]); y[i + 8] = _mm_unpackhi_epi64(x[2 * i], x[2 * i + 1]); break;
+                }
+              }
+              std::copy(y, y + 16, x);
+            }
+            for (std::size_t r = 0; r < 16; ++r) {
+              _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + (k0 + static_cast<std::size_t>(kRowOf[r])) * W + g), x[r]);
+            }
           }
         }
       }
-    }
 #endif
+    }
   }
   for (std::size_t j = 0; j < W && st * W + j < N; ++j) {
-    for (std::size_t k = k0; k < K; ++k) codes[k * W + j] = static_cast<std::uint8_t>(b.word(k, st * W + j));
+    for (std::size_t k = k0; k < K; ++k) codes[k * W + j] = static_cast<Code>(b.word(k, st * W + j));
   }
 }
 
@@ -502,9 +510,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   for (std::size_t i = 0; i < P.rows; ++i) {
     bool inf = false;
     if (wide) {
-      // The storage words, K padded with word 0 (+0); rows at or beyond M all +0.
-      std::vector<std::uint32_t> words(P.k, 0);
-      for (std::size_t k = 0; i < M && k < ops.a.cols(); ++k) words[k] = ops.a.word(i, k);
+      std::vector<std::uint32_t> words;
+      row_codes(ops.a, i, P.k, words);
       inf = decode_a_row(wa, nullptr, true, words.data(), i, P);
     } else {
       std::vector<std::uint8_t> codes;
@@ -543,9 +550,7 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
     bool inf = false;
     if (wide) {
       std::vector<std::uint32_t> words(P.k * W, 0);
-      for (std::size_t j = 0; j < W && st * W + j < N; ++j) {
-        for (std::size_t k = 0; k < ops.b.rows(); ++k) words[k * W + j] = ops.b.word(k, st * W + j);
-      }
+      strip_codes(ops.b, st, words.data());
       inf = decode_b_strip(wb, nullptr, true, words.data(), st, P);
     } else {
       std::vector<std::uint8_t> codes(P.k * W, 0);

@@ -239,9 +239,7 @@ void bf16_chain(benchmark::State& state, Data data, GemmPath path) {
   const Shape s = shape(state);
   const auto to_bf16 = [](const std::vector<float>& v) {
     std::vector<std::uint16_t> codes(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      codes[i] = static_cast<std::uint16_t>(convert_code(Format::bfloat16, Format::float32, std::bit_cast<std::uint32_t>(v[i])));
-    }
+    convert(v, Format::bfloat16, codes);
     return codes;
   };
   const auto a = to_bf16(values(s.M, s.K, 8, data)), b = to_bf16(values(s.N, s.K, 9, data));  // B^T, N x K
