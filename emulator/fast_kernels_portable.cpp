@@ -121,13 +121,14 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
           // bf16 / tf32 operands: a product (at most 22 significant bits, 2^-272 .. 2^256) is exact
           // in double, not always in float. In a step with a nonzero product e_max is at least that
           // product's exponent (>= -252) and at most 256, so the grid exponent lies in -231 .. 277;
-          // +-600 only bounds steps without one (0 times it stays 0). Times the grid a product keeps
-          // its bits (down to 2^-503 at least, a double normal), and the conversion to int32
-          // (|term| < 2^(F + 2)) truncates it toward zero. (That conversion, not std::trunc, which
-          // GCC 12 does not vectorise here, and double sums: 32 terms may exceed int32.)
+          // pow2's clamp only meets steps without one (0 times it stays 0). Times the grid a
+          // product keeps its bits (down to 2^-503 at least, a double normal), and the conversion
+          // to int32 (|term| < 2^(F + 2)) truncates it toward zero. (That conversion, not
+          // std::trunc, which GCC 12 does not vectorise here, and double sums: 32 terms may
+          // exceed int32.)
           const double* ad = &P.a_dval[(t.row0 + r) * P.k + k0];
           double grid[W];
-          for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(std::clamp(F + scale_exp[r][j] - emax[j], -600, 600));
+          for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F + scale_exp[r][j] - emax[j]);
           for (std::size_t k = 0; k < L; ++k) {
             const double a = ad[k];
             for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<std::int32_t>(a * bd[k * W + j] * grid[j]);
