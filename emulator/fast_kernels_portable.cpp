@@ -24,6 +24,27 @@ namespace {
 
 // ---- T-FDPA / ST-FDPA (numerics.md b.3, b.4)
 
+// The element values that the exact tier and the double form read as doubles: the fp64 panels, or
+// for wide operands (kWide: f16, bf16, tf32, whose panels have no fp64 values) the fp32 ones,
+// converted as they are read (exactly: every element is a float).
+template <bool kWide>
+const auto* a_doubles(const TfdpaPanels& P) {
+  if constexpr (kWide) {
+    return P.a_val.data();
+  } else {
+    return P.a_dval.data();
+  }
+}
+template <bool kWide>
+const auto* b_doubles(const TfdpaPanels& P) {
+  if constexpr (kWide) {
+    return P.b_val.data();
+  } else {
+    return P.b_dval.data();
+  }
+}
+
+template <bool kWide>
 BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                         StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -65,11 +86,11 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
       }
     }
 
-    const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
+    const auto* bd = b_doubles<kWide>(P) + (t.strip * P.k + k0) * W;
     if (exact_lanes != 0) {
       counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
-        const double* ad = &P.a_dval[(t.row0 + r) * P.k + k0];
+        const auto* ad = a_doubles<kWide>(P) + (t.row0 + r) * P.k + k0;
         double sum[W] = {};
         for (std::size_t k = 0; k < L; ++k) {
           const double a = ad[k];
@@ -126,7 +147,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
           // to int32 (|term| < 2^(F + 2)) truncates it toward zero. (That conversion, not
           // std::trunc, which GCC 12 does not vectorise here, and double sums: 32 terms may
           // exceed int32.)
-          const double* ad = &P.a_dval[(t.row0 + r) * P.k + k0];
+          const auto* ad = a_doubles<kWide>(P) + (t.row0 + r) * P.k + k0;
           double grid[W];
           for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F + scale_exp[r][j] - emax[j]);
           for (std::size_t k = 0; k < L; ++k) {
@@ -263,7 +284,10 @@ BLOCKSCALE_INLINE void promote_body(PromotionFma fma, const std::uint32_t* sa, c
 }
 
 void tfdpa_portable(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_steps_body(t, acc, s0, s1, c);
+  tfdpa_steps_body<false>(t, acc, s0, s1, c);
+}
+void tfdpa_portable_wide(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
+  tfdpa_steps_body<true>(t, acc, s0, s1, c);
 }
 void gst_portable(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
   gst_steps_body(t, acc, s0, s1, c);
@@ -276,7 +300,10 @@ void promote_portable(PromotionFma fma, const std::uint32_t* sa, const std::uint
 #if defined(__x86_64__) && defined(__GNUC__)
 #define BLOCKSCALE_AVX2 __attribute__((target("avx2,fma,bmi2")))
 BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_steps_body(t, acc, s0, s1, c);
+  tfdpa_steps_body<false>(t, acc, s0, s1, c);
+}
+BLOCKSCALE_AVX2 void tfdpa_wide_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
+  tfdpa_steps_body<true>(t, acc, s0, s1, c);
 }
 BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
   gst_steps_body(t, acc, s0, s1, c);
@@ -292,12 +319,12 @@ BLOCKSCALE_AVX2 void promote_avx2(PromotionFma fma, const std::uint32_t* sa, con
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2"))) void tfdpa_portable_avx512(
     const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_steps_body(t, acc, s0, s1, c);
+  tfdpa_steps_body<true>(t, acc, s0, s1, c);
 }
 #endif
 
 const KernelSet& portable_kernels() {
-  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_portable, &tfdpa_portable, &gst_portable, &promote_portable};
+  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_portable, &tfdpa_portable_wide, &gst_portable, &promote_portable};
   return k;
 }
 
@@ -306,7 +333,7 @@ bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 }
 const KernelSet& avx2_kernels() {
-  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_avx2, &tfdpa_avx2, &gst_avx2, &promote_avx2};
+  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_avx2, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2};
   return k;
 }
 #else

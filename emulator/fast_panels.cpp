@@ -491,8 +491,9 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   };
 
   P.a_val.resize(P.rows * P.k);
-  // With the fp16 panels every tile takes the float form (fast_kernels_avx512.cpp): no fp64 values.
-  const bool dvals = !h;
+  // With the fp16 panels every tile takes the float form (fast_kernels_avx512.cpp), and the wide
+  // operands' kernels convert their fp32 values as they read them: no fp64 values.
+  const bool dvals = !h && !wide;
   size(P.a_dval, dvals, P.rows * P.k);
   size(P.a_exp2, exps, P.rows * P.k);
   size(P.a_eb, !exps && !h, P.rows * P.k);

@@ -8,12 +8,13 @@
 // bounds that let a kernel prove that a step truncates nothing (docs/emulator.md, "Fast paths").
 //
 // T-FDPA / ST-FDPA (numerics.md b.3, b.4), operands of at most 8 bits (fp8/fp6/fp4), and T-FDPA
-// with 16- and 19-bit operands (f16, bf16, tf32: "wide" operands, whose panels hold val, dval and
-// the exponent bounds exp, lo / hi only; see decode_tfdpa):
+// with 16- and 19-bit operands (f16, bf16, tf32: "wide" operands, whose panels hold val and the
+// exponent bounds exp, lo / hi only; see decode_tfdpa):
 //   val   the element's value as a float (exact: at most 4 significant bits, 11 for the wide
 //         operands, all of them in float's range);
 //   dval  the same as a double (the no-truncation tier sums products exactly in double; not
-//         decoded with the fp16 panels, h below);
+//         decoded with the fp16 panels, h below, nor for wide operands, whose kernels convert
+//         val as they read it);
 //   exp   e(x) of b.1 as int16 (kNoExp for a zero or special element; for A packed twice into an
 //         int32, so that a 32-bit broadcast fills every 16-bit lane);
 //   eb    for the AVX-512 bounds pass: e(x) + kEbBias and -lsb(x) + kEbBias (lsb: the exponent of
