@@ -232,7 +232,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const FdpaParams& p = ins.params();
   const fast::KernelSet& ks = kernels(path);
   const bool gst = p.algorithm == Algorithm::gst_fdpa;
-  // f16 / bf16 / tf32 operands: the plain C++ kernel of the path's ISA (KernelSet::tfdpa_wide).
+  // f16 / bf16 / tf32 operands: the path's KernelSet::tfdpa_wide.
   const bool wide = !gst && wide_operand(*format_of(ins.a));
   const fast::TfdpaStepsFn tfdpa = wide ? ks.tfdpa_wide : ks.tfdpa;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();

@@ -16,8 +16,10 @@
 //                    terms that truncate to 0 anyway), truncated toward zero by the float->int32
 //                    conversion (b.3's sign-magnitude truncation), and summed in int32 (two
 //                    accumulators of at most 16 terms each below 2^(F+2), F <= 25); for bf16 and
-//                    tf32 operands, whose products leave float's range, in double throughout;
-//                    C is truncated in double.
+//                    tf32 operands, whose products may leave float's range, in double throughout
+//                    (the AVX-512 kernel uses float wherever a step's exponent bounds keep its
+//                    products in range, and this double form for the other steps); C is
+//                    truncated in double.
 //   special:         lanes whose row or column holds a NaN (operand or scale) get the canonical
 //                    NaN (b.7); lanes with an Inf operand are recomputed by the reference engine.
 // GST-FDPA kernels form the group sums 4*p_g exactly in int32 (int8 dot products), then the same
@@ -156,7 +158,9 @@ struct KernelSet {
   TfdpaBounds tfdpa_bounds;  // the exponent panels that tfdpa reads (fast_panels.h)
   TfdpaStepsFn tfdpa;
   // T-FDPA with f16 / bf16 / tf32 operands (fast_panels.h: wide), from exponent bounds and the
-  // scalar decoder's panels: the plain C++ kernel, compiled for this set's ISA.
+  // scalar decoder's panels (no fp64 values): the plain C++ kernel compiled for this set's ISA, or
+  // in the AVX-512 set its own float-form kernel (fast_kernels_avx512.cpp), which hands the steps
+  // beyond fp32's range to tfdpa_portable_avx512.
   TfdpaStepsFn tfdpa_wide;
   GstStepsFn gst;
   PromoteFn promote;
@@ -165,8 +169,8 @@ struct KernelSet {
 };
 
 const KernelSet& portable_kernels();
-// The plain C++ T-FDPA kernel compiled for AVX-512 F/BW/DQ/VL (x86-64 GCC / Clang builds only):
-// avx512_kernels().tfdpa_wide.
+// The plain C++ T-FDPA kernel for wide operands compiled for AVX-512 F/BW/DQ/VL (x86-64 GCC /
+// Clang builds only): the steps that avx512_kernels().tfdpa_wide does not form in fp32.
 void tfdpa_portable_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& counts);
 const KernelSet& avx2_kernels();    // only where the CPU has AVX2 + FMA
 const KernelSet& avx512_kernels();  // only where the CPU has AVX-512 F/BW/DQ/VL

@@ -287,6 +287,39 @@ BLOCKSCALE_AVX512_INLINE void bounds_pass(const BoundsPass& p, std::size_t L, __
   bounds[3] = m3;
 }
 
+// The wide kernel's e_max pass (tfdpa_wide_avx512): per row, the largest e(a) + e(b) over a
+// step's k in 32 int16 lanes, from the exponent panels (an A word holds e(a) twice, so that its
+// 32-bit broadcast fills every 16-bit lane; a zero or special element's kNoExp keeps the sum far
+// below every floor of e_max).
+struct WideEmaxPass {
+  const std::int16_t* be;
+  const std::int32_t* ae[kRows];
+  __m512i m[kRows];
+};
+
+// The pass's work for one k, into the maxima m0..m3 (in place, as in the BoundsPass overload).
+BLOCKSCALE_AVX512_INLINE void bounds_pass_k(const WideEmaxPass& p, std::size_t k, __m512i& m0, __m512i& m1, __m512i& m2,
+                                            __m512i& m3) {
+  const __m512i b = _mm512_load_si512(p.be + k * kTfdpaWidth);
+  const __m512i t0 = _mm512_add_epi16(b, _mm512_set1_epi32(p.ae[0][k])), t1 = _mm512_add_epi16(b, _mm512_set1_epi32(p.ae[1][k]));
+  const __m512i t2 = _mm512_add_epi16(b, _mm512_set1_epi32(p.ae[2][k])), t3 = _mm512_add_epi16(b, _mm512_set1_epi32(p.ae[3][k]));
+  asm("vpmaxsw %1, %0, %0" : "+v"(m0) : "v"(t0));
+  asm("vpmaxsw %1, %0, %0" : "+v"(m1) : "v"(t1));
+  asm("vpmaxsw %1, %0, %0" : "+v"(m2) : "v"(t2));
+  asm("vpmaxsw %1, %0, %0" : "+v"(m3) : "v"(t3));
+}
+
+// The tile's e_max pass at panel position k (a step's first k), its maxima at the floor.
+BLOCKSCALE_AVX512_INLINE WideEmaxPass wide_emax_at(const TfdpaTile& t, std::size_t k) {
+  const TfdpaPanels& P = *t.p;
+  WideEmaxPass p{&P.b_exp[(t.strip * P.k + k) * kTfdpaWidth], {}, {}};
+  for (std::size_t r = 0; r < kRows; ++r) {
+    p.ae[r] = &P.a_exp2[(t.row0 + r) * P.k + k];
+    p.m[r] = _mm512_set1_epi16(2 * kNoExp);
+  }
+  return p;
+}
+
 // x_q += a * b_q for one row's four vectors, in place (exact_sums).
 BLOCKSCALE_AVX512_INLINE void fma4(__m512d a, __m512d b0, __m512d b1, __m512d b2, __m512d b3, __m512d& x0, __m512d& x1,
                                    __m512d& x2, __m512d& x3) {
@@ -371,11 +404,12 @@ BLOCKSCALE_AVX512_INLINE void store_sums(__m512i (&part)[kRows][2], __m512i s00,
 // eight vectors (row r, half h). Each B load serves the four rows. The sums are added in place by
 // inline assembly, as in bounds_pass: GCC 12 otherwise copied each of the eight loop-carried sums
 // to a new register in every k. With kNextBounds, the next step's bounds pass runs in the same
-// loop, its maxima continued from and left in `next`.
-template <bool kNextBounds = false>
+// loop, its maxima continued from and left in `next` (a BoundsPass, or the wide kernel's
+// WideEmaxPass).
+template <bool kNextBounds = false, class Pass = BoundsPass>
 BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* const* av, std::size_t k0, std::size_t k1,
                                                const __m512 (&grid)[kRows][2], __m512i (&part)[kRows][2],
-                                               BoundsPass* next = nullptr) {
+                                               Pass* next = nullptr) {
   constexpr std::size_t W = kTfdpaWidth;
   __m512i s00 = _mm512_setzero_si512(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
   __m512i m0 = s00, m1 = s00, m2 = s00, m3 = s00;
@@ -656,6 +690,139 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   if (t.carry != nullptr && nb_step == s1) {
     for (std::size_t r = 0; r < kRows; ++r) _mm512_store_si512(t.carry->bytes[r], nb.m[r]);
     t.carry->step = s1;
+  }
+}
+
+
+// ---- T-FDPA with f16 / bf16 / tf32 operands (fast_panels.h: wide), tiles of kRows x 32 outputs.
+//
+// Every step of a tile takes the float form (fast_kernels.h, truncating tier) with the fp32 sums of
+// float_form_terms, where the step's exponent bounds keep it exact in fp32; there is no exact tier
+// (its fp64 sums would cost as much as the float form, and tiles whose products all lie within
+// F - frac_a - frac_b <= 11 binades, which it needs, are rare in f16 or bf16 data). A step
+// outside those bounds (bf16 and tf32 products span 2^-266 .. 2^256) goes to the plain C++ kernel,
+// whose double form holds them.
+//
+// The bounds, per lane, on e(a) + e(b) of every nonzero product, from the lo / hi panels:
+//   * at most kWideHighest = 126: then |a b| < (2 - 2^-10)^2 2^126, below fp32's largest finite
+//     value, so no product overflows (at 127 one would);
+//   * at least F - 127 (-102 for F = 25): then e_max >= F - 127, so the grid exponent F - e_max
+//     <= 127 is a normal fp32 power of two; and the lowest bit of a b, at or above
+//     2^(F - 127 - 20) >= 2^-146 (at most 10 fraction bits per operand), is an fp32 subnormal or
+//     more, so a b is exact in fp32.
+// With them, as for 8-bit operands: a b 2^(F - e_max) is exact or below 2^-126 (then it truncates
+// to 0 either way), below 2^(F + 2) since e(a) + e(b) <= e_max (so vcvttps2dq truncates it toward
+// zero exactly), and 16 such terms sum in int32 without overflow. e_max <= 128 (an Inf or NaN C),
+// so F - e_max >= -105. A lane without a nonzero product (e_max = e(c) or e_zero) has only zero
+// terms; its grid exponent is clamped to 127.
+constexpr int kWideHighest = 126;
+
+// Whether every lane of the tile's step passes those bounds: per row, a_lo + b_lo and a_hi + b_hi
+// for the 32 lanes in int16 (kNoExpHigh / kNoExp for a row or lane without a nonzero element keep
+// the sums within int16 and outside the test, as they have no product to bound).
+BLOCKSCALE_AVX512_INLINE bool wide_float_step(const TfdpaTile& t, std::size_t s) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const TfdpaPanels& P = *t.p;
+  const __m512i lowest = _mm512_set1_epi16(static_cast<std::int16_t>(t.rule.F - 127));
+  const __m512i b_lo = _mm512_loadu_si512(&P.b_lo[(t.strip * P.steps + s) * W]);
+  const __m512i b_hi = _mm512_loadu_si512(&P.b_hi[(t.strip * P.steps + s) * W]);
+  __mmask32 outside = 0;
+  for (std::size_t r = 0; r < kRows; ++r) {
+    const std::size_t at = (t.row0 + r) * P.steps + s;
+    const __m512i lo = _mm512_add_epi16(_mm512_set1_epi16(P.a_lo[at]), b_lo);
+    const __m512i hi = _mm512_add_epi16(_mm512_set1_epi16(P.a_hi[at]), b_hi);
+    outside |= _mm512_cmplt_epi16_mask(lo, lowest) | _mm512_cmpgt_epi16_mask(hi, _mm512_set1_epi16(kWideHighest));
+  }
+  return outside == 0;
+}
+
+BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
+                                         StepCounts& counts) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const TfdpaPanels& P = *t.p;
+  const auto L = static_cast<std::size_t>(P.L);
+  const int F = t.rule.F;
+  const __m512i f = _mm512_set1_epi32(F);
+  SetupConstants consts;
+  consts.e_zero = t.rule.e_zero;
+  opaque(consts);
+  // The next step's e_max pass, run inside a step's term loop (its integer operations issue beside
+  // the terms' floating-point ones), as the T-FDPA kernel carries its bounds pass.
+  WideEmaxPass next{};
+  std::size_t next_step = CarriedBounds::kNone;  // the step whose maxima next.m holds
+  for (std::size_t s = s0; s < s1; ++s) {
+    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
+    if (!wide_float_step(t, s)) {
+      tfdpa_portable_avx512(t, acc, s, s + 1, counts);
+      continue;
+    }
+    const std::size_t k0 = s * L;
+    const StepSpecials specials = step_specials(t, s);
+    alignas(64) std::uint32_t c_in[kRows * W];
+    if (specials.any) std::copy(acc, acc + kRows * W, c_in);
+
+    // e_max (b.3 step 2): the pass's maxima, floored by C.
+    __m512i m[kRows];
+    if (next_step == s) {
+      std::copy(next.m, next.m + kRows, m);
+    } else {
+      WideEmaxPass pass = wide_emax_at(t, k0);
+      for (std::size_t k = 0; k < L; ++k) bounds_pass_k(pass, k, pass.m[0], pass.m[1], pass.m[2], pass.m[3]);
+      std::copy(pass.m, pass.m + kRows, m);
+    }
+    __m512i c[kRows][2], c_exp[kRows][2], emax[kRows][2];
+    __m512 grid[kRows][2];
+    for (std::size_t r = 0; r < kRows; ++r) {
+      for (std::size_t h = 0; h < 2; ++h) {
+        c[r][h] = _mm512_loadu_si512(acc + r * W + 16 * h);
+        const AccInfo ci = acc_info(c[r][h], consts);
+        c_exp[r][h] = ci.exp;
+        const __m512i product_exp = _mm512_cvtepi16_epi32(h == 0 ? _mm512_castsi512_si256(m[r]) : _mm512_extracti64x4_epi64(m[r], 1));
+        emax[r][h] = _mm512_max_epi32(ci.floor, product_exp);
+        // 2^(F - e_max) from its bits (F - e_max within -105 .. 127 after the clamp).
+        const __m512i g = _mm512_min_epi32(_mm512_sub_epi32(f, emax[r][h]), _mm512_set1_epi32(127));
+        grid[r][h] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(g, _mm512_set1_epi32(127)), 23));
+      }
+    }
+
+    // The terms in int32, 16 k at a time, summed in fp64 (exact: below 2^(F + 7)).
+    counts.truncating += kRows * W;
+    const bool carry_next = s + 1 < s1;
+    if (carry_next) {
+      next = wide_emax_at(t, k0 + L);
+      next_step = s + 1;  // once the loop below has run
+    }
+    const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
+    const float* av[kRows];
+    for (std::size_t r = 0; r < kRows; ++r) av[r] = &P.a_val[(t.row0 + r) * P.k + k0];
+    __m512d S[kRows][4];
+    for (std::size_t kb = 0; kb < L; kb += 16) {
+      __m512i part[kRows][2];
+      if (carry_next) {
+        float_form_terms<true>(bv, av, kb, std::min(L, kb + 16), grid, part, &next);
+      } else {
+        float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
+      }
+      for (std::size_t r = 0; r < kRows; ++r) {
+        for (std::size_t h = 0; h < 2; ++h) {
+          S[r][2 * h] = kb == 0 ? lo_pd(part[r][h]) : _mm512_add_pd(S[r][2 * h], lo_pd(part[r][h]));
+          S[r][2 * h + 1] = kb == 0 ? hi_pd(part[r][h]) : _mm512_add_pd(S[r][2 * h + 1], hi_pd(part[r][h]));
+        }
+      }
+    }
+    for (std::size_t r = 0; r < kRows; ++r) {
+      for (std::size_t h = 0; h < 2; ++h) {
+        const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
+        _mm512_storeu_si512(acc + r * W + 16 * h,
+                            step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
+                                        _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
+      }
+    }
+
+    if (specials.any) {
+      counts.special += kRows * W;
+      apply_specials(t, specials, s, c_in, acc);
+    }
   }
 }
 
@@ -1004,7 +1171,7 @@ bool cpu_has_avx512() {
 }
 
 const KernelSet& avx512_kernels() {
-  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx512, &tfdpa_portable_avx512,
+  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx512, &tfdpa_wide_avx512,
                            __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
                            &promote_avx512,
                            fp16_max_f(),

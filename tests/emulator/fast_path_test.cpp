@@ -743,6 +743,79 @@ TEST(EmulatorFastPath, EpilogueAddTurnsAnUnderflowedMinusZeroIntoPlusZero) {
   EXPECT_EQ(gemm(in_epilogue, ops, {1, GemmPath::reference}), std::vector<std::uint32_t>{0u});
 }
 
+// The AVX-512 kernel for f16 / bf16 / tf32 operands (fast_kernels_avx512.cpp, tfdpa_wide_avx512)
+// forms a step's terms in fp32 only when every product's e(a) + e(b) lies within F - 127 .. 126
+// (-102 .. 126 here, F = 25), and hands other steps to the plain C++ kernel. bf16 and tf32 GEMMs
+// whose products sit at two exponent sums, `top` and `top - gap`, on and around both limits (every
+// row of A holds elements at two levels, every column of B at one, so that each tile's bounds
+// equal those sums), C zero or near the largest product: every path against the reference engine.
+// Either limit one binade further out fails here: products of e(a) + e(b) = 127 overflow fp32, and
+// steps whose products all lie at F - 128 need the grid 2^128.
+TEST(EmulatorFastPath, WideOperandsAroundTheFloatFormLimits) {
+  Rng rng(0x71DE);
+  const char* const instructions[] = {"sm_90a wgmma.mma_async m64n256k16 f32 bf16 bf16",
+                                      "sm_90a wgmma.mma_async m64n64k8 f32 tf32 tf32"};
+  const std::size_t M = 8, N = 64, K = 64;  // two row blocks, two strips, 4 or 8 steps
+  struct Levels {
+    int top, gap;
+  };
+  std::vector<Levels> cases;
+  for (int top = 123; top <= 128; ++top) {
+    for (int gap : {0, 9, 30}) cases.push_back({top, gap});
+  }
+  for (int low = -105; low <= -99; ++low) {
+    for (int gap : {0, 1, 20}) cases.push_back({low + gap, gap});
+  }
+  std::size_t outputs = 0;
+  for (const char* text : instructions) {
+    const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(text));
+    const Format f = *format_of(schedule.instruction.a);
+    // A bf16 code (tf32: the same bits widened below) with e(x) = e, random significand and sign.
+    const auto code = [&](int e) {
+      const std::uint32_t c = (static_cast<std::uint32_t>(e + 127) << 7) | uniform(rng, 128);
+      return (rng() & 1) ? c | 0x8000u : c;
+    };
+    for (const Levels& lv : cases) {
+      for (int rep = 0; rep < 2; ++rep) {
+        const int alpha = lv.top / 2, beta = lv.top - alpha;
+        std::vector<std::uint32_t> a(M * K), b(K * N), c;
+        for (auto& x : a) x = uniform(rng, 16) == 0 ? 0u : code(uniform(rng, 4) == 0 ? alpha - lv.gap : alpha);
+        for (auto& x : b) x = uniform(rng, 16) == 0 ? 0u : code(beta);
+        if (rep > 0) {  // C: zero, or up to 3 binades either side of the largest products
+          c.resize(M * N);
+          for (auto& x : c) {
+            const int e = std::clamp(lv.top + static_cast<int>(uniform(rng, 7)) - 3, -126, 127);
+            x = uniform(rng, 4) == 0 ? 0u
+                                     : (static_cast<std::uint32_t>(rng() & 1) << 31) | (static_cast<std::uint32_t>(e + 127) << 23) |
+                                           (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu);
+          }
+        }
+        const std::vector<std::uint16_t> a16(a.begin(), a.end()), b16(b.begin(), b.end());
+        std::vector<std::uint32_t> a32(M * K), b32(K * N);
+        for (std::size_t i = 0; i < a.size(); ++i) a32[i] = (a[i] << 16) | (static_cast<std::uint32_t>(rng()) & 0xFFFFu);
+        for (std::size_t i = 0; i < b.size(); ++i) b32[i] = (b[i] << 16) | (static_cast<std::uint32_t>(rng()) & 0xFFFFu);
+        const bool tf32 = f == Format::tfloat32;
+        const GemmOperands ops{tf32 ? CodeMatrix(f, M, K, a32) : CodeMatrix(f, M, K, a16),
+                               tf32 ? CodeMatrix(f, K, N, b32) : CodeMatrix(f, K, N, b16), {}, {},
+                               c.empty() ? CodeMatrix() : CodeMatrix(Format::float32, M, N, c)};
+        const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+        for (const GemmPath path : fast_paths()) {
+          GemmPathStats st;
+          const std::vector<std::uint32_t> got = gemm(schedule, ops, {1, path, &st});
+          EXPECT_EQ(st.reference_outputs, 0u) << to_string(path);
+          std::size_t first = 0;
+          while (first < want.size() && got[first] == want[first]) ++first;
+          ASSERT_EQ(first, want.size()) << to_string(path) << " " << text << " products at 2^" << lv.top << " and 2^"
+                                        << lv.top - lv.gap << ", C " << (rep > 0 ? "near the top" : "zero") << ": output "
+                                        << first << " 0x" << std::hex << got[first] << ", reference 0x" << want[first];
+        }
+        outputs += want.size();
+      }
+    }
+  }
+  std::printf("[ fast path ] wide operands around the float form's limits: %zu outputs x %zu paths\n", outputs, fast_paths().size());
+}
+
 // Codes held in 16- and 32-bit words (CodeMatrix accepts any width that holds them) decode as the
 // same values as in bytes, on every path.
 TEST(EmulatorFastPath, CodeWordWidthsGiveTheSameBits) {
