@@ -266,7 +266,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     rows = gp.rows;
     strips = gp.strips;
   } else if (wide) {
-    fast::decode_tfdpa(ops, p.L, padded, false, fast::TfdpaBounds::exponents, 0, threads, tp);
+    fast::decode_tfdpa(ops, p.L, padded, false, fast::TfdpaBounds::exponents, 0, threads, tp, ks.decode);
     rows = tp.rows;
     strips = tp.strips;
   } else {

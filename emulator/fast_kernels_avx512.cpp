@@ -1154,6 +1154,124 @@ BLOCKSCALE_AVX512 bool decode_b_strip_avx512(const DecodeTables& t, const std::u
   return any_inf;
 }
 
+// ---- Panel decoding of wide operands (fast_panels.h DecodeWideRowFn / DecodeWideStripFn), 16
+// storage words at a time, by bit operations (no table). Per element: the value as fp32 bits
+// (every f16, bf16 and tf32 value is a float: bf16 the top half of an fp32 pattern, tf32 an fp32
+// pattern without its 13 low bits, b.1; f16 normals rebiased, f16 subnormals m 2^-24 through an
+// exact int -> float conversion), e(x) = max(fp32 exponent, emin) (an f16 subnormal is an fp32
+// normal below 2^-14; a bf16 / tf32 subnormal has fp32 field 0), and the NaN / Inf classes from
+// the format's own exponent field.
+struct WideLanes {
+  __m512i bits;  // 0 for a zero or special element
+  __m512i exp;   // e(x); kNoExp for a zero or special element
+  __mmask16 live, nan, inf;
+};
+
+template <Format F>
+BLOCKSCALE_AVX512_INLINE WideLanes wide_lanes(__m512i words) {
+  __m512i bits;
+  __mmask16 special, payload;
+  if constexpr (F == Format::float16) {
+    const __m512i field = _mm512_and_si512(_mm512_srli_epi32(words, 10), _mm512_set1_epi32(0x1F));
+    const __m512i man = _mm512_and_si512(words, _mm512_set1_epi32(0x3FF));
+    const __m512i sign = _mm512_slli_epi32(_mm512_and_si512(words, _mm512_set1_epi32(0x8000)), 16);
+    const __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(field, _mm512_set1_epi32(112)), 23),
+                                           _mm512_slli_epi32(man, 13));
+    const __m512i subnormal = _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(man), _mm512_set1_ps(0x1p-24f)));
+    bits = _mm512_or_si512(sign, _mm512_mask_mov_epi32(normal, _mm512_cmpeq_epi32_mask(field, _mm512_setzero_si512()), subnormal));
+    special = _mm512_cmpeq_epi32_mask(field, _mm512_set1_epi32(0x1F));
+    payload = _mm512_test_epi32_mask(man, man);
+  } else {
+    bits = F == Format::bfloat16 ? _mm512_slli_epi32(words, 16) : _mm512_and_si512(words, _mm512_set1_epi32(static_cast<int>(0xFFFFE000u)));
+    special = _mm512_cmpeq_epi32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7F800000)), _mm512_set1_epi32(0x7F800000));
+    payload = _mm512_test_epi32_mask(bits, _mm512_set1_epi32(0x7FFFFF));
+  }
+  constexpr int emin = F == Format::float16 ? -14 : -126;
+  const __mmask16 live = static_cast<__mmask16>(~special & _mm512_test_epi32_mask(bits, _mm512_set1_epi32(0x7FFFFFFF)));
+  const __m512i exp = _mm512_max_epi32(_mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(0xFF)),
+                                                        _mm512_set1_epi32(127)),
+                                       _mm512_set1_epi32(emin));
+  return {_mm512_maskz_mov_epi32(live, bits), _mm512_mask_mov_epi32(_mm512_set1_epi32(kNoExp), live, exp), live,
+          static_cast<__mmask16>(special & payload), static_cast<__mmask16>(special & ~payload)};
+}
+
+// A row: val and exp2 16 elements at a time; per step (L dividing 16, fast_panels.cpp checks) lo /
+// hi by masked reductions over the live lanes, and the flags.
+template <Format F>
+BLOCKSCALE_AVX512 bool decode_wide_row(const std::uint32_t* words, std::size_t i, TfdpaPanels& P) {
+  const auto L = static_cast<std::size_t>(P.L);
+  bool any_inf = false;
+  for (std::size_t k0 = 0; k0 < P.k; k0 += 16) {
+    const std::size_t n = std::min<std::size_t>(16, P.k - k0);
+    const auto m = static_cast<__mmask16>((1u << n) - 1u);
+    const WideLanes e = wide_lanes<F>(_mm512_maskz_loadu_epi32(m, words + k0));
+    _mm512_mask_storeu_epi32(P.a_val.data() + i * P.k + k0, m, e.bits);
+    _mm512_mask_storeu_epi32(P.a_exp2.data() + i * P.k + k0, m,
+                             _mm512_or_si512(_mm512_and_si512(e.exp, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(e.exp, 16)));
+    for (std::size_t q = 0; q < n; q += L) {
+      const auto sm = static_cast<__mmask16>(((1u << L) - 1u) << q);
+      const auto live = static_cast<__mmask16>(e.live & sm);
+      const std::size_t at = i * P.steps + (k0 + q) / L;
+      P.a_lo[at] = live == 0 ? kNoExpHigh : static_cast<std::int16_t>(_mm512_mask_reduce_min_epi32(live, e.exp));
+      P.a_hi[at] = live == 0 ? kNoExp : static_cast<std::int16_t>(_mm512_mask_reduce_max_epi32(live, e.exp));
+      const bool inf = (e.inf & sm) != 0;
+      P.a_flags[at] = static_cast<std::uint8_t>(((e.nan & sm) != 0 ? kHasNaN : 0) | (inf ? kHasInf : 0));
+      any_inf = any_inf || inf;
+    }
+  }
+  return any_inf;
+}
+
+// A strip ([k][W] words): val and exp per k, two vectors of 16 lanes; per step the lanes' lo / hi
+// by vertical min / max, and the NaN / Inf lane masks.
+template <Format F>
+BLOCKSCALE_AVX512 bool decode_wide_strip(const std::uint32_t* words, std::size_t st, TfdpaPanels& P) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const auto L = static_cast<std::size_t>(P.L);
+  bool any_inf = false;
+  for (std::size_t s = 0; s < P.steps; ++s) {
+    __m512i lo[2] = {_mm512_set1_epi32(kNoExpHigh), _mm512_set1_epi32(kNoExpHigh)};
+    __m512i hi[2] = {_mm512_set1_epi32(kNoExp), _mm512_set1_epi32(kNoExp)};
+    std::uint32_t nan = 0, inf = 0;
+    for (std::size_t k = s * L; k < (s + 1) * L; ++k) {
+      for (std::size_t q = 0; q < 2; ++q) {
+        const WideLanes e = wide_lanes<F>(_mm512_loadu_si512(words + k * W + 16 * q));
+        const std::size_t at = (st * P.k + k) * W + 16 * q;
+        _mm512_storeu_si512(P.b_val.data() + at, e.bits);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_exp.data() + at), _mm512_cvtepi32_epi16(e.exp));
+        lo[q] = _mm512_mask_min_epi32(lo[q], e.live, lo[q], e.exp);
+        hi[q] = _mm512_max_epi32(hi[q], e.exp);
+        nan |= static_cast<std::uint32_t>(e.nan) << (16 * q);
+        inf |= static_cast<std::uint32_t>(e.inf) << (16 * q);
+      }
+    }
+    for (std::size_t q = 0; q < 2; ++q) {
+      const std::size_t at = (st * P.steps + s) * W + 16 * q;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_lo.data() + at), _mm512_cvtepi32_epi16(lo[q]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_hi.data() + at), _mm512_cvtepi32_epi16(hi[q]));
+    }
+    P.b_nan[st * P.steps + s] = nan;
+    P.b_inf[st * P.steps + s] = inf;
+    any_inf = any_inf || inf != 0;
+  }
+  return any_inf;
+}
+
+BLOCKSCALE_AVX512 bool decode_wide_row_avx512(Format f, const std::uint32_t* words, std::size_t i, TfdpaPanels& P) {
+  switch (f) {
+    case Format::float16: return decode_wide_row<Format::float16>(words, i, P);
+    case Format::bfloat16: return decode_wide_row<Format::bfloat16>(words, i, P);
+    default: return decode_wide_row<Format::tfloat32>(words, i, P);
+  }
+}
+BLOCKSCALE_AVX512 bool decode_wide_strip_avx512(Format f, const std::uint32_t* words, std::size_t st, TfdpaPanels& P) {
+  switch (f) {
+    case Format::float16: return decode_wide_strip<Format::float16>(words, st, P);
+    case Format::bfloat16: return decode_wide_strip<Format::bfloat16>(words, st, P);
+    default: return decode_wide_strip<Format::tfloat32>(words, st, P);
+  }
+}
+
 // The largest F of the fp16 form on this CPU; 0 where it does not run.
 int fp16_max_f() {
 #if BLOCKSCALE_HAVE_AVX512FP16
@@ -1175,7 +1293,7 @@ const KernelSet& avx512_kernels() {
                            __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
                            &promote_avx512,
                            fp16_max_f(),
-                           TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512}};
+                           TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512, &decode_wide_row_avx512, &decode_wide_strip_avx512}};
   return k;
 }
 

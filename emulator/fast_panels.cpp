@@ -477,6 +477,7 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
   const bool exps = bounds == TfdpaBounds::exponents;
   const bool vector_a = !exps && decoder.a_row != nullptr, vector_b = !exps && decoder.b_strip != nullptr;
+  const bool vector_wide_a = decoder.wide_row != nullptr && 16 % uL == 0, vector_wide_b = decoder.wide_strip != nullptr;
   const DecodeTables vta{code_tables(ops.a.format()).val.data(), code_tables(ops.a.format()).eb.data(),
                          ha != nullptr ? ha->data() : nullptr};
   const DecodeTables vtb{code_tables(ops.b.format()).val.data(), code_tables(ops.b.format()).eb.data(),
@@ -513,7 +514,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
     if (wide) {
       std::vector<std::uint32_t> words;
       row_codes(ops.a, i, P.k, words);
-      inf = decode_a_row(wa, nullptr, true, words.data(), i, P);
+      inf = vector_wide_a ? decoder.wide_row(ops.a.format(), words.data(), i, P)
+                          : decode_a_row(wa, nullptr, true, words.data(), i, P);
     } else {
       std::vector<std::uint8_t> codes;
       row_codes(ops.a, i, P.k, codes);
@@ -552,7 +554,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
     if (wide) {
       std::vector<std::uint32_t> words(P.k * W, 0);
       strip_codes(ops.b, st, words.data());
-      inf = decode_b_strip(wb, nullptr, true, words.data(), st, P);
+      inf = vector_wide_b ? decoder.wide_strip(ops.b.format(), words.data(), st, P)
+                          : decode_b_strip(wb, nullptr, true, words.data(), st, P);
     } else {
       std::vector<std::uint8_t> codes(P.k * W, 0);
       strip_codes(ops.b, st, codes.data());

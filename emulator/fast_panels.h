@@ -203,9 +203,15 @@ struct DecodeTables {
 // with b_h and b_hmax, b_nan and b_inf. Both return whether some element is an Inf.
 using DecodeARowFn = bool (*)(const DecodeTables& t, const std::uint8_t* codes, std::size_t row, TfdpaPanels& P);
 using DecodeBStripFn = bool (*)(const DecodeTables& t, const std::uint8_t* codes, std::size_t strip, TfdpaPanels& P);
+// The same for wide operands (exponent bounds) of format f from their storage words; a row only for
+// steps of L dividing 16.
+using DecodeWideRowFn = bool (*)(Format f, const std::uint32_t* words, std::size_t row, TfdpaPanels& P);
+using DecodeWideStripFn = bool (*)(Format f, const std::uint32_t* words, std::size_t strip, TfdpaPanels& P);
 struct TfdpaDecoder {
   DecodeARowFn a_row = nullptr;  // nullptr: the scalar decoder of fast_panels.cpp
   DecodeBStripFn b_strip = nullptr;
+  DecodeWideRowFn wide_row = nullptr;
+  DecodeWideStripFn wide_strip = nullptr;
 };
 
 // Whether panels of format f take the narrow decoding (signed formats of at most 8 bits: byte

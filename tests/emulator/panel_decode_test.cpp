@@ -33,6 +33,12 @@ void expect_same(const TfdpaPanels& s, const TfdpaPanels& v, const std::string& 
 #define BLOCKSCALE_SAME(field) expect_same(s.field, v.field, #field, ctx)
   BLOCKSCALE_SAME(a_val);
   BLOCKSCALE_SAME(a_dval);
+  BLOCKSCALE_SAME(a_exp2);
+  BLOCKSCALE_SAME(a_lo);
+  BLOCKSCALE_SAME(a_hi);
+  BLOCKSCALE_SAME(b_exp);
+  BLOCKSCALE_SAME(b_lo);
+  BLOCKSCALE_SAME(b_hi);
   BLOCKSCALE_SAME(a_eb);
   BLOCKSCALE_SAME(a_ee);
   BLOCKSCALE_SAME(a_sexp);
@@ -129,6 +135,61 @@ TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
     }
   }
   EXPECT_EQ(cases, 5 * 5 * 4 * 3);
+}
+
+// The AVX-512 decoder of wide operands (f16, bf16, tf32: storage words, exponent bounds) against
+// the scalar one: every f16 and bf16 code (A 64 x 1024 and B 1024 x 64 each hold all 65,536, in
+// two orders), tf32 words with all 2^16 high halves and random low bits, and random shapes whose
+// rows and columns are mostly zeros, one binade, specials or anything, for steps of 16, 8 and 4
+// (the row decoder's masked reductions) and 32 (rows on the scalar route, strips vectorised).
+TEST(EmulatorPanelDecode, WideVectorDecoderEqualsScalar) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL: the vector decoder cannot run here";
+  const TfdpaDecoder& vector = avx512_kernels().decode;
+  ASSERT_NE(vector.wide_row, nullptr);
+  ASSERT_NE(vector.wide_strip, nullptr);
+  std::mt19937 rng(2027);
+  int cases = 0;
+  for (const Format f : {Format::float16, Format::bfloat16, Format::tfloat32}) {
+    const bool tf32 = f == Format::tfloat32;
+    // A word of f from a 16-bit pattern: the pattern, or for tf32 its fp32 word with random low bits.
+    const auto word = [&](std::uint32_t pattern) { return tf32 ? (pattern << 16) | (rng() & 0xFFFFu) : pattern; };
+    const auto random_pattern = [&](unsigned mode) -> std::uint32_t {
+      const std::uint32_t any = rng() & 0xFFFFu;
+      switch (mode) {
+        case 0: return rng() % 8 == 0 ? any : any & 0x8000u;                      // mostly +-0
+        case 1: return (any & 0x83FFu) | (f == Format::float16 ? 0x3C00u : 0x3F80u);  // one binade
+        case 2: return any | (f == Format::float16 ? 0x7C00u : 0x7F80u);           // Inf / NaN
+        default: return any;
+      }
+    };
+    for (const int L : {16, 8, 4, 32}) {
+      for (int shape = 0; shape < 4; ++shape) {
+        const bool all_codes = shape == 0;
+        const std::size_t M = all_codes ? 64 : 1 + rng() % 13, N = all_codes ? 64 : 1 + rng() % 100;
+        const std::size_t K = all_codes ? 1024 : 1 + rng() % 200;
+        const std::size_t padded = (K + L - 1) / L * L;
+        std::vector<std::uint32_t> a(M * K), b(K * N);  // A row-major, B K-major
+        const unsigned row_mode = rng() % 4;
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = word(all_codes ? static_cast<std::uint32_t>(i) : random_pattern((row_mode + i / K) % 4));
+        for (std::size_t i = 0; i < b.size(); ++i) {
+          b[i] = word(all_codes ? static_cast<std::uint32_t>(i * 40503u) & 0xFFFFu : random_pattern((row_mode + i / K + 1) % 4));
+        }
+        const std::vector<std::uint16_t> a16(a.begin(), a.end()), b16(b.begin(), b.end());
+        GemmOperands ops;
+        ops.a = tf32 ? CodeMatrix(f, M, K, std::span<const std::uint32_t>(a)) : CodeMatrix(f, M, K, std::span<const std::uint16_t>(a16));
+        ops.b = tf32 ? CodeMatrix(f, K, N, std::span<const std::uint32_t>(b), Order::col_major)
+                     : CodeMatrix(f, K, N, std::span<const std::uint16_t>(b16), Order::col_major);
+        TfdpaPanels s, v;
+        decode_tfdpa(ops, L, padded, false, TfdpaBounds::exponents, 0, 1, s);
+        decode_tfdpa(ops, L, padded, false, TfdpaBounds::exponents, 0, 2, v, vector);
+        expect_same(s, v, std::string(info(f).name) + " L=" + std::to_string(L) + " M=" + std::to_string(M) +
+                              " N=" + std::to_string(N) + " K=" + std::to_string(K));
+        if (HasFatalFailure()) return;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 3 * 4 * 4);
 }
 
 }  // namespace
