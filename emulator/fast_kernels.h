@@ -16,10 +16,9 @@
 //                    terms that truncate to 0 anyway), truncated toward zero by the float->int32
 //                    conversion (b.3's sign-magnitude truncation), and summed in int32 (two
 //                    accumulators of at most 16 terms each below 2^(F+2), F <= 25); for bf16 and
-//                    tf32 operands, whose products may leave float's range, in double throughout
-//                    (the AVX-512 kernel uses float wherever a step's exponent bounds keep its
-//                    products in range, and this double form for the other steps); C is
-//                    truncated in double.
+//                    tf32 operands, whose products may leave float's range, the same where a
+//                    step's exponent bounds keep them in range (kWideFloatHighest below), else in
+//                    double throughout; C is truncated in double.
 //   special:         lanes whose row or column holds a NaN (operand or scale) get the canonical
 //                    NaN (b.7); lanes with an Inf operand are recomputed by the reference engine.
 // GST-FDPA kernels form the group sums 4*p_g exactly in int32 (int8 dot products), then the same
@@ -168,9 +167,16 @@ struct KernelSet {
   TfdpaDecoder decode{};  // the element work of decode_tfdpa (fast_panels.h; empty: scalar)
 };
 
+// The float form for wide operands (f16, bf16, tf32): a step's terms are formed in fp32 when every
+// product's e(a) + e(b) lies within F - 127 .. kWideFloatHighest (always for f16, whose products
+// lie within 2^-48 .. 2^32; fast_kernels_avx512.cpp, tfdpa_wide_avx512, gives the reasons).
+inline constexpr int kWideFloatHighest = 126;
+inline int wide_float_lowest(int F) { return F - 127; }
+
 const KernelSet& portable_kernels();
 // The plain C++ T-FDPA kernel for wide operands compiled for AVX-512 F/BW/DQ/VL (x86-64 GCC /
-// Clang builds only): the steps that avx512_kernels().tfdpa_wide does not form in fp32.
+// Clang builds only): the steps beyond the float form's bounds, which avx512_kernels().tfdpa_wide
+// hands over.
 void tfdpa_portable_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& counts);
 const KernelSet& avx2_kernels();    // only where the CPU has AVX2 + FMA
 const KernelSet& avx512_kernels();  // only where the CPU has AVX-512 F/BW/DQ/VL

@@ -703,8 +703,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
 // outside those bounds (bf16 and tf32 products span 2^-266 .. 2^256) goes to the plain C++ kernel,
 // whose double form holds them.
 //
-// The bounds, per lane, on e(a) + e(b) of every nonzero product, from the lo / hi panels:
-//   * at most kWideHighest = 126: then |a b| < (2 - 2^-10)^2 2^126, below fp32's largest finite
+// The bounds, per lane, on e(a) + e(b) of every nonzero product, from the lo / hi panels
+// (fast_kernels.h: kWideFloatHighest, wide_float_lowest):
+//   * at most 126: then |a b| < (2 - 2^-10)^2 2^126, below fp32's largest finite
 //     value, so no product overflows (at 127 one would);
 //   * at least F - 127 (-102 for F = 25): then e_max >= F - 127, so the grid exponent F - e_max
 //     <= 127 is a normal fp32 power of two; and the lowest bit of a b, at or above
@@ -715,7 +716,6 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
 // zero exactly), and 16 such terms sum in int32 without overflow. e_max <= 128 (an Inf or NaN C),
 // so F - e_max >= -105. A lane without a nonzero product (e_max = e(c) or e_zero) has only zero
 // terms; its grid exponent is clamped to 127.
-constexpr int kWideHighest = 126;
 
 // Whether every lane of the tile's step passes those bounds: per row, a_lo + b_lo and a_hi + b_hi
 // for the 32 lanes in int16 (kNoExpHigh / kNoExp for a row or lane without a nonzero element keep
@@ -723,7 +723,7 @@ constexpr int kWideHighest = 126;
 BLOCKSCALE_AVX512_INLINE bool wide_float_step(const TfdpaTile& t, std::size_t s) {
   constexpr std::size_t W = kTfdpaWidth;
   const TfdpaPanels& P = *t.p;
-  const __m512i lowest = _mm512_set1_epi16(static_cast<std::int16_t>(t.rule.F - 127));
+  const __m512i lowest = _mm512_set1_epi16(static_cast<std::int16_t>(wide_float_lowest(t.rule.F)));
   const __m512i b_lo = _mm512_loadu_si512(&P.b_lo[(t.strip * P.steps + s) * W]);
   const __m512i b_hi = _mm512_loadu_si512(&P.b_hi[(t.strip * P.steps + s) * W]);
   __mmask32 outside = 0;
@@ -731,7 +731,7 @@ BLOCKSCALE_AVX512_INLINE bool wide_float_step(const TfdpaTile& t, std::size_t s)
     const std::size_t at = (t.row0 + r) * P.steps + s;
     const __m512i lo = _mm512_add_epi16(_mm512_set1_epi16(P.a_lo[at]), b_lo);
     const __m512i hi = _mm512_add_epi16(_mm512_set1_epi16(P.a_hi[at]), b_hi);
-    outside |= _mm512_cmplt_epi16_mask(lo, lowest) | _mm512_cmpgt_epi16_mask(hi, _mm512_set1_epi16(kWideHighest));
+    outside |= _mm512_cmplt_epi16_mask(lo, lowest) | _mm512_cmpgt_epi16_mask(hi, _mm512_set1_epi16(kWideFloatHighest));
   }
   return outside == 0;
 }

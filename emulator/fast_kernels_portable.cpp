@@ -120,24 +120,39 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
         for (std::size_t j = 0; j < W; ++j) emax[j] = std::max(floor_exp[r][j], m[j] + scale_exp[r][j]);
         // The step's terms in grid units, summed exactly: at most 32 integers below 2^(F + 2).
         double S[W] = {};
-        if (!P.double_terms) {
+        // The float form: for operands of at most 8 bits and f16 always; for bf16 / tf32 where the
+        // row's products in this step lie within the float form's bounds (fast_kernels.h).
+        int float_terms = !P.double_terms;
+        if (float_terms == 0) {
+          const std::size_t at = (t.row0 + r) * P.steps + s;
+          const int a_lo = P.a_lo[at], a_hi = P.a_hi[at], lowest = wide_float_lowest(F);
+          float_terms = 1;
+          for (std::size_t j = 0; j < W; ++j) {
+            float_terms &= static_cast<int>(a_lo + b_lo[j] >= lowest) & static_cast<int>(a_hi + b_hi[j] <= kWideFloatHighest);
+          }
+        }
+        if (float_terms != 0) {
           float grid[W];
           for (std::size_t j = 0; j < W; ++j) {
             // 2^(F + scale exps - e_max): a nonzero product's term is a*b times this. The exponent
-            // is at most F - 2 emin <= 53 for a nonzero product (64 only bounds all-zero steps);
+            // is at most F - 2 emin <= 53 for a nonzero product of 8-bit or f16 operands, and at
+            // most 127 for bf16 / tf32 ones within the bounds (127 also bounds all-zero steps);
             // below -149 every term is below 1 and the float 0 truncates them correctly.
-            const int h = std::min(64, F + scale_exp[r][j] - emax[j]);
+            const int h = std::min(127, F + scale_exp[r][j] - emax[j]);
             grid[j] = h < -149 ? 0.0f : static_cast<float>(pow2(h));
           }
-          std::int64_t sum[W] = {};
-          for (std::size_t k = 0; k < L; ++k) {
-            const float a = av[k];
-            for (std::size_t j = 0; j < W; ++j) {
-              const float product = a * bv[k * W + j];  // exact
-              sum[j] += static_cast<std::int32_t>(product * grid[j]);  // truncation toward zero
+          // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double.
+          for (std::size_t kb = 0; kb < L; kb += 16) {
+            std::int32_t part[W] = {};
+            for (std::size_t k = kb; k < std::min(L, kb + 16); ++k) {
+              const float a = av[k];
+              for (std::size_t j = 0; j < W; ++j) {
+                const float product = a * bv[k * W + j];  // exact
+                part[j] += static_cast<std::int32_t>(product * grid[j]);  // truncation toward zero
+              }
             }
+            for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(part[j]);
           }
-          for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(sum[j]);
         } else {
           // bf16 / tf32 operands: a product (at most 22 significant bits, 2^-272 .. 2^256) is exact
           // in double, not always in float. In a step with a nonzero product e_max is at least that
