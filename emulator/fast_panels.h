@@ -222,10 +222,10 @@ bool narrow_operand(Format f);
 // Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
 // zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`; the fp16
 // panels for F = fp16_F when it is not 0 (L even). Rows of A and strips of B are decoded on up to
-// `threads` OpenMP threads (each writes only its own part). With byte-pair bounds the element work
-// runs in `decoder` where it has functions (the same panels, bit for bit). Wide operands (an
-// operand that is not narrow_operand) need exponent bounds, no fp16 panels and no scales: else
-// std::logic_error.
+// `threads` OpenMP threads (each writes only its own part). With byte-pair bounds, and for wide
+// operands, the element work runs in `decoder` where it has functions (the same panels, bit for
+// bit). Wide operands (an operand that is not narrow_operand) need exponent bounds, no fp16 panels
+// and no scales: else std::logic_error.
 void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
                   int threads, TfdpaPanels& out, const TfdpaDecoder& decoder = {});
 
