@@ -216,22 +216,22 @@ inline bool acc_is_zero(std::uint32_t c) { return (c & 0x7FFFFFFFu) == 0; }
 
 // b.6 on an exact double v (v = S * 2^(e_max - F), |S| < 2^53, so v is exact): RZ to fp32
 // (subnormals kept, Inf from 2^128), RZ-E8M13 by clearing 10 more fraction bits, NaN canonical,
-// and the underflow zero of the row. v = +0 means S = 0 (+0, b.6); v is never -0, and never a
-// double subnormal (|v| >= 2^-300). Written with selects only, no branches, so that the plain C++
-// kernels' loops over output lanes vectorise.
+// and the underflow zero of the row. v = +0 means S = 0 (+0, b.6); v is never -0. RZ is the
+// host's conversion to float (round to nearest even: IeeeEnvironment) stepped one unit toward zero
+// where it rounded away from zero, |f| > |v| (the decrement of f's bits gives the next float
+// toward zero: from Inf to FLT_MAX, from 2^-126 to the largest subnormal, from 2^-149 to zero,
+// sign kept), except for |v| >= 2^128, which the hardware's "RZ" takes to Inf. Float and double
+// arithmetic, 32-bit integer operations and selects, the rule's choices as masks: the plain C++
+// kernels' lane loops that call it vectorise (the same conversion written on the double's bits,
+// with 64-bit shifts, did not).
 inline std::uint32_t round_output(double v, const OutputRule& r) {
-  const auto u = std::bit_cast<std::uint64_t>(v);
-  const std::uint32_t sign = static_cast<std::uint32_t>(u >> 32) & 0x80000000u;
-  const int field = static_cast<int>((u >> 52) & 0x7FFu);
-  const std::uint64_t man = u & ((std::uint64_t{1} << 52) - 1);
-  const int E = field - 1023;  // +0: -1023; Inf / NaN: 1024
-  const std::uint32_t normal = (static_cast<std::uint32_t>(E + 127) << 23) | static_cast<std::uint32_t>(man >> 29);
-  // fp32 subnormal: floor(|v| / 2^-149) = (2^52 + man) >> (52 - (E + 149)), 0 below 2^-149 (and for +0).
-  const std::uint32_t subnormal = static_cast<std::uint32_t>(((std::uint64_t{1} << 52) | man) >> std::clamp(-97 - E, 0, 63));
-  std::uint32_t mag = E >= 128 ? 0x7F800000u : E >= -126 ? normal : subnormal;
-  mag = r.e8m13 && mag != 0x7F800000u ? mag & 0xFFFFFC00u : mag;
-  const std::uint32_t out = mag == 0 ? (r.positive_underflow ? 0u : sign) : sign | mag;
-  return field == 0x7FF && man != 0 ? 0x7FFFFFFFu : out;
+  const float f = static_cast<float>(v);
+  const std::uint32_t bits = as_bits(f);
+  const std::uint32_t rz = std::fabs(static_cast<double>(f)) > std::fabs(v) && std::fabs(v) < 0x1p128 ? bits - 1u : bits;
+  const std::uint32_t e8m13 = 0u - static_cast<std::uint32_t>(r.e8m13);
+  const std::uint32_t keep_zero_sign = static_cast<std::uint32_t>(r.positive_underflow) - 1u;
+  const std::uint32_t out = rz & ~((rz & 0x7FFFFFFFu) == 0x7F800000u ? 0u : e8m13 & 0x3FFu);
+  return v != v ? 0x7FFFFFFFu : (out & 0x7FFFFFFFu) == 0 ? out & keep_zero_sign : out;
 }
 
 // CUDA FMUL / FFMA / FADD (fp32, RNE, subnormals kept) on the host FPU with NVIDIA's canonical NaN:

@@ -137,9 +137,10 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
             // 2^(F + scale exps - e_max): a nonzero product's term is a*b times this. The exponent
             // is at most F - 2 emin <= 53 for a nonzero product of 8-bit or f16 operands, and at
             // most 127 for bf16 / tf32 ones within the bounds (127 also bounds all-zero steps);
-            // below -149 every term is below 1 and the float 0 truncates them correctly.
-            const int h = std::min(127, F + scale_exp[r][j] - emax[j]);
-            grid[j] = h < -149 ? 0.0f : static_cast<float>(pow2(h));
+            // below -149 every term is below 1 and the float 0 (2^-150 rounds to it) truncates them
+            // correctly.
+            const int h = std::clamp(F + scale_exp[r][j] - emax[j], -150, 127);
+            grid[j] = static_cast<float>(pow2(h));
           }
           // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double.
           for (std::size_t kb = 0; kb < L; kb += 16) {
@@ -170,11 +171,19 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
             for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<std::int32_t>(a * bd[k * W + j] * grid[j]);
           }
         }
+        // C truncated to the grid plus the products, then the output conversion, in two lane loops
+        // (together GCC 12 vectorised neither).
+        double V[W];
         for (std::size_t j = 0; j < W; ++j) {
-          std::uint32_t& c = acc[r * W + j];
-          const double c_term = std::trunc(static_cast<double>(as_float(c)) * pow2(F - emax[j]));
-          c = round_output((S[j] + c_term) * pow2(emax[j] - F), t.rule);
+          // C in grid units, truncated toward zero by an int32 conversion (below 2^(F + 1) when
+          // finite, as e(c) <= e_max; std::trunc kept GCC 12 from vectorising this loop); an Inf
+          // or NaN C stays as it is.
+          const double scaled_c = static_cast<double>(as_float(acc[r * W + j])) * pow2(F - emax[j]);
+          const bool finite_c = std::fabs(scaled_c) < 0x1p31;
+          const double truncated = static_cast<double>(static_cast<std::int32_t>(finite_c ? scaled_c : 0.0));
+          V[j] = (S[j] + (finite_c ? truncated : scaled_c)) * pow2(emax[j] - F);
         }
+        for (std::size_t j = 0; j < W; ++j) acc[r * W + j] = round_output(V[j], t.rule);
       }
     }
 
