@@ -136,11 +136,15 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
           for (std::size_t j = 0; j < W; ++j) {
             // 2^(F + scale exps - e_max): a nonzero product's term is a*b times this. The exponent
             // is at most F - 2 emin <= 53 for a nonzero product of 8-bit or f16 operands, and at
-            // most 127 for bf16 / tf32 ones within the bounds (127 also bounds all-zero steps);
-            // below -149 every term is below 1 and the float 0 (2^-150 rounds to it) truncates them
-            // correctly.
-            const int h = std::clamp(F + scale_exp[r][j] - emax[j], -150, 127);
-            grid[j] = static_cast<float>(pow2(h));
+            // most 127 for bf16 / tf32 ones within the bounds (127 also bounds all-zero steps).
+            // Below -126 (operands of at most 8 bits with small scales, or an Inf / NaN C): for
+            // 8-bit and f16 operands every term, a*b < 2^32 times it, lies below 2^-94, and the
+            // clamped factor 2^-126 truncates them to 0 as the exact one does; bf16 / tf32 steps in
+            // this form have e_max <= 128, so h >= F - 128, below -126 only for F <= 1 with an Inf
+            // or NaN C, whose step value no product changes. Built from its bits (a conversion
+            // from double kept GCC 12 from vectorising this loop).
+            const int h = std::clamp(F + scale_exp[r][j] - emax[j], -126, 127);
+            grid[j] = std::bit_cast<float>(static_cast<std::uint32_t>(h + 127) << 23);
           }
           // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double.
           for (std::size_t kb = 0; kb < L; kb += 16) {
