@@ -246,78 +246,77 @@ BLOCKSCALE_AVX512_INLINE __m512i step_output_units(__m512i c, __m512i emax, __m5
 // it (exact_sums, float_form_terms): its 9 integer vector operations per k then issue beside that
 // loop's floating-point ones, which on CPUs with more vector ALU ports than FMA ports (AMD Zen 5:
 // four and two) costs less than a loop of their own (docs/performance.md).
-// A step's eb panels (at its first k) and the maxima so far.
-struct BoundsPass {
-  const std::int16_t* beb;
-  const std::int32_t* aeb[kRows];
+// The same max-plus pass serves the wide kernel (tfdpa_wide_avx512) for e_max alone: per row, the
+// largest e(a) + e(b) over a step's k in 32 signed int16 lanes, from the exponent panels (an A
+// word holds e(a) twice, so that its 32-bit broadcast fills every 16-bit lane; a zero or special
+// element's kNoExp keeps the sum far below every floor of e_max).
+enum class PassLanes { byte_pairs, exponents };
+// A step's panels (at its first k: eb, or exp and exp2) and the maxima so far.
+template <PassLanes kLanes>
+struct MaxPlusPass {
+  const std::int16_t* b;
+  const std::int32_t* a[kRows];
   __m512i m[kRows];
 };
+using BoundsPass = MaxPlusPass<PassLanes::byte_pairs>;
+using WideEmaxPass = MaxPlusPass<PassLanes::exponents>;
 
-// The pass's work for one k, into the maxima m0..m3. They are written in place by inline assembly:
-// GCC 12 otherwise gave each loop-carried maximum a register copy per k.
-BLOCKSCALE_AVX512_INLINE void bounds_pass_k(const BoundsPass& p, std::size_t k, __m512i& m0, __m512i& m1, __m512i& m2,
-                                            __m512i& m3) {
-  const __m512i b = _mm512_load_si512(p.beb + k * kTfdpaWidth);
-  const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(p.aeb[0][k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(p.aeb[1][k]));
-  const __m512i t2 = _mm512_add_epi32(b, _mm512_set1_epi32(p.aeb[2][k])), t3 = _mm512_add_epi32(b, _mm512_set1_epi32(p.aeb[3][k]));
-  asm("vpmaxub %1, %0, %0" : "+v"(m0) : "v"(t0));
-  asm("vpmaxub %1, %0, %0" : "+v"(m1) : "v"(t1));
-  asm("vpmaxub %1, %0, %0" : "+v"(m2) : "v"(t2));
-  asm("vpmaxub %1, %0, %0" : "+v"(m3) : "v"(t3));
+// m = max(m, t) in place, by inline assembly: GCC 12 otherwise gave each loop-carried maximum a
+// register copy per k.
+template <PassLanes kLanes>
+BLOCKSCALE_AVX512_INLINE void max_in_place(__m512i& m, __m512i t) {
+  if constexpr (kLanes == PassLanes::byte_pairs) {
+    asm("vpmaxub %1, %0, %0" : "+v"(m) : "v"(t));
+  } else {
+    asm("vpmaxsw %1, %0, %0" : "+v"(m) : "v"(t));
+  }
 }
 
-// The tile's pass at panel position k (the step's first k), its maxima zero.
-BLOCKSCALE_AVX512_INLINE BoundsPass bounds_at(const TfdpaTile& t, std::size_t k) {
+// b plus an A word broadcast: a 32-bit add for the byte pairs (no carry leaves a byte), a 16-bit
+// one for the exponents.
+template <PassLanes kLanes>
+BLOCKSCALE_AVX512_INLINE __m512i plus_a(__m512i b, std::int32_t a) {
+  if constexpr (kLanes == PassLanes::byte_pairs) {
+    return _mm512_add_epi32(b, _mm512_set1_epi32(a));
+  } else {
+    return _mm512_add_epi16(b, _mm512_set1_epi32(a));
+  }
+}
+
+// The pass's work for one k, into the maxima m0..m3.
+template <PassLanes kLanes>
+BLOCKSCALE_AVX512_INLINE void bounds_pass_k(const MaxPlusPass<kLanes>& p, std::size_t k, __m512i& m0, __m512i& m1,
+                                            __m512i& m2, __m512i& m3) {
+  const __m512i b = _mm512_load_si512(p.b + k * kTfdpaWidth);
+  max_in_place<kLanes>(m0, plus_a<kLanes>(b, p.a[0][k]));
+  max_in_place<kLanes>(m1, plus_a<kLanes>(b, p.a[1][k]));
+  max_in_place<kLanes>(m2, plus_a<kLanes>(b, p.a[2][k]));
+  max_in_place<kLanes>(m3, plus_a<kLanes>(b, p.a[3][k]));
+}
+
+// The tile's pass at panel position k (a step's first k), its maxima at their floor: zero for the
+// byte pairs, 2 kNoExp for the exponents.
+template <PassLanes kLanes>
+BLOCKSCALE_AVX512_INLINE MaxPlusPass<kLanes> pass_at(const TfdpaTile& t, std::size_t k) {
+  constexpr bool kBytes = kLanes == PassLanes::byte_pairs;
   const TfdpaPanels& P = *t.p;
-  BoundsPass p{&P.b_eb[(t.strip * P.k + k) * kTfdpaWidth], {}, {}};
+  MaxPlusPass<kLanes> p{&(kBytes ? P.b_eb : P.b_exp)[(t.strip * P.k + k) * kTfdpaWidth], {}, {}};
   for (std::size_t r = 0; r < kRows; ++r) {
-    p.aeb[r] = &P.a_eb[(t.row0 + r) * P.k + k];
-    p.m[r] = _mm512_setzero_si512();
+    p.a[r] = &(kBytes ? P.a_eb : P.a_exp2)[(t.row0 + r) * P.k + k];
+    p.m[r] = kBytes ? _mm512_setzero_si512() : _mm512_set1_epi16(2 * kNoExp);
   }
   return p;
 }
 
-// The whole pass in a loop of its own.
-BLOCKSCALE_AVX512_INLINE void bounds_pass(const BoundsPass& p, std::size_t L, __m512i* bounds) {
-  __m512i m0 = _mm512_setzero_si512(), m1 = m0, m2 = m0, m3 = m0;
+// The whole pass in a loop of its own, from the maxima in p.
+template <PassLanes kLanes>
+BLOCKSCALE_AVX512_INLINE void bounds_pass(const MaxPlusPass<kLanes>& p, std::size_t L, __m512i* bounds) {
+  __m512i m0 = p.m[0], m1 = p.m[1], m2 = p.m[2], m3 = p.m[3];
   for (std::size_t k = 0; k < L; ++k) bounds_pass_k(p, k, m0, m1, m2, m3);
   bounds[0] = m0;
   bounds[1] = m1;
   bounds[2] = m2;
   bounds[3] = m3;
-}
-
-// The wide kernel's e_max pass (tfdpa_wide_avx512): per row, the largest e(a) + e(b) over a
-// step's k in 32 int16 lanes, from the exponent panels (an A word holds e(a) twice, so that its
-// 32-bit broadcast fills every 16-bit lane; a zero or special element's kNoExp keeps the sum far
-// below every floor of e_max).
-struct WideEmaxPass {
-  const std::int16_t* be;
-  const std::int32_t* ae[kRows];
-  __m512i m[kRows];
-};
-
-// The pass's work for one k, into the maxima m0..m3 (in place, as in the BoundsPass overload).
-BLOCKSCALE_AVX512_INLINE void bounds_pass_k(const WideEmaxPass& p, std::size_t k, __m512i& m0, __m512i& m1, __m512i& m2,
-                                            __m512i& m3) {
-  const __m512i b = _mm512_load_si512(p.be + k * kTfdpaWidth);
-  const __m512i t0 = _mm512_add_epi16(b, _mm512_set1_epi32(p.ae[0][k])), t1 = _mm512_add_epi16(b, _mm512_set1_epi32(p.ae[1][k]));
-  const __m512i t2 = _mm512_add_epi16(b, _mm512_set1_epi32(p.ae[2][k])), t3 = _mm512_add_epi16(b, _mm512_set1_epi32(p.ae[3][k]));
-  asm("vpmaxsw %1, %0, %0" : "+v"(m0) : "v"(t0));
-  asm("vpmaxsw %1, %0, %0" : "+v"(m1) : "v"(t1));
-  asm("vpmaxsw %1, %0, %0" : "+v"(m2) : "v"(t2));
-  asm("vpmaxsw %1, %0, %0" : "+v"(m3) : "v"(t3));
-}
-
-// The tile's e_max pass at panel position k (a step's first k), its maxima at the floor.
-BLOCKSCALE_AVX512_INLINE WideEmaxPass wide_emax_at(const TfdpaTile& t, std::size_t k) {
-  const TfdpaPanels& P = *t.p;
-  WideEmaxPass p{&P.b_exp[(t.strip * P.k + k) * kTfdpaWidth], {}, {}};
-  for (std::size_t r = 0; r < kRows; ++r) {
-    p.ae[r] = &P.a_exp2[(t.row0 + r) * P.k + k];
-    p.m[r] = _mm512_set1_epi16(2 * kNoExp);
-  }
-  return p;
 }
 
 // x_q += a * b_q for one row's four vectors, in place (exact_sums).
@@ -529,7 +528,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       const std::int32_t* aee = &P.a_ee[t.row0 / 2 * P.k + k0];
       e_bounds_pass(&P.b_ee[(t.strip * P.k + k0) * W], aee, aee + P.k, L, bounds);
     } else {
-      bounds_pass(bounds_at(t, k0), L, bounds);
+      bounds_pass(pass_at<PassLanes::byte_pairs>(t, k0), L, bounds);
     }
 
     // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product.
@@ -573,7 +572,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     const bool carry_next =
         s + 1 < (t.carry != nullptr ? P.steps : s1) && P.fp16_F == 0 && (exact_route || F > kUnitsMaxF);
     if (carry_next) {
-      nb = bounds_at(t, k0 + L);
+      nb = pass_at<PassLanes::byte_pairs>(t, k0 + L);
       nb_step = s + 1;  // once the loop below has run
     }
     if (exact_route) {
@@ -766,9 +765,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
     if (next_step == s) {
       std::copy(next.m, next.m + kRows, m);
     } else {
-      WideEmaxPass pass = wide_emax_at(t, k0);
-      for (std::size_t k = 0; k < L; ++k) bounds_pass_k(pass, k, pass.m[0], pass.m[1], pass.m[2], pass.m[3]);
-      std::copy(pass.m, pass.m + kRows, m);
+      bounds_pass(pass_at<PassLanes::exponents>(t, k0), L, m);
     }
     __m512i c[kRows][2], c_exp[kRows][2], emax[kRows][2];
     __m512 grid[kRows][2];
@@ -789,7 +786,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
     counts.truncating += kRows * W;
     const bool carry_next = s + 1 < s1;
     if (carry_next) {
-      next = wide_emax_at(t, k0 + L);
+      next = pass_at<PassLanes::exponents>(t, k0 + L);
       next_step = s + 1;  // once the loop below has run
     }
     const float* bv = &P.b_val[(t.strip * P.k + k0) * W];

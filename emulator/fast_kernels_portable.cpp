@@ -24,23 +24,15 @@ namespace {
 
 // ---- T-FDPA / ST-FDPA (numerics.md b.3, b.4)
 
-// The element values that the exact tier and the double form read as doubles: the fp64 panels, or
-// for wide operands (kWide: f16, bf16, tf32, whose panels have no fp64 values) the fp32 ones,
-// converted as they are read (exactly: every element is a float).
+// The element values that the exact tier and the double form read as doubles (of A or of B): the
+// fp64 panel, or for wide operands (kWide: f16, bf16, tf32, whose panels have no fp64 values) the
+// fp32 one, converted as it is read (exactly: every element is a float).
 template <bool kWide>
-const auto* a_doubles(const TfdpaPanels& P) {
+const auto* doubles(const Buffer<float>& val, const Buffer<double>& dval) {
   if constexpr (kWide) {
-    return P.a_val.data();
+    return val.data();
   } else {
-    return P.a_dval.data();
-  }
-}
-template <bool kWide>
-const auto* b_doubles(const TfdpaPanels& P) {
-  if constexpr (kWide) {
-    return P.b_val.data();
-  } else {
-    return P.b_dval.data();
+    return dval.data();
   }
 }
 
@@ -86,11 +78,11 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
       }
     }
 
-    const auto* bd = b_doubles<kWide>(P) + (t.strip * P.k + k0) * W;
+    const auto* bd = doubles<kWide>(P.b_val, P.b_dval) + (t.strip * P.k + k0) * W;
     if (exact_lanes != 0) {
       counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
-        const auto* ad = a_doubles<kWide>(P) + (t.row0 + r) * P.k + k0;
+        const auto* ad = doubles<kWide>(P.a_val, P.a_dval) + (t.row0 + r) * P.k + k0;
         double sum[W] = {};
         for (std::size_t k = 0; k < L; ++k) {
           const double a = ad[k];
@@ -167,7 +159,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
           // to int32 (|term| < 2^(F + 2)) truncates it toward zero. (That conversion, not
           // std::trunc, which GCC 12 does not vectorise here, and double sums: 32 terms may
           // exceed int32.)
-          const auto* ad = a_doubles<kWide>(P) + (t.row0 + r) * P.k + k0;
+          const auto* ad = doubles<kWide>(P.a_val, P.a_dval) + (t.row0 + r) * P.k + k0;
           double grid[W];
           for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F + scale_exp[r][j] - emax[j]);
           for (std::size_t k = 0; k < L; ++k) {
