@@ -34,9 +34,14 @@ bool wide_operand(Format f) { return f == Format::float16 || f == Format::bfloat
 bool covered(const KernelSchedule& s) {
   const Instruction& ins = s.instruction;
   const FdpaParams& p = ins.params();
-  if (p.rounding != OutputRounding::rz_fp32 && p.rounding != OutputRounding::rz_e8m13) return false;
-  // e(C) >= -126 for any nonzero fp32 C: with e_zero <= -126 the zero floor is max(e(c), e_zero).
-  if (p.e_zero > -126) return false;
+  // f16 accumulators (RNE-FP16) only with T-FDPA, the only algorithm whose rows have them.
+  const bool f16 = p.rounding == OutputRounding::rne_fp16;
+  if (f16 ? p.algorithm != Algorithm::t_fdpa : p.rounding != OutputRounding::rz_fp32 && p.rounding != OutputRounding::rz_e8m13) {
+    return false;
+  }
+  // e(C) >= emin (fp32 -126, fp16 -14) for any nonzero C: with e_zero at or below it the zero
+  // floor is max(e(c), e_zero) (fast_kernels.h, acc_exponent).
+  if (p.e_zero > (f16 ? -14 : -126)) return false;
   const Format fa = *format_of(ins.a), fb = *format_of(ins.b);
   if (p.algorithm == Algorithm::t_fdpa && wide_operand(fa) && wide_operand(fb)) {
     // Terms below 2^(F+2), at most 32 of them, summed exactly in double (fast_kernels.h).
@@ -72,6 +77,7 @@ const fast::KernelSet& kernels(GemmPath path) {
 // The reference engine for one step of one output (lanes with an Inf operand).
 struct Fallback {
   const FdpaParams* p;
+  bool f16;  // accumulators: f16 values held as fp32 patterns (fast_kernels.h, OutputRule)
   std::size_t L, M, N;
   const Panel* pa;
   const Panel* pb;
@@ -85,6 +91,10 @@ struct Fallback {
     if (f.spa != nullptr) {
       sa = f.spa->vec(row);
       sb = f.spb->vec(col);
+    }
+    if (f.f16) {
+      return fast::widen_f16(run_instruction(*f.p, Format::float16, f.pa->vec(row), f.pb->vec(col), step * f.L, f.L, nullptr,
+                                             nullptr, fast::narrow_f16(c)));
     }
     return run_instruction(*f.p, Format::float32, f.pa->vec(row), f.pb->vec(col), step * f.L, f.L,
                            f.spa ? &sa : nullptr, f.spb ? &sb : nullptr, c);
@@ -253,8 +263,9 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const std::size_t slices = static_cast<std::size_t>(schedule.split_k);
   const std::size_t per_slice = schedule.slice_units(units);
   const std::size_t W = gst ? fast::kGstWidth : fast::kTfdpaWidth;
+  const bool f16 = p.rounding == OutputRounding::rne_fp16;  // no split-K, no promotion (KernelSchedule::validate)
   const fast::OutputRule rule{p.F, p.e_zero, p.rounding == OutputRounding::rz_e8m13,
-                              p.underflow_zero == UnderflowZero::positive};
+                              p.underflow_zero == UnderflowZero::positive, f16};
 
   PanelCache& cache = panel_cache();
   const PanelCache::Trim trim{cache};
@@ -279,7 +290,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   // Inf operands take the reference engine for their steps: it needs its own panels.
   Panel ref_a, ref_b;
   ScalePanel ref_sa, ref_sb;
-  Fallback fallback{&p, L, M, N, &ref_a, &ref_b, nullptr, nullptr};
+  Fallback fallback{&p, f16, L, M, N, &ref_a, &ref_b, nullptr, nullptr};
   if (!gst && tp.any_inf) {
     ref_a.decode(ops.a, true, padded, *format_of(ins.a), 0);
     ref_b.decode(ops.b, false, padded, *format_of(ins.b), 0);
@@ -374,7 +385,10 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
       std::fill_n(r, tile, 0u);
       if (c_first) {
         for_tile_rows(b, st, [&](std::size_t at, std::size_t row, std::size_t col, std::size_t n) {
-          for (std::size_t j = 0; j < n; ++j) r[at + j] = ops.c.word(row, col + j);
+          for (std::size_t j = 0; j < n; ++j) {
+            const std::uint32_t c = ops.c.word(row, col + j);
+            r[at + j] = f16 ? fast::widen_f16(c) : c;
+          }
         });
       }
     };
@@ -406,6 +420,16 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     const auto epilogue = [&](std::size_t t, std::size_t b, std::size_t st) {
       for_tile_rows(b, st, [&](std::size_t at, std::size_t row, std::size_t col, std::size_t n) {
         std::uint32_t* out = d.data() + row * N + col;
+        if (f16) {
+          // One slice; C (+0 if absent) after the loop with one fp16 HADD (gemm.h).
+          const std::uint32_t* const values = tile_acc(0, t) + at;
+          const bool c_after = schedule.c_placement == CPlacement::epilogue;
+          for (std::size_t j = 0; j < n; ++j) {
+            const std::uint32_t c = ops.c.empty() ? 0u : fast::widen_f16(ops.c.word(row, col + j));
+            out[j] = fast::narrow_f16(c_after ? fast::host_add_f16(values[j], c) : values[j]);
+          }
+          return;
+        }
         if (slices == 1 && schedule.c_placement == CPlacement::accumulator) {
           std::copy_n(tile_acc(0, t) + at, n, out);
           return;

@@ -56,7 +56,17 @@ struct OutputRule {
   int e_zero = -133;
   bool e8m13 = false;             // RZ-E8M13 (else RZ-FP32)
   bool positive_underflow = false;  // UnderflowZero::positive
+  // RNE-FP16 (numerics.md b.6): an f16 accumulator. The kernels hold its values as the fp32
+  // patterns of the same values (every fp16 value is a float; the canonical NaN as fp32's), with
+  // e(c) >= -14 (fp16's emin: a subnormal C counts as 2^-14, b.1) and 10 fraction bits; fast_gemm
+  // widens C and narrows D.
+  bool f16 = false;
 };
+
+// e(c) of a nonzero finite accumulator is at least this (b.1: the format's emin), and its lowest
+// bit lies this many binades below e(c).
+inline int acc_min_exponent(const OutputRule& r) { return r.f16 ? -14 : -126; }
+inline int acc_fraction_bits(const OutputRule& r) { return r.f16 ? 10 : 23; }
 
 // A tile's bounds pass for its next step, carried from one kernel call to the next: the AVX-512
 // kernel forms the bounds of step s + 1 inside the main loop of step s (fast_kernels_avx512.cpp,
@@ -205,16 +215,16 @@ inline double pow2(int e) {
   return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52);
 }
 
-// e(c) of an fp32 accumulator (numerics.md b.1: fp32 emin -126; Inf/NaN give 128) and the floor
-// of e_max that C sets: e(c) for c != 0, e_zero for c = +-0 (b.3 step 2). The row tables have
-// e_zero <= -126, so max(e(c), e_zero) = e(c) whenever c != 0.
-inline int acc_exponent(std::uint32_t c) {
-  const int field = static_cast<int>((c >> 23) & 0xFFu);
-  return (field == 0 ? 1 : field) - 127;
+// e(c) of an accumulator held as an fp32 pattern (numerics.md b.1: the format's emin, -126 for
+// fp32 and -14 for fp16, also for its subnormals; Inf/NaN give 128) and the floor of e_max that C
+// sets: e(c) for c != 0, e_zero for c = +-0 (b.3 step 2). fast_gemm takes rows with e_zero at or
+// below the emin, so max(e(c), e_zero) = e(c) whenever c != 0.
+inline int acc_exponent(std::uint32_t c, int min_exponent) {
+  return std::max(static_cast<int>((c >> 23) & 0xFFu) - 127, min_exponent);
 }
 inline bool acc_is_zero(std::uint32_t c) { return (c & 0x7FFFFFFFu) == 0; }
 
-// b.6 on an exact double v (v = S * 2^(e_max - F), |S| < 2^53, so v is exact): RZ to fp32
+// b.6 for an fp32 accumulator on an exact double v (v = S * 2^(e_max - F), |S| < 2^53, so v is exact): RZ to fp32
 // (subnormals kept, Inf from 2^128), RZ-E8M13 by clearing 10 more fraction bits, NaN canonical,
 // and the underflow zero of the row. v = +0 means S = 0 (+0, b.6); v is never -0. RZ is the
 // host's conversion to float (round to nearest even: IeeeEnvironment) stepped one unit toward zero
@@ -224,7 +234,7 @@ inline bool acc_is_zero(std::uint32_t c) { return (c & 0x7FFFFFFFu) == 0; }
 // arithmetic, 32-bit integer operations and selects, the rule's choices as masks: the plain C++
 // kernels' lane loops that call it vectorise (the same conversion written on the double's bits,
 // with 64-bit shifts, did not).
-inline std::uint32_t round_output(double v, const OutputRule& r) {
+inline std::uint32_t round_output_fp32(double v, const OutputRule& r) {
   const float f = static_cast<float>(v);
   const std::uint32_t bits = as_bits(f);
   const std::uint32_t rz = std::fabs(static_cast<double>(f)) > std::fabs(v) && std::fabs(v) < 0x1p128 ? bits - 1u : bits;
@@ -234,11 +244,65 @@ inline std::uint32_t round_output(double v, const OutputRule& r) {
   return v != v ? 0x7FFFFFFFu : (out & 0x7FFFFFFFu) == 0 ? out & keep_zero_sign : out;
 }
 
+// RNE-FP16 (b.6) on an exact double v, as the fp32 pattern of the fp16 result: round to nearest
+// even on the grid 2^(max(e(v), -14) - 10) (fp16's 11-bit significands and its subnormals), Inf
+// from 65520 (= 65504 + half a unit, which rounds up to 2^16), NaN canonical, and a zero result of
+// a negative v keeps its sign unless keep_zero_sign is 0 (UnderflowZero::positive). The rounding
+// is one double addition: with m = 1.5 * 2^(e + 42), whose unit in the last place is 2^(e - 10),
+// (|v| + m) - m rounds |v| < 2^(e + 1) to that grid, ties to even, and the result has at most 11
+// significant bits, so its conversion to float is exact. m comes from |v|'s exponent bits
+// (bits of min(|v|, 2^17): no overflow into the sign) clamped to e in -14 .. 15; from 2^16 on the
+// result is Inf either way. 64-bit masks and adds, no shifts by a variable: the lane loops vectorise.
+inline std::uint32_t round_to_f16(double v, std::uint32_t keep_zero_sign) {
+  const double a = std::fabs(v);
+  const double capped = a < 0x1p17 ? a : 0x1p17;  // NaN too
+  const std::uint64_t exponent_bits = std::bit_cast<std::uint64_t>(capped) & 0x7FF0000000000000u;
+  double m = std::bit_cast<double>((exponent_bits + (std::uint64_t{42} << 52)) | (std::uint64_t{1} << 51));
+  m = m < 0x1.8p28 ? 0x1.8p28 : m;
+  m = m > 0x1.8p57 ? 0x1.8p57 : m;
+  const double rounded = (a + m) - m;
+  // Selects of values, and conversions and comparisons that run unconditionally (a conversion of
+  // a select, which GCC 12 turned into a conversion under a condition, kept it from vectorising
+  // the lane loops). From 2^16 on f is a float at or above it, or Inf.
+  const float f = static_cast<float>(rounded);
+  const std::uint32_t sign = as_bits(static_cast<float>(v)) & 0x80000000u;
+  const std::uint32_t magnitude = f < 0x1p16f ? as_bits(f) : 0x7F800000u;
+  return v != v ? 0x7FFFFFFFu : magnitude == 0 ? sign & keep_zero_sign : sign | magnitude;
+}
+
+// b.6 on an exact double v for the rule's accumulator (round_output_fp32, round_to_f16).
+inline std::uint32_t round_output(double v, const OutputRule& r) {
+  return r.f16 ? round_to_f16(v, static_cast<std::uint32_t>(r.positive_underflow) - 1u) : round_output_fp32(v, r);
+}
+
+// An f16 accumulator code as the fp32 pattern of its value (NaN: the canonical fp32 NaN), and
+// back (exact for every value an f16 kernel leaves; the canonical NaN gives 0x7FFF).
+inline std::uint32_t widen_f16(std::uint32_t code) {
+  const std::uint32_t sign = (code & 0x8000u) << 16, field = (code >> 10) & 0x1Fu, fraction = code & 0x3FFu;
+  if (field == 0x1Fu) return fraction != 0 ? 0x7FFFFFFFu : sign | 0x7F800000u;
+  if (field != 0) return sign | ((field + 112u) << 23) | (fraction << 13);
+  return sign | as_bits(static_cast<float>(fraction) * 0x1p-24f);  // subnormal or zero: exact
+}
+inline std::uint32_t narrow_f16(std::uint32_t bits) {
+  const std::uint32_t sign = (bits >> 16) & 0x8000u, magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return 0x7FFFu;
+  if (magnitude == 0x7F800000u) return sign | 0x7C00u;
+  const float a = as_float(magnitude);
+  if (a < 0x1p-14f) return sign | static_cast<std::uint32_t>(a * 0x1p24f);  // subnormal or zero: exact
+  return sign | ((((magnitude >> 23) - 112u) << 10) | ((magnitude >> 13) & 0x3FFu));
+}
+
 // CUDA FMUL / FFMA / FADD (fp32, RNE, subnormals kept) on the host FPU with NVIDIA's canonical NaN:
 // bit-identical to emulator/arith.h under IeeeEnvironment (round to nearest, no FTZ/DAZ).
 inline std::uint32_t canonical(float x) { return std::isnan(x) ? 0x7FFFFFFFu : as_bits(x); }
 inline std::uint32_t host_mul(std::uint32_t a, std::uint32_t b) { return canonical(as_float(a) * as_float(b)); }
 inline std::uint32_t host_add(std::uint32_t a, std::uint32_t b) { return canonical(as_float(a) + as_float(b)); }
+// fp16 HADD (RNE, subnormals kept, canonical NaN) on widened operands (widen_f16), widened: their
+// double sum is exact (two fp16 values lie within 2^-24 .. 2^16), and round_to_f16 rounds it once,
+// an exact zero sum keeping the IEEE sign (-0 only for -0 + -0).
+inline std::uint32_t host_add_f16(std::uint32_t a, std::uint32_t b) {
+  return round_to_f16(static_cast<double>(as_float(a)) + static_cast<double>(as_float(b)), ~0u);
+}
 inline std::uint32_t host_fma(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
   return canonical(std::fma(as_float(a), as_float(b), as_float(c)));
 }

@@ -75,7 +75,8 @@ struct AccInfo {
 // loop (26 such broadcasts left, 91 fewer instructions in the kernel), for 2-5% less time on the
 // MXFP8 and Hopper rows (docs/performance.md).
 struct SetupConstants {
-  std::int32_t byte_mask = 0xFF, one = 1, fp32_bias = 127, magnitude = 0x7FFFFFFF;
+  // field_floor: the fp32 exponent field of the accumulator's emin (fast_kernels.h, acc_exponent).
+  std::int32_t byte_mask = 0xFF, field_floor = 1, fp32_bias = 127, magnitude = 0x7FFFFFFF;
   std::int32_t eb_bias2 = 2 * kEbBias, eb_live = 2 * (kEbBias - 16);
   std::int32_t e_zero = 0;
 };
@@ -84,7 +85,7 @@ BLOCKSCALE_AVX512_INLINE void opaque(SetupConstants& k) { asm("" : "+m"(k)); }
 
 BLOCKSCALE_AVX512_INLINE AccInfo acc_info(__m512i c, const SetupConstants& k) {
   const __m512i field = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(k.byte_mask));
-  const __m512i exp = _mm512_sub_epi32(_mm512_max_epi32(field, _mm512_set1_epi32(k.one)), _mm512_set1_epi32(k.fp32_bias));
+  const __m512i exp = _mm512_sub_epi32(_mm512_max_epi32(field, _mm512_set1_epi32(k.field_floor)), _mm512_set1_epi32(k.fp32_bias));
   const __mmask16 zero = _mm512_testn_epi32_mask(c, _mm512_set1_epi32(k.magnitude));
   return {exp, _mm512_mask_mov_epi32(exp, zero, _mm512_set1_epi32(k.e_zero)), zero};
 }
@@ -102,9 +103,28 @@ BLOCKSCALE_AVX512_INLINE __mmask16 nan_lanes_of(__m512i c) {
   return _mm512_cmpgt_epu32_mask(_mm512_and_si512(c, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
 }
 
+// RNE-FP16 (b.6) for 16 exact doubles, as fp32 patterns of the fp16 results (fast_kernels.h:
+// round_to_f16, OutputRule::f16): each rounded to odd in fp32 (RZ, then the last bit set where
+// that was inexact: 24 bits keep the 11 + 2 that one correct rounding to fp16 needs, and a value
+// beyond fp32's range becomes FLT_MAX, still above fp16's), then the host's RNE conversion to fp16
+// (vcvtps2ph: subnormals, Inf from 65520, the sign of a zero kept) and back to fp32 (exact). The
+// row's zero sign and the canonical NaN (`nan` lanes) as masks.
+BLOCKSCALE_AVX512_INLINE __m512i round16_f16(__m512d lo, __m512d hi, __mmask16 nan, bool positive_underflow) {
+  const __m256 flo = _mm512_cvt_roundpd_ps(lo, kTruncate), fhi = _mm512_cvt_roundpd_ps(hi, kTruncate);
+  const auto inexact = static_cast<__mmask16>(_mm512_cmp_pd_mask(_mm512_cvtps_pd(flo), lo, _CMP_NEQ_UQ) |
+                                              (_mm512_cmp_pd_mask(_mm512_cvtps_pd(fhi), hi, _CMP_NEQ_UQ) << 8));
+  __m512i bits = _mm512_castps_si512(_mm512_insertf32x8(_mm512_castps256_ps512(flo), fhi, 1));
+  bits = _mm512_mask_or_epi32(bits, inexact, bits, _mm512_set1_epi32(1));
+  const __m256i half = _mm512_cvtps_ph(_mm512_castsi512_ps(bits), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512i out = _mm512_castps_si512(_mm512_cvtph_ps(half));
+  if (positive_underflow) out = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(out, _mm512_set1_epi32(0x7FFFFFFF)), out);
+  return _mm512_mask_mov_epi32(out, nan, _mm512_set1_epi32(0x7FFFFFFF));
+}
+
 // b.6 for 16 exact doubles (lanes 0-7 in lo, 8-15 in hi): round_output() of fast_kernels.h; `nan`
 // marks the lanes whose value is NaN.
 BLOCKSCALE_AVX512_INLINE __m512i round16(__m512d lo, __m512d hi, __mmask16 nan, const OutputRule& r) {
+  if (r.f16) return round16_f16(lo, hi, nan, r.positive_underflow);
   const __m256 flo = _mm512_cvt_roundpd_ps(lo, kTruncate), fhi = _mm512_cvt_roundpd_ps(hi, kTruncate);
   __m512i bits = _mm512_castps_si512(_mm512_insertf32x8(_mm512_castps256_ps512(flo), fhi, 1));
   const __m512d limit = _mm512_set1_pd(0x1p128);
@@ -176,6 +196,12 @@ BLOCKSCALE_AVX512_INLINE void grid_factors(const __m512i (&f_scale)[kRows][2], c
 // double sum is exact.
 BLOCKSCALE_AVX512_INLINE __m512i step_output(__m512i c, __m512i c_exp, __m512i emax, __m512d p_lo, __m512d p_hi, int F,
                                              const OutputRule& rule) {
+  // The fraction bits' place comes from C's fp32 pattern: for an f16 accumulator c_exp is e(c),
+  // floored at -14, and a subnormal C's pattern has a smaller exponent (fast_kernels.h, OutputRule).
+  if (rule.f16) {
+    const __m512i field = _mm512_and_si512(_mm512_srli_epi32(c, 23), _mm512_set1_epi32(0xFF));
+    c_exp = _mm512_sub_epi32(_mm512_max_epi32(field, _mm512_set1_epi32(1)), _mm512_set1_epi32(127));
+  }
   const __m512i cleared = _mm512_add_epi32(_mm512_sub_epi32(emax, c_exp), _mm512_set1_epi32(23 - F));
   __m512i keep = _mm512_sllv_epi32(_mm512_set1_epi32(-1), _mm512_max_epi32(cleared, _mm512_setzero_si512()));
   keep = _mm512_mask_mov_epi32(keep, _mm512_cmpge_epi32_mask(cleared, _mm512_set1_epi32(24)),
@@ -213,9 +239,21 @@ BLOCKSCALE_AVX512_INLINE __m512i step_output_plain(__m512i c, __m512i c_exp, __m
   return e8m13 ? _mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0xFFFFFC00u))) : bits;
 }
 
-// step_output or, where it applies, step_output_plain.
+// step_output for an f16 accumulator where no lane's C has a bit below the grid 2^(e_max - F):
+// its last bit, 2^(e(c) - 10) (also for a subnormal C, whose e(c) is -14), lies on or above it
+// when e_max - e(c) <= F - 10, and C enters the sum as it is (an Inf or NaN C too: e_max = e(c)).
+BLOCKSCALE_AVX512_INLINE bool f16_c_on_grid(__m512i c_exp, __m512i emax, int F) {
+  return _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(emax, c_exp), _mm512_set1_epi32(F - 10)) == 0;
+}
+
+// step_output or, where it applies, its cheaper forms: step_output_plain (fp32 accumulators,
+// plain_vector) or, for f16 ones, the sum with C as it is (f16_c_on_grid).
 BLOCKSCALE_AVX512_INLINE __m512i step_result(__m512i c, __m512i c_exp, __m512i emax, __m512d p_lo, __m512d p_hi, int F,
                                              const OutputRule& rule) {
+  if (rule.f16) {
+    if (!f16_c_on_grid(c_exp, emax, F)) return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
+    return round16_f16(_mm512_add_pd(p_lo, lo_ps_pd(c)), _mm512_add_pd(p_hi, hi_ps_pd(c)), nan_lanes_of(c), rule.positive_underflow);
+  }
   if (plain_vector(c_exp, emax, F)) return step_output_plain(c, c_exp, emax, p_lo, p_hi, F, rule.e8m13);
   return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
 }
@@ -502,6 +540,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   const __m512i f = _mm512_set1_epi32(F);
   SetupConstants consts;
   consts.e_zero = t.rule.e_zero;
+  consts.field_floor = acc_min_exponent(t.rule) + 127;
   opaque(consts);
   BoundsPass nb{};  // the next step's bounds pass, carried by a step's loop
   std::size_t nb_step = CarriedBounds::kNone;  // the step whose bounds nb.m holds
@@ -640,11 +679,11 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         for (std::size_t r = 0; r < kRows; ++r) {
           for (std::size_t h = 0; h < 2; ++h) {
             __m512i out;
-            if (plain_vector(c_exp[r][h], emax[r][h], F)) {
+            if (!t.rule.f16 && plain_vector(c_exp[r][h], emax[r][h], F)) {
               out = step_output_units(c[r][h], emax[r][h], part[r][h], F, t.rule.e8m13);
             } else {
               const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
-              out = step_output(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(lo_pd(part[r][h]), lo_pd(to_value)),
+              out = step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(lo_pd(part[r][h]), lo_pd(to_value)),
                                 _mm512_scalef_pd(hi_pd(part[r][h]), hi_pd(to_value)), F, t.rule);
             }
             _mm512_storeu_si512(acc + r * W + 16 * h, out);
@@ -744,6 +783,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
   const __m512i f = _mm512_set1_epi32(F);
   SetupConstants consts;
   consts.e_zero = t.rule.e_zero;
+  consts.field_floor = acc_min_exponent(t.rule) + 127;
   opaque(consts);
   // The next step's e_max pass, run inside a step's term loop (its integer operations issue beside
   // the terms' floating-point ones), as the T-FDPA kernel carries its bounds pass.

@@ -11,6 +11,8 @@
 //   hopper/<data>   sm_90a wgmma e4m3 x e4m3, promotion every 4 instructions (fp32 scales per 128);
 //   bf16/<data>     sm_90a wgmma bf16 x bf16 -> f32, plain chain (a bf16 GEMM; gaussian and heavy
 //                   values rounded to bf16);
+//   f16acc/<fp8|f16>/<data>  sm_90a wgmma e4m3 x e4m3 or f16 x f16 with an f16 accumulator (RNE-FP16
+//                   after every step), plain chain; values of unit scale (gaussian rows 2^-2 .. 2^2);
 //   exact/<format>/<data>  mma_scaled's `exact` numerics (emulator::exact_gemm: the proved double
 //                   GEMM) on MXFP8 or NVFP4 operands; exact_share there is the share of outputs
 //                   proved (the rest: NaN / Inf settled, or the reference engine);
@@ -251,6 +253,51 @@ void bf16_chain(benchmark::State& state, Data data, GemmPath path) {
   measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
 }
 
+// f16 accumulators (RNE-FP16 after every step, numerics.md b.6), plain chain: sm_90a wgmma
+// e4m3 x e4m3 -> f16 (`fp8`, F = 13, L = 32) or f16 x f16 -> f16 (`f16`, F = 25, L = 16). Data
+// of unit scale, so that the sums stay within fp16's range as a user of f16 accumulation keeps
+// them: gaussian rows of magnitudes 2^-2 .. 2^2 and heavy (Student-t) values, rounded to the
+// operand format (RNE, fp8 saturating).
+void f16_accumulator_chain(benchmark::State& state, Format operand, Data data, GemmPath path) {
+  const Shape s = shape(state);
+  const auto unit_scale = [&](std::int64_t rows, unsigned seed) {
+    std::vector<float> v = values(rows, s.K, seed, data);
+    if (data == Data::gaussian) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float rescale = std::ldexp(1.0f, 8 - static_cast<int>(r % 17) + static_cast<int>(r % 5) - 2);
+        for (std::int64_t c = 0; c < s.K; ++c) v[static_cast<std::size_t>(r * s.K + c)] *= rescale;
+      }
+    }
+    return v;
+  };
+  const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+  const std::vector<float> va = unit_scale(s.M, 10), vb = unit_scale(s.N, 11);  // B^T, N x K
+  std::vector<std::uint8_t> a8, b8;
+  std::vector<std::uint16_t> a16, b16;
+  GemmOperands ops;
+  if (operand == Format::float16) {
+    a16.resize(va.size());
+    b16.resize(vb.size());
+    convert(va, operand, a16);
+    convert(vb, operand, b16);
+    ops = {CodeMatrix(operand, M, K, a16), CodeMatrix(operand, K, N, b16, Order::col_major), {}, {}, {}};
+  } else {
+    a8.resize(va.size());
+    b8.resize(vb.size());
+    ConvertOptions saturating;
+    saturating.overflow = Overflow::saturate;
+    convert(va, operand, a8, saturating);
+    convert(vb, operand, b8, saturating);
+    ops = {CodeMatrix(operand, M, K, a8), CodeMatrix(operand, K, N, b8, Order::col_major), {}, {}, {}};
+  }
+  const std::string type(to_string(type_of(operand)));
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(
+      "sm_90a wgmma.mma_async " + std::string(operand == Format::float16 ? "m64n256k16" : "m64n256k32") + " f16 " + type + " " + type));
+  GemmPathStats stats;
+  const GemmOptions options{s.threads, path, &stats};
+  measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
+}
+
 void eigen_fp32(benchmark::State& state) {
   const Shape s = shape(state);
   Eigen::setNbThreads(s.threads);
@@ -285,6 +332,9 @@ void register_all() {
     if (d == Data::bits) continue;
     const std::string n(name);
     benchmark::RegisterBenchmark(("bf16/" + n).c_str(), bf16_chain, d, GemmPath::automatic)->Apply(big);
+    benchmark::RegisterBenchmark(("f16acc/fp8/" + n).c_str(), f16_accumulator_chain, Format::float8_e4m3fn, d, GemmPath::automatic)
+        ->Apply(big);
+    benchmark::RegisterBenchmark(("f16acc/f16/" + n).c_str(), f16_accumulator_chain, Format::float16, d, GemmPath::automatic)->Apply(big);
     benchmark::RegisterBenchmark(("exact/mxfp8/" + n).c_str(), exact, block_formats::mxfp8_e4m3, d, GemmPath::automatic)->Apply(big);
     benchmark::RegisterBenchmark(("exact/nvfp4/" + n).c_str(), exact, block_formats::nvfp4, d, GemmPath::automatic)->Apply(big);
   }
@@ -295,6 +345,12 @@ void register_all() {
       ->Apply(small);
   benchmark::RegisterBenchmark("reference/hopper/gaussian", hopper, Data::gaussian, GemmPath::reference)->Apply(small);
   benchmark::RegisterBenchmark("reference/bf16/gaussian", bf16_chain, Data::gaussian, GemmPath::reference)->Apply(small);
+  benchmark::RegisterBenchmark("reference/f16acc/fp8/gaussian", f16_accumulator_chain, Format::float8_e4m3fn, Data::gaussian,
+                               GemmPath::reference)
+      ->Apply(small);
+  benchmark::RegisterBenchmark("reference/f16acc/f16/gaussian", f16_accumulator_chain, Format::float16, Data::gaussian,
+                               GemmPath::reference)
+      ->Apply(small);
   benchmark::RegisterBenchmark("reference/exact/mxfp8/gaussian", exact, block_formats::mxfp8_e4m3, Data::gaussian, GemmPath::reference)
       ->Apply(small);
   benchmark::RegisterBenchmark("eigen", eigen_fp32)->Apply(small);

@@ -133,7 +133,7 @@ struct Problem {
       ops.scale_a = CodeMatrix(Format::float32, M, blocks, psa);
       ops.scale_b = CodeMatrix(Format::float32, blocks, N, psb);
     }
-    if (!c.empty()) ops.c = CodeMatrix(Format::float32, M, N, c);
+    if (!c.empty()) ops.c = CodeMatrix(accumulator_format(schedule.instruction.params().rounding), M, N, c);
     return ops;
   }
 };
@@ -194,6 +194,37 @@ std::uint32_t accumulator(Rng& rng, Generator g, double typical) {
     default: return static_cast<std::uint32_t>(rng());
   }
 }
+
+// An f16 accumulator (RNE-FP16 rows) as the generator says: near `typical` (clamped to fp16's
+// range) or zero; any finite code with a bias towards the top binades (overflow to Inf); Inf, NaN
+// with any payload, subnormals; any 16 bits.
+std::uint32_t accumulator_f16(Rng& rng, Generator g, double typical) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(rng() & 1) << 15;
+  switch (g) {
+    case kRealistic:
+    case kCancel:
+    case kWide: {
+      if (uniform(rng, 3) == 0) return sign;
+      const double v = std::clamp(typical * std::ldexp(1.0, static_cast<int>(uniform(rng, 13)) - 6), 0x1p-20, 0x1p14);
+      return sign | convert_code(Format::float16, Format::float32, std::bit_cast<std::uint32_t>(static_cast<float>(v)));
+    }
+    case kExtreme: {
+      const std::uint32_t field = uniform(rng, 2) ? 25u + uniform(rng, 6) : uniform(rng, 31);
+      return sign | (field << 10) | uniform(rng, 1024);
+    }
+    case kSpecial: {
+      const std::uint32_t pick = uniform(rng, 8);
+      if (pick == 0) return sign | 0x7C00u;
+      if (pick == 1) return sign | 0x7C00u | (1u + uniform(rng, 1023));  // NaN
+      if (pick == 2) return sign | uniform(rng, 1024);                  // subnormal or zero
+      return sign | convert_code(Format::float16, Format::float32, std::bit_cast<std::uint32_t>(static_cast<float>(
+                                                                      std::clamp(typical, 0x1p-20, 0x1p14))));
+    }
+    default: return uniform(rng, 1u << 16);
+  }
+}
+
+bool f16_accumulator(const KernelSchedule& s) { return accumulator_format(s.instruction.params().rounding) == Format::float16; }
 
 // fp32 promotion scales (sa, sb of the Hopper FFMA): Gaussian, with zeros, subnormals and specials
 // in the special / bits generators.
@@ -279,9 +310,16 @@ void draw_boundary(Rng& rng, Problem& pr) {
   }
   // C: odd significand, 0..5 binades (GST: 10..14) below the largest product or group, or zero.
   if (uniform(rng, 4) == 0) return;
-  // (Within fp32's normal range: bf16 and tf32 products reach 2^254.)
-  const int e = std::clamp(top_exp - (gst ? 10 + static_cast<int>(uniform(rng, 5)) : static_cast<int>(uniform(rng, 6))), -126, 127);
+  const int below = gst ? 10 + static_cast<int>(uniform(rng, 5)) : static_cast<int>(uniform(rng, 6));
   pr.c.resize(pr.M * pr.N);
+  if (f16_accumulator(pr.schedule)) {
+    // Within fp16's normal range (its top binade is 15).
+    const auto field = static_cast<std::uint32_t>(std::clamp(top_exp - below, -14, 15) + 15);
+    for (auto& x : pr.c) x = (static_cast<std::uint32_t>(rng() & 1) << 15) | (field << 10) | uniform(rng, 1024) | 1u;
+    return;
+  }
+  // (Within fp32's normal range: bf16 and tf32 products reach 2^254.)
+  const int e = std::clamp(top_exp - below, -126, 127);
   for (auto& x : pr.c) {
     x = (static_cast<std::uint32_t>(rng() & 1) << 31) | (static_cast<std::uint32_t>(e + 127) << 23) |
         (static_cast<std::uint32_t>(rng()) & 0x7FFFFFu) | 1u;
@@ -291,6 +329,9 @@ void draw_boundary(Rng& rng, Problem& pr) {
 struct Family {
   std::string name;
   std::function<KernelSchedule(Rng&, Format&, Format&)> schedule;  // picks the operand types too
+  // Whether the AVX-512 path has an exact tier for the family: not for f16 operands alone, which
+  // always take tfdpa_wide_avx512's float form (bf16 / tf32 steps beyond its bounds do not).
+  bool avx512_exact_tier = true;
 };
 
 const Type kNarrow[] = {Type::e4m3, Type::e5m2, Type::e2m3, Type::e3m2, Type::e2m1};
@@ -372,13 +413,19 @@ Problem draw(Rng& rng, const Family& fam, Generator g, Shape shape = Shape::smal
     draw_boundary(rng, pr);
   } else {
     const Generator ge = g == kQuantized ? kRealistic : g;
-    const int top_a = (1 << info(pr.fa).exponent_bits) - 1, top_b = (1 << info(pr.fb).exponent_bits) - 1;
+    // A row's / column's exponent window: anywhere, or for f16 accumulators (whose results above
+    // 65504 are Inf) within 2^-8 .. 2^4 of 1.
+    const auto window = [&](Format f) {
+      const int top = (1 << info(f).exponent_bits) - 1;
+      if (!f16_accumulator(pr.schedule)) return static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top)));
+      return std::clamp(info(f).bias - 8 + static_cast<int>(uniform(rng, 10)), 0, top - 3);
+    };
     for (std::size_t i = 0; i < pr.M; ++i) {
-      const int w = static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_a)));
+      const int w = window(pr.fa);
       for (std::size_t k = 0; k < pr.K; ++k) pr.a[i * pr.K + k] = element(rng, ge, pr.fa, w);
     }
     for (std::size_t j = 0; j < pr.N; ++j) {
-      const int w = static_cast<int>(uniform(rng, static_cast<std::uint32_t>(top_b)));
+      const int w = window(pr.fb);
       for (std::size_t k = 0; k < pr.K; ++k) {
         const std::size_t at = pr.b_order == Order::row_major ? k * pr.N + j : j * pr.K + k;
         pr.b[at] = element(rng, ge, pr.fb, w);
@@ -417,7 +464,8 @@ Problem draw(Rng& rng, const Family& fam, Generator g, Shape shape = Shape::smal
     // C near the size of the result of a few steps (realistic), or as the generator says.
     const double typical = std::ldexp(1.0, static_cast<int>(uniform(rng, 21)) - 10);
     pr.c.resize(pr.M * pr.N);
-    for (auto& x : pr.c) x = accumulator(rng, g == kQuantized ? kRealistic : g, typical);
+    const Generator gc = g == kQuantized ? kRealistic : g;
+    for (auto& x : pr.c) x = f16_accumulator(pr.schedule) ? accumulator_f16(rng, gc, typical) : accumulator(rng, gc, typical);
   }
   return pr;
 }
@@ -531,6 +579,31 @@ std::vector<Family> families() {
                                        "sm_80 mma.sync.aligned m16n8k8 f32 tf32 tf32", "sm_90a mma.sync.aligned m16n8k8 f32 tf32 tf32"};
          return around(rng, parse_instruction(shapes[uniform(rng, 4)]));
        }},
+      {"f16 accumulators, 8-bit operands (T-FDPA F=13 / 25, RNE-FP16)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         // wgmma and sm_89 fp8 (F = 13), tcgen05 kind::f8f6f4 (every operand pair) and sm_120a fp8
+         // (F = 25); C in the accumulator or in the epilogue (f16 schedules have no split-K).
+         const int which = static_cast<int>(uniform(rng, 4));
+         const Type a = which == 2 ? pick(rng) : fp8(rng), b = which == 2 ? pick(rng) : fp8(rng);
+         fa = *format_of(a);
+         fb = *format_of(b);
+         const char* const shapes[] = {"sm_90a wgmma.mma_async m64n256k32 f16 ", "sm_89 mma.sync.aligned m16n8k32 f16 ",
+                                       "sm_100a tcgen05.mma.cta_group::1.kind::f8f6f4 m128n256k32 f16 ",
+                                       "sm_120a mma.sync.aligned m16n8k32 f16 "};
+         return KernelSchedule::chain(parse_instruction(shapes[which] + type_name(a) + " " + type_name(b)),
+                                      uniform(rng, 6) == 0 ? CPlacement::epilogue : CPlacement::accumulator);
+       }},
+      {"f16 accumulators, f16 operands (T-FDPA F=23 .. 25, RNE-FP16)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         fa = fb = Format::float16;
+         const char* const shapes[] = {"sm_90a wgmma.mma_async m64n64k16 f16 f16 f16", "sm_100a tcgen05.mma.cta_group::1.kind::f16 m128n256k16 f16 f16 f16",
+                                       "sm_90a mma.sync.aligned m16n8k16 f16 f16 f16", "sm_120a mma.sync.aligned m16n8k16 f16 f16 f16",
+                                       "sm_80 mma.sync.aligned m16n8k16 f16 f16 f16", "sm_75 mma.sync.aligned m16n8k8 f16 f16 f16",
+                                       "sm_70 mma.sync.aligned m8n8k4 f16 f16 f16"};
+         return KernelSchedule::chain(parse_instruction(shapes[uniform(rng, 7)]),
+                                      uniform(rng, 6) == 0 ? CPlacement::epilogue : CPlacement::accumulator);
+       },
+       false},
   };
 }
 
@@ -582,7 +655,7 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
     // tile, in place of the exact tier: then the fp32 form it falls back to must have run too.
     if (total[pi].fp16 > 0) {
       EXPECT_GT(total[pi].truncating, total[pi].fp16) << to_string(paths[pi]) << ": the fp32 fallback of the fp16 form";
-    } else {
+    } else if (fam.avx512_exact_tier || paths[pi] != GemmPath::avx512) {
       EXPECT_GT(total[pi].exact, 0u) << to_string(paths[pi]);
     }
     EXPECT_GT(total[pi].truncating, 0u) << to_string(paths[pi]);
@@ -595,11 +668,12 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
 
 std::string family_test_name(const ::testing::TestParamInfo<std::size_t>& info) {
   static const char* const names[] = {"Tcgen05Mxf8f6f4", "Sm120Mxf8f6f4", "F8f6f4TFdpa", "Fp8F13Chain",     "HopperPromotion",
-                                      "Mxf4Block32",     "Nvfp4Block16",  "F16Bf16F25",  "F16Bf16Sm70To89", "Tf32"};
+                                      "Mxf4Block32",     "Nvfp4Block16",  "F16Bf16F25",  "F16Bf16Sm70To89", "Tf32",
+                                      "F16AccNarrow",    "F16AccF16"};
   return names[info.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, FAST_PATH_SUITE, ::testing::Range<std::size_t>(0, 10), family_test_name);
+INSTANTIATE_TEST_SUITE_P(Families, FAST_PATH_SUITE, ::testing::Range<std::size_t>(0, 12), family_test_name);
 
 #if !defined(BLOCKSCALE_FULL_SWEEP)
 // fast_gemm splits the work into tasks of row blocks times strip groups, runs K in chunks, and the
@@ -613,7 +687,7 @@ TEST_P(FAST_PATH_SUITE, LargeShapesAcrossTasksAndChunks) {
   for (std::size_t n = 0; n < 2 * kGenerators; ++n) {
     const auto g = static_cast<Generator>(n % kGenerators);
     Problem pr = draw(rng, fam, g, Shape::large);
-    if (n >= kGenerators) pr.schedule = pr.schedule.with_split_k(3);
+    if (n >= kGenerators && !f16_accumulator(pr.schedule)) pr.schedule = pr.schedule.with_split_k(3);  // f16: no split-K
     const GemmOperands ops = pr.operands();
     const std::vector<std::uint32_t> want = gemm(pr.schedule, ops, {1, GemmPath::reference});
     for (const GemmPath path : fast_paths()) {
@@ -644,7 +718,7 @@ TEST_P(FAST_PATH_SUITE, LongKAcrossPhases) {
   std::size_t outputs = 0;
   for (const Generator g : {kRealistic, kQuantized}) {
     Problem pr = draw(rng, fam, g, Shape::long_k);
-    if (g == kQuantized) pr.schedule = pr.schedule.with_split_k(2);
+    if (g == kQuantized && !f16_accumulator(pr.schedule)) pr.schedule = pr.schedule.with_split_k(2);  // f16: no split-K
     const GemmOperands ops = pr.operands();
     const std::vector<std::uint32_t> want = gemm(pr.schedule, ops, {1, GemmPath::reference});
     for (const GemmPath path : fast_paths()) {
@@ -816,6 +890,118 @@ TEST(EmulatorFastPath, WideOperandsAroundTheFloatFormLimits) {
   std::printf("[ fast path ] wide operands around the float form's limits: %zu outputs x %zu paths\n", outputs, fast_paths().size());
 }
 
+// f16 accumulators (RNE-FP16) where only a tie or a zero shows a bit of the algorithm, which
+// random data rarely reach: one output each, K = one instruction, products listed (the other k
+// zero unless stated), against the value the semantics give and the reference engine, on every
+// path.
+//   * C's exactness bound: 2^8 + p2 with p2 = (1.00390625 * 4) (1.9375 * 4) and C = 2^-8 (1 +
+//     2^-10). C lies 16 binades below e_max = 8, so its last bit, 2^-18, is below the grid
+//     2^(8 - 25): truncated, C adds 2^-8 and the sum is the tie 2^8 (1 + 249 * 2^-11), which
+//     rounds to even, 2^8 (1 + 124 * 2^-10) (0x5C7C); kept, it would round up (0x5C7D). (A
+//     bound that took fp16's 10 fraction bits for 9 proves that step exact.)
+//   * A subnormal C counts as 2^-14 in e_max (numerics.md b.1): C = 2 * 2^-24, one product 2^-25
+//     and the others 2^-48 (f16) or 2^-32 (e5m2, F = 13). e_max = -14 puts the grid at 2^-39
+//     (2^-27), below which the small products truncate to 0: the sum is the tie 2.5 * 2^-24,
+//     rounded to even 2 * 2^-24 (0x0002). With C's own exponent, -23, they would count (0x0003).
+//   * A negative step value below half of fp16's least subnormal: -0 (0x8000) where the row keeps
+//     the sign, +0 on the rows with UnderflowZero::positive (wgmma, and mma.sync on sm_90a).
+TEST(EmulatorFastPath, F16AccumulatorTiesAndZeros) {
+  struct Case {
+    const char* instruction;
+    std::vector<std::uint32_t> a, b;  // the first k; the rest (up to K) as a_rest, b_rest
+    std::uint32_t a_rest, b_rest;
+    int c;  // f16 code, or -1: no C
+    std::uint32_t want;
+  };
+  const Case cases[] = {
+      {"sm_90a wgmma.mma_async m64n64k16 f16 f16 f16", {0x4C00, 0x4404}, {0x4C00, 0x47C0}, 0, 0, 0x1C01, 0x5C7C},
+      {"sm_90a wgmma.mma_async m64n64k16 f16 f16 f16", {0x0C00}, {0x0800}, 0x0001, 0x0001, 0x0002, 0x0002},
+      {"sm_90a wgmma.mma_async m64n256k32 f16 e5m2 e5m2", {0x18}, {0x01}, 0x01, 0x01, 0x0002, 0x0002},
+      {"sm_90a wgmma.mma_async m64n64k16 f16 f16 f16", {}, {}, 0x8001, 0x0400, -1, 0x0000},
+      {"sm_80 mma.sync.aligned m16n8k16 f16 f16 f16", {}, {}, 0x8001, 0x0400, -1, 0x8000},
+      {"sm_90a wgmma.mma_async m64n256k32 f16 e5m2 e5m2", {0x81}, {0x01}, 0, 0, -1, 0x0000},
+      {"sm_120a mma.sync.aligned m16n8k32 f16 e5m2 e5m2", {0x81}, {0x01}, 0, 0, -1, 0x8000},
+  };
+  for (const Case& tc : cases) {
+    const Instruction ins = parse_instruction(tc.instruction);
+    const KernelSchedule s = KernelSchedule::chain(ins);
+    const Format fa = *format_of(ins.a), fb = *format_of(ins.b);
+    const auto K = static_cast<std::size_t>(ins.k);
+    std::vector<std::uint32_t> a(K, tc.a_rest), b(K, tc.b_rest);
+    std::copy(tc.a.begin(), tc.a.end(), a.begin());
+    std::copy(tc.b.begin(), tc.b.end(), b.begin());
+    const std::vector<std::uint32_t> c{tc.c < 0 ? 0u : static_cast<std::uint32_t>(tc.c)};
+    const GemmOperands ops{CodeMatrix(fa, 1, K, a), CodeMatrix(fb, K, 1, b), {}, {},
+                           tc.c < 0 ? CodeMatrix() : CodeMatrix(Format::float16, 1, 1, c)};
+    const std::vector<std::uint32_t> want{tc.want};
+    EXPECT_EQ(gemm(s, ops, {1, GemmPath::reference}), want) << tc.instruction << " reference";
+    for (const GemmPath path : fast_paths()) {
+      GemmPathStats st;
+      EXPECT_EQ(gemm(s, ops, {1, path, &st}), want) << tc.instruction << " " << to_string(path);
+      EXPECT_EQ(st.reference_outputs, 0u) << tc.instruction << " " << to_string(path);
+    }
+  }
+}
+
+// f16 accumulators enter the fast paths as fp32 patterns and leave as f16 codes (fast_kernels.h:
+// widen_f16, narrow_f16), and C in the epilogue is one fp16 HADD on the host FPU (host_add_f16):
+// every one of the 65536 C codes through a zero product sum, C in the accumulator (D = C, NaN
+// canonical, -0 summed to +0) and in the epilogue (D = HADD(+0, C)); then 10^6 random pairs of step values (one
+// product x * y, any f16 codes but NaN payloads kept rare) and C codes through the epilogue add,
+// against the reference engine (emulator/arith.h add_f16).
+TEST(EmulatorFastPath, F16AccumulatorCodesAndEpilogueAdd) {
+  const Instruction ins = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f16 f16 f16");
+  const std::size_t M = 256, N = 256, K = 16;
+  std::vector<std::uint16_t> c(M * N);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<std::uint16_t>(i);
+  {
+    const std::vector<std::uint16_t> a(M * K, 0), b(K * N, 0);
+    const GemmOperands ops{CodeMatrix(Format::float16, M, K, a), CodeMatrix(Format::float16, K, N, b), {}, {},
+                           CodeMatrix(Format::float16, M, N, c)};
+    for (const CPlacement where : {CPlacement::accumulator, CPlacement::epilogue}) {
+      const KernelSchedule s = KernelSchedule::chain(ins, where);
+      const std::vector<std::uint32_t> want = gemm(s, ops, {1, GemmPath::reference});
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const bool nan = (i & 0x7C00u) == 0x7C00u && (i & 0x3FFu) != 0;
+        // -0: the step's sum +0 (b.3: an exact zero sum is +0), and +0 + -0 = +0.
+        const std::uint32_t expected = nan ? 0x7FFFu : i == 0x8000u ? 0u : i;
+        ASSERT_EQ(want[i], expected) << "reference, C code 0x" << std::hex << i;
+      }
+      for (const GemmPath path : fast_paths()) EXPECT_EQ(gemm(s, ops, {1, path}), want) << to_string(path);
+    }
+  }
+  Rng rng(0xF16);
+  const auto code = [&]() -> std::uint16_t {
+    const std::uint32_t sign = uniform(rng, 2) << 15;
+    switch (uniform(rng, 8)) {
+      case 0: return static_cast<std::uint16_t>(sign | (uniform(rng, 2) ? 0u : uniform(rng, 1024)));  // zero, subnormal
+      case 1: return static_cast<std::uint16_t>(sign | (uniform(rng, 64) == 0 ? 0x7C01u : 0x7C00u));  // Inf, NaN
+      case 2: return static_cast<std::uint16_t>(sign | (29u + uniform(rng, 2)) << 10 | uniform(rng, 1024));  // near 65504
+      default: return static_cast<std::uint16_t>(sign | (1u + uniform(rng, 30)) << 10 | uniform(rng, 1024));
+    }
+  };
+  // sm_75: one step per instruction (K = L = 8) and the sign of a zero kept (-0 + -0 = -0).
+  const KernelSchedule s = KernelSchedule::chain(parse_instruction("sm_75 mma.sync.aligned m16n8k8 f16 f16 f16"), CPlacement::epilogue);
+  const std::size_t rows = 64, cols = 64, k8 = 8;
+  std::size_t n = 0, bad = 0;
+  for (int rep = 0; rep < 250; ++rep) {
+    std::vector<std::uint16_t> a(rows * k8, 0), b(k8 * cols, 0), cc(rows * cols);
+    for (std::size_t i = 0; i < rows; ++i) a[i * k8] = code();
+    for (std::size_t j = 0; j < cols; ++j) b[j] = code();
+    for (auto& x : cc) x = code();
+    const GemmOperands ops{CodeMatrix(Format::float16, rows, k8, a), CodeMatrix(Format::float16, k8, cols, b), {}, {},
+                           CodeMatrix(Format::float16, rows, cols, cc)};
+    const std::vector<std::uint32_t> want = gemm(s, ops, {1, GemmPath::reference});
+    for (const GemmPath path : fast_paths()) {
+      const std::vector<std::uint32_t> got = gemm(s, ops, {1, path});
+      for (std::size_t i = 0; i < want.size(); ++i) bad += got[i] != want[i];
+    }
+    n += want.size();
+  }
+  std::printf("[ fast path ] f16 epilogue HADD: %zu cases, %zu mismatches\n", n, bad);
+  EXPECT_EQ(bad, 0u);
+}
+
 // Codes held in 16- and 32-bit words (CodeMatrix accepts any width that holds them) decode as the
 // same values as in bytes, on every path.
 TEST(EmulatorFastPath, CodeWordWidthsGiveTheSameBits) {
@@ -899,12 +1085,11 @@ TEST(EmulatorFastPath, PathNamesAndAvailability) {
       EXPECT_THROW(gemm(KernelSchedule::chain(ins), ops, {1, p}), std::invalid_argument);
     }
   }
-  // Schedules outside the fast paths (here: an f16 accumulator) run on the reference engine.
-  const Instruction h = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f16 f16 f16");
-  const std::vector<std::uint16_t> ha(16, 0x3C00), hb(16, 0x3C00);
+  // Schedules outside the fast paths (here: sm_90a's compiler-emulated fp8 mma.sync, numerics.md
+  // b.9) run on the reference engine.
+  const Instruction emulated = parse_instruction("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3");
   GemmPathStats st;
-  const GemmOperands hops{CodeMatrix(Format::float16, 1, 16, ha), CodeMatrix(Format::float16, 16, 1, hb), {}, {}, {}};
-  EXPECT_EQ(gemm(KernelSchedule::chain(h), hops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x4C00u});  // 16
+  EXPECT_EQ(gemm(KernelSchedule::chain(emulated), ops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x42000000u});
   EXPECT_EQ(st.reference_outputs, 1u);
 }
 #endif

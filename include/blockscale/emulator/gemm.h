@@ -102,13 +102,16 @@ struct GemmOperands {
 //              output columns) in plain C++;
 //   avx2:      the same C++ compiled for AVX2 + FMA;
 //   avx512:    the same algorithm written with AVX-512 intrinsics (F, BW, DQ, VL; VNNI when the
-//              CPU has it; f16 / bf16 / tf32 operands: the plain C++ compiled for AVX-512);
+//              CPU has it; f16 / bf16 / tf32 operands: a float-form kernel of their own, with the
+//              plain C++ compiled for AVX-512 for steps beyond its bounds);
 //   automatic: avx512, else avx2, else portable; the environment variable
 //              BLOCKSCALE_EMULATOR_PATH (auto, reference, portable, avx2, avx512) overrides it.
 // The fast paths cover the chain, promotion and split-K schedules of T-FDPA / ST-FDPA instructions
 // with fp8/fp6/fp4 operands and an f32 accumulator (F <= 25), of T-FDPA instructions with f16 /
-// bf16 / tf32 operands and an f32 accumulator (K a multiple of L), and of GST-FDPA (e2m1)
-// instructions; every other schedule runs on the reference engine whatever the path says.
+// bf16 / tf32 operands and an f32 accumulator (K a multiple of L), the chains of T-FDPA
+// instructions with an f16 accumulator (fp8/fp6/fp4 or f16 operands), and GST-FDPA (e2m1)
+// instructions; every other schedule (the compiler-emulated fp8 mma.sync of numerics.md b.9, the
+// tf32 mma.sync shapes whose K is below L, f64) runs on the reference engine whatever the path says.
 enum class GemmPath : std::uint8_t { automatic, reference, portable, avx2, avx512 };
 
 // Whether this CPU (and build) can run `path`; automatic, reference and portable always can.
