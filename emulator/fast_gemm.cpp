@@ -34,15 +34,21 @@ bool wide_operand(Format f) { return f == Format::float16 || f == Format::bfloat
 bool covered(const KernelSchedule& s) {
   const Instruction& ins = s.instruction;
   const FdpaParams& p = ins.params();
-  // f16 accumulators (RNE-FP16) only with T-FDPA, the only algorithm whose rows have them.
+  // f16 accumulators (RNE-FP16) come with T-FDPA and with b.9's HMMAs only (the table's rows).
   const bool f16 = p.rounding == OutputRounding::rne_fp16;
-  if (f16 ? p.algorithm != Algorithm::t_fdpa : p.rounding != OutputRounding::rz_fp32 && p.rounding != OutputRounding::rz_e8m13) {
+  if (f16 ? p.algorithm != Algorithm::t_fdpa && p.algorithm != Algorithm::fp8_via_f16
+          : p.rounding != OutputRounding::rz_fp32 && p.rounding != OutputRounding::rz_e8m13) {
     return false;
   }
   // e(C) >= emin (fp32 -126, fp16 -14) for any nonzero C: with e_zero at or below it the zero
   // floor is max(e(c), e_zero) (fast_kernels.h, acc_exponent).
   if (p.e_zero > (f16 ? -14 : -126)) return false;
   const Format fa = *format_of(ins.a), fb = *format_of(ins.b);
+  if (p.algorithm == Algorithm::fp8_via_f16) {
+    // b.9: per instruction two T-FDPA steps of L f16 products from zero, then one FADD / HADD into
+    // the accumulator (b9_operands); not inside a promotion interval.
+    return s.accumulation != Accumulation::promotion && p.F <= 25 && p.L <= 32 && ins.k == 2 * p.L;
+  }
   if (p.algorithm == Algorithm::t_fdpa && wide_operand(fa) && wide_operand(fb)) {
     // Terms below 2^(F+2), at most 32 of them, summed exactly in double (fast_kernels.h).
     return p.F <= 25 && p.F >= 1 && p.L <= 32 && ins.k % p.L == 0;
@@ -72,6 +78,40 @@ const fast::KernelSet& kernels(GemmPath path) {
     case GemmPath::avx2: return fast::avx2_kernels();
     default: return fast::portable_kernels();
   }
+}
+
+// b.9 (numerics.md): sm_90a / sm_100a compile fp8 mma.sync into F2FP conversions to f16 and two
+// HMMAs, the first over the elements with k mod 4 in {0, 1} of each 2L-element instruction (the
+// low 16-bit halves of the A / B registers), the second over those with k mod 4 in {2, 3}. The
+// fast paths run them as f16 operands in that order: A as M x padded and B as padded x N f16 codes
+// (exact conversions; zeros beyond K), in `a16` and `b16`, which the returned operands view.
+GemmOperands b9_operands(const GemmOperands& ops, std::size_t L, std::size_t padded, std::vector<std::uint16_t>& a16,
+                         std::vector<std::uint16_t>& b16) {
+  const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
+  std::uint16_t to_f16[2][256];
+  for (std::uint32_t w = 0; w < 256; ++w) {
+    to_f16[0][w] = static_cast<std::uint16_t>(convert_code(Format::float16, ops.a.format(), w & code_mask(ops.a.format())));
+    to_f16[1][w] = static_cast<std::uint16_t>(convert_code(Format::float16, ops.b.format(), w & code_mask(ops.b.format())));
+  }
+  // The element that position q of the permuted K holds: position i of HMMA h (0, 1) within its
+  // instruction takes element 4 (i / 2) + 2 h + i % 2.
+  std::vector<std::size_t> source(padded);
+  for (std::size_t q = 0; q < padded; ++q) {
+    const std::size_t j = q % (2 * L), h = j / L, i = j % L;
+    source[q] = q - j + 4 * (i / 2) + 2 * h + i % 2;
+  }
+  a16.assign(M * padded, 0);
+  b16.assign(padded * N, 0);
+  for (std::size_t r = 0; r < M; ++r) {
+    for (std::size_t q = 0; q < padded; ++q) {
+      if (source[q] < K) a16[r * padded + q] = to_f16[0][ops.a.word(r, source[q]) & 0xFFu];
+    }
+  }
+  for (std::size_t q = 0; q < padded; ++q) {
+    if (source[q] >= K) continue;
+    for (std::size_t c = 0; c < N; ++c) b16[q * N + c] = to_f16[1][ops.b.word(source[q], c) & 0xFFu];
+  }
+  return GemmOperands{CodeMatrix(Format::float16, M, padded, a16), CodeMatrix(Format::float16, padded, N, b16), {}, {}, ops.c};
 }
 
 // The reference engine for one step of one output (lanes with an Inf operand).
@@ -242,8 +282,9 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const FdpaParams& p = ins.params();
   const fast::KernelSet& ks = kernels(path);
   const bool gst = p.algorithm == Algorithm::gst_fdpa;
+  const bool b9 = p.algorithm == Algorithm::fp8_via_f16;  // f16 operands (b9_operands)
   // f16 / bf16 / tf32 operands: the path's KernelSet::tfdpa_wide.
-  const bool wide = !gst && wide_operand(*format_of(ins.a));
+  const bool wide = b9 || (!gst && wide_operand(*format_of(ins.a)));
   const fast::TfdpaStepsFn tfdpa = wide ? ks.tfdpa_wide : ks.tfdpa;
   const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
   if (M == 0 || N == 0) {  // no outputs (the work split below needs a row block and a strip)
@@ -267,6 +308,13 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const fast::OutputRule rule{p.F, p.e_zero, p.rounding == OutputRounding::rz_e8m13,
                               p.underflow_zero == UnderflowZero::positive, f16};
 
+  // The operands whose panels the kernels read: for b.9 the f16 ones, each step one HMMA.
+  std::vector<std::uint16_t> b9_a, b9_b;
+  const GemmOperands elements = b9 ? b9_operands(ops, L, padded, b9_a, b9_b) : GemmOperands{};
+  const GemmOperands& element_ops = b9 ? elements : ops;
+  FdpaParams step_params = p;  // the parameters of one step (b.9: one HMMA)
+  step_params.algorithm = b9 ? Algorithm::t_fdpa : p.algorithm;
+
   PanelCache& cache = panel_cache();
   const PanelCache::Trim trim{cache};
   fast::TfdpaPanels& tp = cache.tfdpa;
@@ -277,7 +325,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     rows = gp.rows;
     strips = gp.strips;
   } else if (wide) {
-    fast::decode_tfdpa(ops, p.L, padded, false, fast::TfdpaBounds::exponents, 0, threads, tp, ks.decode);
+    fast::decode_tfdpa(element_ops, p.L, padded, false, fast::TfdpaBounds::exponents, 0, threads, tp, ks.decode);
     rows = tp.rows;
     strips = tp.strips;
   } else {
@@ -290,10 +338,10 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   // Inf operands take the reference engine for their steps: it needs its own panels.
   Panel ref_a, ref_b;
   ScalePanel ref_sa, ref_sb;
-  Fallback fallback{&p, f16, L, M, N, &ref_a, &ref_b, nullptr, nullptr};
+  Fallback fallback{&step_params, f16, L, M, N, &ref_a, &ref_b, nullptr, nullptr};
   if (!gst && tp.any_inf) {
-    ref_a.decode(ops.a, true, padded, *format_of(ins.a), 0);
-    ref_b.decode(ops.b, false, padded, *format_of(ins.b), 0);
+    ref_a.decode(element_ops.a, true, padded, element_ops.a.format(), 0);
+    ref_b.decode(element_ops.b, false, padded, element_ops.b.format(), 0);
     if (tp.scaled) {
       ref_sa.decode(ops.scale_a, true, padded / L, p.L);
       ref_sb.decode(ops.scale_b, false, padded / L, p.L);
@@ -401,6 +449,17 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
         return;
       }
       const fast::TfdpaTile tt{&tp, rule, row0, st, &Fallback::run, &fallback, &carry[t]};
+      if (b9) {
+        // Per instruction (b.9): d1 = HMMA(S1, 0), d2 = HMMA(S2, d1), then acc = d2 + acc (FADD
+        // or HADD, RNE).
+        for (std::size_t u = u0; u < u1; ++u) {
+          if (fast::nan_absorbed(r, tile, (u1 - u) * steps_per_unit, counts)) break;
+          std::fill(part.begin(), part.end(), 0u);
+          tfdpa(tt, part.data(), u * steps_per_unit, (u + 1) * steps_per_unit, counts);
+          for (std::size_t i = 0; i < tile; ++i) r[i] = f16 ? fast::host_add_f16(part[i], r[i]) : fast::host_add(part[i], r[i]);
+        }
+        return;
+      }
       if (!promotion) {
         tfdpa(tt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
         return;

@@ -329,8 +329,9 @@ void draw_boundary(Rng& rng, Problem& pr) {
 struct Family {
   std::string name;
   std::function<KernelSchedule(Rng&, Format&, Format&)> schedule;  // picks the operand types too
-  // Whether the AVX-512 path has an exact tier for the family: not for f16 operands alone, which
-  // always take tfdpa_wide_avx512's float form (bf16 / tf32 steps beyond its bounds do not).
+  // Whether the AVX-512 path has an exact tier for the family: not for f16 operands alone (also
+  // fp8 ones run as f16, b.9), which always take tfdpa_wide_avx512's float form (bf16 / tf32 steps
+  // beyond its bounds do not).
   bool avx512_exact_tier = true;
 };
 
@@ -604,6 +605,21 @@ std::vector<Family> families() {
                                       uniform(rng, 6) == 0 ? CPlacement::epilogue : CPlacement::accumulator);
        },
        false},
+      {"compiler-emulated fp8 mma.sync, sm_90a / sm_100a (b.9: 2 x HMMA + add)",
+       [=](Rng& rng, Format& fa, Format& fb) {
+         // m16n8k32 (two HMMA.16816, L = 16) and m16n8k16 (two HMMA.1688, L = 8), f32 or f16
+         // accumulators; f32 ones also with split-K.
+         const Type a = fp8(rng), b = fp8(rng);
+         fa = *format_of(a);
+         fb = *format_of(b);
+         const bool f16 = uniform(rng, 2) != 0;
+         const std::string ins = std::string(uniform(rng, 2) ? "sm_90a" : "sm_100a") + " mma.sync.aligned " +
+                                 (uniform(rng, 2) ? "m16n8k32 " : "m16n8k16 ") + (f16 ? "f16 " : "f32 ") + type_name(a) + " " +
+                                 type_name(b);
+         if (f16) return KernelSchedule::chain(parse_instruction(ins), uniform(rng, 6) == 0 ? CPlacement::epilogue : CPlacement::accumulator);
+         return around(rng, parse_instruction(ins));
+       },
+       false},
   };
 }
 
@@ -669,11 +685,11 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
 std::string family_test_name(const ::testing::TestParamInfo<std::size_t>& info) {
   static const char* const names[] = {"Tcgen05Mxf8f6f4", "Sm120Mxf8f6f4", "F8f6f4TFdpa", "Fp8F13Chain",     "HopperPromotion",
                                       "Mxf4Block32",     "Nvfp4Block16",  "F16Bf16F25",  "F16Bf16Sm70To89", "Tf32",
-                                      "F16AccNarrow",    "F16AccF16"};
+                                      "F16AccNarrow",    "F16AccF16",     "Fp8ViaF16"};
   return names[info.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, FAST_PATH_SUITE, ::testing::Range<std::size_t>(0, 12), family_test_name);
+INSTANTIATE_TEST_SUITE_P(Families, FAST_PATH_SUITE, ::testing::Range<std::size_t>(0, 13), family_test_name);
 
 #if !defined(BLOCKSCALE_FULL_SWEEP)
 // fast_gemm splits the work into tasks of row blocks times strip groups, runs K in chunks, and the
@@ -1085,11 +1101,13 @@ TEST(EmulatorFastPath, PathNamesAndAvailability) {
       EXPECT_THROW(gemm(KernelSchedule::chain(ins), ops, {1, p}), std::invalid_argument);
     }
   }
-  // Schedules outside the fast paths (here: sm_90a's compiler-emulated fp8 mma.sync, numerics.md
-  // b.9) run on the reference engine.
-  const Instruction emulated = parse_instruction("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3");
+  // Schedules outside the fast paths (here: a tf32 mma.sync whose K, 4, is below its L, 8) run on
+  // the reference engine.
+  const Instruction half_k = parse_instruction("sm_90a mma.sync.aligned m16n8k4 f32 tf32 tf32");
+  const std::vector<std::uint32_t> ones(4, 0x3F800000u);
+  const GemmOperands tops{CodeMatrix(Format::tfloat32, 1, 4, ones), CodeMatrix(Format::tfloat32, 4, 1, ones), {}, {}, {}};
   GemmPathStats st;
-  EXPECT_EQ(gemm(KernelSchedule::chain(emulated), ops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x42000000u});
+  EXPECT_EQ(gemm(KernelSchedule::chain(half_k), tops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x40800000u});  // 4
   EXPECT_EQ(st.reference_outputs, 1u);
 }
 #endif
