@@ -456,7 +456,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
           if (fast::nan_absorbed(r, tile, (u1 - u) * steps_per_unit, counts)) break;
           std::fill(part.begin(), part.end(), 0u);
           tfdpa(tt, part.data(), u * steps_per_unit, (u + 1) * steps_per_unit, counts);
-          for (std::size_t i = 0; i < tile; ++i) r[i] = f16 ? fast::host_add_f16(part[i], r[i]) : fast::host_add(part[i], r[i]);
+          ks.accumulate(part.data(), r, f16);
         }
         return;
       }

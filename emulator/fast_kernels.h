@@ -162,6 +162,9 @@ using GstStepsFn = void (*)(const GstTile& t, std::uint32_t* acc, std::size_t s0
 // the order `fma` (gemm.h), fp32 RNE on the host FPU, canonical NaN.
 using PromoteFn = void (*)(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb,
                            const std::uint32_t* part, std::uint32_t* acc);
+// b.9's add of an instruction's result into kRows x kTfdpaWidth accumulators: acc = part + acc,
+// fp32 FADD (host_add) or for f16 accumulators fp16 HADD (host_add_f16), canonical NaN.
+using AccumulateFn = void (*)(const std::uint32_t* part, std::uint32_t* acc, bool f16);
 
 struct KernelSet {
   TfdpaBounds tfdpa_bounds;  // the exponent panels that tfdpa reads (fast_panels.h)
@@ -173,6 +176,7 @@ struct KernelSet {
   TfdpaStepsFn tfdpa_wide;
   GstStepsFn gst;
   PromoteFn promote;
+  AccumulateFn accumulate;
   int fp16_max_F = 0;  // tfdpa reads the fp16 panels for F up to this (0: never)
   TfdpaDecoder decode{};  // the element work of decode_tfdpa (fast_panels.h; empty: scalar)
 };

@@ -240,10 +240,12 @@ BLOCKSCALE_AVX512_INLINE __m512i step_output_plain(__m512i c, __m512i c_exp, __m
 }
 
 // step_output for an f16 accumulator where no lane's C has a bit below the grid 2^(e_max - F):
-// its last bit, 2^(e(c) - 10) (also for a subnormal C, whose e(c) is -14), lies on or above it
-// when e_max - e(c) <= F - 10, and C enters the sum as it is (an Inf or NaN C too: e_max = e(c)).
-BLOCKSCALE_AVX512_INLINE bool f16_c_on_grid(__m512i c_exp, __m512i emax, int F) {
-  return _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(emax, c_exp), _mm512_set1_epi32(F - 10)) == 0;
+// C is zero, or its last bit, 2^(e(c) - 10) (also for a subnormal C, whose e(c) is -14), lies on
+// or above the grid, e_max - e(c) <= F - 10; then C enters the sum as it is (an Inf or NaN C too:
+// e_max = e(c)).
+BLOCKSCALE_AVX512_INLINE bool f16_c_on_grid(__m512i c, __m512i c_exp, __m512i emax, int F) {
+  const __mmask16 nonzero = _mm512_test_epi32_mask(c, _mm512_set1_epi32(0x7FFFFFFF));
+  return _mm512_mask_cmpgt_epi32_mask(nonzero, _mm512_sub_epi32(emax, c_exp), _mm512_set1_epi32(F - 10)) == 0;
 }
 
 // step_output or, where it applies, its cheaper forms: step_output_plain (fp32 accumulators,
@@ -251,7 +253,7 @@ BLOCKSCALE_AVX512_INLINE bool f16_c_on_grid(__m512i c_exp, __m512i emax, int F) 
 BLOCKSCALE_AVX512_INLINE __m512i step_result(__m512i c, __m512i c_exp, __m512i emax, __m512d p_lo, __m512d p_hi, int F,
                                              const OutputRule& rule) {
   if (rule.f16) {
-    if (!f16_c_on_grid(c_exp, emax, F)) return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
+    if (!f16_c_on_grid(c, c_exp, emax, F)) return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
     return round16_f16(_mm512_add_pd(p_lo, lo_ps_pd(c)), _mm512_add_pd(p_hi, hi_ps_pd(c)), nan_lanes_of(c), rule.positive_underflow);
   }
   if (plain_vector(c_exp, emax, F)) return step_output_plain(c, c_exp, emax, p_lo, p_hi, F, rule.e8m13);
@@ -990,6 +992,24 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
 
 // ---- Hopper promotion of 4 x 32 accumulators.
 
+// AccumulateFn (b.9's add), 16 lanes at a time: FADD on the host with the canonical NaN, or the
+// fp16 HADD as the exact double sum of the two fp16 values rounded once (round16_f16; an exact
+// zero sum keeps the IEEE sign, so -0 + -0 = -0). A NaN sum stays a NaN of whatever payload there:
+// the kernels take any NaN C as NaN, and narrow_f16 gives the canonical code.
+BLOCKSCALE_AVX512 void accumulate_avx512(const std::uint32_t* part, std::uint32_t* acc, bool f16) {
+  for (std::size_t i = 0; i < kRows * kTfdpaWidth; i += 16) {
+    const __m512i x = _mm512_loadu_si512(part + i), y = _mm512_loadu_si512(acc + i);
+    __m512i out;
+    if (f16) {
+      out = round16_f16(_mm512_add_pd(lo_ps_pd(x), lo_ps_pd(y)), _mm512_add_pd(hi_ps_pd(x), hi_ps_pd(y)), 0, false);
+    } else {
+      const __m512 sum = _mm512_add_ps(_mm512_castsi512_ps(x), _mm512_castsi512_ps(y));
+      out = _mm512_mask_mov_epi32(_mm512_castps_si512(sum), _mm512_cmp_ps_mask(sum, sum, _CMP_UNORD_Q), _mm512_set1_epi32(0x7FFFFFFF));
+    }
+    _mm512_storeu_si512(acc + i, out);
+  }
+}
+
 BLOCKSCALE_AVX512 void promote_avx512(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb,
                                       const std::uint32_t* part, std::uint32_t* acc) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -1328,7 +1348,7 @@ bool cpu_has_avx512() {
 const KernelSet& avx512_kernels() {
   static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx512, &tfdpa_wide_avx512,
                            __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
-                           &promote_avx512,
+                           &promote_avx512, &accumulate_avx512,
                            fp16_max_f(),
                            TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512, &decode_wide_row_avx512, &decode_wide_strip_avx512}};
   return k;

@@ -920,7 +920,9 @@ TEST(EmulatorFastPath, WideOperandsAroundTheFloatFormLimits) {
 //     (2^-27), below which the small products truncate to 0: the sum is the tie 2.5 * 2^-24,
 //     rounded to even 2 * 2^-24 (0x0002). With C's own exponent, -23, they would count (0x0003).
 //   * A negative step value below half of fp16's least subnormal: -0 (0x8000) where the row keeps
-//     the sign, +0 on the rows with UnderflowZero::positive (wgmma, and mma.sync on sm_90a).
+//     the sign, +0 on the rows with UnderflowZero::positive (wgmma, and mma.sync on sm_90a). On
+//     sm_100a's compiler-emulated fp8 mma.sync (b.9) the second HMMA (k = 2) gives -0, and its HADD
+//     with C = -0 keeps it.
 TEST(EmulatorFastPath, F16AccumulatorTiesAndZeros) {
   struct Case {
     const char* instruction;
@@ -937,6 +939,7 @@ TEST(EmulatorFastPath, F16AccumulatorTiesAndZeros) {
       {"sm_80 mma.sync.aligned m16n8k16 f16 f16 f16", {}, {}, 0x8001, 0x0400, -1, 0x8000},
       {"sm_90a wgmma.mma_async m64n256k32 f16 e5m2 e5m2", {0x81}, {0x01}, 0, 0, -1, 0x0000},
       {"sm_120a mma.sync.aligned m16n8k32 f16 e5m2 e5m2", {0x81}, {0x01}, 0, 0, -1, 0x8000},
+      {"sm_100a mma.sync.aligned m16n8k32 f16 e5m2 e5m2", {0, 0, 0x81}, {0, 0, 0x01}, 0, 0, 0x8000, 0x8000},
   };
   for (const Case& tc : cases) {
     const Instruction ins = parse_instruction(tc.instruction);
