@@ -80,6 +80,39 @@ const fast::KernelSet& kernels(GemmPath path) {
   }
 }
 
+// out[x * ox + q * oq] = table[code at (k = source[q], x)] for every vector x < X (a row of A, a
+// column of B) and every q whose source lies below K; the code at (k, x) is word x * vx + k * vk.
+// The inner loop runs along the words' unit stride.
+template <class Word>
+void gather_f16(const Word* w, std::size_t vx, std::size_t vk, std::size_t X, std::size_t K, const std::vector<std::size_t>& source,
+                const std::uint16_t* table, std::uint16_t* out, std::size_t ox, std::size_t oq) {
+  if (vk == 1) {
+    for (std::size_t x = 0; x < X; ++x) {
+      for (std::size_t q = 0; q < source.size(); ++q) {
+        if (source[q] < K) out[x * ox + q * oq] = table[w[x * vx + source[q]] & 0xFFu];
+      }
+    }
+    return;
+  }
+  for (std::size_t q = 0; q < source.size(); ++q) {
+    if (source[q] >= K) continue;
+    for (std::size_t x = 0; x < X; ++x) out[x * ox + q * oq] = table[w[x * vx + source[q] * vk] & 0xFFu];
+  }
+}
+
+// gather_f16 for a CodeMatrix of any word width; `rows`: its vectors are its rows (A), else its
+// columns (B).
+void gather_f16(const CodeMatrix& m, bool rows, const std::vector<std::size_t>& source, const std::uint16_t* table,
+                std::uint16_t* out, std::size_t ox, std::size_t oq) {
+  const std::size_t vx = rows ? m.row_stride() : m.col_stride(), vk = rows ? m.col_stride() : m.row_stride();
+  const std::size_t X = rows ? m.rows() : m.cols(), K = rows ? m.cols() : m.rows();
+  switch (m.word_bits()) {
+    case 8: return gather_f16(static_cast<const std::uint8_t*>(m.data()), vx, vk, X, K, source, table, out, ox, oq);
+    case 16: return gather_f16(static_cast<const std::uint16_t*>(m.data()), vx, vk, X, K, source, table, out, ox, oq);
+    default: return gather_f16(static_cast<const std::uint32_t*>(m.data()), vx, vk, X, K, source, table, out, ox, oq);
+  }
+}
+
 // b.9 (numerics.md): sm_90a / sm_100a compile fp8 mma.sync into F2FP conversions to f16 and two
 // HMMAs, the first over the elements with k mod 4 in {0, 1} of each 2L-element instruction (the
 // low 16-bit halves of the A / B registers), the second over those with k mod 4 in {2, 3}. The
@@ -87,7 +120,7 @@ const fast::KernelSet& kernels(GemmPath path) {
 // (exact conversions; zeros beyond K), in `a16` and `b16`, which the returned operands view.
 GemmOperands b9_operands(const GemmOperands& ops, std::size_t L, std::size_t padded, std::vector<std::uint16_t>& a16,
                          std::vector<std::uint16_t>& b16) {
-  const std::size_t M = ops.a.rows(), K = ops.a.cols(), N = ops.b.cols();
+  const std::size_t M = ops.a.rows(), N = ops.b.cols();
   std::uint16_t to_f16[2][256];
   for (std::uint32_t w = 0; w < 256; ++w) {
     to_f16[0][w] = static_cast<std::uint16_t>(convert_code(Format::float16, ops.a.format(), w & code_mask(ops.a.format())));
@@ -102,15 +135,8 @@ GemmOperands b9_operands(const GemmOperands& ops, std::size_t L, std::size_t pad
   }
   a16.assign(M * padded, 0);
   b16.assign(padded * N, 0);
-  for (std::size_t r = 0; r < M; ++r) {
-    for (std::size_t q = 0; q < padded; ++q) {
-      if (source[q] < K) a16[r * padded + q] = to_f16[0][ops.a.word(r, source[q]) & 0xFFu];
-    }
-  }
-  for (std::size_t q = 0; q < padded; ++q) {
-    if (source[q] >= K) continue;
-    for (std::size_t c = 0; c < N; ++c) b16[q * N + c] = to_f16[1][ops.b.word(source[q], c) & 0xFFu];
-  }
+  gather_f16(ops.a, true, source, to_f16[0], a16.data(), padded, 1);
+  gather_f16(ops.b, false, source, to_f16[1], b16.data(), 1, N);
   return GemmOperands{CodeMatrix(Format::float16, M, padded, a16), CodeMatrix(Format::float16, padded, N, b16), {}, {}, ops.c};
 }
 

@@ -13,6 +13,8 @@
 //                   values rounded to bf16);
 //   f16acc/<fp8|f16>/<data>  sm_90a wgmma e4m3 x e4m3 or f16 x f16 with an f16 accumulator (RNE-FP16
 //                   after every step), plain chain; values of unit scale (gaussian rows 2^-2 .. 2^2);
+//   mmasync-fp8/<data>  sm_90a mma.sync m16n8k32 e4m3 x e4m3 -> f32, which the compiler emulates
+//                   with two f16 HMMAs and an FADD (numerics.md b.9); the same data;
 //   exact/<format>/<data>  mma_scaled's `exact` numerics (emulator::exact_gemm: the proved double
 //                   GEMM) on MXFP8 or NVFP4 operands; exact_share there is the share of outputs
 //                   proved (the rest: NaN / Inf settled, or the reference engine);
@@ -253,12 +255,12 @@ void bf16_chain(benchmark::State& state, Data data, GemmPath path) {
   measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
 }
 
-// f16 accumulators (RNE-FP16 after every step, numerics.md b.6), plain chain: sm_90a wgmma
-// e4m3 x e4m3 -> f16 (`fp8`, F = 13, L = 32) or f16 x f16 -> f16 (`f16`, F = 25, L = 16). Data
-// of unit scale, so that the sums stay within fp16's range as a user of f16 accumulation keeps
-// them: gaussian rows of magnitudes 2^-2 .. 2^2 and heavy (Student-t) values, rounded to the
-// operand format (RNE, fp8 saturating).
-void f16_accumulator_chain(benchmark::State& state, Format operand, Data data, GemmPath path) {
+// A plain chain of `instruction` (e4m3 or f16 operands) on data of unit scale, so that the sums
+// stay within fp16's range as a user of f16 accumulation keeps them: gaussian rows of magnitudes
+// 2^-2 .. 2^2 and heavy (Student-t) values, rounded to the operand format (RNE, fp8 saturating).
+// For f16 accumulators (RNE-FP16 after every step, numerics.md b.6) and b.9's emulated fp8
+// mma.sync.
+void unit_scale_chain(benchmark::State& state, const char* instruction, Data data, GemmPath path) {
   const Shape s = shape(state);
   const auto unit_scale = [&](std::int64_t rows, unsigned seed) {
     std::vector<float> v = values(rows, s.K, seed, data);
@@ -270,6 +272,8 @@ void f16_accumulator_chain(benchmark::State& state, Format operand, Data data, G
     }
     return v;
   };
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(instruction));
+  const Format operand = *format_of(schedule.instruction.a);
   const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
   const std::vector<float> va = unit_scale(s.M, 10), vb = unit_scale(s.N, 11);  // B^T, N x K
   std::vector<std::uint8_t> a8, b8;
@@ -290,9 +294,6 @@ void f16_accumulator_chain(benchmark::State& state, Format operand, Data data, G
     convert(vb, operand, b8, saturating);
     ops = {CodeMatrix(operand, M, K, a8), CodeMatrix(operand, K, N, b8, Order::col_major), {}, {}, {}};
   }
-  const std::string type(to_string(type_of(operand)));
-  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(
-      "sm_90a wgmma.mma_async " + std::string(operand == Format::float16 ? "m64n256k16" : "m64n256k32") + " f16 " + type + " " + type));
   GemmPathStats stats;
   const GemmOptions options{s.threads, path, &stats};
   measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
@@ -320,6 +321,10 @@ void small(benchmark::internal::Benchmark* b) {
   b->Args({128, 128, 1024, 1})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 }
 
+constexpr const char* kWgmmaFp8F16 = "sm_90a wgmma.mma_async m64n256k32 f16 e4m3 e4m3";
+constexpr const char* kWgmmaF16F16 = "sm_90a wgmma.mma_async m64n256k16 f16 f16 f16";
+constexpr const char* kMmaSyncFp8 = "sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3";  // b.9
+
 void register_all() {
   const std::pair<const char*, Data> data[] = {{"gaussian", Data::gaussian}, {"heavy", Data::heavy}, {"bits", Data::bits}};
   for (const auto& [name, d] : data) {
@@ -332,9 +337,9 @@ void register_all() {
     if (d == Data::bits) continue;
     const std::string n(name);
     benchmark::RegisterBenchmark(("bf16/" + n).c_str(), bf16_chain, d, GemmPath::automatic)->Apply(big);
-    benchmark::RegisterBenchmark(("f16acc/fp8/" + n).c_str(), f16_accumulator_chain, Format::float8_e4m3fn, d, GemmPath::automatic)
-        ->Apply(big);
-    benchmark::RegisterBenchmark(("f16acc/f16/" + n).c_str(), f16_accumulator_chain, Format::float16, d, GemmPath::automatic)->Apply(big);
+    benchmark::RegisterBenchmark(("f16acc/fp8/" + n).c_str(), unit_scale_chain, kWgmmaFp8F16, d, GemmPath::automatic)->Apply(big);
+    benchmark::RegisterBenchmark(("f16acc/f16/" + n).c_str(), unit_scale_chain, kWgmmaF16F16, d, GemmPath::automatic)->Apply(big);
+    benchmark::RegisterBenchmark(("mmasync-fp8/" + n).c_str(), unit_scale_chain, kMmaSyncFp8, d, GemmPath::automatic)->Apply(big);
     benchmark::RegisterBenchmark(("exact/mxfp8/" + n).c_str(), exact, block_formats::mxfp8_e4m3, d, GemmPath::automatic)->Apply(big);
     benchmark::RegisterBenchmark(("exact/nvfp4/" + n).c_str(), exact, block_formats::nvfp4, d, GemmPath::automatic)->Apply(big);
   }
@@ -345,11 +350,11 @@ void register_all() {
       ->Apply(small);
   benchmark::RegisterBenchmark("reference/hopper/gaussian", hopper, Data::gaussian, GemmPath::reference)->Apply(small);
   benchmark::RegisterBenchmark("reference/bf16/gaussian", bf16_chain, Data::gaussian, GemmPath::reference)->Apply(small);
-  benchmark::RegisterBenchmark("reference/f16acc/fp8/gaussian", f16_accumulator_chain, Format::float8_e4m3fn, Data::gaussian,
-                               GemmPath::reference)
+  benchmark::RegisterBenchmark("reference/f16acc/fp8/gaussian", unit_scale_chain, kWgmmaFp8F16, Data::gaussian, GemmPath::reference)
       ->Apply(small);
-  benchmark::RegisterBenchmark("reference/f16acc/f16/gaussian", f16_accumulator_chain, Format::float16, Data::gaussian,
-                               GemmPath::reference)
+  benchmark::RegisterBenchmark("reference/f16acc/f16/gaussian", unit_scale_chain, kWgmmaF16F16, Data::gaussian, GemmPath::reference)
+      ->Apply(small);
+  benchmark::RegisterBenchmark("reference/mmasync-fp8/gaussian", unit_scale_chain, kMmaSyncFp8, Data::gaussian, GemmPath::reference)
       ->Apply(small);
   benchmark::RegisterBenchmark("reference/exact/mxfp8/gaussian", exact, block_formats::mxfp8_e4m3, Data::gaussian, GemmPath::reference)
       ->Apply(small);

@@ -1045,6 +1045,26 @@ TEST(EmulatorFastPath, CodeWordWidthsGiveTheSameBits) {
     EXPECT_EQ(gemm(s, halves, {1, path}), want) << to_string(path) << " (16-bit words)";
     EXPECT_EQ(gemm(s, words, {1, path}), want) << to_string(path) << " (32-bit words)";
   }
+  // b.9's emulated fp8 mma.sync reads the codes itself (fast_gemm.cpp, b9_operands): A row-major,
+  // B column- and row-major, in each width; K = 96 is three m16n8k32 instructions.
+  const KernelSchedule b9 = KernelSchedule::chain(parse_instruction("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3"));
+  std::vector<std::uint8_t> b8_rows(K * N);
+  for (std::size_t k = 0; k < K; ++k) {
+    for (std::size_t j = 0; j < N; ++j) b8_rows[k * N + j] = b8[j * K + k];
+  }
+  const std::vector<std::uint16_t> b16_rows(b8_rows.begin(), b8_rows.end());
+  const std::vector<std::uint32_t> b32_rows(b8_rows.begin(), b8_rows.end());
+  const auto plain = [](const GemmOperands& o) { return GemmOperands{o.a, o.b, {}, {}, {}}; };
+  const std::vector<std::uint32_t> want_b9 = gemm(b9, plain(bytes), {1, GemmPath::reference});
+  for (GemmPath path : fast_paths()) {
+    for (const GemmOperands& o : {plain(bytes), plain(halves), plain(words)}) {
+      EXPECT_EQ(gemm(b9, o, {1, path}), want_b9) << to_string(path) << " b.9, " << o.a.word_bits() << "-bit words";
+    }
+    for (const CodeMatrix& b : {CodeMatrix(e4m3, K, N, b8_rows), CodeMatrix(e4m3, K, N, b16_rows), CodeMatrix(e4m3, K, N, b32_rows)}) {
+      EXPECT_EQ(gemm(b9, GemmOperands{bytes.a, b, {}, {}, {}}, {1, path}), want_b9)
+          << to_string(path) << " b.9, row-major B of " << b.word_bits() << "-bit words";
+    }
+  }
 }
 
 // The host FPU operations of the fast paths against emulator/arith.h, through the schedule that
