@@ -88,6 +88,23 @@ template <class Word>
 void gather_f16(const Word* w, std::size_t vx, std::size_t vk, std::size_t X, std::size_t K, const std::vector<std::size_t>& source,
                 const std::uint16_t* table, std::uint16_t* out, std::size_t ox, std::size_t oq, int threads) {
   (void)threads;
+  if (vk == 1 && ox == 1) {
+    // K runs along the words and the vectors along the output (a column-major B): 16 vectors at a
+    // time, so that each q writes 32 contiguous bytes while 16 input streams advance (one vector
+    // at a time wrote every output word to a different cache line).
+    constexpr std::size_t kBlock = 16;
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+    for (std::size_t xb = 0; xb < X; xb += kBlock) {
+      const std::size_t n = std::min(kBlock, X - xb);
+      for (std::size_t q = 0; q < source.size(); ++q) {
+        if (source[q] >= K) continue;
+        for (std::size_t i = 0; i < n; ++i) out[xb + i + q * oq] = table[w[(xb + i) * vx + source[q]] & 0xFFu];
+      }
+    }
+    return;
+  }
   if (vk == 1) {
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for num_threads(threads) schedule(static)
