@@ -49,14 +49,16 @@ bool covered(const KernelSchedule& s) {
     // the accumulator (b9_operands); not inside a promotion interval.
     return s.accumulation != Accumulation::promotion && p.F <= 25 && p.L <= 32 && ins.k == 2 * p.L;
   }
+  // T-FDPA steps of L products; an instruction whose K is below L is one step of K (step_length).
+  const bool whole_steps = ins.k % p.L == 0 || (p.algorithm == Algorithm::t_fdpa && ins.k < p.L);
   if (p.algorithm == Algorithm::t_fdpa && wide_operand(fa) && wide_operand(fb)) {
     // Terms below 2^(F+2), at most 32 of them, summed exactly in double (fast_kernels.h).
-    return p.F <= 25 && p.F >= 1 && p.L <= 32 && ins.k % p.L == 0;
+    return p.F <= 25 && p.F >= 1 && p.L <= 32 && whole_steps;
   }
   if (p.algorithm == Algorithm::t_fdpa || p.algorithm == Algorithm::st_fdpa) {
     // int32 sums of 16 terms below 2^(F+2); float products exact with <= 8 significant bits.
     if (!narrow_operand(fa) || !narrow_operand(fb) || p.F > 25 || p.F < 1 || p.L > 32) return false;
-    if (ins.k % p.L != 0) return false;
+    if (!whole_steps) return false;
     if (p.algorithm == Algorithm::st_fdpa &&
         (ins.block() != p.L || *format_of(ins.scale_type()) != Format::float8_e8m0fnu)) {
       return false;
@@ -70,6 +72,15 @@ bool covered(const KernelSchedule& s) {
            p.F <= 37;
   }
   return false;
+}
+
+// The products per fused step: L, or for a T-FDPA instruction whose K is below L (the m16n8k4 tf32
+// and m16n8k8 f16 / bf16 mma.sync of sm_90a .. sm_120a, whose hardware steps take 8 and 16) K:
+// the engine's step then sums the instruction's K products (engine.cpp, run_instruction), and so
+// do the kernels with panels of K-product steps.
+int step_length(const Instruction& ins) {
+  const FdpaParams& p = ins.params();
+  return p.algorithm == Algorithm::t_fdpa ? std::min(p.L, ins.k) : p.L;
 }
 
 const fast::KernelSet& kernels(GemmPath path) {
@@ -346,7 +357,8 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
   const auto kstep = static_cast<std::size_t>(ins.k);
   const std::size_t instructions = (K + kstep - 1) / kstep;
   const std::size_t padded = instructions * kstep;
-  const auto L = static_cast<std::size_t>(p.L);
+  const int step_L = step_length(ins);
+  const auto L = static_cast<std::size_t>(step_L);
   const std::size_t steps_per_instruction = kstep / L;
   const std::size_t total_steps = instructions * steps_per_instruction;
   const bool promotion = schedule.accumulation == Accumulation::promotion;
@@ -376,12 +388,12 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     rows = gp.rows;
     strips = gp.strips;
   } else if (wide) {
-    fast::decode_tfdpa(element_ops, p.L, padded, false, fast::TfdpaBounds::exponents, 0, threads, tp, ks.decode);
+    fast::decode_tfdpa(element_ops, step_L, padded, false, fast::TfdpaBounds::exponents, 0, threads, tp, ks.decode);
     rows = tp.rows;
     strips = tp.strips;
   } else {
-    const int fp16_F = p.F <= ks.fp16_max_F && p.L % 2 == 0 ? p.F : 0;
-    fast::decode_tfdpa(ops, p.L, padded, p.algorithm == Algorithm::st_fdpa, ks.tfdpa_bounds, fp16_F, threads, tp,
+    const int fp16_F = p.F <= ks.fp16_max_F && step_L % 2 == 0 ? p.F : 0;
+    fast::decode_tfdpa(ops, step_L, padded, p.algorithm == Algorithm::st_fdpa, ks.tfdpa_bounds, fp16_F, threads, tp,
                        ks.decode);
     rows = tp.rows;
     strips = tp.strips;

@@ -508,12 +508,14 @@ std::vector<Family> families() {
        }},
       {"tcgen05.kind::f8f6f4 / sm_120a fp8 (T-FDPA F=25)",
        [=](Rng& rng, Format& fa, Format& fb) {
+         // (sm_120a m16n8k16: K = 16 below L = 32, one step of 16 products.)
          const bool tc = uniform(rng, 2) != 0;
          const Type a = tc ? pick(rng) : fp8(rng), b = tc ? pick(rng) : fp8(rng);
          fa = *format_of(a);
          fb = *format_of(b);
          return around(rng, parse_instruction((tc ? "sm_100a tcgen05.mma.cta_group::1.kind::f8f6f4 m128n256k32 f32 "
-                                                  : "sm_120a mma.sync.aligned m16n8k32 f32 ") +
+                                               : uniform(rng, 3) == 0 ? "sm_120a mma.sync.aligned m16n8k16 f32 "
+                                                                     : "sm_120a mma.sync.aligned m16n8k32 f32 ") +
                                               type_name(a) + " " + type_name(b)));
        }},
       {"wgmma fp8 chain / sm_89 mma fp8 (T-FDPA F=13, RZ-E8M13)",
@@ -558,9 +560,11 @@ std::vector<Family> families() {
        [=](Rng& rng, Format& fa, Format& fb) {
          const Type t = uniform(rng, 2) ? Type::bf16 : Type::f16;
          fa = fb = *format_of(t);
+         // (m16n8k8 on sm_90a / sm_120a: K = 8 below L = 16, one step of 8 products.)
          const char* const shapes[] = {"sm_90a wgmma.mma_async m64n64k16 f32 ", "sm_100a tcgen05.mma.cta_group::1.kind::f16 m128n256k16 f32 ",
-                                       "sm_90a mma.sync.aligned m16n8k16 f32 ", "sm_120a mma.sync.aligned m16n8k16 f32 "};
-         return around(rng, parse_instruction(shapes[uniform(rng, 4)] + type_name(t) + " " + type_name(t)));
+                                       "sm_90a mma.sync.aligned m16n8k16 f32 ", "sm_120a mma.sync.aligned m16n8k16 f32 ",
+                                       "sm_90a mma.sync.aligned m16n8k8 f32 ", "sm_120a mma.sync.aligned m16n8k8 f32 "};
+         return around(rng, parse_instruction(shapes[uniform(rng, 6)] + type_name(t) + " " + type_name(t)));
        }},
       {"f16 / bf16 -> f32: sm_70 .. sm_89 mma.sync (T-FDPA F=23 / 24)",
        [=](Rng& rng, Format& fa, Format& fb) {
@@ -575,10 +579,12 @@ std::vector<Family> families() {
       {"tf32 -> f32: wgmma, kind::tf32, mma.sync (T-FDPA F=24 / 25)",
        [=](Rng& rng, Format& fa, Format& fb) {
          fa = fb = Format::tfloat32;
+         // (m16n8k4 on sm_90a / sm_100a: K = 4 below L = 8, one step of 4 products.)
          const char* const shapes[] = {"sm_90a wgmma.mma_async m64n64k8 f32 tf32 tf32",
                                        "sm_100a tcgen05.mma.cta_group::1.kind::tf32 m128n256k8 f32 tf32 tf32",
-                                       "sm_80 mma.sync.aligned m16n8k8 f32 tf32 tf32", "sm_90a mma.sync.aligned m16n8k8 f32 tf32 tf32"};
-         return around(rng, parse_instruction(shapes[uniform(rng, 4)]));
+                                       "sm_80 mma.sync.aligned m16n8k8 f32 tf32 tf32", "sm_90a mma.sync.aligned m16n8k8 f32 tf32 tf32",
+                                       "sm_90a mma.sync.aligned m16n8k4 f32 tf32 tf32", "sm_100a mma.sync.aligned m16n8k4 f32 tf32 tf32"};
+         return around(rng, parse_instruction(shapes[uniform(rng, 6)]));
        }},
       {"f16 accumulators, 8-bit operands (T-FDPA F=13 / 25, RNE-FP16)",
        [=](Rng& rng, Format& fa, Format& fb) {
@@ -600,8 +606,8 @@ std::vector<Family> families() {
          const char* const shapes[] = {"sm_90a wgmma.mma_async m64n64k16 f16 f16 f16", "sm_100a tcgen05.mma.cta_group::1.kind::f16 m128n256k16 f16 f16 f16",
                                        "sm_90a mma.sync.aligned m16n8k16 f16 f16 f16", "sm_120a mma.sync.aligned m16n8k16 f16 f16 f16",
                                        "sm_80 mma.sync.aligned m16n8k16 f16 f16 f16", "sm_75 mma.sync.aligned m16n8k8 f16 f16 f16",
-                                       "sm_70 mma.sync.aligned m8n8k4 f16 f16 f16"};
-         return KernelSchedule::chain(parse_instruction(shapes[uniform(rng, 7)]),
+                                       "sm_70 mma.sync.aligned m8n8k4 f16 f16 f16", "sm_90a mma.sync.aligned m16n8k8 f16 f16 f16"};
+         return KernelSchedule::chain(parse_instruction(shapes[uniform(rng, 8)]),
                                       uniform(rng, 6) == 0 ? CPlacement::epilogue : CPlacement::accumulator);
        },
        false},
@@ -1124,13 +1130,14 @@ TEST(EmulatorFastPath, PathNamesAndAvailability) {
       EXPECT_THROW(gemm(KernelSchedule::chain(ins), ops, {1, p}), std::invalid_argument);
     }
   }
-  // Schedules outside the fast paths (here: a tf32 mma.sync whose K, 4, is below its L, 8) run on
-  // the reference engine.
-  const Instruction half_k = parse_instruction("sm_90a mma.sync.aligned m16n8k4 f32 tf32 tf32");
-  const std::vector<std::uint32_t> ones(4, 0x3F800000u);
-  const GemmOperands tops{CodeMatrix(Format::tfloat32, 1, 4, ones), CodeMatrix(Format::tfloat32, 4, 1, ones), {}, {}, {}};
+  // Schedules outside the fast paths (here: b.9's emulated fp8 mma.sync inside a promotion
+  // interval) run on the reference engine.
+  const KernelSchedule promoted =
+      KernelSchedule::hopper_promotion(parse_instruction("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3"), 1);
+  const std::vector<std::uint32_t> one{0x3F800000u};
+  const GemmOperands pops{ops.a, ops.b, CodeMatrix(Format::float32, 1, 1, one), CodeMatrix(Format::float32, 1, 1, one), {}};
   GemmPathStats st;
-  EXPECT_EQ(gemm(KernelSchedule::chain(half_k), tops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x40800000u});  // 4
+  EXPECT_EQ(gemm(promoted, pops, {1, GemmPath::portable, &st}), std::vector<std::uint32_t>{0x42000000u});  // 32
   EXPECT_EQ(st.reference_outputs, 1u);
 }
 #endif

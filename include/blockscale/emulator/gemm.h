@@ -108,11 +108,10 @@ struct GemmOperands {
 //              BLOCKSCALE_EMULATOR_PATH (auto, reference, portable, avx2, avx512) overrides it.
 // The fast paths cover the chain, promotion and split-K schedules of T-FDPA / ST-FDPA instructions
 // with fp8/fp6/fp4 operands and an f32 accumulator (F <= 25), of T-FDPA instructions with f16 /
-// bf16 / tf32 operands and an f32 accumulator (K a multiple of L), the chains of T-FDPA
-// instructions with an f16 accumulator (fp8/fp6/fp4 or f16 operands), the compiler-emulated fp8
-// mma.sync of numerics.md b.9 (chain and split-K), and GST-FDPA (e2m1) instructions; every other
-// schedule (b.9 inside a promotion interval, the tf32 mma.sync shapes whose K is below L, f64)
-// runs on the reference engine whatever the path says.
+// bf16 / tf32 operands and an f32 accumulator, the chains of T-FDPA instructions with an f16
+// accumulator (fp8/fp6/fp4 or f16 operands), the compiler-emulated fp8 mma.sync of numerics.md
+// b.9 (chain and split-K), and GST-FDPA (e2m1) instructions; every other schedule (b.9 inside a
+// promotion interval, f64) runs on the reference engine whatever the path says.
 enum class GemmPath : std::uint8_t { automatic, reference, portable, avx2, avx512 };
 
 // Whether this CPU (and build) can run `path`; automatic, reference and portable always can.
