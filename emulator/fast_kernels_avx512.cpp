@@ -260,6 +260,21 @@ BLOCKSCALE_AVX512_INLINE __m512i step_result(__m512i c, __m512i c_exp, __m512i e
   return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
 }
 
+// step_result for a tile's eight vectors whose products' parts are exact doubles in grid units
+// (row r, vector h: lanes 0-7 in S[r][2h], 8-15 in S[r][2h + 1]), stored into the accumulators.
+BLOCKSCALE_AVX512_INLINE void store_step_results(std::uint32_t* acc, const __m512i (&c)[kRows][2], const __m512i (&c_exp)[kRows][2],
+                                                 const __m512i (&emax)[kRows][2], const __m512d (&S)[kRows][4], int F,
+                                                 const OutputRule& rule) {
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t h = 0; h < 2; ++h) {
+      const __m512i to_value = _mm512_sub_epi32(emax[r][h], _mm512_set1_epi32(F));  // grid units to values
+      _mm512_storeu_si512(acc + r * kTfdpaWidth + 16 * h,
+                          step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
+                                      _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, rule));
+    }
+  }
+}
+
 // The largest F whose whole step sums in int32 in the float form: L <= 32 terms below 2^(F + 2).
 constexpr int kUnitsMaxF = 16;
 
@@ -711,14 +726,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
             }
           }
         }
-        for (std::size_t r = 0; r < kRows; ++r) {
-          for (std::size_t h = 0; h < 2; ++h) {
-            const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
-            _mm512_storeu_si512(acc + r * W + 16 * h,
-                                step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
-                                            _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
-          }
-        }
+        store_step_results(acc, c, c_exp, emax, S, F, t.rule);
       }
     }
 
@@ -849,14 +857,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
         }
       }
     }
-    for (std::size_t r = 0; r < kRows; ++r) {
-      for (std::size_t h = 0; h < 2; ++h) {
-        const __m512i to_value = _mm512_sub_epi32(emax[r][h], f);  // grid units to values
-        _mm512_storeu_si512(acc + r * W + 16 * h,
-                            step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
-                                        _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, t.rule));
-      }
-    }
+    store_step_results(acc, c, c_exp, emax, S, F, t.rule);
 
     if (specials.any) {
       counts.special += kRows * W;
