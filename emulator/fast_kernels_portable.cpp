@@ -11,7 +11,7 @@
 #include "fast_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
+#include <immintrin.h>
 #else
 #include <cfenv>
 #endif
@@ -26,8 +26,8 @@ namespace {
 
 // The output conversion of a strip's W lanes (round_output), the rule's choice of accumulator
 // outside the lane loops: with it inside, GCC 12 vectorised neither.
+template <std::size_t W>
 BLOCKSCALE_INLINE void round_lanes(const double* v, std::uint32_t* out, const OutputRule& rule) {
-  constexpr std::size_t W = kTfdpaWidth;
   if (rule.f16) {
     const std::uint32_t keep_zero_sign = static_cast<std::uint32_t>(rule.positive_underflow) - 1u;
     for (std::size_t j = 0; j < W; ++j) out[j] = round_to_f16(v[j], keep_zero_sign);
@@ -105,7 +105,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
         }
         double V[W];
         for (std::size_t j = 0; j < W; ++j) V[j] = static_cast<double>(as_float(acc[r * W + j])) + sum[j] * pow2(scale_exp[r][j]);
-        round_lanes(V, acc + r * W, t.rule);
+        round_lanes<W>(V, acc + r * W, t.rule);
       }
     } else {
       counts.truncating += kRows * W;
@@ -206,7 +206,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
           const std::uint32_t keep = (~0u << shift) | static_cast<std::uint32_t>(-static_cast<int>(field == 0xFF));
           V[j] = S[j] * pow2(emax[j] - F) + static_cast<double>(as_float(c & keep));
         }
-        round_lanes(V, acc + r * W, t.rule);
+        round_lanes<W>(V, acc + r * W, t.rule);
       }
     }
 
@@ -219,94 +219,130 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
 
 // ---- GST-FDPA (numerics.md b.5)
 
+// 4 p_g of a step's G groups for the tile's rows, [group][row][lane].
+constexpr std::size_t kMaxGroups = 4;  // L <= 64
+using GroupSums = std::int32_t[kMaxGroups][kRows][kGstWidth];
+using GroupSumsFn = void (*)(const GstTile& t, std::size_t g0, std::size_t G, GroupSums& sums);
+
+// GroupSums from the groups starting at g0: init + sum (2a)(2b + 12) over each group's 16 k, the
+// int8 dot product of the panels (fast_panels.h), byte by byte.
+BLOCKSCALE_INLINE void group_sums(const GstTile& t, std::size_t g0, std::size_t G, GroupSums& sums) {
+  constexpr std::size_t W = kGstWidth;
+  const GstPanels& P = *t.p;
+  for (std::size_t g = 0; g < G; ++g) {
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const std::size_t ag = (t.row0 + r) * P.groups + g0 + g, bg = t.strip * P.groups + g0 + g;
+      for (std::size_t j = 0; j < W; ++j) {
+        std::int32_t sum = P.a_init[ag];
+        for (std::size_t q = 0; q < 4; ++q) {
+          const std::uint32_t aw = P.a_q[ag * 4 + q], bw = P.b_q[(bg * 4 + q) * W + j];
+          for (std::size_t byte = 0; byte < 4; ++byte) {
+            sum += static_cast<std::int8_t>(aw >> (8 * byte)) * static_cast<std::int32_t>((bw >> (8 * byte)) & 0xFFu);
+          }
+        }
+        sums[g][r][j] = sum;
+      }
+    }
+  }
+}
+
+template <GroupSumsFn kGroupSums>
 BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                       StepCounts& counts) {
   constexpr std::size_t W = kGstWidth;
-  constexpr std::size_t kMaxGroups = 4;
   const GstPanels& P = *t.p;
   const std::size_t G = static_cast<std::size_t>(P.L) / kGroup;
   const int F = t.rule.F;
   // A group term's significand has 8 fraction bits (4 p_g: 2; each scale significand: 3).
   const int group_slack = F - 8;
   const int c_slack = F - 23;  // GST-FDPA rows have fp32 accumulators
+  const int e_zero = t.rule.e_zero;  // a local copy: read through t in a select, no lane loop vectorised
+  // Every loop over the W lanes below is a loop of its own with a plain body, so that the compiler
+  // vectorises it (with the per-lane work in one loop over the groups, GCC 12 vectorised none).
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t g0 = s * G;
     const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s];
     bool special = nan_lanes != 0;
     for (std::size_t r = 0; r < kRows; ++r) special |= P.a_flags[(t.row0 + r) * P.steps + s] != 0;
+    const auto a_group = [&](std::size_t r, std::size_t g) { return (t.row0 + r) * P.groups + g0 + g; };
+    const auto b_group = [&](std::size_t g) { return (t.strip * P.groups + g0 + g) * W; };
 
-    // Exact group sums 4 p_g = init + sum (2a)(2b + 12), the int8 dot product of the panels.
-    std::int32_t sums[kRows][kMaxGroups][W];
+    GroupSums sums;
+    kGroupSums(t, g0, G, sums);
+
+    // Bounds per lane: e_max <= upper, every nonzero group term's exponent >= lower.
     int floor_exp[kRows][W];
-    bool exact = true;
+    int exact_lanes = 1;  // an int and bitwise operators, not && : the lane loop vectorises
     for (std::size_t r = 0; r < kRows; ++r) {
-      const std::size_t row = t.row0 + r;
       int upper[W], lower[W];
       for (std::size_t j = 0; j < W; ++j) {
         const std::uint32_t c = acc[r * W + j];
-        floor_exp[r][j] = acc_is_zero(c) ? t.rule.e_zero : acc_exponent(c, -126);
+        floor_exp[r][j] = acc_is_zero(c) ? e_zero : acc_exponent(c, -126);
         upper[j] = floor_exp[r][j];
         lower[j] = kNoExpHigh;
       }
       for (std::size_t g = 0; g < G; ++g) {
-        const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
+        const std::int32_t a_hi = P.a_ehi[a_group(r, g)], a_lo = P.a_elo[a_group(r, g)];
+        const std::int32_t* b_hi = &P.b_ehi[b_group(g)];
+        const std::int32_t* b_lo = &P.b_elo[b_group(g)];
         for (std::size_t j = 0; j < W; ++j) {
-          std::int32_t sum = P.a_init[ag];
-          for (std::size_t q = 0; q < 4; ++q) {
-            const std::uint32_t aw = P.a_q[ag * 4 + q], bw = P.b_q[(bg / W * 4 + q) * W + j];
-            for (std::size_t byte = 0; byte < 4; ++byte) {
-              sum += static_cast<std::int8_t>(aw >> (8 * byte)) * static_cast<std::int32_t>((bw >> (8 * byte)) & 0xFFu);
-            }
-          }
-          sums[r][g][j] = sum;
-          upper[j] = std::max(upper[j], P.a_ehi[ag] + P.b_ehi[bg + j]);
-          lower[j] = std::min(lower[j], P.a_elo[ag] + P.b_elo[bg + j]);
+          upper[j] = std::max(upper[j], a_hi + b_hi[j]);
+          lower[j] = std::min(lower[j], a_lo + b_lo[j]);
         }
       }
       for (std::size_t j = 0; j < W; ++j) {
         const std::uint32_t c = acc[r * W + j];
-        exact &= upper[j] - lower[j] <= group_slack && (acc_is_zero(c) || upper[j] - acc_exponent(c, -126) <= c_slack);
+        exact_lanes &= static_cast<int>(upper[j] - lower[j] <= group_slack) &
+                       static_cast<int>(acc_is_zero(c) | (upper[j] - acc_exponent(c, -126) <= c_slack));
       }
     }
 
-    if (exact) {
+    if (exact_lanes != 0) {
       counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
-        const std::size_t row = t.row0 + r;
-        for (std::size_t j = 0; j < W; ++j) {
-          double v = static_cast<double>(as_float(acc[r * W + j]));
-          double terms = 0;
-          for (std::size_t g = 0; g < G; ++g) {
-            const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
-            terms += static_cast<double>(sums[r][g][j]) * (P.a_sv[ag] * P.b_sv[bg + j]);
-          }
-          v += terms;
-          acc[r * W + j] = round_output(v, t.rule);
+        // The group terms' sum (exact: the bounds above), then C.
+        double terms[W] = {};
+        for (std::size_t g = 0; g < G; ++g) {
+          const double a_sv = P.a_sv[a_group(r, g)];
+          const double* b_sv = &P.b_sv[b_group(g)];
+          for (std::size_t j = 0; j < W; ++j) terms[j] += static_cast<double>(sums[g][r][j]) * (a_sv * b_sv[j]);
         }
+        double V[W];
+        for (std::size_t j = 0; j < W; ++j) V[j] = static_cast<double>(as_float(acc[r * W + j])) + terms[j];
+        round_lanes<W>(V, acc + r * W, t.rule);
       }
     } else {
       counts.truncating += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
-        const std::size_t row = t.row0 + r;
-        for (std::size_t j = 0; j < W; ++j) {
-          // e_max: groups with a nonzero product and a nonzero scale product count with their
-          // scale exponents (a cancelled group too); the others take e_zero, as does C = 0.
-          int emax = floor_exp[r][j];
-          for (std::size_t g = 0; g < G; ++g) {
-            const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
-            if ((P.a_nz[ag] & P.b_nz[bg + j]) != 0) emax = std::max(emax, P.a_ehi[ag] + P.b_ehi[bg + j]);
+        // e_max: groups with a nonzero product and a nonzero scale product count with their
+        // scale exponents (a cancelled group too); the others take e_zero, as does C = 0.
+        int emax[W];
+        for (std::size_t j = 0; j < W; ++j) emax[j] = floor_exp[r][j];
+        for (std::size_t g = 0; g < G; ++g) {
+          const std::uint32_t a_nz = P.a_nz[a_group(r, g)];
+          const std::int32_t a_hi = P.a_ehi[a_group(r, g)];
+          const std::uint32_t* b_nz = &P.b_nz[b_group(g)];
+          const std::int32_t* b_hi = &P.b_ehi[b_group(g)];
+          for (std::size_t j = 0; j < W; ++j) {
+            emax[j] = (a_nz & b_nz[j]) != 0 ? std::max(emax[j], a_hi + b_hi[j]) : emax[j];
           }
-          double S = 0;  // at most 4 terms below 2^46: exact
-          for (std::size_t g = 0; g < G; ++g) {
-            const std::size_t ag = row * P.groups + g0 + g, bg = (t.strip * P.groups + g0 + g) * W;
-            const double w = P.a_sv[ag] * P.b_sv[bg + j] * pow2(F - emax);
-            S += std::trunc(static_cast<double>(sums[r][g][j]) * w);
-          }
-          std::uint32_t& c = acc[r * W + j];
-          const double c_term = std::trunc(static_cast<double>(as_float(c)) * pow2(F - emax));
-          c = round_output((S + c_term) * pow2(emax - F), t.rule);
         }
+        double S[W] = {};  // at most 4 terms below 2^46: exact
+        for (std::size_t g = 0; g < G; ++g) {
+          const double a_sv = P.a_sv[a_group(r, g)];
+          const double* b_sv = &P.b_sv[b_group(g)];
+          for (std::size_t j = 0; j < W; ++j) {
+            const double w = a_sv * b_sv[j] * pow2(F - emax[j]);
+            S[j] += std::trunc(static_cast<double>(sums[g][r][j]) * w);
+          }
+        }
+        double V[W];
+        for (std::size_t j = 0; j < W; ++j) {
+          const double c_term = std::trunc(static_cast<double>(as_float(acc[r * W + j])) * pow2(F - emax[j]));
+          V[j] = (S[j] + c_term) * pow2(emax[j] - F);
+        }
+        round_lanes<W>(V, acc + r * W, t.rule);
       }
     }
 
@@ -347,7 +383,7 @@ void tfdpa_portable_wide(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0,
   tfdpa_steps_body<true>(t, acc, s0, s1, c);
 }
 void gst_portable(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  gst_steps_body(t, acc, s0, s1, c);
+  gst_steps_body<&group_sums>(t, acc, s0, s1, c);
 }
 void promote_portable(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb, const std::uint32_t* part,
                       std::uint32_t* acc) {
@@ -363,8 +399,31 @@ BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::siz
 BLOCKSCALE_AVX2 void tfdpa_wide_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
   tfdpa_steps_body<true>(t, acc, s0, s1, c);
 }
+// group_sums by vpmaddubsw (B's unsigned bytes 2b + 12 <= 24 times A's signed 2a, |2a| <= 12,
+// adjacent pairs added in int16: at most 576, no saturation) and vpmaddwd by ones (the int16 pairs
+// into int32): AVX2's form of the AVX-512 kernel's vpdpbusd, 32 products per two instructions.
+BLOCKSCALE_AVX2 void group_sums_avx2(const GstTile& t, std::size_t g0, std::size_t G, GroupSums& sums) {
+  static_assert(kGstWidth == 16, "two 8-lane vectors per row");
+  const GstPanels& P = *t.p;
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (std::size_t g = 0; g < G; ++g) {
+    const std::uint32_t* bq = &P.b_q[(t.strip * P.groups + g0 + g) * 4 * kGstWidth];
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const std::size_t ag = (t.row0 + r) * P.groups + g0 + g;
+      __m256i lo = _mm256_set1_epi32(P.a_init[ag]), hi = lo;
+      for (std::size_t q = 0; q < 4; ++q) {
+        const __m256i a = _mm256_set1_epi32(static_cast<std::int32_t>(P.a_q[ag * 4 + q]));
+        const auto* b = reinterpret_cast<const __m256i*>(bq + q * kGstWidth);
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_loadu_si256(b), a), ones));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_loadu_si256(b + 1), a), ones));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(&sums[g][r][0]), lo);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(&sums[g][r][8]), hi);
+    }
+  }
+}
 BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  gst_steps_body(t, acc, s0, s1, c);
+  gst_steps_body<&group_sums_avx2>(t, acc, s0, s1, c);
 }
 BLOCKSCALE_AVX2 void promote_avx2(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb,
                                   const std::uint32_t* part, std::uint32_t* acc) {
