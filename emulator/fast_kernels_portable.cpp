@@ -232,15 +232,15 @@ BLOCKSCALE_INLINE void group_sums(const GstTile& t, std::size_t g0, std::size_t 
   for (std::size_t g = 0; g < G; ++g) {
     for (std::size_t r = 0; r < kRows; ++r) {
       const std::size_t ag = (t.row0 + r) * P.groups + g0 + g, bg = t.strip * P.groups + g0 + g;
-      for (std::size_t j = 0; j < W; ++j) {
-        std::int32_t sum = P.a_init[ag];
-        for (std::size_t q = 0; q < 4; ++q) {
-          const std::uint32_t aw = P.a_q[ag * 4 + q], bw = P.b_q[(bg * 4 + q) * W + j];
-          for (std::size_t byte = 0; byte < 4; ++byte) {
-            sum += static_cast<std::int8_t>(aw >> (8 * byte)) * static_cast<std::int32_t>((bw >> (8 * byte)) & 0xFFu);
-          }
+      std::int32_t* sum = sums[g][r];
+      for (std::size_t j = 0; j < W; ++j) sum[j] = P.a_init[ag];
+      for (std::size_t q = 0; q < 4; ++q) {
+        const std::uint32_t aw = P.a_q[ag * 4 + q];
+        const std::uint32_t* bw = &P.b_q[(bg * 4 + q) * W];
+        for (unsigned byte = 0; byte < 4; ++byte) {
+          const std::int32_t a = static_cast<std::int8_t>(aw >> (8 * byte));
+          for (std::size_t j = 0; j < W; ++j) sum[j] += a * static_cast<std::int32_t>((bw[j] >> (8 * byte)) & 0xFFu);
         }
-        sums[g][r][j] = sum;
       }
     }
   }
@@ -294,7 +294,7 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
       for (std::size_t j = 0; j < W; ++j) {
         const std::uint32_t c = acc[r * W + j];
         exact_lanes &= static_cast<int>(upper[j] - lower[j] <= group_slack) &
-                       static_cast<int>(acc_is_zero(c) | (upper[j] - acc_exponent(c, -126) <= c_slack));
+                       (static_cast<int>(acc_is_zero(c)) | static_cast<int>(upper[j] - acc_exponent(c, -126) <= c_slack));
       }
     }
 
