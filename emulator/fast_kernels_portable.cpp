@@ -325,21 +325,28 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
           const std::uint32_t* b_nz = &P.b_nz[b_group(g)];
           const std::int32_t* b_hi = &P.b_ehi[b_group(g)];
           for (std::size_t j = 0; j < W; ++j) {
-            emax[j] = (a_nz & b_nz[j]) != 0 ? std::max(emax[j], a_hi + b_hi[j]) : emax[j];
+            // A select of values, then the maximum (a select between std::max's result and
+            // emax[j] kept GCC 12 from vectorising the loop).
+            const int group_exp = (a_nz & b_nz[j]) != 0 ? a_hi + b_hi[j] : 2 * kNoExp;
+            emax[j] = std::max(emax[j], group_exp);
           }
         }
+        // 2^(F - e_max) in a loop of its own: with pow2 inside the loop over groups GCC 12 kept
+        // that loop scalar.
+        double grid[W];
+        for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F - emax[j]);
         double S[W] = {};  // at most 4 terms below 2^46: exact
         for (std::size_t g = 0; g < G; ++g) {
           const double a_sv = P.a_sv[a_group(r, g)];
           const double* b_sv = &P.b_sv[b_group(g)];
           for (std::size_t j = 0; j < W; ++j) {
-            const double w = a_sv * b_sv[j] * pow2(F - emax[j]);
+            const double w = a_sv * b_sv[j] * grid[j];
             S[j] += std::trunc(static_cast<double>(sums[g][r][j]) * w);
           }
         }
         double V[W];
         for (std::size_t j = 0; j < W; ++j) {
-          const double c_term = std::trunc(static_cast<double>(as_float(acc[r * W + j])) * pow2(F - emax[j]));
+          const double c_term = std::trunc(static_cast<double>(as_float(acc[r * W + j])) * grid[j]);
           V[j] = (S[j] + c_term) * pow2(emax[j] - F);
         }
         round_lanes<W>(V, acc + r * W, t.rule);
