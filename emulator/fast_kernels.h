@@ -18,7 +18,9 @@
 //                    accumulators of at most 16 terms each below 2^(F+2), F <= 25); for bf16 and
 //                    tf32 operands, whose products may leave float's range, the same where a
 //                    step's exponent bounds keep them in range (kWideFloatHighest below), else in
-//                    double throughout; C is truncated in double.
+//                    double throughout. C is truncated to the grid by a mask on its bits (its
+//                    lowest bit is 2^(e - 23) for its own fp32 exponent e); the plain C++ GST-FDPA
+//                    kernel truncates it in double.
 //   special:         lanes whose row or column holds a NaN (operand or scale) get the canonical
 //                    NaN (b.7); lanes with an Inf operand are recomputed by the reference engine.
 // GST-FDPA kernels form the group sums 4*p_g exactly in int32 (int8 dot products), then the same
