@@ -9,7 +9,10 @@
 //                    2^(e_max - F) grid (numerics.md b.3 step 4). The step's value is then the
 //                    exact sum C + sum(a*b) * 2^(scale exponents), formed in double (every partial
 //                    sum fits in 53 bits, see fast_kernels.h: kExactSpan), and only the output
-//                    conversion rounds. e_max is not needed.
+//                    conversion rounds. e_max is not needed. (The AVX2 and AVX-512 kernels of
+//                    operands of at most 8 bits prove it per lane instead, from a bounds pass that
+//                    gives each lane its e_max and lowest product bit; their exact route
+//                    truncates C to the grid.)
 //   truncating tier: the full algorithm. e_max by a max-plus pass over k; then each product
 //                    a*b*2^(F + scale exps - e_max) is formed in float (exact: a*b has at most 8
 //                    significant bits, 22 for f16, and a power of two that underflows only meets

@@ -36,7 +36,35 @@ BLOCKSCALE_INLINE void round_lanes(const double* v, std::uint32_t* out, const Ou
   }
 }
 
-// The element values that the exact tier and the double form read as doubles (of A or of B): the
+// The output conversion of a row's W lanes of T-/ST-FDPA (V: the exact step values, C: the step's
+// accumulators, still in out), taking the bare conversion where the whole row allows it: an fp32
+// accumulator and F - 139 <= e_max <= 120 (so every C is finite: an Inf or NaN C, e(c) = 128,
+// floors e_max at 128; BareOutputConversionAtItsLowerLimit tests the lower limit). Then |V| < 2^(e_max + 8) (C below
+// 2^(e_max + 1), at most 32 products below 2^(e_max + 2)) cannot reach 2^128, and a nonzero V, a
+// multiple of the grid 2^(e_max - F), is at least 2^-139, so its RZ fp32 magnitude keeps a bit
+// above the 10 that RZ-E8M13 clears: no Inf, no NaN and no underflow zero can arise (V is not
+// NaN: special elements decode to 0, and their lanes are rewritten after the step), and
+// round_output_fp32 reduces to its RZ step and RZ-E8M13's mask (as the AVX-512 kernel's
+// plain_vector).
+template <std::size_t W>
+BLOCKSCALE_INLINE void output_row(const double* V, const int* emax, std::uint32_t* out, const OutputRule& rule) {
+  int plain = static_cast<int>(!rule.f16);
+  for (std::size_t j = 0; j < W; ++j) {
+    plain &= static_cast<int>(emax[j] >= rule.F - 139) & static_cast<int>(emax[j] <= 120);
+  }
+  if (plain == 0) {
+    round_lanes<W>(V, out, rule);
+    return;
+  }
+  const std::uint32_t keep = rule.e8m13 ? ~0x3FFu : ~0u;
+  for (std::size_t j = 0; j < W; ++j) {
+    const float f = static_cast<float>(V[j]);
+    const std::uint32_t bits = as_bits(f);
+    out[j] = (std::fabs(static_cast<double>(f)) > std::fabs(V[j]) ? bits - 1u : bits) & keep;
+  }
+}
+
+// The element values that the exact sums and the double form read as doubles (of A or of B): the
 // fp64 panel, or for wide operands (kWide: f16, bf16, tf32, whose panels have no fp64 values) the
 // fp32 one, converted as it is read (exactly: every element is a float).
 template <bool kWide>
@@ -48,9 +76,207 @@ const auto* doubles(const Buffer<float>& val, const Buffer<double>& dval) {
   }
 }
 
+// C truncated toward zero to the grid 2^(e_max - F) by a mask on its bits, all integer operations
+// (a conversion behind a select kept GCC 12 from vectorising the lane loops that call this): C's
+// lowest bit is 2^(e - 23) for its own fp32 exponent field e (1 for a subnormal; an f16 C is held
+// as an fp32 pattern, its subnormals normal there), so the low e_max - F - (e - 23) bits go; from
+// 24 on, all of the magnitude (the signed zero stays). An Inf or NaN C stays as it is.
+BLOCKSCALE_INLINE float c_on_grid(std::uint32_t c, int emax, int F) {
+  const int field = static_cast<int>((c >> 23) & 0xFFu);
+  const int below_grid = std::clamp(emax - F - (std::max(field, 1) - 150), 0, 24);
+  const int shift = below_grid == 24 ? 31 : below_grid;  // 31: the sign bit alone
+  const std::uint32_t keep = (~0u << shift) | static_cast<std::uint32_t>(-static_cast<int>(field == 0xFF));
+  return as_float(c & keep);
+}
+
+// The exact fp64 sum over a step's L products of one row (a: the row's L values) for the strip's
+// W lanes (b: [k][W]): every product and partial sum is exact (fast_kernels.h, exact tier).
+template <class T>
+BLOCKSCALE_INLINE void exact_sums_row(const T* a, const T* b, std::size_t L, double (&sum)[kTfdpaWidth]) {
+  constexpr std::size_t W = kTfdpaWidth;
+  std::fill(sum, sum + W, 0.0);
+  for (std::size_t k = 0; k < L; ++k) {
+    const double ak = a[k];
+    for (std::size_t j = 0; j < W; ++j) sum[j] += ak * static_cast<double>(b[k * W + j]);
+  }
+}
+using ExactSumsFn = void (*)(const double* a, const double* b, std::size_t L, double (&sum)[kTfdpaWidth]);
+
+// The truncating tier for row r of a tile's step s, from its per-lane scale exponent sums and
+// e_max: the step's terms in grid units, each truncated toward zero and summed exactly, plus C
+// truncated to the grid, through the output conversion into out (the row's W accumulators).
 template <bool kWide>
-BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
-                                        StepCounts& counts) {
+BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::size_t s, const int* scale_exp,
+                                      const int* emax, std::uint32_t* out) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const TfdpaPanels& P = *t.p;
+  const auto L = static_cast<std::size_t>(P.L);
+  const int F = t.rule.F;
+  const std::size_t k0 = s * L;
+  const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
+  const float* av = &P.a_val[(t.row0 + r) * P.k + k0];
+  // The step's terms in grid units, summed exactly: at most 32 integers below 2^(F + 2).
+  double S[W] = {};
+  // The float form: for operands of at most 8 bits and f16 always; for bf16 / tf32 where the
+  // row's products in this step lie within the float form's bounds (fast_kernels.h).
+  int float_terms = 1;
+  if constexpr (kWide) {
+    if (P.double_terms) {
+      const std::size_t at = (t.row0 + r) * P.steps + s;
+      const std::int16_t* b_lo = &P.b_lo[(t.strip * P.steps + s) * W];
+      const std::int16_t* b_hi = &P.b_hi[(t.strip * P.steps + s) * W];
+      const int a_lo = P.a_lo[at], a_hi = P.a_hi[at], lowest = wide_float_lowest(F);
+      for (std::size_t j = 0; j < W; ++j) {
+        float_terms &= static_cast<int>(a_lo + b_lo[j] >= lowest) & static_cast<int>(a_hi + b_hi[j] <= kWideFloatHighest);
+      }
+    }
+  }
+  if (float_terms != 0) {
+    float grid[W];
+    for (std::size_t j = 0; j < W; ++j) {
+      // 2^(F + scale exps - e_max): a nonzero product's term is a*b times this. The exponent
+      // is at most F - 2 emin <= 53 for a nonzero product of 8-bit or f16 operands, and at
+      // most 127 for bf16 / tf32 ones within the bounds (127 also bounds all-zero steps).
+      // Below -126 (operands of at most 8 bits with small scales, or an Inf / NaN C): for
+      // 8-bit and f16 operands every term, a*b < 2^32 times it, lies below 2^-94, and the
+      // clamped factor 2^-126 truncates them to 0 as the exact one does; bf16 / tf32 steps in
+      // this form have e_max <= 128, so h >= F - 128, below -126 only for F <= 1 with an Inf
+      // or NaN C, whose step value no product changes. Built from its bits (a conversion
+      // from double kept GCC 12 from vectorising this loop).
+      const int h = std::clamp(F + scale_exp[j] - emax[j], -126, 127);
+      grid[j] = std::bit_cast<float>(static_cast<std::uint32_t>(h + 127) << 23);
+    }
+    // A term: the product (exact) times the grid factor, truncated toward zero.
+    const auto term = [&](std::size_t k, std::size_t j) {
+      return static_cast<std::int32_t>(av[k] * bv[k * W + j] * grid[j]);
+    };
+    // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double. Each
+    // starts from its first term: a zero-filled array became a `rep stos` (5% of the AVX2
+    // kernel's time).
+    for (std::size_t kb = 0; kb < L; kb += 16) {
+      std::int32_t part[W];
+      for (std::size_t j = 0; j < W; ++j) part[j] = term(kb, j);
+      for (std::size_t k = kb + 1; k < std::min(L, kb + 16); ++k) {
+        for (std::size_t j = 0; j < W; ++j) part[j] += term(k, j);
+      }
+      for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(part[j]);
+    }
+  } else {
+    // bf16 / tf32 operands: a product (at most 22 significant bits, 2^-272 .. 2^256) is exact
+    // in double, not always in float. In a step with a nonzero product e_max is at least that
+    // product's exponent (>= -252) and at most 256, so the grid exponent lies in -231 .. 277;
+    // pow2's clamp only meets steps without one (0 times it stays 0). Times the grid a
+    // product keeps its bits (down to 2^-503 at least, a double normal), and the conversion
+    // to int32 (|term| < 2^(F + 2)) truncates it toward zero. (That conversion, not
+    // std::trunc, which GCC 12 does not vectorise here, and double sums: 32 terms may
+    // exceed int32.)
+    const auto* ad = doubles<kWide>(P.a_val, P.a_dval) + (t.row0 + r) * P.k + k0;
+    const auto* bd = doubles<kWide>(P.b_val, P.b_dval) + (t.strip * P.k + k0) * W;
+    double grid[W];
+    for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F + scale_exp[j] - emax[j]);
+    for (std::size_t k = 0; k < L; ++k) {
+      const double a = ad[k];
+      for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<std::int32_t>(a * bd[k * W + j] * grid[j]);
+    }
+  }
+  // C truncated to the grid plus the products, then the output conversion, in two lane loops
+  // (together GCC 12 vectorised neither). Both parts are multiples of the grid below
+  // 2^(e_max + 8) (at most 33 grid bits): their double sum is exact.
+  double V[W];
+  for (std::size_t j = 0; j < W; ++j) V[j] = S[j] * pow2(emax[j] - F) + static_cast<double>(c_on_grid(out[j], emax[j], F));
+  output_row<W>(V, emax, out, t.rule);
+}
+
+// ---- T-FDPA / ST-FDPA with operands of at most 8 bits from the byte-pair bounds (fast_panels.h,
+// eb), the AVX2 kernel set's: a bounds pass gives every lane its exact e_max and the lowest bit of
+// any of its products (as in the AVX-512 kernel), so a tile-step is proved exact far more often than
+// by the exponent ranges (MXFP8 Gaussian 1024^3: 79% of output steps against about 1%), and the
+// truncating tier needs no e_max pass of its own. The route is chosen per tile-step: per row, the
+// fp64 sums cost about what the float form costs (eight FMAs against 16 operations per k and row,
+// on the same two FP pipes of a Zen 4 core), and tiles that mixed the two routes read both panels
+// and ran slower (MXFP8 heavy-tailed 256x256x8192: 1.13 times the float form alone). The gain is
+// the exact route's short epilogue and the bare output conversion (output_row).
+
+// A step's bounds for the tile's rows: per row and lane, the byte pair (max e(a) + e(b),
+// -min (lsb(a) + lsb(b))), each plus 2 kEbBias, as the low and high byte of a uint16.
+using PairBounds = std::uint16_t[kRows][kTfdpaWidth];
+using BoundsPassFn = void (*)(const TfdpaTile& t, std::size_t k0, PairBounds& pairs);
+
+template <BoundsPassFn kBoundsPass, ExactSumsFn kExactSums>
+BLOCKSCALE_INLINE void tfdpa_narrow_body(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
+                                         StepCounts& counts) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const TfdpaPanels& P = *t.p;
+  const auto L = static_cast<std::size_t>(P.L);
+  const int F = t.rule.F;
+  const int c_min_exp = acc_min_exponent(t.rule);
+  // A local copy: read through t inside the lane loop's select, GCC 12 would not vectorise it.
+  const int e_zero = t.rule.e_zero;
+  for (std::size_t s = s0; s < s1; ++s) {
+    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
+    const std::size_t k0 = s * L;
+    const StepSpecials specials = step_specials(t, s);
+    std::uint32_t c_in[kRows * W];
+    if (specials.any) std::memcpy(c_in, acc, sizeof c_in);
+
+    PairBounds pairs;
+    kBoundsPass(t, k0, pairs);
+    const std::int32_t* b_sexp = &P.b_sexp[(t.strip * P.steps + s) * W];
+    // Per lane: the scale exponent sum, e_max (b.3 step 2: the largest product exponent, scaled,
+    // floored by C) and whether the lowest product bit lies below the grid 2^(e_max - F) (b.3
+    // step 4). A low byte below 2 (kEbBias - 16), the least sum of two nonzero elements' bytes,
+    // means no nonzero product.
+    int scale_exp[kRows][W], emax[kRows][W];
+    int truncates = 0;  // an int and bitwise operators, not || : the lane loop vectorises
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const int a_sexp = P.a_sexp[(t.row0 + r) * P.steps + s];
+      for (std::size_t j = 0; j < W; ++j) {
+        const std::uint32_t c = acc[r * W + j];
+        const int es = a_sexp + b_sexp[j];
+        const int floor = acc_is_zero(c) ? e_zero : acc_exponent(c, c_min_exp);
+        const int exp_byte = pairs[r][j] & 0xFF;
+        const int lowest_bit = es + 2 * kEbBias - (pairs[r][j] >> 8);  // min lsb(a) + lsb(b) + scale exps
+        const int live = static_cast<int>(exp_byte >= 2 * (kEbBias - 16));
+        const int e = std::max(floor, live != 0 ? exp_byte - 2 * kEbBias + es : floor);
+        truncates |= live & static_cast<int>(e - F > lowest_bit);
+        scale_exp[r][j] = es;
+        emax[r][j] = e;
+      }
+    }
+    if (truncates == 0) {
+      // No product loses a bit: the exact sum times 2^(scale exps), plus C truncated to the grid
+      // (both multiples of the grid below 2^(e_max + 8): their double sum is exact).
+      counts.exact += kRows * W;
+      const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
+      for (std::size_t r = 0; r < kRows; ++r) {
+        std::uint32_t* out = acc + r * W;
+        double sum[W];
+        kExactSums(&P.a_dval[(t.row0 + r) * P.k + k0], bd, L, sum);
+        double V[W];
+        for (std::size_t j = 0; j < W; ++j) V[j] = sum[j] * pow2(scale_exp[r][j]) + static_cast<double>(c_on_grid(out[j], emax[r][j], F));
+        output_row<W>(V, emax[r], out, t.rule);
+      }
+    } else {
+      counts.truncating += kRows * W;
+      for (std::size_t r = 0; r < kRows; ++r) truncating_row<false>(t, r, s, scale_exp[r], emax[r], acc + r * W);
+    }
+
+    if (specials.any) {
+      counts.special += kRows * W;
+      apply_specials(t, specials, s, c_in, acc);
+    }
+  }
+}
+
+// ---- T-FDPA / ST-FDPA from the exponent bounds (fast_panels.h: exp, lo / hi): a tile-wide proof
+// from each step's exponent ranges, else per row an e_max pass and the truncating tier. The
+// portable kernel set's for every operand format (a plain C++ byte-pair pass, with no bytewise
+// maximum of 16-bit lanes, took three times the operations of the e_max pass: the random-bits rows
+// ran 1.1-1.3 times as long), and every set's for f16 / bf16 / tf32 (kWide), which have no byte
+// pairs.
+template <bool kWide>
+BLOCKSCALE_INLINE void tfdpa_exponents_body(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
+                                       StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
   const TfdpaPanels& P = *t.p;
   const auto L = static_cast<std::size_t>(P.L);
@@ -93,16 +319,12 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
       }
     }
 
-    const auto* bd = doubles<kWide>(P.b_val, P.b_dval) + (t.strip * P.k + k0) * W;
     if (exact_lanes != 0) {
       counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
-        const auto* ad = doubles<kWide>(P.a_val, P.a_dval) + (t.row0 + r) * P.k + k0;
-        double sum[W] = {};
-        for (std::size_t k = 0; k < L; ++k) {
-          const double a = ad[k];
-          for (std::size_t j = 0; j < W; ++j) sum[j] += a * bd[k * W + j];
-        }
+        double sum[W];
+        exact_sums_row(doubles<kWide>(P.a_val, P.a_dval) + (t.row0 + r) * P.k + k0,
+                       doubles<kWide>(P.b_val, P.b_dval) + (t.strip * P.k + k0) * W, L, sum);
         double V[W];
         for (std::size_t j = 0; j < W; ++j) V[j] = static_cast<double>(as_float(acc[r * W + j])) + sum[j] * pow2(scale_exp[r][j]);
         round_lanes<W>(V, acc + r * W, t.rule);
@@ -110,10 +332,8 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
     } else {
       counts.truncating += kRows * W;
       const std::int16_t* be = &P.b_exp[(t.strip * P.k + k0) * W];
-      const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
       for (std::size_t r = 0; r < kRows; ++r) {
         const std::int32_t* ae = &P.a_exp2[(t.row0 + r) * P.k + k0];
-        const float* av = &P.a_val[(t.row0 + r) * P.k + k0];
         // e_max: the largest product exponent (zero elements carry kNoExp), scaled, floored by C.
         // In int16, twice the lanes per vector of int32: e(x) (b.1) of every operand format lies in
         // -126..127 and kNoExp is -16000, so sums of two lie in -32000..254.
@@ -128,85 +348,7 @@ BLOCKSCALE_INLINE void tfdpa_steps_body(const TfdpaTile& t, std::uint32_t* acc, 
         }
         int emax[W];
         for (std::size_t j = 0; j < W; ++j) emax[j] = std::max(floor_exp[r][j], m[j] + scale_exp[r][j]);
-        // The step's terms in grid units, summed exactly: at most 32 integers below 2^(F + 2).
-        double S[W] = {};
-        // The float form: for operands of at most 8 bits and f16 always; for bf16 / tf32 where the
-        // row's products in this step lie within the float form's bounds (fast_kernels.h).
-        int float_terms = !P.double_terms;
-        if (float_terms == 0) {
-          const std::size_t at = (t.row0 + r) * P.steps + s;
-          const int a_lo = P.a_lo[at], a_hi = P.a_hi[at], lowest = wide_float_lowest(F);
-          float_terms = 1;
-          for (std::size_t j = 0; j < W; ++j) {
-            float_terms &= static_cast<int>(a_lo + b_lo[j] >= lowest) & static_cast<int>(a_hi + b_hi[j] <= kWideFloatHighest);
-          }
-        }
-        if (float_terms != 0) {
-          float grid[W];
-          for (std::size_t j = 0; j < W; ++j) {
-            // 2^(F + scale exps - e_max): a nonzero product's term is a*b times this. The exponent
-            // is at most F - 2 emin <= 53 for a nonzero product of 8-bit or f16 operands, and at
-            // most 127 for bf16 / tf32 ones within the bounds (127 also bounds all-zero steps).
-            // Below -126 (operands of at most 8 bits with small scales, or an Inf / NaN C): for
-            // 8-bit and f16 operands every term, a*b < 2^32 times it, lies below 2^-94, and the
-            // clamped factor 2^-126 truncates them to 0 as the exact one does; bf16 / tf32 steps in
-            // this form have e_max <= 128, so h >= F - 128, below -126 only for F <= 1 with an Inf
-            // or NaN C, whose step value no product changes. Built from its bits (a conversion
-            // from double kept GCC 12 from vectorising this loop).
-            const int h = std::clamp(F + scale_exp[r][j] - emax[j], -126, 127);
-            grid[j] = std::bit_cast<float>(static_cast<std::uint32_t>(h + 127) << 23);
-          }
-          // A term: the product (exact) times the grid factor, truncated toward zero.
-          const auto term = [&](std::size_t k, std::size_t j) {
-            return static_cast<std::int32_t>(av[k] * bv[k * W + j] * grid[j]);
-          };
-          // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double. Each
-          // starts from its first term: a zero-filled array became a `rep stos` (5% of the AVX2
-          // kernel's time).
-          for (std::size_t kb = 0; kb < L; kb += 16) {
-            std::int32_t part[W];
-            for (std::size_t j = 0; j < W; ++j) part[j] = term(kb, j);
-            for (std::size_t k = kb + 1; k < std::min(L, kb + 16); ++k) {
-              for (std::size_t j = 0; j < W; ++j) part[j] += term(k, j);
-            }
-            for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(part[j]);
-          }
-        } else {
-          // bf16 / tf32 operands: a product (at most 22 significant bits, 2^-272 .. 2^256) is exact
-          // in double, not always in float. In a step with a nonzero product e_max is at least that
-          // product's exponent (>= -252) and at most 256, so the grid exponent lies in -231 .. 277;
-          // pow2's clamp only meets steps without one (0 times it stays 0). Times the grid a
-          // product keeps its bits (down to 2^-503 at least, a double normal), and the conversion
-          // to int32 (|term| < 2^(F + 2)) truncates it toward zero. (That conversion, not
-          // std::trunc, which GCC 12 does not vectorise here, and double sums: 32 terms may
-          // exceed int32.)
-          const auto* ad = doubles<kWide>(P.a_val, P.a_dval) + (t.row0 + r) * P.k + k0;
-          double grid[W];
-          for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F + scale_exp[r][j] - emax[j]);
-          for (std::size_t k = 0; k < L; ++k) {
-            const double a = ad[k];
-            for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<std::int32_t>(a * bd[k * W + j] * grid[j]);
-          }
-        }
-        // C truncated to the grid plus the products, then the output conversion, in two lane loops
-        // (together GCC 12 vectorised neither).
-        double V[W];
-        for (std::size_t j = 0; j < W; ++j) {
-          // C truncated toward zero to the grid 2^(e_max - F) by a mask on its bits, all integer
-          // operations (a conversion behind a select kept GCC 12 from vectorising this loop): C's
-          // lowest bit is 2^(e - 23) for its own fp32 exponent field e (1 for a subnormal; an f16
-          // C is held as an fp32 pattern, its subnormals normal there), so the low
-          // e_max - F - (e - 23) bits go; from 24 on, all of the magnitude (the signed zero stays).
-          // An Inf or NaN C stays as it is. Both parts are multiples of the grid below
-          // 2^(e_max + 8) (at most 33 grid bits): their double sum is exact.
-          const std::uint32_t c = acc[r * W + j];
-          const int field = static_cast<int>((c >> 23) & 0xFFu);
-          const int below_grid = std::clamp(emax[j] - F - (std::max(field, 1) - 150), 0, 24);
-          const int shift = below_grid == 24 ? 31 : below_grid;  // 31: the sign bit alone
-          const std::uint32_t keep = (~0u << shift) | static_cast<std::uint32_t>(-static_cast<int>(field == 0xFF));
-          V[j] = S[j] * pow2(emax[j] - F) + static_cast<double>(as_float(c & keep));
-        }
-        round_lanes<W>(V, acc + r * W, t.rule);
+        truncating_row<kWide>(t, r, s, scale_exp[r], emax, acc + r * W);
       }
     }
 
@@ -384,10 +526,10 @@ BLOCKSCALE_INLINE void accumulate_body(const std::uint32_t* part, std::uint32_t*
 }
 
 void tfdpa_portable(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_steps_body<false>(t, acc, s0, s1, c);
+  tfdpa_exponents_body<false>(t, acc, s0, s1, c);
 }
 void tfdpa_portable_wide(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_steps_body<true>(t, acc, s0, s1, c);
+  tfdpa_exponents_body<true>(t, acc, s0, s1, c);
 }
 void gst_portable(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
   gst_steps_body<&group_sums>(t, acc, s0, s1, c);
@@ -400,11 +542,68 @@ void accumulate_portable(const std::uint32_t* part, std::uint32_t* acc, bool f16
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define BLOCKSCALE_AVX2 __attribute__((target("avx2,fma,bmi2")))
+// The bounds pass (PairBounds) with vpaddd and vpmaxub, as the AVX-512 kernel's: per row and k,
+// two 32-bit adds of the A word (the pair twice) to B's 32 pairs and two bytewise maxima; each B
+// load serves the tile's four rows (8 maxima, 2 B vectors and the A broadcast: 11 of the 16
+// registers).
+BLOCKSCALE_AVX2 void bounds_pass_avx2(const TfdpaTile& t, std::size_t k0, PairBounds& pairs) {
+  static_assert(kTfdpaWidth == 32 && kRows == 4, "two 16-lane vectors per row, four rows");
+  constexpr std::size_t W = kTfdpaWidth;
+  const TfdpaPanels& P = *t.p;
+  const auto L = static_cast<std::size_t>(P.L);
+  const std::int16_t* be = &P.b_eb[(t.strip * P.k + k0) * W];
+  const std::int32_t* a0 = &P.a_eb[t.row0 * P.k + k0];
+  const std::int32_t *a1 = a0 + P.k, *a2 = a1 + P.k, *a3 = a2 + P.k;
+  __m256i m00 = _mm256_setzero_si256(), m01 = m00, m10 = m00, m11 = m00, m20 = m00, m21 = m00, m30 = m00, m31 = m00;
+  for (std::size_t k = 0; k < L; ++k) {
+    const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(be + k * W));
+    const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(be + k * W + 16));
+    __m256i a = _mm256_set1_epi32(a0[k]);
+    m00 = _mm256_max_epu8(m00, _mm256_add_epi32(b0, a));
+    m01 = _mm256_max_epu8(m01, _mm256_add_epi32(b1, a));
+    a = _mm256_set1_epi32(a1[k]);
+    m10 = _mm256_max_epu8(m10, _mm256_add_epi32(b0, a));
+    m11 = _mm256_max_epu8(m11, _mm256_add_epi32(b1, a));
+    a = _mm256_set1_epi32(a2[k]);
+    m20 = _mm256_max_epu8(m20, _mm256_add_epi32(b0, a));
+    m21 = _mm256_max_epu8(m21, _mm256_add_epi32(b1, a));
+    a = _mm256_set1_epi32(a3[k]);
+    m30 = _mm256_max_epu8(m30, _mm256_add_epi32(b0, a));
+    m31 = _mm256_max_epu8(m31, _mm256_add_epi32(b1, a));
+  }
+  const __m256i m[kRows][2] = {{m00, m01}, {m10, m11}, {m20, m21}, {m30, m31}};
+  for (std::size_t r = 0; r < kRows; ++r) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(&pairs[r][0]), m[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(&pairs[r][16]), m[r][1]);
+  }
+}
+// exact_sums_row by FMA (the fused add of an exact product to an exact partial sum rounds
+// nothing; the build's -ffp-contract=off keeps a * b + c two instructions), the row's eight
+// accumulators in registers (GCC 12 kept one of the plain loop's on the stack, a store and reload
+// in the loop-carried chain).
+BLOCKSCALE_AVX2 void exact_sums_avx2(const double* a, const double* b, std::size_t L, double (&sum)[kTfdpaWidth]) {
+  constexpr std::size_t W = kTfdpaWidth;
+  __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+  for (std::size_t k = 0; k < L; ++k) {
+    const __m256d ak = _mm256_broadcast_sd(a + k);
+    const double* bk = b + k * W;
+    s0 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk), s0);
+    s1 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 4), s1);
+    s2 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 8), s2);
+    s3 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 12), s3);
+    s4 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 16), s4);
+    s5 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 20), s5);
+    s6 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 24), s6);
+    s7 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 28), s7);
+  }
+  const __m256d out[8] = {s0, s1, s2, s3, s4, s5, s6, s7};
+  for (std::size_t q = 0; q < 8; ++q) _mm256_storeu_pd(sum + 4 * q, out[q]);
+}
 BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_steps_body<false>(t, acc, s0, s1, c);
+  tfdpa_narrow_body<&bounds_pass_avx2, &exact_sums_avx2>(t, acc, s0, s1, c);
 }
 BLOCKSCALE_AVX2 void tfdpa_wide_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_steps_body<true>(t, acc, s0, s1, c);
+  tfdpa_exponents_body<true>(t, acc, s0, s1, c);
 }
 // group_sums by vpmaddubsw (B's unsigned bytes 2b + 12 <= 24 times A's signed 2a, |2a| <= 12,
 // adjacent pairs added in int16: at most 576, no saturation) and vpmaddwd by ones (the int16 pairs
@@ -444,7 +643,7 @@ BLOCKSCALE_AVX2 void accumulate_avx2(const std::uint32_t* part, std::uint32_t* a
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,bmi2"))) void tfdpa_portable_avx512(
     const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_steps_body<true>(t, acc, s0, s1, c);
+  tfdpa_exponents_body<true>(t, acc, s0, s1, c);
 }
 #endif
 
@@ -459,7 +658,7 @@ bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 }
 const KernelSet& avx2_kernels() {
-  static const KernelSet k{TfdpaBounds::exponents, &tfdpa_avx2, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2, &accumulate_avx2};
+  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx2, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2, &accumulate_avx2};
   return k;
 }
 #else

@@ -912,6 +912,49 @@ TEST(EmulatorFastPath, WideOperandsAroundTheFloatFormLimits) {
   std::printf("[ fast path ] wide operands around the float form's limits: %zu outputs x %zu paths\n", outputs, fast_paths().size());
 }
 
+// The plain C++ kernels' bare output conversion (fast_kernels_portable.cpp, output_row) skips the
+// underflow-zero and RZ-E8M13 fix-ups where a row's e_max >= F - 139: then a nonzero step value, a
+// multiple of the grid 2^(e_max - F), is at least 2^-139. Here every output's step value is one
+// negative grid unit, -2^(e - 25) (tf32 products 2^e - 2^e - 2^(e - 25), C = 0), for e_max = e from
+// F - 152 to F - 136: below 2^-149 it rounds to zero, +0 on Hopper's wgmma (UnderflowZero::positive)
+// and -0 on sm_100a; above, it is the subnormal -2^(e - 25). The values that the semantics give,
+// and the reference engine, on every path. (Took the bare conversion from F - 150 on, a path gives
+// Hopper's -0 at e <= -125.)
+TEST(EmulatorFastPath, BareOutputConversionAtItsLowerLimit) {
+  const std::size_t M = 4, N = 32, K = 8;  // one tile, one step of L = 8
+  // A tf32 code of +-2^e (a normal: -126 <= e <= 127).
+  const auto power = [](int e, bool negative) {
+    return (negative ? 0x80000000u : 0u) | (static_cast<std::uint32_t>(e + 127) << 23);
+  };
+  std::size_t outputs = 0;
+  for (const char* text : {"sm_90a wgmma.mma_async m64n64k8 f32 tf32 tf32", "sm_100a tcgen05.mma.cta_group::1.kind::tf32 m128n256k8 f32 tf32 tf32"}) {
+    const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(text));
+    const bool hopper = schedule.instruction.params().underflow_zero == UnderflowZero::positive;
+    for (int e = 25 - 152; e <= 25 - 136; ++e) {
+      std::vector<std::uint32_t> a(M * K, 0), b(K * N, 0);
+      for (std::size_t i = 0; i < M; ++i) {
+        a[i * K + 0] = power(-60, false);
+        a[i * K + 1] = power(-60, true);
+        a[i * K + 2] = power(-60, true);
+      }
+      for (std::size_t j = 0; j < N; ++j) {
+        b[0 * N + j] = power(e + 60, false);
+        b[1 * N + j] = power(e + 60, false);
+        b[2 * N + j] = power(e + 35, false);
+      }
+      const GemmOperands ops{CodeMatrix(Format::tfloat32, M, K, a), CodeMatrix(Format::tfloat32, K, N, b), {}, {}, {}};
+      const std::uint32_t value = e - 25 < -149 ? (hopper ? 0u : 0x80000000u) : 0x80000000u | (1u << (e - 25 + 149));
+      const std::vector<std::uint32_t> want(M * N, value);
+      EXPECT_EQ(gemm(schedule, ops, {1, GemmPath::reference}), want) << text << " e_max " << e;
+      for (const GemmPath path : fast_paths()) {
+        EXPECT_EQ(gemm(schedule, ops, {1, path}), want) << to_string(path) << " " << text << " e_max " << e;
+      }
+      outputs += want.size();
+    }
+  }
+  std::printf("[ fast path ] bare output conversion at its lower limit: %zu outputs x %zu paths\n", outputs, fast_paths().size());
+}
+
 // f16 accumulators (RNE-FP16) where only a tie or a zero shows a bit of the algorithm, which
 // random data rarely reach: one output each, K = one instruction, products listed (the other k
 // zero unless stated), against the value the semantics give and the reference engine, on every
