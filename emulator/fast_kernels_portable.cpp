@@ -187,6 +187,28 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
   output_row<W>(V, emax, out, t.rule);
 }
 
+// The step loop that both T-/ST-FDPA bodies share: NaN absorption (all_nan), then per step the
+// body's value of every lane (step(s, k0), k0 the step's first k), and the step's special lanes
+// written over it from its input accumulators. The bodies pass lambdas made always_inline, so that
+// each is compiled inside its caller, for the caller's ISA.
+template <class StepFn>
+BLOCKSCALE_INLINE void tfdpa_steps(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
+                                   StepCounts& counts, StepFn&& step) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const auto L = static_cast<std::size_t>(t.p->L);
+  for (std::size_t s = s0; s < s1; ++s) {
+    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
+    const StepSpecials specials = step_specials(t, s);
+    std::uint32_t c_in[kRows * W];
+    if (specials.any) std::memcpy(c_in, acc, sizeof c_in);
+    step(s, s * L);
+    if (specials.any) {
+      counts.special += kRows * W;
+      apply_specials(t, specials, s, c_in, acc);
+    }
+  }
+}
+
 // ---- T-FDPA / ST-FDPA with operands of at most 8 bits from the byte-pair bounds (fast_panels.h,
 // eb), the AVX2 kernel set's: a bounds pass gives every lane its exact e_max and the lowest bit of
 // any of its products (as in the AVX-512 kernel), so a tile-step is proved exact far more often than
@@ -212,13 +234,7 @@ BLOCKSCALE_INLINE void tfdpa_narrow_body(const TfdpaTile& t, std::uint32_t* acc,
   const int c_min_exp = acc_min_exponent(t.rule);
   // A local copy: read through t inside the lane loop's select, GCC 12 would not vectorise it.
   const int e_zero = t.rule.e_zero;
-  for (std::size_t s = s0; s < s1; ++s) {
-    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
-    const std::size_t k0 = s * L;
-    const StepSpecials specials = step_specials(t, s);
-    std::uint32_t c_in[kRows * W];
-    if (specials.any) std::memcpy(c_in, acc, sizeof c_in);
-
+  tfdpa_steps(t, acc, s0, s1, counts, [&](std::size_t s, std::size_t k0) __attribute__((always_inline)) {
     PairBounds pairs;
     kBoundsPass(t, k0, pairs);
     const std::int32_t* b_sexp = &P.b_sexp[(t.strip * P.steps + s) * W];
@@ -260,12 +276,7 @@ BLOCKSCALE_INLINE void tfdpa_narrow_body(const TfdpaTile& t, std::uint32_t* acc,
       counts.truncating += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) truncating_row<false>(t, r, s, scale_exp[r], emax[r], acc + r * W);
     }
-
-    if (specials.any) {
-      counts.special += kRows * W;
-      apply_specials(t, specials, s, c_in, acc);
-    }
-  }
+  });
 }
 
 // ---- T-FDPA / ST-FDPA from the exponent bounds (fast_panels.h: exp, lo / hi): a tile-wide proof
@@ -288,13 +299,7 @@ BLOCKSCALE_INLINE void tfdpa_exponents_body(const TfdpaTile& t, std::uint32_t* a
   const int c_min_exp = acc_min_exponent(t.rule);
   // A local copy: read through t inside the lane loop's select, GCC 12 would not vectorise it.
   const int e_zero = t.rule.e_zero;
-  for (std::size_t s = s0; s < s1; ++s) {
-    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
-    const std::size_t k0 = s * L;
-    const StepSpecials specials = step_specials(t, s);
-    std::uint32_t c_in[kRows * W];
-    if (specials.any) std::memcpy(c_in, acc, sizeof c_in);
-
+  tfdpa_steps(t, acc, s0, s1, counts, [&](std::size_t s, std::size_t k0) __attribute__((always_inline)) {
     // Per lane: the scale exponent sum, e(c) and C's floor of e_max; the exact-tier test.
     const std::int16_t* b_lo = &P.b_lo[(t.strip * P.steps + s) * W];
     const std::int16_t* b_hi = &P.b_hi[(t.strip * P.steps + s) * W];
@@ -351,12 +356,7 @@ BLOCKSCALE_INLINE void tfdpa_exponents_body(const TfdpaTile& t, std::uint32_t* a
         truncating_row<kWide>(t, r, s, scale_exp[r], emax, acc + r * W);
       }
     }
-
-    if (specials.any) {
-      counts.special += kRows * W;
-      apply_specials(t, specials, s, c_in, acc);
-    }
-  }
+  });
 }
 
 // ---- GST-FDPA (numerics.md b.5)
