@@ -933,10 +933,15 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
 
     if (outside == 0) {
       counts.exact += kRows * W;
+      // The sums start from C with a zero C as +0 (its lanes cleared by the zero mask), so that a
+      // step whose group terms are all -0 (a negative group sum times a zero scale product) gives
+      // +0, as the exact zero sum is (numerics.md b.3), not -0 + -0 = -0
+      // (AnExactZeroSumIsPlusZeroWithMinusZeroC).
       __m512d vlo[kRows], vhi[kRows];
       for (std::size_t r = 0; r < kRows; ++r) {
-        vlo[r] = lo_ps_pd(c[r]);
-        vhi[r] = hi_ps_pd(c[r]);
+        const __m512i c_start = _mm512_maskz_mov_epi32(static_cast<__mmask16>(~ci[r].zero), c[r]);
+        vlo[r] = lo_ps_pd(c_start);
+        vhi[r] = hi_ps_pd(c_start);
       }
       for (std::size_t g = 0; g < G; ++g) {
         const std::size_t bg = b_base + g;
@@ -965,8 +970,10 @@ BLOCKSCALE_AVX512_VNNI void gst_avx512(const GstTile& t, std::uint32_t* acc, std
         }
         const __m512i down = _mm512_sub_epi32(f, emax), up = _mm512_sub_epi32(emax, f);
         const __m512d down_lo = lo_pd(down), down_hi = hi_pd(down);
-        __m512d slo = _mm512_roundscale_pd(_mm512_scalef_pd(lo_ps_pd(c[r]), down_lo), kTruncate);
-        __m512d shi = _mm512_roundscale_pd(_mm512_scalef_pd(hi_ps_pd(c[r]), down_hi), kTruncate);
+        // C on the grid plus 0, for the same reason as in the exact tier (C = -0, or a negative C
+        // that truncates to -0).
+        __m512d slo = _mm512_add_pd(_mm512_roundscale_pd(_mm512_scalef_pd(lo_ps_pd(c[r]), down_lo), kTruncate), _mm512_setzero_pd());
+        __m512d shi = _mm512_add_pd(_mm512_roundscale_pd(_mm512_scalef_pd(hi_ps_pd(c[r]), down_hi), kTruncate), _mm512_setzero_pd());
         for (std::size_t g = 0; g < G; ++g) {
           const std::size_t ag = row * P.groups + g0 + g, bg = t.strip * P.groups + g0 + g;
           const __m512d a = _mm512_set1_pd(P.a_sv[ag]);

@@ -955,6 +955,110 @@ TEST(EmulatorFastPath, BareOutputConversionAtItsLowerLimit) {
   std::printf("[ fast path ] bare output conversion at its lower limit: %zu outputs x %zu paths\n", outputs, fast_paths().size());
 }
 
+// A step whose products are all -0 (-0 times x, -x times +0, or a negative group sum times a zero
+// ue4m3 scale), with C = -0 in the accumulator, on rows that keep the sign of a zero result: the
+// step's exact sum is zero, and an exact zero sum is +0 (numerics.md b.3), so the output is +0.
+// A kernel that starts a sum from C or from the first product keeps -0 (-0 + -0 = -0) and gives
+// 0x80000000 (the AVX-512 GST kernel's exact tier did, until 2026-11-24). One tile (4 x 32
+// outputs), one instruction of K, every path; each case also with row 1 given products 2^34 or
+// more apart, so that the tile takes the truncating tier (its own outputs from the reference).
+TEST(EmulatorFastPath, AnExactZeroSumIsPlusZeroWithMinusZeroC) {
+  const std::size_t M = 4, N = 32;
+  const Format e4m3 = Format::float8_e4m3fn, e2m1 = Format::float4_e2m1fn, e8m0 = Format::float8_e8m0fnu;
+  const Format ue4m3 = Format::float8_ue4m3, bf16 = Format::bfloat16, tf32 = Format::tfloat32;
+  struct Case {
+    const char* instruction;
+    Format element;
+    std::uint32_t a, b;             // every element of A, of B
+    std::uint8_t scale_a, scale_b;  // every block scale (block-scaled rows)
+    std::uint32_t big, small;       // element codes for the spread row (e2m1: 1.0; the scales spread)
+  };
+  const char* const mxf8 = "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 e4m3 e4m3 ue8m0";
+  const char* const nvf4 = "sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n256k64 f32 e2m1 e2m1 ue4m3";
+  const Case cases[] = {
+      {mxf8, e4m3, 0x80, 0x38, 127, 127, 0x7E, 0x01},  // -0 x 1 (spread: 448 and 2^-9)
+      {mxf8, e4m3, 0xB8, 0x00, 127, 127, 0, 0},        // -1 x +0 (no spread row: B's zeros)
+      {"sm_100a tcgen05.mma.cta_group::1.kind::f8f6f4 m128n256k32 f32 e4m3 e4m3", e4m3, 0x80, 0x38, 0, 0, 0x7E, 0x01},
+      {"sm_89 mma.sync.aligned m16n8k32 f32 e4m3 e4m3", e4m3, 0x80, 0x38, 0, 0, 0x7E, 0x01},  // F = 13
+      {"sm_100a tcgen05.mma.cta_group::1.kind::f16 m128n256k16 f32 bf16 bf16", bf16, 0x8000, 0x3F80, 0, 0, 0x5D80, 0x2180},
+      {"sm_80 mma.sync.aligned m16n8k16 f32 bf16 bf16", bf16, 0x3F80, 0x8000, 0, 0, 0, 0},  // 1 x -0 (no spread row)
+      {"sm_100a tcgen05.mma.cta_group::1.kind::tf32 m128n256k8 f32 tf32 tf32", tf32, 0x80000000u, 0x3F800000u, 0, 0,
+       0x5D800000u, 0x21800000u},  // 2^60 and 2^-60
+      {nvf4, e2m1, 0xA, 0x2, 0x00, 0x38, 0x2, 0x2},  // group sums -16 times the scale product 0 x 1
+      {nvf4, e2m1, 0x8, 0x2, 0x38, 0x38, 0x2, 0x2},  // -0 x 1
+      {"sm_120a mma.sync.aligned.kind::mxf4nvf4.block_scale.block32 m16n8k64 f32 e2m1 e2m1 ue8m0", e2m1, 0x8, 0x2, 127, 127,
+       0x2, 0x2},  // -0 x 1 (spread: e8m0 scales 2^-10 .. 2^10 below)
+  };
+  std::size_t outputs = 0;
+  for (const Case& c : cases) {
+    const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(c.instruction));
+    ASSERT_EQ(schedule.instruction.params().underflow_zero, UnderflowZero::negative) << c.instruction;  // keeps the sign
+    const std::size_t K = static_cast<std::size_t>(schedule.unit_k());
+    const bool block_scaled = schedule.instruction.block_scaled();
+    const std::size_t blocks = block_scaled ? K / static_cast<std::size_t>(schedule.instruction.block()) : 0;
+    for (const bool spread : {false, true}) {
+      if (spread && c.big == 0) continue;
+      std::vector<std::uint32_t> a(M * K, c.a), b(K * N, c.b);
+      std::vector<std::uint8_t> sa(M * blocks, c.scale_a), sb(blocks * N, c.scale_b);
+      if (spread) {
+        // Row 1: big x big at k = 0 and small x small at k = 1; for e2m1 the first two groups'
+        // scales are 448 and 2^-9 (ue4m3's largest and least) on both sides.
+        a[1 * K + 0] = c.big;
+        a[1 * K + 1] = c.small;
+        for (std::size_t j = 0; j < N; ++j) {
+          b[0 * N + j] = c.big;
+          b[1 * N + j] = c.small;
+        }
+        if (c.element == e2m1) {
+          const bool e8 = c.scale_a == 127;
+          const std::uint8_t high = e8 ? 137 : 0x7E, low = e8 ? 117 : 0x01;
+          std::fill(a.begin() + 1 * K, a.begin() + 2 * K, c.big);
+          sa[1 * blocks + 0] = high;
+          sa[1 * blocks + 1] = low;
+          for (std::size_t j = 0; j < N; ++j) {
+            sb[0 * N + j] = high;
+            sb[1 * N + j] = low;
+          }
+        }
+      }
+      std::vector<std::uint8_t> a8(a.begin(), a.end()), b8(b.begin(), b.end());
+      std::vector<std::uint16_t> a16(a.begin(), a.end()), b16(b.begin(), b.end());
+      GemmOperands ops;
+      switch (info(c.element).storage_bits) {
+        case 8: ops = {CodeMatrix(c.element, M, K, a8), CodeMatrix(c.element, K, N, b8), {}, {}, {}}; break;
+        case 16: ops = {CodeMatrix(c.element, M, K, a16), CodeMatrix(c.element, K, N, b16), {}, {}, {}}; break;
+        default: ops = {CodeMatrix(c.element, M, K, a), CodeMatrix(c.element, K, N, b), {}, {}, {}};
+      }
+      if (block_scaled) {
+        const Format scale = c.element == e2m1 && c.scale_a != 127 ? ue4m3 : e8m0;
+        ops.scale_a = CodeMatrix(scale, M, blocks, sa);
+        ops.scale_b = CodeMatrix(scale, blocks, N, sb);
+      }
+      const std::vector<std::uint32_t> minus_zero(M * N, 0x80000000u);
+      ops.c = CodeMatrix(Format::float32, M, N, minus_zero);
+      const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+      for (std::size_t i = 0; i < M * N; ++i) {
+        if (!spread || i / N != 1) {
+          ASSERT_EQ(want[i], 0u) << "reference, " << c.instruction << " output " << i;
+        }
+      }
+      if (spread) {
+        ASSERT_NE(want[1 * N], 0u) << c.instruction;  // row 1 has a value
+      }
+      for (const GemmPath path : fast_paths()) {
+        GemmPathStats stats;
+        EXPECT_EQ(gemm(schedule, ops, {1, path, &stats}), want)
+            << to_string(path) << " " << c.instruction << " A 0x" << std::hex << c.a << (spread ? ", spread row" : "");
+        if (spread) {
+          EXPECT_GE(stats.truncating, N) << to_string(path) << " " << c.instruction;  // row 1's outputs at least
+        }
+      }
+      outputs += want.size();
+    }
+  }
+  std::printf("[ fast path ] exact zero sums with C = -0: %zu outputs x %zu paths\n", outputs, fast_paths().size());
+}
+
 // f16 accumulators (RNE-FP16) where only a tie or a zero shows a bit of the algorithm, which
 // random data rarely reach: one output each, K = one instruction, products listed (the other k
 // zero unless stated), against the value the semantics give and the reference engine, on every
