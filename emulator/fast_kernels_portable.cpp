@@ -94,8 +94,11 @@ BLOCKSCALE_INLINE float c_on_grid(std::uint32_t c, int emax, int F) {
 template <class T>
 BLOCKSCALE_INLINE void exact_sums_row(const T* a, const T* b, std::size_t L, double (&sum)[kTfdpaWidth]) {
   constexpr std::size_t W = kTfdpaWidth;
-  std::fill(sum, sum + W, 0.0);
-  for (std::size_t k = 0; k < L; ++k) {
+  // From +0 plus the first product, not from a zero fill (a `rep stos`, as S in truncating_row):
+  // the +0 makes a sum of -0 products +0, as the exact zero sum is (numerics.md b.3), so that it
+  // leaves a C of -0 as +0 (AnExactZeroSumIsPlusZeroWithMinusZeroC).
+  for (std::size_t j = 0; j < W; ++j) sum[j] = 0.0 + static_cast<double>(a[0]) * static_cast<double>(b[j]);
+  for (std::size_t k = 1; k < L; ++k) {
     const double ak = a[k];
     for (std::size_t j = 0; j < W; ++j) sum[j] += ak * static_cast<double>(b[k * W + j]);
   }
@@ -115,8 +118,10 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
   const std::size_t k0 = s * L;
   const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
   const float* av = &P.a_val[(t.row0 + r) * P.k + k0];
-  // The step's terms in grid units, summed exactly: at most 32 integers below 2^(F + 2).
-  double S[W] = {};
+  // The step's terms in grid units, summed exactly: at most 32 integers below 2^(F + 2). Each form
+  // below starts S from its first k (a zero-filled array is a `rep stos`: 4% of the AVX2 kernel's
+  // time on the Hopper rows).
+  double S[W];
   // The float form: for operands of at most 8 bits and f16 always; for bf16 / tf32 where the
   // row's products in this step lie within the float form's bounds (fast_kernels.h).
   int float_terms = 1;
@@ -151,15 +156,18 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
       return static_cast<std::int32_t>(av[k] * bv[k * W + j] * grid[j]);
     };
     // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double. Each
-    // starts from its first term: a zero-filled array became a `rep stos` (5% of the AVX2
-    // kernel's time).
+    // starts from its first term, for the same reason as S.
     for (std::size_t kb = 0; kb < L; kb += 16) {
       std::int32_t part[W];
       for (std::size_t j = 0; j < W; ++j) part[j] = term(kb, j);
       for (std::size_t k = kb + 1; k < std::min(L, kb + 16); ++k) {
         for (std::size_t j = 0; j < W; ++j) part[j] += term(k, j);
       }
-      for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(part[j]);
+      if (kb == 0) {
+        for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(part[j]);
+      } else {
+        for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(part[j]);
+      }
     }
   } else {
     // bf16 / tf32 operands: a product (at most 22 significant bits, 2^-272 .. 2^256) is exact
@@ -174,9 +182,12 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
     const auto* bd = doubles<kWide>(P.b_val, P.b_dval) + (t.strip * P.k + k0) * W;
     double grid[W];
     for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F + scale_exp[j] - emax[j]);
-    for (std::size_t k = 0; k < L; ++k) {
-      const double a = ad[k];
-      for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<std::int32_t>(a * bd[k * W + j] * grid[j]);
+    const auto term = [&](std::size_t k, std::size_t j) {
+      return static_cast<std::int32_t>(static_cast<double>(ad[k]) * static_cast<double>(bd[k * W + j]) * grid[j]);
+    };
+    for (std::size_t j = 0; j < W; ++j) S[j] = term(0, j);
+    for (std::size_t k = 1; k < L; ++k) {
+      for (std::size_t j = 0; j < W; ++j) S[j] += term(k, j);
     }
   }
   // C truncated to the grid plus the products, then the output conversion, in two lane loops
@@ -444,11 +455,15 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
       counts.exact += kRows * W;
       for (std::size_t r = 0; r < kRows; ++r) {
         // The group terms' sum (exact: the bounds above), then C.
-        double terms[W] = {};
-        for (std::size_t g = 0; g < G; ++g) {
-          const double a_sv = P.a_sv[a_group(r, g)];
-          const double* b_sv = &P.b_sv[b_group(g)];
-          for (std::size_t j = 0; j < W; ++j) terms[j] += static_cast<double>(sums[g][r][j]) * (a_sv * b_sv[j]);
+        const auto group_term = [&](std::size_t g, std::size_t j) {
+          return static_cast<double>(sums[g][r][j]) * (P.a_sv[a_group(r, g)] * P.b_sv[b_group(g) + j]);
+        };
+        // From +0 plus the first group (G >= 1), as in exact_sums_row: a group term is -0 where a
+        // negative group sum meets a zero scale product.
+        double terms[W];
+        for (std::size_t j = 0; j < W; ++j) terms[j] = 0.0 + group_term(0, j);
+        for (std::size_t g = 1; g < G; ++g) {
+          for (std::size_t j = 0; j < W; ++j) terms[j] += group_term(g, j);
         }
         double V[W];
         for (std::size_t j = 0; j < W; ++j) V[j] = static_cast<double>(as_float(acc[r * W + j])) + terms[j];
@@ -477,14 +492,14 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
         // that loop scalar.
         double grid[W];
         for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F - emax[j]);
-        double S[W] = {};  // at most 4 terms below 2^46: exact
-        for (std::size_t g = 0; g < G; ++g) {
-          const double a_sv = P.a_sv[a_group(r, g)];
-          const double* b_sv = &P.b_sv[b_group(g)];
-          for (std::size_t j = 0; j < W; ++j) {
-            const double w = a_sv * b_sv[j] * grid[j];
-            S[j] += std::trunc(static_cast<double>(sums[g][r][j]) * w);
-          }
+        const auto group_term = [&](std::size_t g, std::size_t j) {
+          const double w = P.a_sv[a_group(r, g)] * P.b_sv[b_group(g) + j] * grid[j];
+          return std::trunc(static_cast<double>(sums[g][r][j]) * w);
+        };
+        double S[W];  // at most 4 terms below 2^46: exact; from +0 and the first group, as terms above
+        for (std::size_t j = 0; j < W; ++j) S[j] = 0.0 + group_term(0, j);
+        for (std::size_t g = 1; g < G; ++g) {
+          for (std::size_t j = 0; j < W; ++j) S[j] += group_term(g, j);
         }
         double V[W];
         for (std::size_t j = 0; j < W; ++j) {
