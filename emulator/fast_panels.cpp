@@ -259,7 +259,8 @@ std::size_t over_buffers(const TfdpaPanels& p, F&& f) {
 }
 template <class F>
 std::size_t over_buffers(const GstPanels& p, F&& f) {
-  return f(p.a_q, p.a_init, p.a_nz, p.a_ehi, p.a_elo, p.a_sv, p.a_flags, p.b_q, p.b_nz, p.b_ehi, p.b_elo, p.b_sv, p.b_nan);
+  return f(p.a_q, p.a_init, p.a_nz, p.a_ehi, p.a_elo, p.a_sv, p.a_flags, p.a_step_hi, p.a_step_lo, p.b_q, p.b_nz, p.b_ehi,
+           p.b_elo, p.b_sv, p.b_nan, p.b_step_hi, p.b_step_lo);
 }
 constexpr auto kCapacityBytes = [](const auto&... b) { return ((b.capacity() * sizeof(*b.data())) + ...); };
 constexpr auto kSizeBytes = [](const auto&... b) { return ((b.size() * sizeof(*b.data())) + ...); };
@@ -639,6 +640,8 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, i
   P.a_elo.resize(P.rows * P.groups);
   P.a_sv.resize(P.rows * P.groups);
   P.a_flags.assign(P.rows * P.steps, 0);
+  P.a_step_hi.resize(P.rows * P.steps);
+  P.a_step_lo.resize(P.rows * P.steps);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
@@ -670,6 +673,11 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, i
       P.a_elo[at] = dead ? kNoExpHigh : s.exp;
       P.a_sv[at] = dead ? 0.0 : s.val / 4;
     }
+    for (std::size_t st = 0; st < P.steps; ++st) {
+      const std::size_t g0 = i * P.groups + st * groups_per_step;
+      P.a_step_hi[i * P.steps + st] = *std::max_element(&P.a_ehi[g0], &P.a_ehi[g0] + groups_per_step);
+      P.a_step_lo[i * P.steps + st] = *std::min_element(&P.a_elo[g0], &P.a_elo[g0] + groups_per_step);
+    }
   }
 
   P.b_q.resize(P.strips * P.groups * 4 * W);
@@ -678,6 +686,8 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, i
   P.b_elo.resize(P.strips * P.groups * W);
   P.b_sv.resize(P.strips * P.groups * W);
   P.b_nan.assign(P.strips * P.steps, 0);
+  P.b_step_hi.resize(P.strips * P.steps * W);
+  P.b_step_lo.resize(P.strips * P.steps * W);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
@@ -709,6 +719,15 @@ void decode_gst(const GemmOperands& ops, int L, std::size_t padded, int block, i
         P.b_ehi[at] = dead ? kNoExp : s.exp;
         P.b_elo[at] = dead ? kNoExpHigh : s.exp;
         P.b_sv[at] = dead ? 0.0 : s.val;
+      }
+      for (std::size_t step = 0; step < P.steps; ++step) {
+        std::int32_t hi = kNoExp, lo = kNoExpHigh;
+        for (std::size_t g = step * groups_per_step; g < (step + 1) * groups_per_step; ++g) {
+          hi = std::max(hi, P.b_ehi[(st * P.groups + g) * W + j]);
+          lo = std::min(lo, P.b_elo[(st * P.groups + g) * W + j]);
+        }
+        P.b_step_hi[(st * P.steps + step) * W + j] = hi;
+        P.b_step_lo[(st * P.steps + step) * W + j] = lo;
       }
     }
   }

@@ -49,7 +49,8 @@
 //      vpdpbusd); a_init = -12 * sum(2a) removes the offset, so init + sum (2a)(2b + 12) = 4 p_g
 //      exactly. nz: 16-bit masks of the nonzero elements (a group whose products are all zero takes
 //      e_zero, b.5 step 5). Scales: exponent (ehi: kNoExp for a zero scale, elo: kNoExpHigh) and
-//      value (A: the value / 4, so that 4 p_g * a_sv * b_sv is the group's exact value).
+//      value (A: the value / 4, so that 4 p_g * a_sv * b_sv is the group's exact value); per step,
+//      the largest ehi and the smallest elo of its groups (step_hi, step_lo: a row's, a lane's).
 #pragma once
 
 #include <cstddef>
@@ -153,12 +154,14 @@ struct GstPanels {
   Buffer<std::int32_t> a_ehi, a_elo;
   Buffer<double> a_sv;
   Buffer<std::uint8_t> a_flags;  // [row][step]: a NaN scale
+  Buffer<std::int32_t> a_step_hi, a_step_lo;  // [row][step]
   // B: [strip][group][4][W] and [strip][group][W]
   Buffer<std::uint32_t> b_q;
   Buffer<std::uint32_t> b_nz;
   Buffer<std::int32_t> b_ehi, b_elo;
   Buffer<double> b_sv;
   Buffer<std::uint32_t> b_nan;  // [strip][step] lane masks
+  Buffer<std::int32_t> b_step_hi, b_step_lo;  // [strip][step][W]
 };
 
 // The bytes of storage that a set of panels holds (capacity, not size).

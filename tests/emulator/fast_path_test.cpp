@@ -1060,6 +1060,49 @@ TEST(EmulatorFastPath, AnExactZeroSumIsPlusZeroWithMinusZeroC) {
   std::printf("[ fast path ] exact zero sums with C = -0: %zu outputs x %zu paths\n", outputs, fast_paths().size());
 }
 
+// GST-FDPA's exact tier is first proved from each step's scale bounds (the largest and smallest
+// scale exponent of a row's or a lane's groups in that step, fast_panels.h), then group by group.
+// NVFP4, K = two steps, C = 0: step 0 all zeros with scales 1; in step 1 group 0 is 6 x 6 with
+// scales 448 on both sides and group 1 is -0.5 x 0.5 with A's scale 2^-9, and B's scale 2^-9 in
+// lanes 8..15 (1 in lanes 0..7). In lanes 8..15 the scale exponents span 8 + 8 .. -6 - 6 (ue4m3's
+// least subnormal), beyond F - 8 = 27: the step must truncate (the small term goes, and the RZ
+// output keeps the large one), where the exact sum would give one unit less. A bound taken from
+// the wrong step or from lane 0 proves the step exact; every path must take the truncating tier
+// and give the reference's bits.
+TEST(EmulatorFastPath, GstStepBoundsFollowTheStepAndTheLane) {
+  const std::size_t M = 4, N = 16, K = 128, blocks = K / 16;
+  const Format e2m1 = Format::float4_e2m1fn, ue4m3 = Format::float8_ue4m3;
+  std::vector<std::uint8_t> a(M * K, 0), b(K * N, 0), sa(M * blocks, 0x38), sb(blocks * N, 0x38);
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t k = 64; k < 80; ++k) a[i * K + k] = 0x7;  // 6.0
+    a[i * K + 80] = 0x9;                                       // -0.5
+    sa[i * blocks + 4] = 0x7E;                                 // 448
+    sa[i * blocks + 5] = 0x01;                                 // 2^-9
+  }
+  for (std::size_t j = 0; j < N; ++j) {
+    for (std::size_t k = 64; k < 80; ++k) b[k * N + j] = 0x7;
+    for (std::size_t k = 80; k < 96; ++k) b[k * N + j] = 0x1;  // 0.5
+    sb[4 * N + j] = 0x7E;
+    if (j >= 8) sb[5 * N + j] = 0x01;
+  }
+  const GemmOperands ops{CodeMatrix(e2m1, M, K, a), CodeMatrix(e2m1, K, N, b), CodeMatrix(ue4m3, M, blocks, sa),
+                         CodeMatrix(ue4m3, blocks, N, sb), {}};
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n256k64 f32 e2m1 e2m1 ue4m3"));
+  const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+  // Group 0: 16 x 36 x 448^2 = 115,605,504, a float. Lanes 8..15: the grid is 2^(16 - 35) (e_max the
+  // scale exponents, 8 + 8), so -2^-20 truncates to 0; the exact sum would round toward zero to
+  // 115,605,496. Lanes 0..7: group 1 is -2^-11, on the grid, and the sum rounds to 115,605,496.
+  for (std::size_t i = 0; i < M * N; ++i) {
+    ASSERT_EQ(want[i], std::bit_cast<std::uint32_t>(i % N >= 8 ? 115605504.0f : 115605496.0f)) << "output " << i;
+  }
+  for (const GemmPath path : fast_paths()) {
+    GemmPathStats stats;
+    EXPECT_EQ(gemm(schedule, ops, {1, path, &stats}), want) << to_string(path);
+    EXPECT_EQ(stats.truncating, M * N) << to_string(path);  // step 1 of the one tile
+  }
+}
+
 // The special-value table of special_values_test.cpp (every class of A, B and C: +-0, subnormal,
 // normal, max, +-Inf, NaN) on the GEMM paths: output (i, j) of one instruction's K has A's class i
 // and B's class j at k = 1, C's class (i + j + t) mod 9 for t = 0..8, so that every triple occurs;
