@@ -89,6 +89,25 @@ std::uint32_t special_code(Rng& rng, Format f) {
 enum Generator { kRealistic, kQuantized, kWide, kExtreme, kCancel, kSpecial, kBits, kBoundary, kGenerators };
 const char* const kGeneratorNames[] = {"realistic", "quantized", "wide", "extreme", "cancel", "special", "bits", "boundary"};
 
+// Codes as a CodeMatrix in words of the format's storage width (bytes, 16-bit words, or for tf32
+// fp32 words, to_storage), kept alive here while the CodeMatrix views them. (Problem::words also
+// fills tf32's low bits.)
+struct StorageWords {
+  std::vector<std::uint8_t> u8;
+  std::vector<std::uint16_t> u16;
+  std::vector<std::uint32_t> u32;
+  CodeMatrix view(Format f, std::size_t rows, std::size_t cols, const std::vector<std::uint32_t>& codes) {
+    switch (info(f).storage_bits) {
+      case 8: u8.assign(codes.begin(), codes.end()); return CodeMatrix(f, rows, cols, u8);
+      case 16: u16.assign(codes.begin(), codes.end()); return CodeMatrix(f, rows, cols, u16);
+      default:
+        u32.resize(codes.size());
+        for (std::size_t i = 0; i < codes.size(); ++i) u32[i] = to_storage(f, codes[i]);
+        return CodeMatrix(f, rows, cols, u32);
+    }
+  }
+};
+
 // One random GEMM problem: operands as codes, the schedule, and the shape.
 struct Problem {
   KernelSchedule schedule;
@@ -999,21 +1018,23 @@ TEST(EmulatorFastPath, AnExactZeroSumIsPlusZeroWithMinusZeroC) {
     const std::size_t blocks = block_scaled ? K / static_cast<std::size_t>(schedule.instruction.block()) : 0;
     for (const bool spread : {false, true}) {
       if (spread && c.big == 0) continue;
-      std::vector<std::uint32_t> a(M * K, c.a), b(K * N, c.b);
+      // The case's values are storage words (tf32: fp32 patterns); the matrices take codes.
+      const auto code = [&](std::uint32_t word) { return from_storage(c.element, word); };
+      std::vector<std::uint32_t> a(M * K, code(c.a)), b(K * N, code(c.b));
       std::vector<std::uint8_t> sa(M * blocks, c.scale_a), sb(blocks * N, c.scale_b);
       if (spread) {
         // Row 1: big x big at k = 0 and small x small at k = 1; for e2m1 the first two groups'
         // scales are 448 and 2^-9 (ue4m3's largest and least) on both sides.
-        a[1 * K + 0] = c.big;
-        a[1 * K + 1] = c.small;
+        a[1 * K + 0] = code(c.big);
+        a[1 * K + 1] = code(c.small);
         for (std::size_t j = 0; j < N; ++j) {
-          b[0 * N + j] = c.big;
-          b[1 * N + j] = c.small;
+          b[0 * N + j] = code(c.big);
+          b[1 * N + j] = code(c.small);
         }
         if (c.element == e2m1) {
           const bool e8 = c.scale_a == 127;
           const std::uint8_t high = e8 ? 137 : 0x7E, low = e8 ? 117 : 0x01;
-          std::fill(a.begin() + 1 * K, a.begin() + 2 * K, c.big);
+          std::fill(a.begin() + 1 * K, a.begin() + 2 * K, code(c.big));
           sa[1 * blocks + 0] = high;
           sa[1 * blocks + 1] = low;
           for (std::size_t j = 0; j < N; ++j) {
@@ -1022,14 +1043,8 @@ TEST(EmulatorFastPath, AnExactZeroSumIsPlusZeroWithMinusZeroC) {
           }
         }
       }
-      std::vector<std::uint8_t> a8(a.begin(), a.end()), b8(b.begin(), b.end());
-      std::vector<std::uint16_t> a16(a.begin(), a.end()), b16(b.begin(), b.end());
-      GemmOperands ops;
-      switch (info(c.element).storage_bits) {
-        case 8: ops = {CodeMatrix(c.element, M, K, a8), CodeMatrix(c.element, K, N, b8), {}, {}, {}}; break;
-        case 16: ops = {CodeMatrix(c.element, M, K, a16), CodeMatrix(c.element, K, N, b16), {}, {}, {}}; break;
-        default: ops = {CodeMatrix(c.element, M, K, a), CodeMatrix(c.element, K, N, b), {}, {}, {}};
-      }
+      StorageWords wa, wb;
+      GemmOperands ops{wa.view(c.element, M, K, a), wb.view(c.element, K, N, b), {}, {}, {}};
       if (block_scaled) {
         const Format scale = c.element == e2m1 && c.scale_a != 127 ? ue4m3 : e8m0;
         ops.scale_a = CodeMatrix(scale, M, blocks, sa);
@@ -1134,22 +1149,6 @@ TEST(EmulatorFastPath, EveryClassCombinationOnEveryPath) {
       "sm_75 mma.sync.aligned m16n8k8 f32 f16 f16",
       "sm_100a tcgen05.mma.cta_group::1.kind::tf32 m128n256k8 f32 tf32 tf32",
   };
-  // Codes in words of the format's storage width (CodeMatrix views them: kept alive here).
-  struct Words {
-    std::vector<std::uint8_t> u8;
-    std::vector<std::uint16_t> u16;
-    std::vector<std::uint32_t> u32;
-    CodeMatrix view(Format f, std::size_t rows, std::size_t cols, const std::vector<std::uint32_t>& codes) {
-      switch (info(f).storage_bits) {
-        case 8: u8.assign(codes.begin(), codes.end()); return CodeMatrix(f, rows, cols, u8);
-        case 16: u16.assign(codes.begin(), codes.end()); return CodeMatrix(f, rows, cols, u16);
-        default:
-          u32.resize(codes.size());
-          for (std::size_t i = 0; i < codes.size(); ++i) u32[i] = to_storage(f, codes[i]);
-          return CodeMatrix(f, rows, cols, u32);
-      }
-    }
-  };
   const auto classes_of = [&](Format f) {
     std::vector<std::uint32_t> codes;
     for (const Cls c : testing::kClasses) {
@@ -1191,7 +1190,7 @@ TEST(EmulatorFastPath, EveryClassCombinationOnEveryPath) {
           for (std::size_t i = 0; i < M; ++i) {
             for (std::size_t j = 0; j < N; ++j) c[i * N + j] = cc[(i + j + t) % cc.size()];
           }
-          Words wa, wb, wc;
+          StorageWords wa, wb, wc;
           GemmOperands ops{wa.view(fa, M, K, a), wb.view(fb, K, N, b), {}, {}, wc.view(acc, M, N, c)};
           const std::vector<std::uint8_t> sa(M * blocks, scale_a), sb(blocks * N, scale_b);
           if (ins.block_scaled()) {
