@@ -18,7 +18,9 @@
 //                    significant bits, 22 for f16, and a power of two that underflows only meets
 //                    terms that truncate to 0 anyway), truncated toward zero by the float->int32
 //                    conversion (b.3's sign-magnitude truncation), and summed in int32 (two
-//                    accumulators of at most 16 terms each below 2^(F+2), F <= 25); for bf16 and
+//                    accumulators of at most 16 terms each below 2^(F+2), F <= 25; for
+//                    F <= kUnitsMaxF one for the whole step, with C and the output in grid units
+//                    where the output conversion is bare); for bf16 and
 //                    tf32 operands, whose products may leave float's range, the same where a
 //                    step's exponent bounds keep them in range (kWideFloatHighest below), else in
 //                    double throughout. C is truncated to the grid by a mask on its bits (its
@@ -214,6 +216,12 @@ inline std::uint32_t as_bits(float f) {
   std::memcpy(&u, &f, sizeof u);
   return u;
 }
+
+// The largest F whose T-FDPA step sums whole in int32 in the float form: L <= 32 terms (the fast
+// paths' bound, fast_gemm.cpp), each below 2^(F + 2), sum below 2^(F + 7) <= 2^23; with C's part
+// (below 2^(F + 1)) still an exact float. The kernels then keep the step, C and the output in grid
+// units (the Hopper and Ada fp8 rows, F = 13).
+inline constexpr int kUnitsMaxF = 16;
 
 // 2^e as a double, from its bit pattern, with e clamped to the normal range -1022..1023: the
 // kernels scale nonzero values only by exponents well inside it (|e| < 700), and a zero stays zero.

@@ -275,9 +275,6 @@ BLOCKSCALE_AVX512_INLINE void store_step_results(std::uint32_t* acc, const __m51
   }
 }
 
-// The largest F whose whole step sums in int32 in the float form: L <= 32 terms below 2^(F + 2).
-constexpr int kUnitsMaxF = 16;
-
 // b.3 steps 5-6 in grid units, for F <= kUnitsMaxF and a vector that passed plain_vector; S: the
 // products' part in grid units (|S| < 2^23). C truncated toward zero to the grid 2^(e_max - F) is
 // trunc(C 2^(F - e_max)) grid units, below 2^(F + 1) as C is below 2^(e_max + 1) (a scaled C that

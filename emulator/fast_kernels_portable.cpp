@@ -47,12 +47,16 @@ BLOCKSCALE_INLINE void round_lanes(const double* v, std::uint32_t* out, const Ou
 // round_output_fp32 reduces to its RZ step and RZ-E8M13's mask (as the AVX-512 kernel's
 // plain_vector).
 template <std::size_t W>
-BLOCKSCALE_INLINE void output_row(const double* V, const int* emax, std::uint32_t* out, const OutputRule& rule) {
+BLOCKSCALE_INLINE bool plain_row(const int* emax, const OutputRule& rule) {
   int plain = static_cast<int>(!rule.f16);
   for (std::size_t j = 0; j < W; ++j) {
     plain &= static_cast<int>(emax[j] >= rule.F - 139) & static_cast<int>(emax[j] <= 120);
   }
-  if (plain == 0) {
+  return plain != 0;
+}
+template <std::size_t W>
+BLOCKSCALE_INLINE void output_row(const double* V, const int* emax, std::uint32_t* out, const OutputRule& rule) {
+  if (!plain_row<W>(emax, rule)) {
     round_lanes<W>(V, out, rule);
     return;
   }
@@ -61,6 +65,38 @@ BLOCKSCALE_INLINE void output_row(const double* V, const int* emax, std::uint32_
     const float f = static_cast<float>(V[j]);
     const std::uint32_t bits = as_bits(f);
     out[j] = (std::fabs(static_cast<double>(f)) > std::fabs(V[j]) ? bits - 1u : bits) & keep;
+  }
+}
+
+// A float 2^h for h in -126..127, from its bits.
+BLOCKSCALE_INLINE float pow2f(int h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h + 127) << 23); }
+
+// b.3 steps 5-6 in grid units, for F <= kUnitsMaxF and a row that output_row converts bare
+// (plain_row), as the AVX-512 kernel's step_output_units: out holds C, S the products' part in grid
+// units (|S| < 2^(F + 7)). C truncated toward zero to the grid 2^(e_max - F) is its significand
+// shifted right by e_max - F minus its lowest bit's exponent (max(field, 1) - 150): at least
+// 23 - F > 0, as C lies below 2^(e_max + 1) (a zero C's significand is 0), so below 2^(F + 1)
+// grid units, with C's sign. Their sum, below 2^24, is an exact float; times 2^(e_max - F) it is
+// a multiple of 2^-139 (plain_row) below 2^128, which a float holds exactly: the exact step value,
+// which RZ leaves as it is (RZ-E8M13 clears the 10 low fraction bits, as output_row does). The
+// scaling is two exact products, by 2^max(h, -126) (a normal result) and then by 2^(h - that) in
+// -13..0. A zero sum gives +0, as the double route does. All in int32 and float, eight lanes per
+// AVX2 vector against the double route's four (which also adds C in double and steps RZ).
+template <std::size_t W>
+BLOCKSCALE_INLINE void output_row_units(const std::int32_t* S, const int* emax, std::uint32_t* out, const OutputRule& rule) {
+  const std::uint32_t keep = rule.e8m13 ? ~0x3FFu : ~0u;
+  const int F = rule.F;  // a local copy: read through rule in the loop, GCC 12 vectorised nothing
+  for (std::size_t j = 0; j < W; ++j) {
+    const std::uint32_t c = out[j];
+    const int field = static_cast<int>((c >> 23) & 0xFFu);
+    const std::uint32_t significand = (c & 0x7FFFFFu) | (static_cast<std::uint32_t>(field != 0) << 23);
+    const int shift = std::min(emax[j] - F + 150 - std::max(field, 1), 31);
+    const auto magnitude = static_cast<std::int32_t>(significand >> shift);
+    const std::int32_t s = -static_cast<std::int32_t>(c >> 31);  // C's sign: 0 or -1
+    const std::int32_t c_units = (magnitude ^ s) - s;
+    const int h = emax[j] - F, h_normal = std::max(h, -126);
+    const float v = static_cast<float>(c_units + S[j]) * pow2f(h_normal) * pow2f(h - h_normal);
+    out[j] = as_bits(v) & keep;
   }
 }
 
@@ -155,18 +191,32 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
     const auto term = [&](std::size_t k, std::size_t j) {
       return static_cast<std::int32_t>(av[k] * bv[k * W + j] * grid[j]);
     };
-    // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double. Each
-    // starts from its first term, for the same reason as S.
-    for (std::size_t kb = 0; kb < L; kb += 16) {
+    if (F <= kUnitsMaxF) {
+      // The whole step in int32; for a plain row C and the output in grid units too.
       std::int32_t part[W];
-      for (std::size_t j = 0; j < W; ++j) part[j] = term(kb, j);
-      for (std::size_t k = kb + 1; k < std::min(L, kb + 16); ++k) {
+      for (std::size_t j = 0; j < W; ++j) part[j] = term(0, j);
+      for (std::size_t k = 1; k < L; ++k) {
         for (std::size_t j = 0; j < W; ++j) part[j] += term(k, j);
       }
-      if (kb == 0) {
-        for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(part[j]);
-      } else {
-        for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(part[j]);
+      if (plain_row<W>(emax, t.rule)) {
+        output_row_units<W>(part, emax, out, t.rule);
+        return;
+      }
+      for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(part[j]);
+    } else {
+      // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double. Each
+      // starts from its first term, for the same reason as S.
+      for (std::size_t kb = 0; kb < L; kb += 16) {
+        std::int32_t part[W];
+        for (std::size_t j = 0; j < W; ++j) part[j] = term(kb, j);
+        for (std::size_t k = kb + 1; k < std::min(L, kb + 16); ++k) {
+          for (std::size_t j = 0; j < W; ++j) part[j] += term(k, j);
+        }
+        if (kb == 0) {
+          for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(part[j]);
+        } else {
+          for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(part[j]);
+        }
       }
     }
   } else {

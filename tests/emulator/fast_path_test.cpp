@@ -975,6 +975,53 @@ TEST(EmulatorFastPath, BareOutputConversionAtItsLowerLimit) {
   std::printf("[ fast path ] bare output conversion at its lower limit: %zu outputs x %zu paths\n", outputs, fast_paths().size());
 }
 
+// For F <= 16 (wgmma and sm_89 fp8, F = 13) the plain C++ kernels keep a truncating step, C and
+// the output in grid units where the row's conversion is bare (fast_kernels_portable.cpp,
+// output_row_units), and scale the sum by 2^(e_max - F) in two exact products, since that power of
+// two can lie below fp32's normal range. Here it lies at its lowest, 2^-139: every C is a subnormal
+// or has the least normal exponent, e_max = e(C) = -126 wherever the products are zero, and the
+// step value is C truncated toward zero to 2^-139 (RZ-E8M13 then keeps it): its magnitude's 10 low
+// bits cleared, +0 where nothing is left (an exact zero sum). Lanes 0 and 16 of every row have
+// 448 x 448 and 2^-9 x 2^-9 products, which puts every 16-lane vector, so the whole tile, in the
+// truncating tier (the AVX-512 kernel's step_output_units then meets the same grid); the other
+// lanes have zero products. The values that the semantics give, the reference engine's, on every path.
+TEST(EmulatorFastPath, GridUnitsOutputDownToTheLowestGrid) {
+  const std::size_t M = 4, N = 32, K = 32;
+  const std::uint32_t c_words[16] = {0x400u,      0x3FFu,      0x401u,      0x7FFu,      0x800u,     0x7FFFFFu,
+                                     0x7FFC00u,   0x1u,        0x800000u,   0x800001u,   0xFFFFFFu,  0x80000400u,
+                                     0x800003FFu, 0x807FFFFFu, 0x80800000u, 0x80FFFFFFu};
+  std::vector<std::uint32_t> a(M * K, 0), b(K * N, 0), c(M * N);
+  for (std::size_t i = 0; i < M; ++i) {
+    a[i * K + 0] = a[i * K + 1] = 0x7E;  // 448
+    a[i * K + 2] = a[i * K + 3] = 0x01;  // 2^-9
+  }
+  for (const std::size_t j : {0, 16}) {
+    b[0 * N + j] = b[2 * N + j] = 0x7E;
+    b[1 * N + j] = b[3 * N + j] = 0x01;
+  }
+  for (std::size_t i = 0; i < M * N; ++i) c[i] = c_words[i % 16];
+  std::size_t outputs = 0;
+  for (const char* text : {"sm_90a wgmma.mma_async m64n64k32 f32 e4m3 e4m3", "sm_89 mma.sync.aligned m16n8k32 f32 e4m3 e4m3"}) {
+    const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(text));
+    ASSERT_EQ(schedule.instruction.params().F, 13) << text;
+    const Format e4m3 = Format::float8_e4m3fn;
+    const GemmOperands ops{CodeMatrix(e4m3, M, K, a), CodeMatrix(e4m3, K, N, b), {}, {}, CodeMatrix(Format::float32, M, N, c)};
+    const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+    for (std::size_t i = 0; i < M * N; ++i) {
+      if (i % 16 == 0) continue;  // lanes 0 and 16
+      const std::uint32_t kept = c[i] & 0x7FFFFC00u;
+      ASSERT_EQ(want[i], kept == 0 ? 0u : (c[i] & 0x80000000u) | kept) << "reference, " << text << " output " << i;
+    }
+    for (const GemmPath path : fast_paths()) {
+      GemmPathStats stats;
+      EXPECT_EQ(gemm(schedule, ops, {1, path, &stats}), want) << to_string(path) << " " << text;
+      EXPECT_GE(stats.truncating, M * N) << to_string(path) << " " << text;  // sm_89: the first of two steps (L = 16)
+    }
+    outputs += want.size();
+  }
+  std::printf("[ fast path ] grid-units output down to the grid 2^-139: %zu outputs x %zu paths\n", outputs, fast_paths().size());
+}
+
 // A step whose products are all -0 (-0 times x, -x times +0, or a negative group sum times a zero
 // ue4m3 scale), with C = -0 in the accumulator, on rows that keep the sign of a zero result: the
 // step's exact sum is zero, and an exact zero sum is +0 (numerics.md b.3), so the output is +0.
