@@ -19,7 +19,8 @@
 //                   GEMM) on MXFP8 or NVFP4 operands; exact_share there is the share of outputs
 //                   proved (the rest: NaN / Inf settled, or the reference engine);
 //   eigen           Eigen fp32 GEMM (this binary is compiled for the build machine's ISA, so Eigen
-//                   uses its widest SIMD: AVX-512 FMA on the reference machine);
+//                   uses its widest SIMD: AVX-512 FMA on the reference machine; built with
+//                   -DBLOCKSCALE_BENCH_MARCH=x86-64-v3, AVX2 FMA, the baseline for the AVX2 path);
 //   reference/...   the reference engine (GemmPath::reference) on a smaller shape (for exact/:
 //                   reference::mma_scaled, which exact_gemm computes as a whole with that path).
 // Data: gaussian (per-row magnitudes 2^-8 .. 2^8) and heavy (Student-t, 2 degrees of freedom)
