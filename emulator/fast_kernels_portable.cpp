@@ -184,8 +184,7 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
       // this form have e_max <= 128, so h >= F - 128, below -126 only for F <= 1 with an Inf
       // or NaN C, whose step value no product changes. Built from its bits (a conversion
       // from double kept GCC 12 from vectorising this loop).
-      const int h = std::clamp(F + scale_exp[j] - emax[j], -126, 127);
-      grid[j] = std::bit_cast<float>(static_cast<std::uint32_t>(h + 127) << 23);
+      grid[j] = pow2f(std::clamp(F + scale_exp[j] - emax[j], -126, 127));
     }
     // A term: the product (exact) times the grid factor, truncated toward zero.
     const auto term = [&](std::size_t k, std::size_t j) {
