@@ -105,6 +105,12 @@ constexpr HardwareEvidence kHopperWgmmaF16F16[] = {{"H200", f16, f16, 30017536, 
                                                    {"H100", f16, f16, 30018048, kH100Sweep}};
 constexpr HardwareEvidence kHopperWgmmaTf32[] = {{"H200", tf32, tf32, 30029824, kH200Sweep},
                                                  {"H100", tf32, tf32, 30029824, kH100Sweep}};
+// The f64 DMMA shapes (m8n8k4, m16n8k4, m16n8k8, m16n8k16; SASS DMMA.8x8x4 .. DMMA.16x8x16) on an
+// H200 and an H100: random, realistic, probe (ties and sticky bits that tell the k order) and
+// subnormal data, 30 million outputs per shape (NaN payloads not compared).
+constexpr HardwareEvidence kHopperF64[] = {
+    {"H200", f64, f64, 120000896, "blockscale conform, docs/conformance/h200-mma-sync-f64-sweep.json"},
+    {"H100", f64, f64, 120000896, "blockscale conform, docs/conformance/h100-mma-sync-f64-sweep.json"}};
 // The half-K mma.sync shapes (m16n8k8 f16/bf16, m16n8k4 tf32) on an H200 (on the H100 they are in
 // its full sweep).
 constexpr std::string_view kH200MmaHalfK = "blockscale conform, docs/conformance/h200-mma-sync-half-k-sweep.json";
@@ -252,7 +258,8 @@ const InstructionRow kRows[] = {
    plus_zero(T(16, 25, R::rne_fp16, -21)), P::published_model, kNone, kHopperF16F16,
    "MMA-Sim; K&M H100/H200, C = fp16(c); e_zero -21 measured by H200 conform (K&M's value; MMA-Sim v2 -22, e.1)", "mma.sync (sm_90a)"},
   {"sm_90a.mma.f64", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kF64Shapes, kF64, kF64, f64, false, f32, 0,
-   FMA(), P::published_model, kNone, kNoHw, "MMA-Sim (NaN payload not compared)", "mma.sync f64 (sm_90a)"},
+   FMA(), P::published_model, kNone, kHopperF64,
+   "MMA-Sim; H200 and H100 conform sweeps, every shape (NaN payload not compared)", "mma.sync f64 (sm_90a)"},
   {"sm_90a.mma.fp8.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f32, false, f32, 0,
    plus_zero(B9(16, R::rz_fp32, -133)), P::inferred, kNone, kHopperB9F32,
    "b.9 compiler emulation (SASS F2FP + 2 x HMMA.16816.F32 + FADD); H200 and H100 measured (every mix by conform)",

@@ -161,9 +161,27 @@ void add_tcgen05(std::vector<ProbeKernel>& v) {
   }
 }
 
+// The f64 DMMA shapes of mma.sync (PTX ISA 9.7.14.5: m8n8k4 from sm_80, m16n8k4 / k8 / k16 from
+// sm_90), the operands of the table's fma-chain rows.
+void add_mma_sync_f64(std::vector<ProbeKernel>& v) {
+  for (const auto& [m, k] : {std::pair{8, 4}, std::pair{16, 4}, std::pair{16, 8}, std::pair{16, 16}}) {
+    ProbeKernel p;
+    p.family = ProbeFamily::mma_sync;
+    p.arch = Arch::sm_90a;
+    p.m = m, p.n = 8, p.k = k;
+    p.f64 = true;
+    p.ptx = "mma.sync.aligned." + shape(m, 8, k) + ".row.col.f64.f64.f64.f64";
+    p.name = "sm_90a mma.sync.aligned " + shape(m, 8, k) + " f64 f64 f64";
+    p.note = "one warp per tile, fragments per PTX ISA 9.7.14.5 (.f64); operands read from global memory as "
+             "binary64";
+    v.push_back(p);
+  }
+}
+
 std::vector<ProbeKernel> build_catalogue() {
   std::vector<ProbeKernel> v;
   add_mma_sync(v);
+  add_mma_sync_f64(v);
   add_wgmma(v);
   add_tcgen05(v);
   return v;
@@ -276,19 +294,48 @@ void validate_probe_inputs(const ProbeKernel& p, const ProbeInputs& in) {
   need("c", in.c.size(), probe_c_size(p));
   need("sfa", in.sfa.size(), probe_sfa_size(p));
   need("sfb", in.sfb.size(), probe_sfb_size(p));
-  check_codes("a", in.a, p.a);
-  check_codes("b", in.b, p.b);
-  check_codes("c", in.c, p.c);
+  if (!p.f64) {  // every pair of words is a binary64 pattern
+    check_codes("a", in.a, p.a);
+    check_codes("b", in.b, p.b);
+    check_codes("c", in.c, p.c);
+  }
   if (!in.accumulate && p.family != ProbeFamily::wgmma) {
     throw std::invalid_argument("probe '" + p.name + "': accumulate = false (scale-d = 0) is a wgmma operand; " +
                                 to_string(p.family) + " probes always add C");
   }
 }
 
+namespace {
+
+// f64 probes: the words go to the device as they are (two per element, low word first, is the
+// little-endian layout of a binary64 array), and D comes back the same way.
+std::vector<std::uint32_t> run_probe_f64(const ProbeKernel& p, const ProbeInputs& in, int device) {
+  detail::DeviceBuffer da(in.a.size() * 4), db(in.b.size() * 4), dc(in.c.size() * 4), dd(in.c.size() * 4);
+  da.upload(in.a.data(), da.bytes());
+  db.upload(in.b.data(), db.bytes());
+  dc.upload(in.c.data(), dc.bytes());
+  BLOCKSCALE_CUDA(cudaMemset(dd.get(), 0xFF, dd.bytes()));  // poison: every output must be written
+  detail::ProbeDeviceArgs args;
+  args.a_f64 = da.as<double>();
+  args.b_f64 = db.as<double>();
+  args.c = dc.get();
+  args.d = dd.get();
+  args.tiles = in.tiles;
+  BLOCKSCALE_CUDA(cudaDeviceGetAttribute(&args.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  detail::launch_probe_sm90(p, args);
+  BLOCKSCALE_CUDA(cudaDeviceSynchronize());
+  std::vector<std::uint32_t> out(in.c.size());
+  dd.download(out.data(), dd.bytes());
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::uint32_t> run_probe(const ProbeKernel& p, const ProbeInputs& in, int device) {
   validate_probe_inputs(p, in);
   require(p.name, p.arch, device);
   detail::DeviceScope scope(device);
+  if (p.f64) return run_probe_f64(p, in, device);
 
   const std::size_t T = in.tiles;
   const int rb = detail::kProbeRowBytes;

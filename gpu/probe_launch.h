@@ -40,6 +40,8 @@ struct ProbeDeviceArgs {
   void* d = nullptr;                     // tiles * m * n codes, as c
   const std::uint8_t* sfa = nullptr;     // tiles * 512
   const std::uint8_t* sfb = nullptr;     // tiles * 512 * probe_sfb_atoms(n)
+  const double* a_f64 = nullptr;         // f64 probes: tiles * m * k, row-major (c and d: tiles * m * n)
+  const double* b_f64 = nullptr;         // f64 probes: tiles * n * k (B^T rows)
   std::size_t tiles = 0;
   std::uint32_t idesc = 0;               // tcgen05 instruction descriptor
   std::uint32_t scale_d = 1;             // wgmma: 0 issues scale-d = 0 (D = A*B)

@@ -161,6 +161,67 @@ __global__ void __launch_bounds__(32 * kMmaSyncWarpsPerBlock)
   }
 }
 
+// ---- mma.sync .f64 (DMMA) ---------------------------------------------------------------------
+//
+// Fragments (PTX ISA 9.7.14.5, the .f64 shapes), with g = lane / 4 and t = lane % 4: A register i
+// holds A(g + 8 (i % 2), t + 4 (i / 2)) (m16n8k*: 2, 4 or 8 registers; m8n8k4: one, A(g, t));
+// B register i holds B(t + 4 i, g); C/D: c0, c1 = row g, columns 2t, 2t + 1, and for m16 c2, c3 =
+// row g + 8. Operands are read straight from the row-major global arrays (B as B^T rows).
+
+template <int M, int K>
+__device__ __forceinline__ void mma_sync_f64(double (&d)[M / 4], const double (&a)[M * K / 32], const double (&b)[K / 4]) {
+  if constexpr (M == 8) {
+    static_assert(K == 4);
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a[0]), "d"(b[0]));
+  } else if constexpr (K == 4) {
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+  } else if constexpr (K == 8) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+  } else {
+    static_assert(K == 16);
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
+        "{%12, %13, %14, %15}, {%0, %1, %2, %3};"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  }
+}
+
+template <int M, int K>
+__global__ void __launch_bounds__(32 * kMmaSyncWarpsPerBlock)
+    mma_sync_f64_probe_kernel(const double* __restrict__ a_in, const double* __restrict__ b_in,
+                              const double* __restrict__ c_in, double* __restrict__ d_out, std::size_t tiles) {
+  const int lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const std::size_t warps = std::size_t(gridDim.x) * kMmaSyncWarpsPerBlock;
+  for (std::size_t tile = std::size_t(blockIdx.x) * kMmaSyncWarpsPerBlock + threadIdx.x / 32; tile < tiles;
+       tile += warps) {
+    const double* at = a_in + tile * M * K;
+    const double* bt = b_in + tile * 8 * K;
+    double a[M * K / 32], b[K / 4], acc[M / 4];
+#pragma unroll
+    for (int i = 0; i < M * K / 32; ++i) a[i] = at[(g + 8 * (i % 2)) * K + t + 4 * (i / 2)];
+#pragma unroll
+    for (int i = 0; i < K / 4; ++i) b[i] = bt[g * K + t + 4 * i];
+    const double* ct = c_in + tile * M * 8;
+#pragma unroll
+    for (int i = 0; i < M / 4; ++i) acc[i] = ct[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2];
+    mma_sync_f64<M, K>(acc, a, b);
+    double* dt = d_out + tile * M * 8;
+#pragma unroll
+    for (int i = 0; i < M / 4; ++i) dt[(g + 8 * (i / 2)) * 8 + 2 * t + i % 2] = acc[i];
+  }
+}
+
 // ---- wgmma -----------------------------------------------------------------------------------
 //
 // Accumulator fragment (PTX ISA 9.7.15.5.1, m64nNk*): warp w of the warpgroup owns rows
@@ -233,6 +294,24 @@ void launch_mma_sync(const ProbeDeviceArgs& a, const char* name) {
   const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(blocks_needed, std::size_t(a.multiprocessors) * 16));
   mma_sync_probe_kernel<Op><<<grid, 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles);
   BLOCKSCALE_CUDA_LAUNCHED(name);
+}
+
+template <int M, int K>
+void launch_mma_sync_f64(const ProbeDeviceArgs& a, const char* name) {
+  const std::size_t blocks_needed = (a.tiles + kMmaSyncWarpsPerBlock - 1) / kMmaSyncWarpsPerBlock;
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(blocks_needed, std::size_t(a.multiprocessors) * 16));
+  mma_sync_f64_probe_kernel<M, K><<<grid, 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(
+      a.a_f64, a.b_f64, static_cast<const double*>(a.c), static_cast<double*>(a.d), a.tiles);
+  BLOCKSCALE_CUDA_LAUNCHED(name);
+}
+
+bool dispatch_mma_sync_f64(const ProbeKernel& p, const ProbeDeviceArgs& a) {
+  const char* nm = p.name.c_str();
+  if (p.m == 8 && p.k == 4) return launch_mma_sync_f64<8, 4>(a, nm), true;
+  if (p.m == 16 && p.k == 4) return launch_mma_sync_f64<16, 4>(a, nm), true;
+  if (p.m == 16 && p.k == 8) return launch_mma_sync_f64<16, 8>(a, nm), true;
+  if (p.m == 16 && p.k == 16) return launch_mma_sync_f64<16, 16>(a, nm), true;
+  return false;
 }
 
 template <class Op>
@@ -341,7 +420,7 @@ bool dispatch_mma_sync(const ProbeKernel& p, const ProbeDeviceArgs& a) {
 void launch_probe_sm90(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   bool ok = false;
   if (p.family == ProbeFamily::mma_sync) {
-    ok = dispatch_mma_sync(p, a);
+    ok = p.f64 ? dispatch_mma_sync_f64(p, a) : dispatch_mma_sync(p, a);
   } else if (p.family == ProbeFamily::wgmma) {
     if (p.n == 8) ok = dispatch_wgmma_n<8>(p, a);
     if (p.n == 64) ok = dispatch_wgmma_n<64>(p, a);

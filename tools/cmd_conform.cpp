@@ -241,7 +241,9 @@ int run(const std::vector<std::string>& argv) {
                          ") nor a regular expression");
       }
       for (const Target& dt : all) {
-        if (dt.kind == TargetKind::instruction && dt.skip_reason.empty() && std::regex_search(dt.instruction.name, re)) {
+        // f64 fma chains have no FDPA parameters to discover (named alone, discover() says so).
+        if (dt.kind == TargetKind::instruction && dt.skip_reason.empty() && !dt.instruction.f64 &&
+            std::regex_search(dt.instruction.name, re)) {
           todo.push_back(dt.instruction);
         }
       }

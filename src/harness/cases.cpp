@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "blockscale/formats/convert.h"
 #include "blockscale/harness/probes.h"
@@ -322,9 +324,133 @@ void realistic_tile(const InstructionTarget& t, Rng& r, std::uint64_t tile, std:
   }
 }
 
+// ---- f64 tiles (the DMMA rows' fma chain, numerics.md (a)): doubles, two words each.
+
+// Structured tiles of the probes data set (before repeats, as probe_set's tiles for the other rows).
+constexpr std::size_t kF64ProbeTiles = 512;
+
+void put_f64(double v, std::uint32_t* w) {
+  const auto u = std::bit_cast<std::uint64_t>(v);
+  w[0] = static_cast<std::uint32_t>(u);
+  w[1] = static_cast<std::uint32_t>(u >> 32);
+}
+
+// A normal double of exponent e (-1022..1023) with a random significand and sign.
+double f64_normal(Rng& r, int e) {
+  const std::uint64_t bits = (static_cast<std::uint64_t>(e + 1023) << 52) | (r.next() & 0x000FFFFFFFFFFFFFull) |
+                             (r.next() & (std::uint64_t{1} << 63));
+  return std::bit_cast<double>(bits);
+}
+double f64_in(Rng& r, int lo, int hi) {
+  return f64_normal(r, lo + static_cast<int>(r.below(static_cast<std::uint32_t>(hi - lo + 1))));
+}
+double f64_special(Rng& r) {
+  constexpr double kSpecial[] = {0.0,
+                                 std::numeric_limits<double>::infinity(),
+                                 std::numeric_limits<double>::quiet_NaN(),
+                                 std::numeric_limits<double>::max(),
+                                 std::numeric_limits<double>::min(),
+                                 std::numeric_limits<double>::denorm_min(),
+                                 0x1.FFFFFFFFFFFFFp-1023,  // the largest subnormal
+                                 1.0};
+  const double v = kSpecial[r.below(8)];
+  return r.below(2) ? -v : v;
+}
+
+void f64_tile(const InstructionTarget& t, DataKind data, Rng& r, std::uint64_t tile, std::uint32_t* a_words,
+              std::uint32_t* b_words, std::uint32_t* c_words) {
+  const int M = t.m, N = t.n, K = t.k;
+  std::vector<double> a(std::size_t(M) * K), b(std::size_t(N) * K), c(std::size_t(M) * N);  // b: B^T rows
+  const auto each = [](std::vector<double>& v, auto&& f) {
+    for (double& x : v) x = f();
+  };
+  if (data == DataKind::realistic) {
+    // Gaussian rows and columns at scales 2^-8 .. 2^8; C of the size of the sum (zero in a quarter).
+    const int sa = static_cast<int>(r.below(17)) - 8, sb = static_cast<int>(r.below(17)) - 8;
+    each(a, [&] { return std::ldexp(r.gaussian(), sa); });
+    each(b, [&] { return std::ldexp(r.gaussian(), sb); });
+    const bool zero_c = tile % 4 == 3;
+    each(c, [&] { return zero_c ? 0.0 : std::ldexp(r.gaussian() * std::sqrt(double(K)), sa + sb); });
+  } else if (data == DataKind::tiny) {
+    // Products at 2^-1120 .. 2^-1000: below and around the subnormal boundary 2^-1022, where a DMMA
+    // that flushed or lost its subnormals would show; C = +0 but in every fourth tile.
+    each(a, [&] { return f64_in(r, -560, -500); });
+    each(b, [&] { return f64_in(r, -560, -500); });
+    each(c, [&] { return tile % 4 != 3 ? 0.0 : std::bit_cast<double>(r.next() & 0x800FFFFFFFFFFFFFull); });
+  } else {
+    // random: eight profiles by tile; probes: the structured ones (order, specials, overflow, zeros).
+    const int profile = data == DataKind::probes ? static_cast<int>(std::array{6, 3, 4, 8}[tile % 4])
+                                                 : static_cast<int>(tile % 8);
+    const int lo = static_cast<int>(r.below(401)) - 200;
+    switch (profile) {
+      case 0:  // uniform bits: NaN, Inf, subnormals and all exponents
+        each(a, [&] { return std::bit_cast<double>(r.next()); });
+        each(b, [&] { return std::bit_cast<double>(r.next()); });
+        each(c, [&] { return std::bit_cast<double>(r.next()); });
+        break;
+      case 1:  // a narrow exponent window: products and C of one size, a rounding in every step
+      case 2:  // the same with cancelling pairs: odd k negates k - 1 in A, B repeats its value
+      case 7:
+        each(a, [&] { return f64_in(r, lo, lo + 3); });
+        each(b, [&] { return f64_in(r, lo, lo + 3); });
+        each(c, [&] { return f64_in(r, 2 * lo - 2, 2 * lo + 8); });
+        if (profile == 2) {
+          for (int i = 0; i < M; ++i)
+            for (int k = 1; k < K; k += 2)
+              if (r.below(4)) a[std::size_t(i) * K + k] = -a[std::size_t(i) * K + k - 1];
+          for (int j = 0; j < N; ++j)
+            for (int k = 1; k < K; k += 2) b[std::size_t(j) * K + k] = b[std::size_t(j) * K + k - 1];
+        }
+        if (profile == 7) each(c, [&] { return f64_in(r, -60, 60); });  // C far from the products too
+        break;
+      case 3:  // special values sprinkled into window data (and, as probes, everywhere)
+        each(a, [&] { return r.below(data == DataKind::probes ? 2 : 16) == 0 ? f64_special(r) : f64_in(r, -4, 4); });
+        each(b, [&] { return r.below(data == DataKind::probes ? 2 : 16) == 0 ? f64_special(r) : f64_in(r, -4, 4); });
+        each(c, [&] { return r.below(4) == 0 ? f64_special(r) : f64_in(r, -8, 8); });
+        break;
+      case 4:  // near overflow: products near 2^1023, so that a partial sum overflows, or does not
+        each(a, [&] { return f64_in(r, 510, 512); });
+        each(b, [&] { return f64_in(r, 510, 512); });
+        each(c, [&] { return r.below(2) ? f64_in(r, 1020, 1023) : 0.0; });
+        break;
+      case 5:  // subnormal sums: products just above and below 2^-1022
+        each(a, [&] { return f64_in(r, -520, -505); });
+        each(b, [&] { return f64_in(r, -520, -505); });
+        each(c, [&] { return std::bit_cast<double>(r.next() & 0x800FFFFFFFFFFFFFull); });
+        break;
+      case 6: {
+        // Order probes: C = +-2^e per row and products that are small multiples of C's ulp (1/16
+        // to 24 of them: fractions 1/2, 1/4, 3/4, 1, 3/2 of the ulp times B's 2^-4 .. 2^4), so that
+        // a chain of fmas in k order, a tree, one rounding of the exact sum or any other order
+        // round differently (ties and sticky bits in most outputs).
+        constexpr double kFractions[] = {0.5, 0.25, 0.75, 1.0, 1.5, 0.5 + 0x1p-30};
+        each(b, [&] { return std::ldexp(1.0, static_cast<int>(r.below(9)) - 4); });
+        for (int i = 0; i < M; ++i) {
+          const int e = static_cast<int>(r.below(41)) - 20;
+          for (int k = 0; k < K; ++k) {
+            const double p = kFractions[r.below(6)] * std::ldexp(1.0, e - 52);
+            a[std::size_t(i) * K + k] = r.below(2) ? -p : p;
+          }
+          for (int j = 0; j < N; ++j) c[std::size_t(i) * N + j] = r.below(2) ? -std::ldexp(1.0, e) : std::ldexp(1.0, e);
+        }
+        break;
+      }
+      default:  // zeros of both signs: every product +-0, C +-0 or not
+        each(a, [&] { return r.below(2) ? -0.0 : 0.0; });
+        each(b, [&] { return r.below(4) == 0 ? f64_in(r, -4, 4) : (r.below(2) ? -0.0 : 0.0); });
+        each(c, [&] { return r.below(4) == 0 ? f64_in(r, -4, 4) : (r.below(2) ? -0.0 : 0.0); });
+        break;
+    }
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) put_f64(a[i], &a_words[2 * i]);
+  for (std::size_t i = 0; i < b.size(); ++i) put_f64(b[i], &b_words[2 * i]);
+  for (std::size_t i = 0; i < c.size(); ++i) put_f64(c[i], &c_words[2 * i]);
+}
+
 }  // namespace
 
 std::size_t probe_tiles(const InstructionTarget& t) {
+  if (t.f64) return kF64ProbeTiles;
   const std::size_t dots = probe_set(t).size();
   return (dots + dots_per_tile(t) - 1) / dots_per_tile(t);
 }
@@ -334,6 +460,13 @@ TileBatch make_tiles(const InstructionTarget& t, DataKind data, std::uint64_t se
   TileBatch batch = make_batch(t, count);
   const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);
   const std::size_t nsa = scale_words(t, t.m), nsb = scale_words(t, t.n);
+  if (t.f64) {  // every data set from f64_tile, tile by tile (the probes need no finite base set)
+    for (std::size_t g = 0; g < count; ++g) {
+      Rng r(case_seed(seed, t.name, data, first + g));
+      f64_tile(t, data, r, first + g, &batch.a[g * na], &batch.b[g * nb], &batch.c[g * nc]);
+    }
+    return batch;
+  }
   if (data == DataKind::probes) {
     // The probe set, then repeats of it with every C and product sign flipped at random per tile
     // (still probes of the same boundaries, from the other side).

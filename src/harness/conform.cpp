@@ -35,11 +35,11 @@ bool has(const std::vector<DataKind>& v, DataKind d) { return std::find(v.begin(
 
 void run_instruction(Device& device, const InstructionTarget& t, const ConformOptions& o, Progress& prog,
                      TargetResult& result, Clock::time_point t0) {
-  const std::uint64_t per_tile = c_words(t);
+  const std::uint64_t per_tile = outputs_per_tile(t);
   const std::uint64_t probe_tile_count = probe_tiles(t);
   const std::uint64_t probe_out = has(o.data, DataKind::probes) ? probe_tile_count * per_tile : 0;
   const std::uint64_t bulk = share(o, probe_out);
-  const OutputFormat f = output_format(t.acc);
+  const OutputFormat f = output_format(t);
   result.output = f;
   for (DataKind d : o.data) {
     DataResult dr;
@@ -154,6 +154,10 @@ void apply_model_overrides(std::vector<Target>& targets,
     for (Target& t : targets) {
       if (t.kind != TargetKind::instruction || !std::regex_search(t.instruction.name, re)) continue;
       InstructionTarget& it = t.instruction;
+      if (it.f64) {
+        throw std::invalid_argument("--model-override '" + pattern + "' matches '" + it.name +
+                                    "': an f64 fma chain has no FDPA parameters to override");
+      }
       emulator::FdpaParams p = it.model_params.value_or(it.model.params());
       apply_param_override(p, spec);
       it.model_params = p;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "blockscale/harness/compare.h"
 #include "blockscale/harness/probes.h"
@@ -185,6 +186,10 @@ std::string hex(const InstructionTarget& t, std::uint32_t code) { return hex_cod
 }  // namespace
 
 Discovery discover(Device& device, const InstructionTarget& t) {
+  if (t.f64) {
+    throw std::invalid_argument("'" + t.name + "': discovery measures FDPA parameters (L, F, rounding, e_zero); "
+                                "an f64 fma chain has none: run it as a conformance target");
+  }
   Discovery out;
   out.instruction = t.name;
   out.row = std::string(t.model.row->id);

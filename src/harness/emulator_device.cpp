@@ -62,7 +62,7 @@ class EmulatorDevice final : public Device {
     const FdpaParams params = perturbed(t.model.params());
     const bool c_after = p_ == Perturbation::c_placement && params.algorithm != Algorithm::fp8_via_f16;
     std::vector<std::uint32_t> out = emulate_tiles_by_dot(t, in, params, c_after);
-    flip_lsb(out);
+    flip_lsb(out, words_per_element(t));
     return out;
   }
 
@@ -125,7 +125,7 @@ class EmulatorDevice final : public Device {
       }
     }
     if (error) std::rethrow_exception(error);
-    flip_lsb(out);
+    flip_lsb(out, 1);
     return out;
   }
 
@@ -157,9 +157,10 @@ class EmulatorDevice final : public Device {
     return p;
   }
 
-  void flip_lsb(std::vector<std::uint32_t>& out) const {
+  // Outputs of `words` words each (f64: two, the low word first, which holds the last bit).
+  void flip_lsb(std::vector<std::uint32_t>& out, std::size_t words) const {
     if (p_ != Perturbation::output_lsb) return;
-    for (std::size_t i = 7; i < out.size(); i += 4096) out[i] ^= 1u;
+    for (std::size_t i = 7 * words; i < out.size(); i += 4096 * words) out[i] ^= 1u;
   }
 
   Perturbation p_;

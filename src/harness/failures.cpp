@@ -47,7 +47,9 @@ std::string device_line(const ConformReport& r) {
 std::string distance(const Mismatch& m, OutputFormat f) {
   if (!m.ulps) return "NaN on one side";
   if (*m.ulps == 0) {
-    const std::uint32_t magnitude = f == OutputFormat::f32 ? 0x7FFFFFFFu : 0x7FFFu;
+    const std::uint64_t magnitude = f == OutputFormat::f64   ? 0x7FFFFFFFFFFFFFFFull
+                                    : f == OutputFormat::f32 ? 0x7FFFFFFFull
+                                                             : 0x7FFFull;
     return ((m.device | m.model) & magnitude) == 0 ? "+0 against -0" : "NaNs of other payloads";
   }
   return std::to_string(*m.ulps) + " ulp" + (*m.ulps == 1 ? "" : "s");
@@ -74,7 +76,7 @@ golden::Header failure_header(const golden::Operation& op, const ConformReport& 
   return h;
 }
 
-void add_case(FailureFile& f, std::vector<std::uint64_t> inputs, std::uint32_t device_d, const Mismatch& m) {
+void add_case(FailureFile& f, std::vector<std::uint64_t> inputs, std::uint64_t device_d, const Mismatch& m) {
   golden::GoldenFile& g = f.golden;
   inputs.push_back(device_d);
   g.words_per_case = golden::words_per_case(g.header.fields);
@@ -93,7 +95,7 @@ std::vector<FailureFile> instruction_files(const TargetResult& r, const ConformO
   const InstructionTarget& t = r.target.instruction;
   const std::size_t K = static_cast<std::size_t>(t.k), N = static_cast<std::size_t>(t.n);
   const std::size_t blocks = t.block_scaled ? K / static_cast<std::size_t>(t.block) : 0;
-  const OutputFormat of = output_format(t.acc);
+  const OutputFormat of = output_format(t);
   const std::unique_ptr<golden::Operation> op = golden::instruction_operation(t.model.name());
   std::vector<FailureFile> out;
   for (const DataResult& dr : r.data) {
@@ -116,10 +118,14 @@ std::vector<FailureFile> instruction_files(const TargetResult& r, const ConformO
     for (const std::string& n : op->notes()) notes.push_back(n);
     for (const Mismatch& m : dr.stats.examples) {
       const TileBatch b = make_tiles(t, dr.data, o.seed, m.case_index, 1);
+      // One golden word per element: an f64 target's two batch words make one binary64 word.
+      const auto element = [&](const std::vector<std::uint32_t>& v, std::size_t i) -> std::uint64_t {
+        return t.f64 ? std::uint64_t{v[2 * i]} | std::uint64_t{v[2 * i + 1]} << 32 : v[i];
+      };
       std::vector<std::uint64_t> in;
-      for (std::size_t k = 0; k < K; ++k) in.push_back(b.a[m.row * K + k]);
-      for (std::size_t k = 0; k < K; ++k) in.push_back(b.b[m.col * K + k]);
-      in.push_back(b.c[m.row * N + m.col]);
+      for (std::size_t k = 0; k < K; ++k) in.push_back(element(b.a, m.row * K + k));
+      for (std::size_t k = 0; k < K; ++k) in.push_back(element(b.b, m.col * K + k));
+      in.push_back(element(b.c, m.row * N + m.col));
       for (std::size_t s = 0; s < blocks; ++s) in.push_back(b.sfa[m.row * blocks + s]);
       for (std::size_t s = 0; s < blocks; ++s) in.push_back(b.sfb[m.col * blocks + s]);
       notes.push_back(case_note(f.examples.size(),

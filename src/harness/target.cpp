@@ -2,6 +2,7 @@
 #include "blockscale/harness/target.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <exception>
 #include <span>
@@ -17,8 +18,60 @@ namespace {
 
 Format format_or_throw(emulator::Type t, std::string_view name) {
   const auto f = emulator::format_of(t);
-  if (!f) throw std::invalid_argument("'" + std::string(name) + "': f64 instructions are not conformance targets");
+  if (!f) throw std::invalid_argument("'" + std::string(name) + "': no element format for this operand type");
   return *f;
+}
+
+double as_double(const std::uint32_t* words) {
+  return std::bit_cast<double>(std::uint64_t{words[0]} | std::uint64_t{words[1]} << 32);
+}
+void put_double(double v, std::uint32_t* words) {
+  const auto u = std::bit_cast<std::uint64_t>(v);
+  words[0] = static_cast<std::uint32_t>(u);
+  words[1] = static_cast<std::uint32_t>(u >> 32);
+}
+
+// The f64 DMMA rows, tile by tile: the model (emulator::mma_f64 per tile), or with `by_dot` one
+// emulator::dot_f64 call per output (the self-test device's entry point), C then left out of the
+// chain and added by one RNE add when c_after is set.
+std::vector<std::uint32_t> emulate_f64_tiles(const InstructionTarget& t, const TileBatch& in, bool by_dot,
+                                             bool c_after) {
+  const std::size_t M = static_cast<std::size_t>(t.m), N = static_cast<std::size_t>(t.n),
+                    K = static_cast<std::size_t>(t.k);
+  const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);
+  std::vector<std::uint32_t> out(in.tiles * nc);
+  std::exception_ptr error;
+  const auto tiles = static_cast<std::ptrdiff_t>(in.tiles);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::ptrdiff_t ti = 0; ti < tiles; ++ti) {
+    const auto g = static_cast<std::size_t>(ti);
+    try {
+      std::vector<double> a(M * K), b(K * N), c(M * N), d;
+      for (std::size_t i = 0; i < M * K; ++i) a[i] = as_double(&in.a[g * na + 2 * i]);
+      for (std::size_t j = 0; j < N; ++j)  // B^T rows in the batch, K x N row-major for mma_f64
+        for (std::size_t k = 0; k < K; ++k) b[k * N + j] = as_double(&in.b[g * nb + 2 * (j * K + k)]);
+      for (std::size_t i = 0; i < M * N; ++i) c[i] = as_double(&in.c[g * nc + 2 * i]);
+      if (!by_dot) {
+        d = emulator::mma_f64(t.model, a, b, c);
+      } else {
+        d.resize(M * N);
+        std::vector<double> bcol(K);
+        for (std::size_t i = 0; i < M; ++i)
+          for (std::size_t j = 0; j < N; ++j) {
+            for (std::size_t k = 0; k < K; ++k) bcol[k] = b[k * N + j];
+            const std::span<const double> arow(&a[i * K], K);
+            d[i * N + j] = c_after ? emulator::dot_f64(t.model, arow, bcol, 0.0) + c[i * N + j]
+                                   : emulator::dot_f64(t.model, arow, bcol, c[i * N + j]);
+          }
+      }
+      for (std::size_t i = 0; i < M * N; ++i) put_double(d[i], &out[g * nc + 2 * i]);
+    } catch (...) {
+#pragma omp critical(blockscale_harness_emulate)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  return out;
 }
 
 std::string short_name(Format f) { return info(f).short_name; }
@@ -30,6 +83,10 @@ InstructionTarget instruction_target(std::string_view name) {
   t.model = emulator::parse_instruction(name);
   t.name = t.model.name();
   t.m = t.model.m, t.n = t.model.n, t.k = t.model.k;
+  if (t.model.params().algorithm == emulator::Algorithm::fma_chain) {
+    t.f64 = true;  // a, b and acc stay unused
+    return t;
+  }
   t.a = format_or_throw(t.model.a, name);
   t.b = format_or_throw(t.model.b, name);
   t.acc = format_or_throw(t.model.d, name);
@@ -41,9 +98,11 @@ InstructionTarget instruction_target(std::string_view name) {
   return t;
 }
 
-std::size_t a_words(const InstructionTarget& t) { return std::size_t(t.m) * std::size_t(t.k); }
-std::size_t b_words(const InstructionTarget& t) { return std::size_t(t.n) * std::size_t(t.k); }
-std::size_t c_words(const InstructionTarget& t) { return std::size_t(t.m) * std::size_t(t.n); }
+std::size_t words_per_element(const InstructionTarget& t) { return t.f64 ? 2 : 1; }
+std::size_t a_words(const InstructionTarget& t) { return std::size_t(t.m) * std::size_t(t.k) * words_per_element(t); }
+std::size_t b_words(const InstructionTarget& t) { return std::size_t(t.n) * std::size_t(t.k) * words_per_element(t); }
+std::size_t c_words(const InstructionTarget& t) { return outputs_per_tile(t) * words_per_element(t); }
+std::size_t outputs_per_tile(const InstructionTarget& t) { return std::size_t(t.m) * std::size_t(t.n); }
 std::size_t scale_words(const InstructionTarget& t, int rows) {
   return t.block_scaled ? std::size_t(rows) * std::size_t(t.k / t.block) : 0;
 }
@@ -61,6 +120,7 @@ TileBatch make_batch(const InstructionTarget& t, std::size_t tiles) {
 
 std::vector<std::uint32_t> emulate_tiles_by_dot(const InstructionTarget& t, const TileBatch& in,
                                                 const emulator::FdpaParams& params, bool c_after) {
+  if (t.f64) return emulate_f64_tiles(t, in, true, c_after);  // the fma chain has no FDPA parameters
   const std::size_t K = static_cast<std::size_t>(t.k), na = a_words(t), nb = b_words(t), nc = c_words(t);
   const std::size_t blocks = t.block_scaled ? K / static_cast<std::size_t>(t.block) : 0;
   std::vector<std::uint32_t> out(in.tiles * nc);
@@ -156,6 +216,7 @@ void apply_param_override(emulator::FdpaParams& p, std::string_view spec) {
 }
 
 std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileBatch& in) {
+  if (t.f64) return emulate_f64_tiles(t, in, false, false);
   if (t.model_params) return emulate_tiles_by_dot(t, in, *t.model_params);
   using emulator::CodeMatrix;
   using emulator::Order;
@@ -312,6 +373,8 @@ std::vector<Target> self_test_targets() {
   ins("sm_90a mma.sync.aligned m16n8k16 f32 bf16 bf16");
   ins("sm_90a mma.sync.aligned m16n8k16 f16 f16 f16");
   ins("sm_90a mma.sync.aligned m16n8k8 f32 tf32 tf32");
+  ins("sm_90a mma.sync.aligned m8n8k4 f64 f64 f64");
+  ins("sm_90a mma.sync.aligned m16n8k16 f64 f64 f64");
   for (const char* d : {"f32", "f16"})
     for (const char* a : {"e4m3", "e5m2"})
       for (const char* b : {"e4m3", "e5m2"})

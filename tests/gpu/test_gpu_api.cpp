@@ -34,11 +34,11 @@ TEST(ProbeCatalogue, NamesAreUniqueAndEveryOneIsAnEmulatorInstruction) {
     EXPECT_EQ(ins.block_scaled(), p.block_scaled) << p.name;
     (p.arch == Arch::sm_90a ? sm90 : sm100)++;
   }
-  // sm_90a: 24 mma.sync (fp8 at k32 and k16, f16 and bf16 at k16 and k8, tf32 at k8 and k4) + 12
-  // wgmma forms x N in {8, 64, 256}.
+  // sm_90a: 24 mma.sync (fp8 at k32 and k16, f16 and bf16 at k16 and k8, tf32 at k8 and k4), 4
+  // mma.sync f64 (m8n8k4, m16n8k4, m16n8k8, m16n8k16) + 12 wgmma forms x N in {8, 64, 256}.
   // sm_100a: f16, bf16, tf32 and 25 f8f6f4 mixes, 25 mxf8f6f4 mixes, mxf4, mxf4nvf4 x 3, each at
   // two N.
-  EXPECT_EQ(sm90, 24 + 36);
+  EXPECT_EQ(sm90, 24 + 4 + 36);
   EXPECT_EQ(sm100, 2 * (3 + 25 + 25 + 4));
   EXPECT_EQ(&find_probe("sm_90a wgmma.mma_async m64n256k32 f32 e5m2 e4m3"), &find_probe("sm_90a wgmma.mma_async m64n256k32 f32 e5m2 e4m3"));
   EXPECT_THROW(find_probe("sm_90a wgmma.mma_async m64n12k32 f32 e5m2 e4m3"), std::invalid_argument);

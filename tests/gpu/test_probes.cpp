@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -16,6 +17,7 @@
 #include "blockscale/gpu/probe.h"
 #include "blockscale/emulator.h"
 #include "blockscale/harness/cases.h"
+#include "blockscale/harness/compare.h"
 #include "blockscale/harness/target.h"
 #include "gpu_cases.h"
 #include "hopper.h"
@@ -29,7 +31,14 @@ using namespace blockscale::gputest;
 std::vector<std::string> hopper_probe_names() {
   std::vector<std::string> v;
   for (const ProbeKernel& p : probe_kernels())
-    if (p.arch == Arch::sm_90a) v.push_back(p.name);
+    if (p.arch == Arch::sm_90a && !p.f64) v.push_back(p.name);
+  return v;
+}
+
+std::vector<std::string> f64_probe_names() {
+  std::vector<std::string> v;
+  for (const ProbeKernel& p : probe_kernels())
+    if (p.f64) v.push_back(p.name);
   return v;
 }
 
@@ -172,6 +181,124 @@ TEST_P(HopperFloor, TheZeroFloorIsTheRowsEZero) {
   }
 }
 
+// ---- f64 (DMMA): the table's fma chain in k order (numerics.md (a)).
+
+class HopperF64 : public ::testing::TestWithParam<std::string> {};
+
+double f64_at(const std::vector<std::uint32_t>& w, std::size_t i) {
+  return std::bit_cast<double>(std::uint64_t{w[2 * i]} | std::uint64_t{w[2 * i + 1]} << 32);
+}
+void put_f64(std::vector<std::uint32_t>& w, std::size_t i, double v) {
+  const auto u = std::bit_cast<std::uint64_t>(v);
+  w[2 * i] = static_cast<std::uint32_t>(u);
+  w[2 * i + 1] = static_cast<std::uint32_t>(u >> 32);
+}
+
+// Integer-valued operands (|a|, |b| <= 8, |C| <= 64): every partial sum in any order is exact, so
+// the GPU must return the exact sum: a check of the operand and fragment layouts that needs no model.
+TEST_P(HopperF64, SmallIntegerTilesGiveTheExactSum) {
+  BLOCKSCALE_REQUIRE_HOPPER();
+  const ProbeKernel& p = find_probe(GetParam());
+  ProbeInputs in;
+  in.tiles = 48;
+  in.a.resize(in.tiles * probe_a_size(p));
+  in.b.resize(in.tiles * probe_b_size(p));
+  in.c.resize(in.tiles * probe_c_size(p));
+  harness::Rng r(7);
+  for (std::size_t i = 0; i < in.a.size() / 2; ++i) put_f64(in.a, i, static_cast<int>(r.below(17)) - 8);
+  for (std::size_t i = 0; i < in.b.size() / 2; ++i) put_f64(in.b, i, static_cast<int>(r.below(17)) - 8);
+  for (std::size_t i = 0; i < in.c.size() / 2; ++i) put_f64(in.c, i, static_cast<int>(r.below(129)) - 64);
+  const std::vector<std::uint32_t> d = run_probe(p, in);
+  std::vector<std::uint32_t> want(d.size());
+  for (std::size_t t = 0; t < in.tiles; ++t)
+    for (int i = 0; i < p.m; ++i)
+      for (int j = 0; j < p.n; ++j) {
+        const std::size_t at = (t * p.m + i) * p.n + j;
+        double s = f64_at(in.c, at);
+        for (int kk = 0; kk < p.k; ++kk) s += f64_at(in.a, (t * p.m + i) * p.k + kk) * f64_at(in.b, (t * p.n + j) * p.k + kk);
+        put_f64(want, at, s);
+      }
+  harness::Stats st;
+  harness::compare_outputs(harness::OutputFormat::f64, d, want, 0, std::size_t(p.m), std::size_t(p.n), st, 5);
+  EXPECT_EQ(st.mismatches, 0u) << p.name << ": " << st.mismatches << " of " << st.outputs
+                               << " outputs differ from the exact sum (operand or fragment layout)";
+}
+
+// Other orders and placements of C, as the same dot products computed in double on the host: each
+// must disagree with the GPU somewhere on the probes data, or that data could not tell them from
+// the table's chain.
+enum class F64Order { reversed_chain, c_last, pairwise };
+std::vector<std::uint32_t> f64_other_order(const ProbeKernel& p, const harness::TileBatch& b, F64Order order) {
+  std::vector<std::uint32_t> d(b.c.size());
+  const std::size_t K = std::size_t(p.k);
+  std::vector<double> prod(K);
+  for (std::size_t t = 0; t < b.tiles; ++t)
+    for (int i = 0; i < p.m; ++i)
+      for (int j = 0; j < p.n; ++j) {
+        const std::size_t at = (t * p.m + i) * p.n + j;
+        const double c = f64_at(b.c, at);
+        const auto a = [&](std::size_t k) { return f64_at(b.a, (t * p.m + i) * K + k); };
+        const auto bb = [&](std::size_t k) { return f64_at(b.b, (t * p.n + j) * K + k); };
+        double s = c;
+        if (order == F64Order::reversed_chain) {
+          for (std::size_t k = K; k-- > 0;) s = std::fma(a(k), bb(k), s);
+        } else if (order == F64Order::c_last) {
+          s = 0.0;
+          for (std::size_t k = 0; k < K; ++k) s = std::fma(a(k), bb(k), s);
+          s += c;
+        } else {
+          for (std::size_t k = 0; k < K; ++k) prod[k] = a(k) * bb(k);
+          for (std::size_t w = 1; w < K; w *= 2)
+            for (std::size_t k = 0; k + w < K; k += 2 * w) prod[k] += prod[k + w];
+          s = c + prod[0];
+        }
+        put_f64(d, at, s);
+      }
+  return d;
+}
+
+TEST_P(HopperF64, AgreesWithTheEmulatorBitForBit) {
+  BLOCKSCALE_REQUIRE_HOPPER();
+  const ProbeKernel& p = find_probe(GetParam());
+  const harness::InstructionTarget t = harness::instruction_target(p.name);
+  const std::size_t tiles = ((std::size_t(1) << 18) + harness::outputs_per_tile(t) - 1) / harness::outputs_per_tile(t);
+  std::size_t total = 0;
+  for (harness::DataKind data :
+       {harness::DataKind::random, harness::DataKind::realistic, harness::DataKind::probes, harness::DataKind::tiny}) {
+    const harness::TileBatch b = harness::make_tiles(t, data, 5000, 0, tiles);
+    const std::vector<std::uint32_t> gpu_d = run_probe(p, probe_inputs(b));
+    harness::Stats st;
+    harness::compare_outputs(harness::OutputFormat::f64, gpu_d, harness::emulate_tiles(t, b), 0, std::size_t(p.m),
+                             std::size_t(p.n), st, 3);
+    Agreement a;
+    a.compared = st.outputs;
+    a.mismatches = st.mismatches;
+    for (const harness::Mismatch& m : st.examples) {
+      a.first_mismatches += "  tile " + std::to_string(m.case_index) + " D[" + std::to_string(m.row) + "][" +
+                            std::to_string(m.col) + "]: GPU " + harness::hex_code(harness::OutputFormat::f64, m.device) +
+                            ", model " + harness::hex_code(harness::OutputFormat::f64, m.model) + "\n";
+    }
+    report("probe", p.name, harness::to_string(data), a);
+    total += a.compared;
+    EXPECT_EQ(a.mismatches, 0u) << p.name << ", " << harness::to_string(data) << ": " << a.mismatches << " of "
+                                << a.compared << " outputs differ from the emulator:\n"
+                                << a.first_mismatches;
+    if (data != harness::DataKind::probes) continue;
+    for (F64Order order : {F64Order::reversed_chain, F64Order::c_last, F64Order::pairwise}) {
+      harness::Stats other;
+      harness::compare_outputs(harness::OutputFormat::f64, gpu_d, f64_other_order(p, b, order), 0, std::size_t(p.m),
+                               std::size_t(p.n), other, 0);
+      const char* what = order == F64Order::reversed_chain ? "the chain in reverse k order"
+                         : order == F64Order::c_last       ? "C added after the chain"
+                                                           : "a pairwise tree of rounded products, then C";
+      std::printf("[ f64 order ] %s: %s disagrees with the GPU in %llu of %llu probe outputs\n", p.name.c_str(), what,
+                  static_cast<unsigned long long>(other.mismatches), static_cast<unsigned long long>(other.outputs));
+      EXPECT_GT(other.mismatches, 0u) << p.name << ": the probes do not tell " << what << " from the table's chain";
+    }
+  }
+  EXPECT_GE(total, std::size_t(1) << 20);
+}
+
 std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string s;
   for (char c : info.param) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -181,5 +308,6 @@ std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
 INSTANTIATE_TEST_SUITE_P(Sm90a, HopperProbe, ::testing::ValuesIn(hopper_probe_names()), param_name);
 INSTANTIATE_TEST_SUITE_P(Sm90a, HopperWgmma, ::testing::ValuesIn(wgmma_probe_names()), param_name);
 INSTANTIATE_TEST_SUITE_P(Sm90a, HopperFloor, ::testing::ValuesIn(floor_probe_names()), param_name);
+INSTANTIATE_TEST_SUITE_P(Sm90a, HopperF64, ::testing::ValuesIn(f64_probe_names()), param_name);
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <limits>
 
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
@@ -72,7 +73,8 @@ TEST(HarnessProbes, ExactCodesAndProducts) {
 
 TEST(HarnessProbes, ProbeSetsAreBuiltAndPacked) {
   for (const Target& t : self_test_targets()) {
-    if (t.kind != TargetKind::instruction) continue;
+    // The FDPA probes of numerics.md d.3; the f64 rows have their own (HarnessF64).
+    if (t.kind != TargetKind::instruction || t.instruction.f64) continue;
     const std::vector<DotCase> dots = probe_set(t.instruction);
     EXPECT_GT(dots.size(), 40u) << t.name();
     const TileBatch b = pack_dots(t.instruction, dots);
@@ -461,7 +463,8 @@ TEST(HarnessFailures, CorruptOrTruncatedFilesNameTheLine) {
 TEST(HarnessDiscover, RecoversTheTableFromTheEmulator) {
   auto dev = make_emulator_device();
   for (const Target& t : self_test_targets()) {
-    if (t.kind != TargetKind::instruction || t.instruction.block_scaled) continue;
+    // f64 fma chains have no FDPA parameters (HarnessF64.ParameterOverridesAndDiscoveryAreRefused).
+    if (t.kind != TargetKind::instruction || t.instruction.block_scaled || t.instruction.f64) continue;
     const Discovery d = discover(*dev, t.instruction);
     EXPECT_FALSE(d.disagrees()) << discovery_table(d);
     std::set<std::string> determined;
@@ -639,6 +642,141 @@ TEST(HarnessExternal, ReadsScaledMmRuns) {
   }
   EXPECT_THROW(read_scaled_mm_runs(dir), std::invalid_argument);  // truncated
   std::filesystem::remove_all(dir);
+}
+
+
+// ---- f64 DMMA targets: binary64 elements as word pairs (low word first) through the batches.
+
+double f64_word(const std::vector<std::uint32_t>& w, std::size_t i) {
+  return std::bit_cast<double>(std::uint64_t{w[2 * i]} | std::uint64_t{w[2 * i + 1]} << 32);
+}
+
+TEST(HarnessF64, TargetsAreWordPairsAndCasesAreDeterministic) {
+  const InstructionTarget t = instruction_target("sm_90a mma.sync.aligned m16n8k16 f64 f64 f64");
+  EXPECT_TRUE(t.f64);
+  EXPECT_EQ(words_per_element(t), 2u);
+  EXPECT_EQ(a_words(t), 16u * 16u * 2u);
+  EXPECT_EQ(b_words(t), 8u * 16u * 2u);
+  EXPECT_EQ(c_words(t), 16u * 8u * 2u);
+  EXPECT_EQ(outputs_per_tile(t), 128u);
+  EXPECT_EQ(output_format(t), OutputFormat::f64);
+  EXPECT_FALSE(instruction_target("sm_90a mma.sync.aligned m16n8k16 f32 f16 f16").f64);
+  for (DataKind d : {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny}) {
+    const TileBatch all = make_tiles(t, d, 3, 0, 12), part = make_tiles(t, d, 3, 5, 4);
+    ASSERT_EQ(part.a.size(), 4 * a_words(t));
+    EXPECT_TRUE(std::equal(part.a.begin(), part.a.end(), all.a.begin() + 5 * a_words(t))) << to_string(d);
+    EXPECT_TRUE(std::equal(part.b.begin(), part.b.end(), all.b.begin() + 5 * b_words(t))) << to_string(d);
+    EXPECT_TRUE(std::equal(part.c.begin(), part.c.end(), all.c.begin() + 5 * c_words(t))) << to_string(d);
+  }
+}
+
+// The model is the fma chain in k order from C, over A's rows and B's columns as the batch lays them
+// out (B^T rows); on the probe data a reversed chain differs, so the data can tell orders apart.
+TEST(HarnessF64, TheModelIsTheChainInKOrderAndTheProbesTellOrdersApart) {
+  for (const char* name : {"sm_90a mma.sync.aligned m8n8k4 f64 f64 f64", "sm_90a mma.sync.aligned m16n8k16 f64 f64 f64"}) {
+    SCOPED_TRACE(name);
+    const InstructionTarget t = instruction_target(name);
+    const std::size_t M = std::size_t(t.m), N = std::size_t(t.n), K = std::size_t(t.k), tiles = 64;
+    for (DataKind d : {DataKind::random, DataKind::probes, DataKind::tiny}) {
+      const TileBatch b = make_tiles(t, d, 9, 0, tiles);
+      const std::vector<std::uint32_t> model = emulate_tiles(t, b);
+      std::size_t checked = 0, reversed_differs = 0, nan = 0;
+      for (std::size_t g = 0; g < tiles; ++g)
+        for (std::size_t i = 0; i < M; ++i)
+          for (std::size_t j = 0; j < N; ++j) {
+            const std::size_t at = (g * M + i) * N + j;
+            double chain = f64_word(b.c, at), reversed = chain;
+            for (std::size_t k = 0; k < K; ++k) chain = std::fma(f64_word(b.a, (g * M + i) * K + k), f64_word(b.b, (g * N + j) * K + k), chain);
+            for (std::size_t k = K; k-- > 0;) reversed = std::fma(f64_word(b.a, (g * M + i) * K + k), f64_word(b.b, (g * N + j) * K + k), reversed);
+            const double got = f64_word(model, at);
+            if (std::isnan(chain)) {
+              EXPECT_TRUE(std::isnan(got));
+              ++nan;
+              continue;
+            }
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(got), std::bit_cast<std::uint64_t>(chain)) << to_string(d) << " tile " << g;
+            reversed_differs += std::bit_cast<std::uint64_t>(reversed) != std::bit_cast<std::uint64_t>(chain);
+            ++checked;
+          }
+      EXPECT_GT(checked, tiles * M * N / 2) << to_string(d);
+      if (d == DataKind::probes) {
+        EXPECT_GT(reversed_differs, checked / 20) << "the probes do not tell a reversed chain apart";
+      }
+      if (d == DataKind::random) {
+        EXPECT_GT(nan, 0u) << "the random set reaches no NaN";
+      }
+    }
+  }
+}
+
+TEST(HarnessF64, ComparisonCountsEveryBitButNaNPayloads) {
+  const auto words = [](std::initializer_list<double> v) {
+    std::vector<std::uint32_t> w;
+    for (double x : v) {
+      const auto u = std::bit_cast<std::uint64_t>(x);
+      w.push_back(static_cast<std::uint32_t>(u));
+      w.push_back(static_cast<std::uint32_t>(u >> 32));
+    }
+    return w;
+  };
+  const double nan1 = std::bit_cast<double>(0x7FF8000000000001ull), nan2 = std::bit_cast<double>(0xFFF8000000000000ull);
+  const std::vector<std::uint32_t> dev = words({1.0, nan1, -0.0, std::nextafter(1.0, 2.0), 0x1p-1074, nan1}),
+                                   model = words({1.0, nan2, 0.0, 1.0, -0x1p-1074, 2.0});
+  Stats s;
+  compare_outputs(OutputFormat::f64, dev, model, 0, 1, 3, s, 8);
+  EXPECT_EQ(s.cases, 2u);
+  EXPECT_EQ(s.outputs, 6u);
+  EXPECT_EQ(s.mismatches, 4u);  // not the NaN pair with other payloads
+  EXPECT_EQ(s.zero_sign_mismatches, 1u);
+  EXPECT_EQ(s.nan_mismatches, 1u);
+  EXPECT_EQ(s.worst_ulps, 2u);  // the smallest subnormals of either sign
+  ASSERT_EQ(s.examples.size(), 4u);
+  EXPECT_EQ(s.examples[1].case_index, 1u);
+  EXPECT_EQ(s.examples[1].col, 0u);
+  EXPECT_EQ(s.examples[1].device, std::bit_cast<std::uint64_t>(std::nextafter(1.0, 2.0)));
+  EXPECT_EQ(hex_code(OutputFormat::f64, s.examples[1].device), "0x3FF0000000000001");
+  EXPECT_EQ(ulp_distance(OutputFormat::f64, std::bit_cast<std::uint64_t>(-std::numeric_limits<double>::max()),
+                         std::bit_cast<std::uint64_t>(std::numeric_limits<double>::max())),
+            2 * 0x7FEFFFFFFFFFFFFFull);
+  EXPECT_THROW(compare_outputs(OutputFormat::f64, std::vector<std::uint32_t>(5), std::vector<std::uint32_t>(5), 0, 1, 1, s, 1),
+               std::invalid_argument);
+}
+
+TEST(HarnessF64, SelfTestAgreesAndCPlacementAndLastBitAreCaught) {
+  ConformOptions o;
+  o.outputs = 20000;
+  o.pattern = "f64";
+  o.data = {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny};
+  {
+    auto dev = make_emulator_device();
+    const ConformReport r = run_conformance(*dev, o);
+    ASSERT_EQ(r.targets.size(), 2u);
+    for (const TargetResult& t : r.targets) {
+      EXPECT_TRUE(t.error.empty()) << t.error;
+      EXPECT_EQ(t.output, OutputFormat::f64);
+      EXPECT_GE(t.total.outputs, 20000u);
+      EXPECT_EQ(t.total.mismatches, 0u) << t.target.name();
+    }
+  }
+  for (Perturbation p : {Perturbation::c_placement, Perturbation::output_lsb}) {
+    auto dev = make_emulator_device(p);
+    const ConformReport r = run_conformance(*dev, o);
+    for (const TargetResult& t : r.targets) {
+      EXPECT_GT(t.total.mismatches, 0u) << t.target.name() << " perturbed by " << to_string(p);
+      if (p == Perturbation::output_lsb) {
+        EXPECT_EQ(t.total.worst_ulps, 1u) << t.target.name();
+      }
+    }
+    for (const FailureFile& f : failure_files(r, o)) check_failure_file(f);
+  }
+}
+
+TEST(HarnessF64, ParameterOverridesAndDiscoveryAreRefused) {
+  auto dev = make_emulator_device();
+  std::vector<Target> targets = select_targets(*dev, "f64");
+  ASSERT_FALSE(targets.empty());
+  EXPECT_THROW(apply_model_overrides(targets, parse_model_overrides("f64@F=52")), std::invalid_argument);
+  EXPECT_THROW(discover(*dev, instruction_target("sm_90a mma.sync.aligned m8n8k4 f64 f64 f64")), std::invalid_argument);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 // A code is the format's bit pattern in the low bits of the word (fp4 4 bits, fp6 6, fp8 8,
 // f16/bf16 16, f32 32). TF32 operands are given as full fp32 bit patterns: the instruction reads
 // the 32-bit word and ignores (truncates) its low 13 bits, which is itself something to probe.
+// f64 probes (the DMMA shapes of mma.sync .f64) take every element of A, B and C, and return every
+// element of D, as a binary64 bit pattern in two consecutive words, the low word first.
 // Includable without CUDA.
 #pragma once
 
@@ -50,6 +52,9 @@ struct ProbeKernel {
   // How the kernel wires the operands, e.g. for tcgen05: "C is stored to TMEM with tcgen05.st and
   // the MMA runs with enable_input_d = 1". Printed by tools; part of the documented model.
   std::string note;
+  // An f64 probe (mma.sync .f64, DMMA): a, b, c and d above are unused, elements are binary64
+  // patterns in two words each (probe_words_per_element).
+  bool f64 = false;
 };
 
 // Every probe this build has, sm_90a first. Names are unique.
@@ -66,10 +71,11 @@ struct ProbeInputs {
   bool accumulate = true;
 };
 
-// Element counts per tile.
-inline std::size_t probe_a_size(const ProbeKernel& p) { return std::size_t(p.m) * p.k; }
-inline std::size_t probe_b_size(const ProbeKernel& p) { return std::size_t(p.n) * p.k; }
-inline std::size_t probe_c_size(const ProbeKernel& p) { return std::size_t(p.m) * p.n; }
+// Word counts per tile (elements times probe_words_per_element).
+inline std::size_t probe_words_per_element(const ProbeKernel& p) { return p.f64 ? 2 : 1; }
+inline std::size_t probe_a_size(const ProbeKernel& p) { return std::size_t(p.m) * p.k * probe_words_per_element(p); }
+inline std::size_t probe_b_size(const ProbeKernel& p) { return std::size_t(p.n) * p.k * probe_words_per_element(p); }
+inline std::size_t probe_c_size(const ProbeKernel& p) { return std::size_t(p.m) * p.n * probe_words_per_element(p); }
 inline std::size_t probe_sfa_size(const ProbeKernel& p) {
   return p.block_scaled ? std::size_t(p.m) * (p.k / p.scale_block) : 0;
 }
@@ -79,7 +85,7 @@ inline std::size_t probe_sfb_size(const ProbeKernel& p) {
 
 // Checks sizes and code ranges (std::invalid_argument naming the operand, index and rule), then
 // runs every tile on device `device` in one launch per 2^16 tiles and returns D's codes
-// (tiles * m * n, row-major per tile). Throws Unavailable when the device cannot run the probe
+// (tiles * m * n, row-major per tile; f64: two words per element). Throws Unavailable when the device cannot run the probe
 // (no GPU, or another compute capability) and Error when a CUDA call fails.
 std::vector<std::uint32_t> run_probe(const ProbeKernel& probe, const ProbeInputs& inputs, int device = 0);
 

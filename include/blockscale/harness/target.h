@@ -37,23 +37,29 @@ struct InstructionTarget {
   // with these parameters (emulator::fdpa per output) instead of the table row's.
   std::optional<emulator::FdpaParams> model_params;
   std::string model_override;  // how the parameters were changed, e.g. "e_zero=-21, underflow=positive"
+  // An f64 DMMA row (the fma chain of mma.sync .f64): a, b and acc are unused, every element of A,
+  // B, C and D is a binary64 pattern in two words, the low word first (as gpu::ProbeKernel::f64).
+  bool f64 = false;
 };
 
 // The instruction target of an emulator instruction name; std::invalid_argument names the rule a
-// bad name breaks (emulator::parse_instruction) or says that f64 instructions are not tiles here.
+// bad name breaks (emulator::parse_instruction).
 InstructionTarget instruction_target(std::string_view name);
 
 // A batch of tiles, laid out as blockscale::gpu::ProbeInputs (per tile t, row-major, K fastest):
 //   a[t][i][kk] (m x k), b[t][j][kk] (n x k, i.e. B column j), c[t][i][j] (m x n),
-//   sfa[t][i][s] (m x k/block), sfb[t][j][s] (n x k/block). One code per word (tf32: fp32 bits).
+//   sfa[t][i][s] (m x k/block), sfb[t][j][s] (n x k/block). One code per word (tf32: fp32 bits;
+//   f64 targets: two words per element, the low word first, and the counts below are words).
 struct TileBatch {
   std::size_t tiles = 0;
   std::vector<std::uint32_t> a, b, c;
   std::vector<std::uint8_t> sfa, sfb;
 };
-std::size_t a_words(const InstructionTarget& t);    // m * k
-std::size_t b_words(const InstructionTarget& t);    // n * k
-std::size_t c_words(const InstructionTarget& t);    // m * n (= outputs per tile)
+std::size_t words_per_element(const InstructionTarget& t);  // 2 for f64 targets, else 1
+std::size_t a_words(const InstructionTarget& t);    // m * k (times words_per_element)
+std::size_t b_words(const InstructionTarget& t);    // n * k (times words_per_element)
+std::size_t c_words(const InstructionTarget& t);    // m * n (times words_per_element)
+std::size_t outputs_per_tile(const InstructionTarget& t);  // m * n
 std::size_t scale_words(const InstructionTarget& t, int rows);  // rows * k / block, 0 unscaled
 TileBatch make_batch(const InstructionTarget& t, std::size_t tiles);  // zero-filled
 
