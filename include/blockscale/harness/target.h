@@ -63,12 +63,13 @@ std::size_t outputs_per_tile(const InstructionTarget& t);  // m * n
 std::size_t scale_words(const InstructionTarget& t, int rows);  // rows * k / block, 0 unscaled
 TileBatch make_batch(const InstructionTarget& t, std::size_t tiles);  // zero-filled
 
-// The emulator's D for every tile (tiles * m * n accumulator codes), via emulator::mma (or, with
-// model_params set, emulate_tiles_by_dot), in parallel over tiles; the bits do not depend on the
-// thread count.
+// The emulator's D for every tile (tiles * m * n accumulator codes), via emulator::mma (f64 targets:
+// emulator::mma_f64; with model_params set, emulate_tiles_by_dot), in parallel over tiles; the bits
+// do not depend on the thread count.
 std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileBatch& batch);
-// Every output as one emulator::fdpa call with parameters `p`. With c_after, C is left out of the
-// fused sum and added afterwards by one RNE add (a perturbation the self-test device uses).
+// Every output as one emulator::fdpa call with parameters `p` (f64 targets: one emulator::dot_f64
+// call, `p` unused). With c_after, C is left out of the fused sum (the chain) and added afterwards
+// by one RNE add (a perturbation the self-test device uses).
 std::vector<std::uint32_t> emulate_tiles_by_dot(const InstructionTarget& t, const TileBatch& batch,
                                                 const emulator::FdpaParams& p, bool c_after = false);
 
