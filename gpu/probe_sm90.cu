@@ -288,19 +288,22 @@ __global__ void __launch_bounds__(128) wgmma_probe_kernel(const std::uint8_t* __
 
 // ---- dispatch --------------------------------------------------------------------------------
 
+// mma.sync probes (one warp per tile): enough blocks for every tile, at most 16 per SM (the
+// kernels' grid-stride loops take the rest).
+unsigned mma_sync_grid(const ProbeDeviceArgs& a) {
+  const std::size_t blocks_needed = (a.tiles + kMmaSyncWarpsPerBlock - 1) / kMmaSyncWarpsPerBlock;
+  return static_cast<unsigned>(std::min<std::size_t>(blocks_needed, std::size_t(a.multiprocessors) * 16));
+}
+
 template <MmaSync Op>
 void launch_mma_sync(const ProbeDeviceArgs& a, const char* name) {
-  const std::size_t blocks_needed = (a.tiles + kMmaSyncWarpsPerBlock - 1) / kMmaSyncWarpsPerBlock;
-  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(blocks_needed, std::size_t(a.multiprocessors) * 16));
-  mma_sync_probe_kernel<Op><<<grid, 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles);
+  mma_sync_probe_kernel<Op><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles);
   BLOCKSCALE_CUDA_LAUNCHED(name);
 }
 
 template <int M, int K>
 void launch_mma_sync_f64(const ProbeDeviceArgs& a, const char* name) {
-  const std::size_t blocks_needed = (a.tiles + kMmaSyncWarpsPerBlock - 1) / kMmaSyncWarpsPerBlock;
-  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(blocks_needed, std::size_t(a.multiprocessors) * 16));
-  mma_sync_f64_probe_kernel<M, K><<<grid, 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(
+  mma_sync_f64_probe_kernel<M, K><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(
       a.a_f64, a.b_f64, static_cast<const double*>(a.c), static_cast<double*>(a.d), a.tiles);
   BLOCKSCALE_CUDA_LAUNCHED(name);
 }

@@ -329,12 +329,6 @@ void realistic_tile(const InstructionTarget& t, Rng& r, std::uint64_t tile, std:
 // Structured tiles of the probes data set (before repeats, as probe_set's tiles for the other rows).
 constexpr std::size_t kF64ProbeTiles = 512;
 
-void put_f64(double v, std::uint32_t* w) {
-  const auto u = std::bit_cast<std::uint64_t>(v);
-  w[0] = static_cast<std::uint32_t>(u);
-  w[1] = static_cast<std::uint32_t>(u >> 32);
-}
-
 // A normal double of exponent e (-1022..1023) with a random significand and sign.
 double f64_normal(Rng& r, int e) {
   const std::uint64_t bits = (static_cast<std::uint64_t>(e + 1023) << 52) | (r.next() & 0x000FFFFFFFFFFFFFull) |
@@ -442,9 +436,9 @@ void f64_tile(const InstructionTarget& t, DataKind data, Rng& r, std::uint64_t t
         break;
     }
   }
-  for (std::size_t i = 0; i < a.size(); ++i) put_f64(a[i], &a_words[2 * i]);
-  for (std::size_t i = 0; i < b.size(); ++i) put_f64(b[i], &b_words[2 * i]);
-  for (std::size_t i = 0; i < c.size(); ++i) put_f64(c[i], &c_words[2 * i]);
+  for (std::size_t i = 0; i < a.size(); ++i) put_f64_bits(&a_words[2 * i], std::bit_cast<std::uint64_t>(a[i]));
+  for (std::size_t i = 0; i < b.size(); ++i) put_f64_bits(&b_words[2 * i], std::bit_cast<std::uint64_t>(b[i]));
+  for (std::size_t i = 0; i < c.size(); ++i) put_f64_bits(&c_words[2 * i], std::bit_cast<std::uint64_t>(c[i]));
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ std::uint64_t distance(const Layout& l, std::uint64_t x, std::uint64_t y) {
 
 // A code of the output: one word, or for f64 two (the low word first).
 std::uint64_t code_at(OutputFormat f, const std::vector<std::uint32_t>& v, std::size_t i, std::uint32_t mask) {
-  if (f == OutputFormat::f64) return std::uint64_t{v[2 * i]} | std::uint64_t{v[2 * i + 1]} << 32;
+  if (f == OutputFormat::f64) return f64_bits(&v[2 * i]);
   return v[i] & mask;
 }
 

@@ -120,7 +120,7 @@ std::vector<FailureFile> instruction_files(const TargetResult& r, const ConformO
       const TileBatch b = make_tiles(t, dr.data, o.seed, m.case_index, 1);
       // One golden word per element: an f64 target's two batch words make one binary64 word.
       const auto element = [&](const std::vector<std::uint32_t>& v, std::size_t i) -> std::uint64_t {
-        return t.f64 ? std::uint64_t{v[2 * i]} | std::uint64_t{v[2 * i + 1]} << 32 : v[i];
+        return t.f64 ? f64_bits(&v[2 * i]) : v[i];
       };
       std::vector<std::uint64_t> in;
       for (std::size_t k = 0; k < K; ++k) in.push_back(element(b.a, m.row * K + k));

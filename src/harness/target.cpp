@@ -22,14 +22,7 @@ Format format_or_throw(emulator::Type t, std::string_view name) {
   return *f;
 }
 
-double as_double(const std::uint32_t* words) {
-  return std::bit_cast<double>(std::uint64_t{words[0]} | std::uint64_t{words[1]} << 32);
-}
-void put_double(double v, std::uint32_t* words) {
-  const auto u = std::bit_cast<std::uint64_t>(v);
-  words[0] = static_cast<std::uint32_t>(u);
-  words[1] = static_cast<std::uint32_t>(u >> 32);
-}
+double as_double(const std::uint32_t* pair) { return std::bit_cast<double>(f64_bits(pair)); }
 
 // The f64 DMMA rows, tile by tile: the model (emulator::mma_f64 per tile), or with `by_dot` one
 // emulator::dot_f64 call per output (the self-test device's entry point), C then left out of the
@@ -64,7 +57,7 @@ std::vector<std::uint32_t> emulate_f64_tiles(const InstructionTarget& t, const T
                                    : emulator::dot_f64(t.model, arow, bcol, c[i * N + j]);
           }
       }
-      for (std::size_t i = 0; i < M * N; ++i) put_double(d[i], &out[g * nc + 2 * i]);
+      for (std::size_t i = 0; i < M * N; ++i) put_f64_bits(&out[g * nc + 2 * i], std::bit_cast<std::uint64_t>(d[i]));
     } catch (...) {
 #pragma omp critical(blockscale_harness_emulate)
       if (!error) error = std::current_exception();

@@ -185,13 +185,9 @@ TEST_P(HopperFloor, TheZeroFloorIsTheRowsEZero) {
 
 class HopperF64 : public ::testing::TestWithParam<std::string> {};
 
-double f64_at(const std::vector<std::uint32_t>& w, std::size_t i) {
-  return std::bit_cast<double>(std::uint64_t{w[2 * i]} | std::uint64_t{w[2 * i + 1]} << 32);
-}
+double f64_at(const std::vector<std::uint32_t>& w, std::size_t i) { return std::bit_cast<double>(harness::f64_bits(&w[2 * i])); }
 void put_f64(std::vector<std::uint32_t>& w, std::size_t i, double v) {
-  const auto u = std::bit_cast<std::uint64_t>(v);
-  w[2 * i] = static_cast<std::uint32_t>(u);
-  w[2 * i + 1] = static_cast<std::uint32_t>(u >> 32);
+  harness::put_f64_bits(&w[2 * i], std::bit_cast<std::uint64_t>(v));
 }
 
 // Integer-valued operands (|a|, |b| <= 8, |C| <= 64): every partial sum in any order is exact, so

@@ -647,9 +647,7 @@ TEST(HarnessExternal, ReadsScaledMmRuns) {
 
 // ---- f64 DMMA targets: binary64 elements as word pairs (low word first) through the batches.
 
-double f64_word(const std::vector<std::uint32_t>& w, std::size_t i) {
-  return std::bit_cast<double>(std::uint64_t{w[2 * i]} | std::uint64_t{w[2 * i + 1]} << 32);
-}
+double f64_word(const std::vector<std::uint32_t>& w, std::size_t i) { return std::bit_cast<double>(f64_bits(&w[2 * i])); }
 
 TEST(HarnessF64, TargetsAreWordPairsAndCasesAreDeterministic) {
   const InstructionTarget t = instruction_target("sm_90a mma.sync.aligned m16n8k16 f64 f64 f64");
@@ -713,9 +711,8 @@ TEST(HarnessF64, ComparisonCountsEveryBitButNaNPayloads) {
   const auto words = [](std::initializer_list<double> v) {
     std::vector<std::uint32_t> w;
     for (double x : v) {
-      const auto u = std::bit_cast<std::uint64_t>(x);
-      w.push_back(static_cast<std::uint32_t>(u));
-      w.push_back(static_cast<std::uint32_t>(u >> 32));
+      w.resize(w.size() + 2);
+      put_f64_bits(&w[w.size() - 2], std::bit_cast<std::uint64_t>(x));
     }
     return w;
   };

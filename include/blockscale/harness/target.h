@@ -60,6 +60,12 @@ std::size_t a_words(const InstructionTarget& t);    // m * k (times words_per_el
 std::size_t b_words(const InstructionTarget& t);    // n * k (times words_per_element)
 std::size_t c_words(const InstructionTarget& t);    // m * n (times words_per_element)
 std::size_t outputs_per_tile(const InstructionTarget& t);  // m * n
+// The binary64 pattern held by the two words at `pair` (an f64 target's element), and back.
+inline std::uint64_t f64_bits(const std::uint32_t* pair) { return std::uint64_t{pair[0]} | std::uint64_t{pair[1]} << 32; }
+inline void put_f64_bits(std::uint32_t* pair, std::uint64_t bits) {
+  pair[0] = static_cast<std::uint32_t>(bits);
+  pair[1] = static_cast<std::uint32_t>(bits >> 32);
+}
 std::size_t scale_words(const InstructionTarget& t, int rows);  // rows * k / block, 0 unscaled
 TileBatch make_batch(const InstructionTarget& t, std::size_t tiles);  // zero-filled
 
