@@ -163,7 +163,10 @@ void to_layout(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C,
   check_span(layout, R, C, "to_layout", "the row-major input", row_major.size(), R * C);
   check_span(layout, R, C, "to_layout", "the output", out.size(), g.size);
   if (pad == 0xFF) fail(layout, R, C, "to_layout: the pad value is a NaN (0xFF is NaN in ue8m0 and e4m3); pad with 0");
-  std::fill(out.begin(), out.end(), pad);
+  // The images lie end to end from byte 0 (each start is the previous one plus its image), and
+  // each fills its own padding: only the upper bound's tail is left to fill here.
+  const i64 images_end = g.groups.empty() ? 0 : g.groups.back().base + g.groups.back().bytes;
+  std::fill(out.begin() + images_end, out.end(), pad);
   for (const Group& grp : g.groups) {
     const auto image = out.subspan(static_cast<std::size_t>(grp.base), static_cast<std::size_t>(grp.bytes));
     if (layout.axis == GroupAxis::rows) {

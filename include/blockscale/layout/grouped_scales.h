@@ -48,6 +48,8 @@ std::vector<std::int64_t> group_starts(const GroupedScaleLayout& layout, std::in
 // Bytes of the buffer: (R + 128 G) x C (rows) or rup(R, 128) x (C + 4 G) (cols).
 std::int64_t storage_size(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C);
 
+// The maps of single elements check the whole group list on every call (O(G)); whole matrices
+// go through to_layout / from_layout, which check it once.
 // Forward map: the byte offset of S[r][c]. Throws when (r, c) is outside R x C.
 std::int64_t offset(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C, std::int64_t r,
                     std::int64_t c);
