@@ -24,6 +24,25 @@ Format format_or_throw(emulator::Type t, std::string_view name) {
 
 double as_double(const std::uint32_t* pair) { return std::bit_cast<double>(f64_bits(pair)); }
 
+// Runs tile(g) for g in [0, tiles) on the OpenMP threads, `chunk` tiles per dynamic chunk (tiles
+// differ in cost). An exception must not leave an OpenMP region: the first one is kept and
+// rethrown after the loop.
+template <class TileFn>
+void for_each_tile(std::size_t tiles, int chunk, TileFn&& tile) {
+  std::exception_ptr error;
+  const auto count = static_cast<std::ptrdiff_t>(tiles);
+#pragma omp parallel for schedule(dynamic, chunk)
+  for (std::ptrdiff_t ti = 0; ti < count; ++ti) {
+    try {
+      tile(static_cast<std::size_t>(ti));
+    } catch (...) {
+#pragma omp critical(blockscale_harness_emulate)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 // The f64 DMMA rows, tile by tile: the model (emulator::mma_f64 per tile), or with `by_dot` one
 // emulator::dot_f64 call per output (the self-test device's entry point), C then left out of the
 // chain and added by one RNE add when c_after is set.
@@ -33,37 +52,27 @@ std::vector<std::uint32_t> emulate_f64_tiles(const InstructionTarget& t, const T
                     K = static_cast<std::size_t>(t.k);
   const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);
   std::vector<std::uint32_t> out(in.tiles * nc);
-  std::exception_ptr error;
-  const auto tiles = static_cast<std::ptrdiff_t>(in.tiles);
-#pragma omp parallel for schedule(dynamic, 64)
-  for (std::ptrdiff_t ti = 0; ti < tiles; ++ti) {
-    const auto g = static_cast<std::size_t>(ti);
-    try {
-      std::vector<double> a(M * K), b(K * N), c(M * N), d;
-      for (std::size_t i = 0; i < M * K; ++i) a[i] = as_double(&in.a[g * na + 2 * i]);
-      for (std::size_t j = 0; j < N; ++j)  // B^T rows in the batch, K x N row-major for mma_f64
-        for (std::size_t k = 0; k < K; ++k) b[k * N + j] = as_double(&in.b[g * nb + 2 * (j * K + k)]);
-      for (std::size_t i = 0; i < M * N; ++i) c[i] = as_double(&in.c[g * nc + 2 * i]);
-      if (!by_dot) {
-        d = emulator::mma_f64(t.model, a, b, c);
-      } else {
-        d.resize(M * N);
-        std::vector<double> bcol(K);
-        for (std::size_t i = 0; i < M; ++i)
-          for (std::size_t j = 0; j < N; ++j) {
-            for (std::size_t k = 0; k < K; ++k) bcol[k] = b[k * N + j];
-            const std::span<const double> arow(&a[i * K], K);
-            d[i * N + j] = c_after ? emulator::dot_f64(t.model, arow, bcol, 0.0) + c[i * N + j]
-                                   : emulator::dot_f64(t.model, arow, bcol, c[i * N + j]);
-          }
-      }
-      for (std::size_t i = 0; i < M * N; ++i) put_f64_bits(&out[g * nc + 2 * i], std::bit_cast<std::uint64_t>(d[i]));
-    } catch (...) {
-#pragma omp critical(blockscale_harness_emulate)
-      if (!error) error = std::current_exception();
+  for_each_tile(in.tiles, 64, [&](std::size_t g) {
+    std::vector<double> a(M * K), b(K * N), c(M * N), d;
+    for (std::size_t i = 0; i < M * K; ++i) a[i] = as_double(&in.a[g * na + 2 * i]);
+    for (std::size_t j = 0; j < N; ++j)  // B^T rows in the batch, K x N row-major for mma_f64
+      for (std::size_t k = 0; k < K; ++k) b[k * N + j] = as_double(&in.b[g * nb + 2 * (j * K + k)]);
+    for (std::size_t i = 0; i < M * N; ++i) c[i] = as_double(&in.c[g * nc + 2 * i]);
+    if (!by_dot) {
+      d = emulator::mma_f64(t.model, a, b, c);
+    } else {
+      d.resize(M * N);
+      std::vector<double> bcol(K);
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) {
+          for (std::size_t k = 0; k < K; ++k) bcol[k] = b[k * N + j];
+          const std::span<const double> arow(&a[i * K], K);
+          d[i * N + j] = c_after ? emulator::dot_f64(t.model, arow, bcol, 0.0) + c[i * N + j]
+                                 : emulator::dot_f64(t.model, arow, bcol, c[i * N + j]);
+        }
     }
-  }
-  if (error) std::rethrow_exception(error);
+    for (std::size_t i = 0; i < M * N; ++i) put_f64_bits(&out[g * nc + 2 * i], std::bit_cast<std::uint64_t>(d[i]));
+  });
   return out;
 }
 
@@ -117,45 +126,35 @@ std::vector<std::uint32_t> emulate_tiles_by_dot(const InstructionTarget& t, cons
   const std::size_t K = static_cast<std::size_t>(t.k), na = a_words(t), nb = b_words(t), nc = c_words(t);
   const std::size_t blocks = t.block_scaled ? K / static_cast<std::size_t>(t.block) : 0;
   std::vector<std::uint32_t> out(in.tiles * nc);
-  std::exception_ptr error;
-  const auto tiles = static_cast<std::ptrdiff_t>(in.tiles);
-#pragma omp parallel for schedule(dynamic, 4)
-  for (std::ptrdiff_t ti = 0; ti < tiles; ++ti) {
-    const auto g = static_cast<std::size_t>(ti);
-    try {
-      std::vector<std::uint32_t> sa(blocks), sb(blocks);
-      for (std::size_t i = 0; i < static_cast<std::size_t>(t.m); ++i)
-        for (std::size_t j = 0; j < static_cast<std::size_t>(t.n); ++j) {
-          emulator::DotOperands ops;
-          ops.a_format = t.a;
-          ops.b_format = t.b;
-          ops.a = std::span<const std::uint32_t>(&in.a[g * na + i * K], K);
-          ops.b = std::span<const std::uint32_t>(&in.b[g * nb + j * K], K);
-          if (t.block_scaled) {
-            for (std::size_t s = 0; s < blocks; ++s) {
-              sa[s] = in.sfa[(g * t.m + i) * blocks + s];
-              sb[s] = in.sfb[(g * t.n + j) * blocks + s];
-            }
-            ops.scale_format = t.scale;
-            ops.block = t.block;
-            ops.scale_a = sa;
-            ops.scale_b = sb;
+  for_each_tile(in.tiles, 4, [&](std::size_t g) {
+    std::vector<std::uint32_t> sa(blocks), sb(blocks);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(t.m); ++i)
+      for (std::size_t j = 0; j < static_cast<std::size_t>(t.n); ++j) {
+        emulator::DotOperands ops;
+        ops.a_format = t.a;
+        ops.b_format = t.b;
+        ops.a = std::span<const std::uint32_t>(&in.a[g * na + i * K], K);
+        ops.b = std::span<const std::uint32_t>(&in.b[g * nb + j * K], K);
+        if (t.block_scaled) {
+          for (std::size_t s = 0; s < blocks; ++s) {
+            sa[s] = in.sfa[(g * t.m + i) * blocks + s];
+            sb[s] = in.sfb[(g * t.n + j) * blocks + s];
           }
-          const std::uint32_t c = in.c[g * nc + i * t.n + j];
-          ops.c = c_after ? 0u : c;
-          std::uint32_t d = emulator::fdpa(params, ops);
-          if (c_after) {
-            d = t.acc == Format::float16 ? emulator::add_f16(static_cast<std::uint16_t>(d), static_cast<std::uint16_t>(c))
-                                         : emulator::add_f32(d, c);
-          }
-          out[g * nc + i * t.n + j] = d;
+          ops.scale_format = t.scale;
+          ops.block = t.block;
+          ops.scale_a = sa;
+          ops.scale_b = sb;
         }
-    } catch (...) {
-#pragma omp critical(blockscale_harness_emulate)
-      if (!error) error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
+        const std::uint32_t c = in.c[g * nc + i * t.n + j];
+        ops.c = c_after ? 0u : c;
+        std::uint32_t d = emulator::fdpa(params, ops);
+        if (c_after) {
+          d = t.acc == Format::float16 ? emulator::add_f16(static_cast<std::uint16_t>(d), static_cast<std::uint16_t>(c))
+                                       : emulator::add_f32(d, c);
+        }
+        out[g * nc + i * t.n + j] = d;
+      }
+  });
   return out;
 }
 
@@ -217,29 +216,18 @@ std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileB
   const std::size_t nsa = scale_words(t, t.m), nsb = scale_words(t, t.n);
   const std::size_t blocks = t.block_scaled ? std::size_t(t.k / t.block) : 0;
   std::vector<std::uint32_t> out(in.tiles * nc);
-  // An exception must not leave an OpenMP region: the first one is kept and rethrown after.
-  std::exception_ptr error;
-  const auto tiles = static_cast<std::ptrdiff_t>(in.tiles);
-#pragma omp parallel for schedule(dynamic, 8)
-  for (std::ptrdiff_t ti = 0; ti < tiles; ++ti) {
-    const auto tu = static_cast<std::size_t>(ti);
-    try {
-      const CodeMatrix a(t.a, t.m, t.k, std::span<const std::uint32_t>(&in.a[tu * na], na));
-      const CodeMatrix b(t.b, t.k, t.n, std::span<const std::uint32_t>(&in.b[tu * nb], nb), Order::col_major);
-      const CodeMatrix c(t.acc, t.m, t.n, std::span<const std::uint32_t>(&in.c[tu * nc], nc));
-      CodeMatrix sa, sb;
-      if (t.block_scaled) {
-        sa = CodeMatrix(t.scale, t.m, blocks, std::span<const std::uint8_t>(&in.sfa[tu * nsa], nsa));
-        sb = CodeMatrix(t.scale, blocks, t.n, std::span<const std::uint8_t>(&in.sfb[tu * nsb], nsb), Order::col_major);
-      }
-      const std::vector<std::uint32_t> d = emulator::mma(t.model, a, b, c, sa, sb);
-      std::memcpy(&out[tu * nc], d.data(), nc * sizeof(std::uint32_t));
-    } catch (...) {
-#pragma omp critical(blockscale_harness_emulate)
-      if (!error) error = std::current_exception();
+  for_each_tile(in.tiles, 8, [&](std::size_t tu) {
+    const CodeMatrix a(t.a, t.m, t.k, std::span<const std::uint32_t>(&in.a[tu * na], na));
+    const CodeMatrix b(t.b, t.k, t.n, std::span<const std::uint32_t>(&in.b[tu * nb], nb), Order::col_major);
+    const CodeMatrix c(t.acc, t.m, t.n, std::span<const std::uint32_t>(&in.c[tu * nc], nc));
+    CodeMatrix sa, sb;
+    if (t.block_scaled) {
+      sa = CodeMatrix(t.scale, t.m, blocks, std::span<const std::uint8_t>(&in.sfa[tu * nsa], nsa));
+      sb = CodeMatrix(t.scale, blocks, t.n, std::span<const std::uint8_t>(&in.sfb[tu * nsb], nsb), Order::col_major);
     }
-  }
-  if (error) std::rethrow_exception(error);
+    const std::vector<std::uint32_t> d = emulator::mma(t.model, a, b, c, sa, sb);
+    std::memcpy(&out[tu * nc], d.data(), nc * sizeof(std::uint32_t));
+  });
   return out;
 }
 
