@@ -263,6 +263,12 @@ std::vector<std::unique_ptr<Operation>> layout_family() {
       default: layouts.push_back(ScaleLayout::of(k.kind));
     }
   }
+  // The trtllm-gen row orders, on the two kinds that take them.
+  for (ScaleLayoutKind k : {ScaleLayoutKind::linear, ScaleLayoutKind::tiled_128x4}) {
+    for (const RowOrderInfo& o : kRowOrderTable) {
+      if (o.order != RowOrder::natural) layouts.push_back(ScaleLayout::row_ordered(k, o.order));
+    }
+  }
   for (const ScaleLayout& l : layouts) out.push_back(std::make_unique<ScaleLayoutOp>(l));
   const std::pair<Packing, Format> packings[] = {
       {Packing::byte_per_element, Format::float8_e4m3fn}, {Packing::fp4_dense, Format::float4_e2m1fn},

@@ -37,6 +37,41 @@ std::string kind_name(ScaleLayoutKind k) {
                               ", C=" + std::to_string(C) + ": " + rule);
 }
 
+// Row orders (RowOrder). gated_act interleaves the two halves (TRT-LLM
+// reorderRowsForGatedActGemm: stored row 2i holds row i, 2i+1 holds R/2 + i); the trtllm-gen
+// shuffle moves row q of each block of 8n rows to (q mod n)*8 + floor(q/n), n = block / 8
+// (srcToDstBlk16RowMap, srcToDstBlk32RowMap). The gated interleave comes first.
+i64 stored_row(const RowOrderInfo& o, i64 R, i64 r) {
+  if (o.gated_act) r = r < R / 2 ? 2 * r : 2 * (r - R / 2) + 1;
+  if (o.shuffle_block != 0) {
+    const i64 n = o.shuffle_block / 8, q = r % o.shuffle_block;
+    r += (q % n) * 8 + q / n - q;
+  }
+  return r;
+}
+
+// The inverse of stored_row: the logical row that stored row j holds.
+i64 source_row(const RowOrderInfo& o, i64 R, i64 j) {
+  if (o.shuffle_block != 0) {
+    const i64 n = o.shuffle_block / 8, q = j % o.shuffle_block;
+    j += n * (q % 8) + q / 8 - q;
+  }
+  if (o.gated_act) j = j % 2 == 0 ? j / 2 : R / 2 + j / 2;
+  return j;
+}
+
+// Describes why R rows do not fit an order (the asserts of the TRT-LLM / FlashInfer index
+// functions), or returns an empty string.
+std::string row_order_problem(const RowOrderInfo& o, i64 R) {
+  const std::string name = std::string("row order ") + o.name;
+  if (o.shuffle_block != 0 && R % o.shuffle_block != 0)
+    return name + ": the trtllm-gen shuffle (shuffleMatrixA) moves whole blocks of " +
+           std::to_string(o.shuffle_block) + " rows: R must be a multiple of " + std::to_string(o.shuffle_block);
+  if (o.gated_act && R % 2 != 0)
+    return name + ": reorderRowsForGatedActGemm interleaves two halves: R must be even";
+  return {};
+}
+
 // The constants of one layout at one R x C. The transposed L1 (L1a) is L1 of the C x R matrix, so
 // it is computed as that L1 with r and c exchanged (`swap`).
 struct Geometry {
@@ -47,6 +82,7 @@ struct Geometry {
   i64 Rp = 0, Cp = 0;  // padded extents (base roles)
   i64 ld = 0;          // a leading dimension / tile count where the layout has one
   i64 size = 0;        // storage_size
+  const RowOrderInfo* rows = &kRowOrderTable[0];  // the layout's row order
 };
 
 Geometry make_geometry(const ScaleLayout& l, i64 R, i64 C) {
@@ -112,6 +148,16 @@ Geometry make_geometry(const ScaleLayout& l, i64 R, i64 C) {
       break;
   }
   if (g.Cp != 0 && g.Rp > kMaxStorage / g.Cp) fail(l, R, C, "storage above 2^62 elements is not supported");
+  g.rows = &info(l.row_order);
+  if (l.row_order != RowOrder::natural) {
+    if (const std::string why = row_order_problem(*g.rows, R); !why.empty()) fail(l, R, C, why);
+    // get_shuffle_matrix_sf_a_row_indices asserts M % 128 == 0 and K_s % 4 == 0: the reordered
+    // scales are interleaved into whole 128x4 atoms, with no padding.
+    if (l.kind == ScaleLayoutKind::tiled_128x4 && R % 128 != 0)
+      fail(l, R, C, "the TRT-LLM scale shuffle (shuffleMatrixSfA) does not pad: R must be a multiple of 128");
+    if (l.kind == ScaleLayoutKind::tiled_128x4 && C % 4 != 0)
+      fail(l, R, C, "the TRT-LLM scale shuffle (shuffleMatrixSfA) does not pad: C must be a multiple of 4");
+  }
   // Every layout is a bijection between the padded Rp x Cp rectangle and its storage.
   g.size = g.Rp * g.Cp;
   return g;
@@ -259,7 +305,10 @@ std::array<i64, 2> base_decode(const Geometry& g, i64 off) {
   return {0, 0};
 }
 
-i64 row_term(const Geometry& g, i64 r) { return g.swap ? base_col_term(g, r) : base_row_term(g, r); }
+// Only non-swapped kinds take a row order (validate), so the order applies to the base row.
+i64 row_term(const Geometry& g, i64 r) {
+  return g.swap ? base_col_term(g, r) : base_row_term(g, stored_row(*g.rows, g.R, r));
+}
 i64 col_term(const Geometry& g, i64 c) { return g.swap ? base_row_term(g, c) : base_col_term(g, c); }
 
 i64 checked_total(const Geometry& g, i64 batch, i64 per_item, const char* what) {
@@ -400,6 +449,9 @@ bool has_param_ld(ScaleLayoutKind k) { return k == ScaleLayoutKind::cublaslt_blk
 bool has_params(ScaleLayoutKind k) {
   return has_param_block(k) || has_param_warps(k) || has_param_major(k) || has_param_ld(k);
 }
+// The kinds the trtllm-gen weight preparation reorders: the element rows and checkpoint scales
+// (linear) and the scales the kernel reads (tiled_128x4).
+bool takes_row_order(ScaleLayoutKind k) { return k == ScaleLayoutKind::linear || k == ScaleLayoutKind::tiled_128x4; }
 
 // Describes what is wrong with a layout's parameters, or returns an empty string.
 std::string layout_problem(const ScaleLayout& l) {
@@ -430,6 +482,9 @@ std::string layout_problem(const ScaleLayout& l) {
   } else if (l.ld_align != defaults.ld_align) {
     return name + " has no ld_align parameter (it must stay 1)";
   }
+  if (static_cast<std::size_t>(l.row_order) >= kRowOrderTable.size()) return name + ": unknown RowOrder";
+  if (l.row_order != RowOrder::natural && !takes_row_order(l.kind))
+    return name + " takes no row order (rows= is for linear and tiled_128x4)";
   return {};
 }
 
@@ -453,7 +508,7 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
   }
   ScaleLayout l;
   l.kind = ki->kind;
-  bool seen_bm = false, seen_bk = false, seen_nw = false, seen_major = false, seen_ld = false;
+  bool seen_bm = false, seen_bk = false, seen_nw = false, seen_major = false, seen_ld = false, seen_rows = false;
   if (colon != std::string_view::npos) {
     std::string_view rest = text.substr(colon + 1);
     if (rest.empty()) {
@@ -501,6 +556,18 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
         if (!once(seen_ld)) return std::nullopt;
         if (!parse_i64(value, v) || (v != 1 && v != 4)) why = "ld_align must be 1 or 4, not '" + std::string(value) + "'";
         l.ld_align = static_cast<std::int32_t>(v);
+      } else if (key == "rows" && takes_row_order(l.kind)) {
+        if (!once(seen_rows)) return std::nullopt;
+        const RowOrderInfo* o = nullptr;
+        for (const RowOrderInfo& r : kRowOrderTable)
+          if (value == r.name) o = &r;
+        if (o) {
+          l.row_order = o->order;
+        } else {
+          why = "unknown row order '" + std::string(value) + "' (known:";
+          for (const RowOrderInfo& r : kRowOrderTable) why += std::string(" ") + r.name;
+          why += ")";
+        }
       } else {
         why = std::string(ki->name) + " has no parameter '" + std::string(key) + "'";
       }
@@ -577,6 +644,36 @@ ScaleLayout ScaleLayout::cublaslt_blk128x128(std::int32_t ld_align) {
   return l;
 }
 
+ScaleLayout ScaleLayout::row_ordered(ScaleLayoutKind k, RowOrder order) {
+  ScaleLayout l = of(k);
+  l.row_order = order;
+  validate(l);
+  return l;
+}
+
+RowOrder trtllm_row_order(std::int64_t epilogue_tile_m, bool gated_act) {
+  if (epilogue_tile_m < 1)
+    throw std::invalid_argument("trtllm_row_order: epilogue_tile_m = " + std::to_string(epilogue_tile_m) +
+                                " must be positive");
+  // get_shuffle_block_size: 32-row blocks when the epilogue tile is a multiple of 128 rows.
+  const bool blocks_of_32 = epilogue_tile_m % 128 == 0;
+  if (gated_act) return blocks_of_32 ? RowOrder::gated_act_trtllm_shuffle32 : RowOrder::gated_act_trtllm_shuffle16;
+  return blocks_of_32 ? RowOrder::trtllm_shuffle32 : RowOrder::trtllm_shuffle16;
+}
+
+std::vector<std::int64_t> row_order_indices(RowOrder order, std::int64_t R) {
+  if (static_cast<std::size_t>(order) >= kRowOrderTable.size())
+    throw std::invalid_argument("row_order_indices: unknown RowOrder");
+  const RowOrderInfo& o = info(order);
+  if (R < 0 || R > kMaxExtent)
+    throw std::invalid_argument("row_order_indices: R = " + std::to_string(R) + " must be in [0, 2^40]");
+  if (const std::string why = row_order_problem(o, R); !why.empty())
+    throw std::invalid_argument("row_order_indices with R=" + std::to_string(R) + ": " + why);
+  std::vector<std::int64_t> out(static_cast<std::size_t>(R));
+  for (i64 j = 0; j < R; ++j) out[static_cast<std::size_t>(j)] = source_row(o, R, j);
+  return out;
+}
+
 ScaleOffsets::ScaleOffsets(const ScaleLayout& layout, std::int64_t R, std::int64_t C) {
   const Geometry g = make_geometry(layout, R, C);
   row_.resize(static_cast<std::size_t>(R));
@@ -640,6 +737,7 @@ std::optional<std::array<std::int64_t, 2>> logical_index(const ScaleLayout& layo
   std::array<i64, 2> rc = base_decode(g, off);
   if (g.swap) std::swap(rc[0], rc[1]);
   if (rc[0] >= R || rc[1] >= C) return std::nullopt;
+  rc[0] = source_row(*g.rows, R, rc[0]);
   return rc;
 }
 
@@ -673,14 +771,21 @@ std::string to_string(ScaleLayoutKind kind) { return kind_name(kind); }
 
 std::string to_string(ScaleMajor major) { return major == ScaleMajor::mn_major ? "mn" : "k"; }
 
+std::string to_string(RowOrder order) {
+  if (static_cast<std::size_t>(order) >= kRowOrderTable.size()) throw std::invalid_argument("unknown RowOrder");
+  return info(order).name;
+}
+
 std::string to_string(const ScaleLayout& l) {
-  std::string s = kind_name(l.kind);
+  std::string params;
   if (has_param_block(l.kind))
-    s += ":block_mn=" + std::to_string(l.block_mn) + ",block_k_scales=" + std::to_string(l.block_k_scales);
-  if (has_param_warps(l.kind)) s += ":num_warps=" + std::to_string(l.num_warps);
-  if (has_param_major(l.kind)) s += ":major=" + to_string(l.major);
-  if (has_param_ld(l.kind)) s += ":ld_align=" + std::to_string(l.ld_align);
-  return s;
+    params = "block_mn=" + std::to_string(l.block_mn) + ",block_k_scales=" + std::to_string(l.block_k_scales);
+  if (has_param_warps(l.kind)) params = "num_warps=" + std::to_string(l.num_warps);
+  if (has_param_major(l.kind)) params = "major=" + to_string(l.major);
+  if (has_param_ld(l.kind)) params = "ld_align=" + std::to_string(l.ld_align);
+  // Only linear and tiled_128x4 (no other parameters) take a row order.
+  if (l.row_order != RowOrder::natural) params = "rows=" + to_string(l.row_order);
+  return params.empty() ? kind_name(l.kind) : kind_name(l.kind) + ":" + params;
 }
 
 std::optional<ScaleLayout> parse_scale_layout(std::string_view text) {

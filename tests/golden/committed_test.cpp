@@ -155,6 +155,11 @@ TEST_F(GoldenCommitted, CoverEveryRuleLayoutPackingAndPreset) {
   }
   for (const ScaleLayoutKindInfo& k : kScaleLayoutKindTable)
     EXPECT_TRUE(any("scale_layout " + std::string(k.name))) << k.name;
+  for (const RowOrderInfo& o : kRowOrderTable) {
+    if (o.order == RowOrder::natural) continue;
+    for (const char* kind : {"linear", "tiled_128x4"})
+      EXPECT_TRUE(any("scale_layout " + std::string(kind) + ":rows=" + o.name)) << kind << " " << o.name;
+  }
   for (const char* p : {"byte_per_element", "fp4_dense", "fp6_dense", "fp4_padded16", "fp6_padded16"}) {
     EXPECT_TRUE(any(std::string("pack ") + p + " ")) << p;
   }

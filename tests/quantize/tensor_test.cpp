@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -128,6 +129,42 @@ TEST(BlockScaledTensor, PackingsAndLayoutsHoldTheSameLogicalCodes) {
       }
     }
   }
+}
+
+// The trtllm-gen row orders: quantizing straight into a row-ordered layout (fused and staged paths)
+// stores the scales of logical row row_order_indices[j] where the plain layout stores row j, and
+// the logical codes do not change.
+TEST(BlockScaledTensor, RowOrderedScaleLayoutsStoreTheReorderedRows) {
+  const std::int64_t batch = 2, rows = 256, K = 128;
+  const std::vector<float> x = random_tensor(static_cast<std::size_t>(batch * rows * K), 17, true);
+  for (const quantize_detail::QuantizePath path : {quantize_detail::QuantizePath::automatic, quantize_detail::QuantizePath::generic}) {
+    quantize_detail::set_quantize_path(path);
+    for (const BlockFormat& f : {block_formats::nvfp4, block_formats::mxfp4}) {
+      QuantizeOptions o = has_tensor_scale(f) ? recipes::nvfp4_transformer_engine() : recipes::ocp(f.element);
+      const std::int64_t kb = K / f.block_size;
+      const ScaleLayout plain = ScaleLayout::of(ScaleLayoutKind::tiled_128x4);
+      const BlockScaledTensor ref = quantize(x, {batch, rows, K}, KAxis::last, f, o, Packing::fp4_dense, plain);
+      for (RowOrder order : {RowOrder::gated_act_trtllm_shuffle32, RowOrder::trtllm_shuffle16}) {
+        const std::vector<std::int64_t> src = row_order_indices(order, rows);
+        for (ScaleLayoutKind kind : {ScaleLayoutKind::tiled_128x4, ScaleLayoutKind::linear}) {
+          const ScaleLayout l = ScaleLayout::row_ordered(kind, order);
+          const BlockScaledTensor t = quantize(x, {batch, rows, K}, KAxis::last, f, o, Packing::fp4_dense, l);
+          ASSERT_EQ(t.scale_codes(), ref.scale_codes()) << to_string(l);
+          ASSERT_EQ(t.elements().size(), ref.elements().size());
+          EXPECT_TRUE(std::equal(t.elements().begin(), t.elements().end(), ref.elements().begin())) << to_string(l);
+          const ScaleLayout unordered = ScaleLayout::of(kind);
+          const std::int64_t size = storage_size(l, rows, kb);
+          for (std::int64_t b = 0; b < batch; ++b)
+            for (std::int64_t j = 0; j < rows; ++j)
+              for (std::int64_t c = 0; c < kb; ++c)
+                ASSERT_EQ(t.scales()[static_cast<std::size_t>(b * size + offset(unordered, rows, kb, j, c))],
+                          ref.scale_code(b, src[static_cast<std::size_t>(j)], c))
+                    << to_string(l) << " batch " << b << " stored row " << j << " block " << c;
+        }
+      }
+    }
+  }
+  quantize_detail::set_quantize_path(quantize_detail::QuantizePath::automatic);
 }
 
 // ---- Orientation and batches: B given as [K, N] (KAxis::first) quantizes down its columns, the

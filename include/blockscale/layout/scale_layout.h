@@ -124,6 +124,60 @@ constexpr const ScaleLayoutKindInfo& info(ScaleLayoutKind k) {
   return kScaleLayoutKindTable[static_cast<int>(k)];
 }
 
+// Row orders applied to the logical matrix before the layout (docs/layouts.md, "Row orders"). The
+// storage holds the reordered matrix S' with S'[j] = S[source(j)]; `source` is what TRT-LLM and
+// FlashInfer call the permute indices (row_indices[new_row] = old_row). These are the orders of
+// the trtllm-gen MoE weight preparation (TRT-LLM fp4_utils.py, FlashInfer fused_moe):
+//   gated_act: reorderRowsForGatedActGemm, the rows of [w3; w1] interleaved, S'[2i] = S[i] and
+//     S'[2i+1] = S[R/2 + i] (R even);
+//   trtllm_shuffle16 / 32: shuffleMatrixA / shuffleMatrixSfA, blocks of 16 or 32 rows in which old
+//     row q goes to row (q mod n)*8 + floor(q/n), n = 2 or 4 (srcToDstBlk16RowMap /
+//     srcToDstBlk32RowMap); 32 when epilogue_tile_m % 128 == 0, else 16;
+//   gated_act_trtllm_shuffle*: both, gated_act first (FlashInfer permute0[permute1]).
+// The same order applies to the packed element rows (linear, C = bytes per row) and to their scales
+// (linear for the checkpoint form, tiled_128x4 for what the kernel reads).
+enum class RowOrder : std::uint8_t {
+  natural,
+  trtllm_shuffle16,
+  trtllm_shuffle32,
+  gated_act,
+  gated_act_trtllm_shuffle16,
+  gated_act_trtllm_shuffle32,
+};
+
+inline constexpr int kRowOrderCount = 6;
+
+struct RowOrderInfo {
+  RowOrder order;
+  const char* name;   // to_string / parse spelling (the rows= parameter)
+  bool gated_act;     // rows of the two halves interleaved first
+  int shuffle_block;  // 0, 16 or 32: rows per trtllm-gen shuffle block
+};
+
+// clang-format off
+inline constexpr std::array<RowOrderInfo, kRowOrderCount> kRowOrderTable = {{
+  {RowOrder::natural,                    "natural",                    false, 0},
+  {RowOrder::trtllm_shuffle16,           "trtllm_shuffle16",           false, 16},
+  {RowOrder::trtllm_shuffle32,           "trtllm_shuffle32",           false, 32},
+  {RowOrder::gated_act,                  "gated_act",                  true,  0},
+  {RowOrder::gated_act_trtllm_shuffle16, "gated_act_trtllm_shuffle16", true,  16},
+  {RowOrder::gated_act_trtllm_shuffle32, "gated_act_trtllm_shuffle32", true,  32},
+}};
+// clang-format on
+
+constexpr const RowOrderInfo& info(RowOrder o) { return kRowOrderTable[static_cast<int>(o)]; }
+
+// The order FlashInfer's trtllm-gen MoE applies for an epilogue tile of `epilogue_tile_m` rows
+// (get_shuffle_block_size: blocks of 32 when epilogue_tile_m % 128 == 0, else 16), with or without
+// the gated-activation interleave (w13 of a gated MLP; w2 has none). Throws when
+// epilogue_tile_m < 1.
+RowOrder trtllm_row_order(std::int64_t epilogue_tile_m, bool gated_act);
+
+// The permute indices of an order over R rows: element j is the logical row stored at row j (what
+// FlashInfer's _maybe_get_cached_w3_w1_permute_indices returns). Throws std::invalid_argument when
+// R does not fit the order (odd R for gated_act, R % 16 or R % 32 != 0 for the shuffles).
+std::vector<std::int64_t> row_order_indices(RowOrder order, std::int64_t R);
+
 // A layout: its kind plus the parameters of the kinds that have them. Parameters a kind does not
 // use must keep their default values (validate() checks), so == compares layouts meaningfully.
 struct ScaleLayout {
@@ -133,6 +187,9 @@ struct ScaleLayout {
   std::int32_t num_warps = 0;              // triton_hopper: a power of two
   ScaleMajor major = ScaleMajor::k_major;  // deepgemm_sm90_sfb, cutlass_blockwise
   std::int32_t ld_align = 1;               // cublaslt_blk128x128: 1 or 4
+  // linear, tiled_128x4: rows reordered before the layout. With tiled_128x4 the shape must not
+  // need padding (R % 128 == 0, C % 4 == 0), as the TRT-LLM scale shuffle asserts.
+  RowOrder row_order = RowOrder::natural;
 
   // A kind without parameters (throws std::invalid_argument for one that has them).
   static ScaleLayout of(ScaleLayoutKind k);
@@ -143,6 +200,8 @@ struct ScaleLayout {
   static ScaleLayout deepgemm_sm90_sfb(ScaleMajor major);
   static ScaleLayout cutlass_blockwise(ScaleMajor major = ScaleMajor::mn_major);
   static ScaleLayout cublaslt_blk128x128(std::int32_t ld_align);
+  // linear or tiled_128x4 with its rows in `order`.
+  static ScaleLayout row_ordered(ScaleLayoutKind k, RowOrder order);
 
   friend bool operator==(const ScaleLayout&, const ScaleLayout&) = default;
 };
@@ -228,9 +287,12 @@ std::optional<std::int64_t> find_padding_mismatch(const ScaleLayout& layout, std
 // Text form: the kind's name, then its parameters, all of them, as key=value after a colon:
 //   "tiled_128x4", "gluon_contiguous:block_mn=128,block_k_scales=4", "triton_hopper:num_warps=8",
 //   "deepgemm_sm90_sfb:major=k", "cutlass_blockwise:major=mn", "cublaslt_blk128x128:ld_align=4".
+// The row order is the one optional parameter: printed only when not natural,
+//   "tiled_128x4:rows=gated_act_trtllm_shuffle32", "linear:rows=trtllm_shuffle16".
 std::string to_string(const ScaleLayout& layout);
 std::string to_string(ScaleLayoutKind kind);
 std::string to_string(ScaleMajor major);  // "k" / "mn"
+std::string to_string(RowOrder order);
 // nullopt for anything malformed or invalid (unknown kind or key, missing or repeated parameter,
 // value out of range).
 std::optional<ScaleLayout> parse_scale_layout(std::string_view text);
