@@ -81,6 +81,7 @@ struct Geometry {
   i64 Rb = 0, Cb = 0;  // extents in the base layout's roles (= R, C unless swap)
   i64 Rp = 0, Cp = 0;  // padded extents (base roles)
   i64 ld = 0;          // a leading dimension / tile count where the layout has one
+  i64 kw = 4;          // blocks per atom row of the 128-row layouts (gfx1250_mx: min(C, 4))
   i64 size = 0;        // storage_size
   const RowOrderInfo* rows = &kRowOrderTable[0];  // the layout's row order
 };
@@ -112,6 +113,12 @@ Geometry make_geometry(const ScaleLayout& l, i64 R, i64 C) {
       break;
     case ScaleLayoutKind::tiled_128x4_k8:
       g.Rp = rup(Rb, 128), g.Cp = rup(Cb, 8), g.ld = g.Cp / 4;
+      break;
+    case ScaleLayoutKind::gfx1250_mx:
+      // GFX1250MXScaleLayoutTransformation: ALIGN_K_SCALE = 4 if K_SCALE > 4 else K_SCALE, N
+      // padded to 128 (C = 0 stores nothing; kw = 1 keeps the arithmetic defined).
+      g.kw = std::max<i64>(1, std::min<i64>(Cb, 4));
+      g.Rp = rup(Rb, 128), g.Cp = rup(Cb, g.kw), g.ld = g.Cp / g.kw;
       break;
     case ScaleLayoutKind::tiled_8x4:
       g.Rp = rup(Rb, 8), g.Cp = rup(Cb, 4), g.ld = g.Cp / 4;
@@ -178,6 +185,10 @@ i64 base_row_term(const Geometry& g, i64 r) {
     case ScaleLayoutKind::cutile_swizzle_32_4_4:
       // L1: 512*(floor(r/128)*nk + floor(c/4)) + 16*(r mod 32) + 4*(floor(r/32) mod 4) + (c mod 4)
       return 512 * (r / 128) * g.ld + 16 * (r % 32) + 4 * ((r / 32) % 4);
+    case ScaleLayoutKind::gfx1250_mx:
+      // L13: 128*Cp*floor(r/128) + 128*kw*floor(c/kw) + 4*kw*(r mod 32) + kw*(floor(r/32) mod 4)
+      //      + (c mod kw)
+      return 128 * g.Cp * (r / 128) + 4 * g.kw * (r % 32) + g.kw * ((r / 32) % 4);
     case ScaleLayoutKind::tiled_8x4:
       // L2: 32*(floor(r/8)*nk + floor(c/4)) + 4*(r mod 8) + (c mod 4)
       return 32 * (r / 8) * g.ld + 4 * (r % 8);
@@ -223,6 +234,8 @@ i64 base_col_term(const Geometry& g, i64 c) {
     case ScaleLayoutKind::tiled_128x4_transposed:
     case ScaleLayoutKind::cutile_swizzle_32_4_4:
       return 512 * (c / 4) + c % 4;
+    case ScaleLayoutKind::gfx1250_mx:
+      return 128 * g.kw * (c / g.kw) + c % g.kw;
     case ScaleLayoutKind::tiled_8x4:
       return 32 * (c / 4) + c % 4;
     case ScaleLayoutKind::gluon_contiguous:
@@ -263,6 +276,14 @@ std::array<i64, 2> base_decode(const Geometry& g, i64 off) {
       // c = 4*(t mod nk) + (u&3).
       const i64 t = off / 512, u = off % 512;
       return {128 * (t / g.ld) + 32 * ((u >> 2) & 3) + (u >> 4), 4 * (t % g.ld) + (u & 3)};
+    }
+    case ScaleLayoutKind::gfx1250_mx: {
+      // Stripe m = off/(128 Cp); in it, atom column kc, then lane b (r mod 32), then a
+      // (floor(r/32) mod 4), then the block within the atom.
+      const i64 m = off / (128 * g.Cp), u = off % (128 * g.Cp);
+      const i64 kc = u / (128 * g.kw), v = u % (128 * g.kw);
+      const i64 b = v / (4 * g.kw), a = (v / g.kw) % 4;
+      return {128 * m + 32 * a + b, g.kw * kc + v % g.kw};
     }
     case ScaleLayoutKind::tiled_8x4: {
       const i64 t = off / 32, u = off % 32;
@@ -703,6 +724,7 @@ std::vector<std::int64_t> storage_shape(const ScaleLayout& layout, std::int64_t 
     case ScaleLayoutKind::tiled_128x4_k8:
     case ScaleLayoutKind::tiled_128x4_transposed: return {Rp / 128, Cp / 4, 32, 4, 4};
     case ScaleLayoutKind::cutile_swizzle_32_4_4: return {Rp / 128, Cp / 4, 32, 16};
+    case ScaleLayoutKind::gfx1250_mx: return {Rp / 128, Cp / g.kw, 32, 4, g.kw};
     case ScaleLayoutKind::tiled_8x4: return {Rp / 8, Cp / 4, 8, 4};
     case ScaleLayoutKind::gluon_contiguous:
       return {Rp / layout.block_mn, Cp / layout.block_k_scales, layout.block_mn, layout.block_k_scales};

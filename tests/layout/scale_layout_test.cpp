@@ -63,6 +63,20 @@ IndexTensor oracle(const ScaleLayout& l, i64 R, i64 C) {
       const i64 m0 = R / (32 * 4), k0 = C / 4;
       return reshape(permute(reshape(s, {m0, 4, 32, k0, 4}), {0, 3, 2, 1, 4}), {m0, k0, 32, 16});
     }
+    case K::gfx1250_mx: {
+      // triton_kernels GFX1250MXScaleLayoutTransformation.swizzle_data, on the (K_SCALE, N) tensor
+      // it takes: ALIGN_K_SCALE = 4 if K_SCALE > 4 else K_SCALE; pad N to 128 and K_SCALE to
+      // ALIGN_K_SCALE; transpose; view (-1, N_pad/128, 4, 32, K_pad/ALIGN_K, ALIGN_K); permute
+      // (0, 1, 4, 3, 2, 5). The leading batch dimension (1 here) is dropped.
+      const IndexTensor kn = transpose2(s);
+      const i64 align_k = C > 4 ? 4 : C;
+      if (align_k == 0) return reshape(kn, {0, 0, 32, 4, 1});
+      const IndexTensor p = transpose2(pad_to_multiple(kn, align_k, 128));
+      const i64 np = p.shape[0], kp = p.shape[1];
+      const IndexTensor t =
+          permute(reshape(p, {1, np / 128, 4, 32, kp / align_k, align_k}), {0, 1, 4, 3, 2, 5});
+      return reshape(t, {np / 128, kp / align_k, 32, 4, align_k});
+    }
     case K::tiled_8x4: {
       // TRT-LLM SWIZZLED_8x4: 32-byte atoms of 8 rows x 4 blocks, K-atoms fastest.
       const IndexTensor p = pad_to_multiple(s, 8, 4);
@@ -155,7 +169,7 @@ std::vector<ScaleLayout> all_layouts() {
 const std::vector<std::array<i64, 2>> kShapes = {
     {128, 4}, {256, 8},  {384, 12}, {200, 7}, {1, 1},   {130, 5},   {500, 20}, {600, 22}, {64, 3},
     {33, 9},  {257, 17}, {8, 2},    {1000, 1}, {3, 33}, {512, 16},  {96, 6},   {256, 64}, {1024, 8},
-    {640, 40}, {32, 2}};
+    {640, 40}, {32, 2}, {128, 3}, {256, 2}, {300, 1}};
 
 // A byte that differs between neighbouring logical indices and is never 0x00 or 0xFF.
 std::uint8_t value_byte(i64 e) { return static_cast<std::uint8_t>(1 + (e * 37 + e / 254) % 253); }
@@ -299,6 +313,9 @@ TEST(ScaleLayoutGolden, HandCheckedOffsets) {
        "cc=0 q=6; 5 = 2*2 + 1 gives kb=2 kk=1. Row mb*4 + w = 5, column (((4+0)*8+6)*2+1)*2+0 = 154"},
       {ScaleLayout::of(K::cutile_swizzle_32_4_4), 128, 4, 100, 3, 79,
        "line 100 mod 32 = 4 (64), group (100/32) = 3 (12), byte 3"},
+      {ScaleLayout::of(K::gfx1250_mx), 256, 3, 161, 2, 401,
+       "kw = 3: stripe 1 (128*3), lane 161 mod 32 = 1 (4*3), group (161/32) mod 4 = 1 (3), block 2"},
+      {ScaleLayout::of(K::gfx1250_mx), 200, 7, 130, 6, 1570, "kw = 4, C pads to 8: as L1 at (130, 6)"},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(to_string(k.l) + ": " + k.why);
@@ -401,7 +418,27 @@ std::vector<std::uint8_t> image(const ScaleLayout& l, i64 R, i64 C) {
   return out;
 }
 
+// The Gluon gfx1250 MXFP GEMM example's pack_scale (no padding; SCALE_KWIDTH = 4 if K_SCALE >= 4
+// else K_SCALE): view (NON_K/128, 4, 32, K_SCALE/KW, KW), permute (0, 3, 2, 1, 4).
+TEST(ScaleLayoutIdentity, Gfx1250IsTheGluonExamplePackScale) {
+  for (auto [R, C] : {std::array<i64, 2>{128, 1}, {256, 2}, {384, 3}, {128, 4}, {256, 8}, {512, 12}}) {
+    const i64 kw = C >= 4 ? 4 : C;
+    const IndexTensor t = permute(reshape(logical_matrix(R, C), {R / 128, 4, 32, C / kw, kw}), {0, 3, 2, 1, 4});
+    const ScaleLayout l = ScaleLayout::of(K::gfx1250_mx);
+    ASSERT_EQ(storage_size(l, R, C), R * C);
+    for (i64 off = 0; off < R * C; ++off) {
+      const i64 e = t.data[static_cast<std::size_t>(off)];
+      ASSERT_EQ(offset(l, R, C, e / C, e % C), off) << R << "x" << C;
+    }
+  }
+}
+
 TEST(ScaleLayoutIdentity, SameBytesUnderOtherNames) {
+  // gfx1250 = L1 from 4 blocks on; below 4 its atoms narrow to C blocks instead of padding.
+  for (auto [R, C] : {std::array<i64, 2>{200, 7}, {256, 8}, {130, 4}, {1, 9}})
+    EXPECT_EQ(image(ScaleLayout::of(K::gfx1250_mx), R, C), image(ScaleLayout::of(K::tiled_128x4), R, C)) << R << "x" << C;
+  EXPECT_EQ(storage_size(ScaleLayout::of(K::gfx1250_mx), 128, 3), 384);
+  EXPECT_EQ(storage_size(ScaleLayout::of(K::tiled_128x4), 128, 3), 512);
   // cuBLASLt 1x128 (strides (1, M)) = DeepGEMM SFA when M is a multiple of 4 = CUTLASS MN-major.
   for (auto [R, C] : {std::array<i64, 2>{8, 3}, {128, 7}}) {
     EXPECT_EQ(image(ScaleLayout::of(K::cublaslt_vec128), R, C), image(ScaleLayout::of(K::deepgemm_sm90_sfa), R, C));

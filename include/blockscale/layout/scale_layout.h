@@ -81,9 +81,14 @@ enum class ScaleLayoutKind : std::uint8_t {
   // L1 as the cuda.tile sample swizzle_32_4_4 makes it: same bytes as tiled_128x4 but without
   // padding; needs R % 128 == 0 and C % 4 == 0. Stored as (R/128, C/4, 32, 16).
   cutile_swizzle_32_4_4,
+  // L13, AMD gfx1250 (triton_kernels GFX1250MXScaleLayout, the Gluon gfx1250 MXFP GEMM's
+  // pack_scale): L1's 128-row stripes with rows interleaved 4 x 32, atoms of kw = min(C, 4) blocks:
+  // R padded to 128, C to kw. The same bytes as tiled_128x4 when C >= 4; narrower atoms (and no
+  // padding along K) when C < 4.
+  gfx1250_mx,
 };
 
-inline constexpr int kScaleLayoutKindCount = 16;
+inline constexpr int kScaleLayoutKindCount = 17;
 
 // Whether a layout's element is one byte (ue8m0 / ue4m3) or an fp32 scale. to_layout /
 // from_layout move any element type; this records what the systems that use the layout store.
@@ -117,6 +122,7 @@ inline constexpr std::array<ScaleLayoutKindInfo, kScaleLayoutKindCount> kScaleLa
   {ScaleLayoutKind::cutlass_blockwise,      "cutlass_blockwise",      "L11", ScaleElement::fp32},
   {ScaleLayoutKind::triton_hopper,          "triton_hopper",          "L12", ScaleElement::byte},
   {ScaleLayoutKind::cutile_swizzle_32_4_4,  "cutile_swizzle_32_4_4",  "L1",  ScaleElement::byte},
+  {ScaleLayoutKind::gfx1250_mx,             "gfx1250_mx",             "L13", ScaleElement::byte},
 }};
 // clang-format on
 
@@ -219,7 +225,7 @@ std::int64_t storage_size(const ScaleLayout& layout, std::int64_t R, std::int64_
 
 // The row-major shape of the stored tensor as the layout's definition decomposes it (its product
 // is storage_size), e.g. tiled_128x4: {Rp/128, Cp/4, 32, 4, 4}; cutile_swizzle_32_4_4:
-// {R/128, C/4, 32, 16}; cdna4_*: {Rp/32, 32*Cp}; deepgemm_sm90_sfa: {C, align(R,4)};
+// {R/128, C/4, 32, 16}; gfx1250_mx: {Rp/128, Cp/kw, 32, 4, kw}; cdna4_*: {Rp/32, 32*Cp}; deepgemm_sm90_sfa: {C, align(R,4)};
 // deepgemm_sm100_packed (bytes): {ceil(C/4), align(R,4), 4}.
 std::vector<std::int64_t> storage_shape(const ScaleLayout& layout, std::int64_t R, std::int64_t C);
 
