@@ -37,6 +37,7 @@ const char* kUsage =
     "        quantize:<block format>:<recipe>   e.g. quantize:mxfp8_e4m3:ocp, quantize:nvfp4:nvfp4_te,\n"
     "                                           quantize:fp8_e4m3:deepgemm (fp8 with fp32 scales)\n"
     "        layout:<scale layout>              e.g. layout:tiled_128x4\n"
+    "        grouped_layout:<rows|cols>:<ends>  e.g. grouped_layout:rows:0,5,133,133,300\n"
     "        pack:<packing>:<format>            e.g. pack:fp6_dense:e2m3\n"
     "        instruction:<instruction name>     e.g. 'instruction:sm_90a wgmma.mma_async m64n8k32 f32 e4m3 "
     "e4m3'\n"

@@ -5,11 +5,15 @@
 //   @op scale_layout tiled_128x4
 //   @fields rows:u64 cols:u64 r:u64 c:u64 -> size:u64 offset:u64
 //
+//   @op grouped_scale_layout rows:0,5,133,133,300
+//   @fields rows:u64 cols:u64 r:u64 c:u64 -> size:u64 offset:u64
+//
 //   @op pack fp6_dense e2m3
 //   @fields codes:e2m3[16] -> bytes:u8[12]
 #include <algorithm>
 #include <set>
 
+#include "blockscale/layout/grouped_scales.h"
 #include "blockscale/layout/packing.h"
 #include "blockscale/layout/scale_layout.h"
 #include "common.h"
@@ -139,6 +143,100 @@ class ScaleLayoutOp final : public Operation {
   ScaleLayout layout_;
 };
 
+// Grouped (ragged MoE) scales: the group list fixes the extent along its axis; the other extent is
+// one of a few values per case. A case outside the groups' extent cannot be computed.
+class GroupedLayoutOp final : public Operation {
+ public:
+  explicit GroupedLayoutOp(GroupedScaleLayout l) : layout_(std::move(l)) {
+    if (layout_.group_ends.empty()) invalid("grouped scale layout " + to_string(layout_) + ": a set needs groups");
+  }
+  SetKind kind() const override { return SetKind::layout; }
+  std::string id() const override { return "grouped_layout:" + to_string(layout_); }
+  std::string file_stem() const override {
+    std::string s = "grouped_" + to_string(layout_);
+    for (char& c : s) {
+      if (c == ':' || c == ',') c = '_';
+    }
+    return s;
+  }
+  std::vector<std::string> op_lines() const override { return {"grouped_scale_layout " + to_string(layout_)}; }
+  std::vector<std::string> notes() const override {
+    return {"rows x cols logical scale matrix cut into the listed groups along " +
+                std::string(layout_.axis == GroupAxis::rows ? "rows (M groups); rows = the last end"
+                                                            : "cols (K groups); cols = the last end") +
+                "; each group",
+            "stored as the 128x4 layout of its submatrix (layout/grouped_scales.h); (r, c) -> byte offset; size = the "
+            "buffer's bytes"};
+  }
+  std::vector<FieldSpec> fields() const override {
+    return {{"rows", kU64, 1, false}, {"cols", kU64, 1, false}, {"r", kU64, 1, false},
+            {"c", kU64, 1, false},    {"size", kU64, 1, true},  {"offset", kU64, 1, true}};
+  }
+  void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
+    constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
+    for (int i = 0; i < 4; ++i) {
+      if (in[i] >= kMax) invalid("index or extent 0x" + hex(in[i]) + " is beyond 2^40");
+    }
+    const auto R = static_cast<std::int64_t>(in[0]), C = static_cast<std::int64_t>(in[1]);
+    const auto r = static_cast<std::int64_t>(in[2]), c = static_cast<std::int64_t>(in[3]);
+    const std::int64_t size = storage_size(layout_, R, C);
+    const std::int64_t off = offset(layout_, R, C, r, c);
+    const auto back = logical_index(layout_, R, C, off);
+    if (!back || (*back)[0] != r || (*back)[1] != c) {
+      invalid("logical_index(offset(" + std::to_string(r) + ", " + std::to_string(c) +
+              ")) does not give the index back");
+    }
+    out[0] = static_cast<std::uint64_t>(size);
+    out[1] = static_cast<std::uint64_t>(off);
+  }
+  std::size_t default_cases() const override { return 384; }
+  std::vector<std::uint64_t> generate_inputs(const GenerateOptions& o) const override {
+    Rng rng(operation_seed(o.seed, id()));
+    const bool rows = layout_.axis == GroupAxis::rows;
+    const std::int64_t extent = layout_.group_ends.back();
+    // The free extent: block counts that M groups accept (C % 4 == 0), or row counts around the
+    // 128-row atom for K groups.
+    const std::vector<std::int64_t> others = rows ? std::vector<std::int64_t>{4, 8, 12, 20}
+                                                  : std::vector<std::int64_t>{1, 100, 128, 130, 300};
+    std::vector<std::uint64_t> in;
+    const std::size_t total = case_count(o, default_cases());
+    auto push = [&](std::int64_t other, std::int64_t along, std::int64_t across) {
+      if (in.size() / 4 >= total) return;
+      const std::int64_t R = rows ? extent : other, C = rows ? other : extent;
+      const std::int64_t r = rows ? along : across, c = rows ? across : along;
+      for (std::int64_t v : {R, C, r, c}) in.push_back(static_cast<std::uint64_t>(v));
+    };
+    // Edge: the first and last index of every non-empty group along the axis, against the atom
+    // edges across it.
+    if (o.data == DataKind::edge || o.data == DataKind::mixed) {
+      std::set<std::int64_t> along;
+      std::int64_t begin = 0;
+      for (std::int64_t end : layout_.group_ends) {
+        if (end > begin) along.insert({begin, end - 1});
+        begin = end;
+      }
+      for (std::int64_t other : others) {
+        std::set<std::int64_t> across;
+        for (std::int64_t v : {0, 1, 3, 4, 31, 32, 127, 128}) {
+          if (v < other) across.insert(v);
+        }
+        across.insert(other - 1);
+        for (std::int64_t a : along) {
+          for (std::int64_t x : across) push(other, a, x);
+        }
+      }
+    }
+    while (in.size() / 4 < total) {
+      const std::int64_t other = others[rng.below(others.size())];
+      push(other, rng.range(0, extent - 1), rng.range(0, other - 1));
+    }
+    return in;
+  }
+
+ private:
+  GroupedScaleLayout layout_;
+};
+
 constexpr std::size_t kPackGroup = 16;  // codes per case: one whole unit of every packing
 
 class PackingOp final : public Operation {
@@ -202,6 +300,10 @@ std::unique_ptr<Operation> scale_layout_from_id(std::string_view rest) {
   return std::make_unique<ScaleLayoutOp>(scale_layout_from_string(rest));
 }
 
+std::unique_ptr<Operation> grouped_layout_from_id(std::string_view rest) {
+  return std::make_unique<GroupedLayoutOp>(grouped_scale_layout_from_string(rest));
+}
+
 std::unique_ptr<Operation> packing_from_id(std::string_view rest) {
   const auto parts = split(rest, ':');
   if (parts.size() != 2) invalid("packing id " + quote(rest) + " is not <packing>:<format>");
@@ -221,12 +323,16 @@ std::unique_ptr<Operation> layout_from_file(const GoldenFile& f) {
   try {
     if (parts.size() == 2 && parts[0] == "scale_layout") {
       op = std::make_unique<ScaleLayoutOp>(scale_layout_from_string(parts[1]));
+    } else if (parts.size() == 2 && parts[0] == "grouped_scale_layout") {
+      op = grouped_layout_from_id(parts[1]);
     } else if (parts.size() == 3 && parts[0] == "pack") {
       op = packing_from_id(parts[1] + ":" + parts[2]);
     } else {
       fail_op(
           f, 0,
-          "expected '@op scale_layout <layout>' or '@op pack <packing> <format>', got " + quote(h.ops[0]));
+          "expected '@op scale_layout <layout>', '@op grouped_scale_layout <axis>:<ends>' or '@op pack <packing> "
+          "<format>', got " +
+              quote(h.ops[0]));
     }
   } catch (const std::invalid_argument& e) {
     fail_op(f, 0, e.what());
@@ -270,6 +376,10 @@ std::vector<std::unique_ptr<Operation>> layout_family() {
     }
   }
   for (const ScaleLayout& l : layouts) out.push_back(std::make_unique<ScaleLayoutOp>(l));
+  // Grouped scales: empty groups first and inside, sizes off and on the atom, one group.
+  for (const char* groups : {"rows:0,5,133,133,300", "rows:128,256,384", "rows:1", "cols:0,3,4,4,13", "cols:4,8",
+                             "cols:7"})
+    out.push_back(grouped_layout_from_id(groups));
   const std::pair<Packing, Format> packings[] = {
       {Packing::byte_per_element, Format::float8_e4m3fn}, {Packing::fp4_dense, Format::float4_e2m1fn},
       {Packing::fp6_dense, Format::float6_e2m3fn},        {Packing::fp6_dense, Format::float6_e3m2fn},

@@ -5,6 +5,7 @@
 #include "blockscale/layout/grouped_scales.h"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 #include <string>
 
@@ -213,6 +214,47 @@ std::optional<std::int64_t> find_padding_mismatch(const GroupedScaleLayout& layo
     next = grp.base + grp.bytes;
   }
   return gap(g.size);
+}
+
+std::string to_string(const GroupedScaleLayout& layout) {
+  if (layout.axis != GroupAxis::rows && layout.axis != GroupAxis::cols)
+    throw std::invalid_argument("grouped scales: unknown GroupAxis");
+  std::string s = axis_name(layout.axis);
+  s += ':';
+  for (std::size_t g = 0; g < layout.group_ends.size(); ++g) {
+    if (g) s += ',';
+    s += std::to_string(layout.group_ends[g]);
+  }
+  return s;
+}
+
+GroupedScaleLayout grouped_scale_layout_from_string(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return std::invalid_argument("grouped scale layout '" + std::string(text) + "': " + why);
+  };
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) throw bad("expected <rows|cols>:<end>,<end>,...");
+  GroupedScaleLayout l;
+  const std::string_view axis = text.substr(0, colon);
+  if (axis == "rows") l.axis = GroupAxis::rows;
+  else if (axis == "cols") l.axis = GroupAxis::cols;
+  else throw bad("the axis must be 'rows' or 'cols', not '" + std::string(axis) + "'");
+  std::string_view rest = text.substr(colon + 1);
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    i64 v = 0;
+    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size())
+      throw bad("group end '" + std::string(item) + "' is not a decimal integer");
+    if (v < 0 || v > kMaxExtent) throw bad("group end " + std::to_string(v) + " is outside [0, 2^40]");
+    if (!l.group_ends.empty() && v < l.group_ends.back()) throw bad("group ends must be non-decreasing");
+    l.group_ends.push_back(v);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+    if (rest.empty()) throw bad("trailing ','");
+  }
+  return l;
 }
 
 }  // namespace blockscale

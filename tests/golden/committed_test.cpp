@@ -155,6 +155,8 @@ TEST_F(GoldenCommitted, CoverEveryRuleLayoutPackingAndPreset) {
   }
   for (const ScaleLayoutKindInfo& k : kScaleLayoutKindTable)
     EXPECT_TRUE(any("scale_layout " + std::string(k.name))) << k.name;
+  for (const char* grouped : {"grouped_scale_layout rows:", "grouped_scale_layout cols:"})
+    EXPECT_TRUE(any(grouped)) << grouped;
   for (const RowOrderInfo& o : kRowOrderTable) {
     if (o.order == RowOrder::natural) continue;
     for (const char* kind : {"linear", "tiled_128x4"})

@@ -250,6 +250,27 @@ void expect_rule(const std::function<void()>& f, const std::string& rule) {
   }
 }
 
+TEST(GroupedScales, TextForm) {
+  for (const Case& k : cases()) {
+    const GroupedScaleLayout l{k.axis, k.ends};
+    const GroupedScaleLayout back = grouped_scale_layout_from_string(to_string(l));
+    EXPECT_EQ(back.axis, l.axis) << name(k);
+    EXPECT_EQ(back.group_ends, l.group_ends) << name(k);
+  }
+  EXPECT_EQ(to_string(GroupedScaleLayout{GroupAxis::rows, {0, 5, 133, 133, 300}}), "rows:0,5,133,133,300");
+  EXPECT_EQ(to_string(GroupedScaleLayout{GroupAxis::cols, {}}), "cols:");
+  EXPECT_TRUE(grouped_scale_layout_from_string("rows:").group_ends.empty());
+  expect_rule([] { (void)grouped_scale_layout_from_string("rows"); }, "expected <rows|cols>:<end>,<end>,...");
+  expect_rule([] { (void)grouped_scale_layout_from_string("m:3"); }, "the axis must be 'rows' or 'cols', not 'm'");
+  expect_rule([] { (void)grouped_scale_layout_from_string("rows:3,x"); }, "group end 'x' is not a decimal integer");
+  expect_rule([] { (void)grouped_scale_layout_from_string("rows:3,,4"); }, "group end '' is not a decimal integer");
+  expect_rule([] { (void)grouped_scale_layout_from_string("rows:+3"); }, "group end '+3' is not a decimal integer");
+  expect_rule([] { (void)grouped_scale_layout_from_string("cols:-1,4"); }, "outside [0, 2^40]");
+  expect_rule([] { (void)grouped_scale_layout_from_string("cols:1099511627777"); }, "outside [0, 2^40]");
+  expect_rule([] { (void)grouped_scale_layout_from_string("cols:5,4"); }, "non-decreasing");
+  expect_rule([] { (void)grouped_scale_layout_from_string("cols:4,"); }, "trailing ','");
+}
+
 TEST(GroupedScales, ErrorsNameTheRule) {
   const GroupedScaleLayout ok{GroupAxis::rows, {5, 133}};
   expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {6, 5, 133}}, 133, 4); }, "non-decreasing");

@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace blockscale {
@@ -70,5 +72,12 @@ void from_layout(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t 
 // The first padding byte of `in` that does not hold `pad`, or nullopt.
 std::optional<std::int64_t> find_padding_mismatch(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C,
                                                   std::span<const std::uint8_t> in, std::uint8_t pad = 0);
+
+// Text form (the golden-vector @op line): the axis, a colon, the group ends in decimal separated by
+// commas, e.g. "rows:0,5,133,133,300", "cols:4,8"; "rows:" has no groups. Parsing checks the
+// syntax and that the ends are non-negative and non-decreasing (the extents are checked with the
+// shape), and throws std::invalid_argument saying what is wrong.
+std::string to_string(const GroupedScaleLayout& layout);
+GroupedScaleLayout grouped_scale_layout_from_string(std::string_view text);
 
 }  // namespace blockscale
