@@ -24,6 +24,33 @@ namespace {
 constexpr ElementType kU64{WordType::u64, Format::float32};
 constexpr ElementType kU8{WordType::u8, Format::float32};
 
+// The fields of both offset maps (ScaleLayout and GroupedScaleLayout): an R x C matrix and an
+// index in, the storage size and the index's offset out.
+std::vector<FieldSpec> offset_fields() {
+  return {{"rows", kU64, 1, false}, {"cols", kU64, 1, false}, {"r", kU64, 1, false},
+          {"c", kU64, 1, false},    {"size", kU64, 1, true},  {"offset", kU64, 1, true}};
+}
+
+// One case of an offset map. The inverse map must give the index back (a case checks both
+// directions).
+template <class Layout>
+void compute_offset_case(const Layout& layout, std::span<const std::uint64_t> in, std::span<std::uint64_t> out) {
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
+  for (int i = 0; i < 4; ++i) {
+    if (in[i] >= kMax) invalid("index or extent 0x" + hex(in[i]) + " is beyond 2^40");
+  }
+  const auto R = static_cast<std::int64_t>(in[0]), C = static_cast<std::int64_t>(in[1]);
+  const auto r = static_cast<std::int64_t>(in[2]), c = static_cast<std::int64_t>(in[3]);
+  const std::int64_t size = storage_size(layout, R, C);
+  const std::int64_t off = offset(layout, R, C, r, c);
+  const auto back = logical_index(layout, R, C, off);
+  if (!back || (*back)[0] != r || (*back)[1] != c) {
+    invalid("logical_index(offset(" + std::to_string(r) + ", " + std::to_string(c) + ")) does not give the index back");
+  }
+  out[0] = static_cast<std::uint64_t>(size);
+  out[1] = static_cast<std::uint64_t>(off);
+}
+
 // Shapes (R, C) that a layout takes, padded and unpadded: the seed shapes of layouts.md (128 x 4,
 // 500 x 20), tiny ones, and shapes just past each padding boundary.
 std::vector<std::array<std::int64_t, 2>> layout_shapes(const ScaleLayout& l) {
@@ -80,27 +107,9 @@ class ScaleLayoutOp final : public Operation {
             (info(layout_.kind).element == ScaleElement::fp32 ? "fp32 scales" : "bytes") +
             "); size = storage elements per matrix, padding included (layout/scale_layout.h)"};
   }
-  std::vector<FieldSpec> fields() const override {
-    return {{"rows", kU64, 1, false}, {"cols", kU64, 1, false}, {"r", kU64, 1, false},
-            {"c", kU64, 1, false},    {"size", kU64, 1, true},  {"offset", kU64, 1, true}};
-  }
+  std::vector<FieldSpec> fields() const override { return offset_fields(); }
   void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
-    constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
-    for (int i = 0; i < 4; ++i) {
-      if (in[i] >= kMax) invalid("index or extent 0x" + hex(in[i]) + " is beyond 2^40");
-    }
-    const auto R = static_cast<std::int64_t>(in[0]), C = static_cast<std::int64_t>(in[1]);
-    const auto r = static_cast<std::int64_t>(in[2]), c = static_cast<std::int64_t>(in[3]);
-    const std::int64_t size = storage_size(layout_, R, C);
-    const std::int64_t off = offset(layout_, R, C, r, c);
-    // The inverse map must give the index back (a case checks both directions).
-    const auto back = logical_index(layout_, R, C, off);
-    if (!back || (*back)[0] != r || (*back)[1] != c) {
-      invalid("logical_index(offset(" + std::to_string(r) + ", " + std::to_string(c) +
-              ")) does not give the index back");
-    }
-    out[0] = static_cast<std::uint64_t>(size);
-    out[1] = static_cast<std::uint64_t>(off);
+    compute_offset_case(layout_, in, out);
   }
   std::size_t default_cases() const override { return 384; }
   std::vector<std::uint64_t> generate_inputs(const GenerateOptions& o) const override {
@@ -168,26 +177,9 @@ class GroupedLayoutOp final : public Operation {
             "stored as the 128x4 layout of its submatrix (layout/grouped_scales.h); (r, c) -> byte offset; size = the "
             "buffer's bytes"};
   }
-  std::vector<FieldSpec> fields() const override {
-    return {{"rows", kU64, 1, false}, {"cols", kU64, 1, false}, {"r", kU64, 1, false},
-            {"c", kU64, 1, false},    {"size", kU64, 1, true},  {"offset", kU64, 1, true}};
-  }
+  std::vector<FieldSpec> fields() const override { return offset_fields(); }
   void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
-    constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
-    for (int i = 0; i < 4; ++i) {
-      if (in[i] >= kMax) invalid("index or extent 0x" + hex(in[i]) + " is beyond 2^40");
-    }
-    const auto R = static_cast<std::int64_t>(in[0]), C = static_cast<std::int64_t>(in[1]);
-    const auto r = static_cast<std::int64_t>(in[2]), c = static_cast<std::int64_t>(in[3]);
-    const std::int64_t size = storage_size(layout_, R, C);
-    const std::int64_t off = offset(layout_, R, C, r, c);
-    const auto back = logical_index(layout_, R, C, off);
-    if (!back || (*back)[0] != r || (*back)[1] != c) {
-      invalid("logical_index(offset(" + std::to_string(r) + ", " + std::to_string(c) +
-              ")) does not give the index back");
-    }
-    out[0] = static_cast<std::uint64_t>(size);
-    out[1] = static_cast<std::uint64_t>(off);
+    compute_offset_case(layout_, in, out);
   }
   std::size_t default_cases() const override { return 384; }
   std::vector<std::uint64_t> generate_inputs(const GenerateOptions& o) const override {
