@@ -219,8 +219,11 @@ class GroupedLayoutOp final : public Operation {
       }
     }
     while (in.size() / 4 < total) {
+      // Drawn in separate statements: the order of function arguments is unspecified.
       const std::int64_t other = others[rng.below(others.size())];
-      push(other, rng.range(0, extent - 1), rng.range(0, other - 1));
+      const std::int64_t across = rng.range(0, other - 1);
+      const std::int64_t along = rng.range(0, extent - 1);
+      push(other, along, across);
     }
     return in;
   }
