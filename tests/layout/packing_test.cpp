@@ -143,7 +143,9 @@ TEST(Packing, RandomRoundTripsWithZeroGaps) {
       if (k.p == Packing::fp4_padded16 || k.p == Packing::fp6_padded16) {
         const std::size_t data = k.p == Packing::fp4_padded16 ? 8 : 12;
         for (std::size_t i = 0; i < got.size(); ++i) {
-          if (i % 16 >= data) ASSERT_EQ(got[i], 0) << "gap byte " << i;
+          if (i % 16 >= data) {
+            ASSERT_EQ(got[i], 0) << "gap byte " << i;
+          }
         }
       }
       Bytes back(n);
