@@ -65,8 +65,8 @@ std::vector<std::array<std::int64_t, 2>> layout_shapes(const ScaleLayout& l) {
     } catch (const std::invalid_argument&) {
     }
   }
-  // Layouts with divisibility rules (gluon_contiguous, cutile_swizzle_32_4_4) take none of the
-  // shapes above that fail: add multiples of their tiles.
+  // Layouts with divisibility rules (gluon_contiguous, cutile_swizzle_32_4_4, block_major_k) take
+  // few or none of the shapes above: add multiples of their tiles.
   if (out.size() < 4) {
     for (std::int64_t r : {128, 256, 512}) {
       for (std::int64_t c : {4, 8, 16}) {
@@ -75,6 +75,7 @@ std::vector<std::array<std::int64_t, 2>> layout_shapes(const ScaleLayout& l) {
           rr = l.block_mn * (r / 128);
           cc = l.block_k_scales * (c / 4);
         }
+        if (l.kind == ScaleLayoutKind::block_major_k) cc = l.block_k * (c / 4);
         try {
           check_shape(l, rr, cc);
           if (std::find(out.begin(), out.end(), std::array<std::int64_t, 2>{rr, cc}) == out.end())
@@ -101,6 +102,10 @@ class ScaleLayoutOp final : public Operation {
   }
   std::vector<std::string> op_lines() const override { return {"scale_layout " + to_string(layout_)}; }
   std::vector<std::string> notes() const override {
+    if (layout_.kind == ScaleLayoutKind::block_major_k) {
+      return {"rows x cols byte matrix (rows of element data along M or N, cols = bytes per row); (r, c) -> storage",
+              "offset in bytes; size = bytes per matrix (layout/scale_layout.h)"};
+    }
     return {
         "rows x cols logical scale matrix (rows along M or N, cols = K blocks); (r, c) -> storage offset in",
         std::string("elements of the layout's storage (") +
@@ -360,6 +365,16 @@ std::vector<std::unique_ptr<Operation>> layout_family() {
       case ScaleLayoutKind::cublaslt_blk128x128:
         layouts.push_back(ScaleLayout::cublaslt_blk128x128(1));
         layouts.push_back(ScaleLayout::cublaslt_blk128x128(4));
+        break;
+      case ScaleLayoutKind::gfx1250_mx:
+        layouts.push_back(ScaleLayout::of(k.kind));
+        layouts.push_back(ScaleLayout::gfx1250_mx(8));
+        layouts.push_back(ScaleLayout::gfx1250_mx(16));
+        break;
+      case ScaleLayoutKind::block_major_k:
+        // FlashInfer's BlockMajorK fp8 weights: 128-byte blocks, rows shuffled for epilogue_tile_m 64.
+        layouts.push_back(ScaleLayout::block_major_k(128));
+        layouts.push_back(ScaleLayout::block_major_k(128, RowOrder::trtllm_shuffle16));
         break;
       default: layouts.push_back(ScaleLayout::of(k.kind));
     }

@@ -81,7 +81,7 @@ struct Geometry {
   i64 Rb = 0, Cb = 0;  // extents in the base layout's roles (= R, C unless swap)
   i64 Rp = 0, Cp = 0;  // padded extents (base roles)
   i64 ld = 0;          // a leading dimension / tile count where the layout has one
-  i64 kw = 4;          // blocks per atom row of the 128-row layouts (gfx1250_mx: min(C, 4))
+  i64 kw = 4;          // blocks per atom row of the 128-row layouts (gfx1250_mx: min(C, 4), or scale_k_width)
   i64 size = 0;        // storage_size
   const RowOrderInfo* rows = &kRowOrderTable[0];  // the layout's row order
 };
@@ -116,9 +116,16 @@ Geometry make_geometry(const ScaleLayout& l, i64 R, i64 C) {
       break;
     case ScaleLayoutKind::gfx1250_mx:
       // GFX1250MXScaleLayoutTransformation: ALIGN_K_SCALE = 4 if K_SCALE > 4 else K_SCALE, N
-      // padded to 128 (C = 0 stores nothing; kw = 1 keeps the arithmetic defined).
-      g.kw = std::max<i64>(1, std::min<i64>(Cb, 4));
+      // padded to 128; aiter shuffle_scale_batched: SCALE_KWIDTH = scale_k_width if SCALE_K >= 4
+      // else SCALE_K (C = 0 stores nothing; kw = 1 keeps the arithmetic defined).
+      g.kw = Cb < 4 ? std::max<i64>(1, Cb) : (l.scale_k_width != 0 ? l.scale_k_width : 4);
       g.Rp = rup(Rb, 128), g.Cp = rup(Cb, g.kw), g.ld = g.Cp / g.kw;
+      break;
+    case ScaleLayoutKind::block_major_k:
+      if (Cb % l.block_k != 0)
+        fail(l, R, C, "convert_to_block_layout does not pad: C must be a multiple of block_k = " +
+                          std::to_string(l.block_k));
+      g.Rp = Rb, g.Cp = Cb;
       break;
     case ScaleLayoutKind::tiled_8x4:
       g.Rp = rup(Rb, 8), g.Cp = rup(Cb, 4), g.ld = g.Cp / 4;
@@ -189,6 +196,9 @@ i64 base_row_term(const Geometry& g, i64 r) {
       // L13: 128*Cp*floor(r/128) + 128*kw*floor(c/kw) + 4*kw*(r mod 32) + kw*(floor(r/32) mod 4)
       //      + (c mod kw)
       return 128 * g.Cp * (r / 128) + 4 * g.kw * (r % 32) + g.kw * ((r / 32) % 4);
+    case ScaleLayoutKind::block_major_k:
+      // L14: floor(c/block_k)*R*block_k + r*block_k + (c mod block_k)
+      return r * l.block_k;
     case ScaleLayoutKind::tiled_8x4:
       // L2: 32*(floor(r/8)*nk + floor(c/4)) + 4*(r mod 8) + (c mod 4)
       return 32 * (r / 8) * g.ld + 4 * (r % 8);
@@ -236,6 +246,8 @@ i64 base_col_term(const Geometry& g, i64 c) {
       return 512 * (c / 4) + c % 4;
     case ScaleLayoutKind::gfx1250_mx:
       return 128 * g.kw * (c / g.kw) + c % g.kw;
+    case ScaleLayoutKind::block_major_k:
+      return (c / l.block_k) * g.Rb * l.block_k + c % l.block_k;
     case ScaleLayoutKind::tiled_8x4:
       return 32 * (c / 4) + c % 4;
     case ScaleLayoutKind::gluon_contiguous:
@@ -284,6 +296,11 @@ std::array<i64, 2> base_decode(const Geometry& g, i64 off) {
       const i64 kc = u / (128 * g.kw), v = u % (128 * g.kw);
       const i64 b = v / (4 * g.kw), a = (v / g.kw) % 4;
       return {128 * m + 32 * a + b, g.kw * kc + v % g.kw};
+    }
+    case ScaleLayoutKind::block_major_k: {
+      // Block t = floor(c/block_k), then row r, then the column within the block.
+      const i64 t = off / (g.Rb * l.block_k), u = off % (g.Rb * l.block_k);
+      return {u / l.block_k, t * l.block_k + u % l.block_k};
     }
     case ScaleLayoutKind::tiled_8x4: {
       const i64 t = off / 32, u = off % 32;
@@ -467,12 +484,18 @@ bool has_param_major(ScaleLayoutKind k) {
   return k == ScaleLayoutKind::deepgemm_sm90_sfb || k == ScaleLayoutKind::cutlass_blockwise;
 }
 bool has_param_ld(ScaleLayoutKind k) { return k == ScaleLayoutKind::cublaslt_blk128x128; }
+bool has_param_block_k(ScaleLayoutKind k) { return k == ScaleLayoutKind::block_major_k; }
+// The parameters a kind needs (ScaleLayout::of refuses those kinds); gfx1250_mx's scale_k_width and
+// the row order are optional.
 bool has_params(ScaleLayoutKind k) {
-  return has_param_block(k) || has_param_warps(k) || has_param_major(k) || has_param_ld(k);
+  return has_param_block(k) || has_param_warps(k) || has_param_major(k) || has_param_ld(k) || has_param_block_k(k);
 }
+bool has_param_k_width(ScaleLayoutKind k) { return k == ScaleLayoutKind::gfx1250_mx; }
 // The kinds the trtllm-gen weight preparation reorders: the element rows and checkpoint scales
-// (linear) and the scales the kernel reads (tiled_128x4).
-bool takes_row_order(ScaleLayoutKind k) { return k == ScaleLayoutKind::linear || k == ScaleLayoutKind::tiled_128x4; }
+// (linear, or block_major_k for BlockMajorK weights) and the scales the kernel reads (tiled_128x4).
+bool takes_row_order(ScaleLayoutKind k) {
+  return k == ScaleLayoutKind::linear || k == ScaleLayoutKind::tiled_128x4 || k == ScaleLayoutKind::block_major_k;
+}
 
 // Describes what is wrong with a layout's parameters, or returns an empty string.
 std::string layout_problem(const ScaleLayout& l) {
@@ -503,9 +526,21 @@ std::string layout_problem(const ScaleLayout& l) {
   } else if (l.ld_align != defaults.ld_align) {
     return name + " has no ld_align parameter (it must stay 1)";
   }
+  if (has_param_block_k(l.kind)) {
+    if (l.block_k < 1 || l.block_k > kMaxExtent) return name + ": block_k must be in [1, 2^40]";
+  } else if (l.block_k != defaults.block_k) {
+    return name + " has no block_k parameter (it must stay 0)";
+  }
+  if (has_param_k_width(l.kind)) {
+    // aiter shuffle_scale_batched asserts scale_k_width in [4, 8, 16]; 0 is triton_kernels' rule.
+    if (l.scale_k_width != 0 && l.scale_k_width != 4 && l.scale_k_width != 8 && l.scale_k_width != 16)
+      return name + ": scale_k_width must be 4, 8 or 16 (or 0 for min(C, 4))";
+  } else if (l.scale_k_width != defaults.scale_k_width) {
+    return name + " has no scale_k_width parameter (it must stay 0)";
+  }
   if (static_cast<std::size_t>(l.row_order) >= kRowOrderTable.size()) return name + ": unknown RowOrder";
   if (l.row_order != RowOrder::natural && !takes_row_order(l.kind))
-    return name + " takes no row order (rows= is for linear and tiled_128x4)";
+    return name + " takes no row order (rows= is for linear, tiled_128x4 and block_major_k)";
   return {};
 }
 
@@ -530,6 +565,7 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
   ScaleLayout l;
   l.kind = ki->kind;
   bool seen_bm = false, seen_bk = false, seen_nw = false, seen_major = false, seen_ld = false, seen_rows = false;
+  bool seen_block_k = false, seen_k_width = false;
   if (colon != std::string_view::npos) {
     std::string_view rest = text.substr(colon + 1);
     if (rest.empty()) {
@@ -577,6 +613,16 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
         if (!once(seen_ld)) return std::nullopt;
         if (!parse_i64(value, v) || (v != 1 && v != 4)) why = "ld_align must be 1 or 4, not '" + std::string(value) + "'";
         l.ld_align = static_cast<std::int32_t>(v);
+      } else if (key == "block_k" && has_param_block_k(l.kind)) {
+        if (!once(seen_block_k)) return std::nullopt;
+        if (!parse_i64(value, v) || v < 1 || v > kMaxExtent)
+          why = "block_k '" + std::string(value) + "' is not an integer in [1, 2^40]";
+        l.block_k = v;
+      } else if (key == "scale_k_width" && has_param_k_width(l.kind)) {
+        if (!once(seen_k_width)) return std::nullopt;
+        if (!parse_i64(value, v) || (v != 4 && v != 8 && v != 16))
+          why = "scale_k_width must be 4, 8 or 16, not '" + std::string(value) + "'";
+        l.scale_k_width = static_cast<std::int32_t>(v);
       } else if (key == "rows" && takes_row_order(l.kind)) {
         if (!once(seen_rows)) return std::nullopt;
         const RowOrderInfo* o = nullptr;
@@ -601,6 +647,7 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
   else if (has_param_warps(l.kind) && !seen_nw) missing = "num_warps";
   else if (has_param_major(l.kind) && !seen_major) missing = "major (k or mn)";
   else if (has_param_ld(l.kind) && !seen_ld) missing = "ld_align (1 or 4)";
+  else if (has_param_block_k(l.kind) && !seen_block_k) missing = "block_k";
   if (missing) {
     why = std::string(ki->name) + " needs the parameter " + missing;
     return std::nullopt;
@@ -667,6 +714,23 @@ ScaleLayout ScaleLayout::cublaslt_blk128x128(std::int32_t ld_align) {
 
 ScaleLayout ScaleLayout::row_ordered(ScaleLayoutKind k, RowOrder order) {
   ScaleLayout l = of(k);
+  l.row_order = order;
+  validate(l);
+  return l;
+}
+
+ScaleLayout ScaleLayout::gfx1250_mx(std::int32_t scale_k_width) {
+  ScaleLayout l;
+  l.kind = ScaleLayoutKind::gfx1250_mx;
+  l.scale_k_width = scale_k_width;
+  validate(l);
+  return l;
+}
+
+ScaleLayout ScaleLayout::block_major_k(std::int64_t block_k, RowOrder order) {
+  ScaleLayout l;
+  l.kind = ScaleLayoutKind::block_major_k;
+  l.block_k = block_k;
   l.row_order = order;
   validate(l);
   return l;
@@ -739,6 +803,7 @@ std::vector<std::int64_t> storage_shape(const ScaleLayout& layout, std::int64_t 
     case ScaleLayoutKind::cublaslt_blk128x128: return {Rp, Cp};
     case ScaleLayoutKind::deepgemm_sm100_packed: return {Cp / 4, Rp, 4};
     case ScaleLayoutKind::triton_hopper: return {Rp / 32, 32 * Cp};
+    case ScaleLayoutKind::block_major_k: return {Cp / layout.block_k, Rp, layout.block_k};
   }
   return {};
 }
@@ -800,13 +865,15 @@ std::string to_string(RowOrder order) {
 
 std::string to_string(const ScaleLayout& l) {
   std::string params;
+  auto add = [&](const std::string& p) { params += (params.empty() ? "" : ",") + p; };
   if (has_param_block(l.kind))
-    params = "block_mn=" + std::to_string(l.block_mn) + ",block_k_scales=" + std::to_string(l.block_k_scales);
-  if (has_param_warps(l.kind)) params = "num_warps=" + std::to_string(l.num_warps);
-  if (has_param_major(l.kind)) params = "major=" + to_string(l.major);
-  if (has_param_ld(l.kind)) params = "ld_align=" + std::to_string(l.ld_align);
-  // Only linear and tiled_128x4 (no other parameters) take a row order.
-  if (l.row_order != RowOrder::natural) params = "rows=" + to_string(l.row_order);
+    add("block_mn=" + std::to_string(l.block_mn) + ",block_k_scales=" + std::to_string(l.block_k_scales));
+  if (has_param_warps(l.kind)) add("num_warps=" + std::to_string(l.num_warps));
+  if (has_param_major(l.kind)) add("major=" + to_string(l.major));
+  if (has_param_ld(l.kind)) add("ld_align=" + std::to_string(l.ld_align));
+  if (has_param_block_k(l.kind)) add("block_k=" + std::to_string(l.block_k));
+  if (l.scale_k_width != 0) add("scale_k_width=" + std::to_string(l.scale_k_width));
+  if (l.row_order != RowOrder::natural) add("rows=" + to_string(l.row_order));
   return params.empty() ? kind_name(l.kind) : kind_name(l.kind) + ":" + params;
 }
 

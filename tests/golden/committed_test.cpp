@@ -157,6 +157,9 @@ TEST_F(GoldenCommitted, CoverEveryRuleLayoutPackingAndPreset) {
     EXPECT_TRUE(any("scale_layout " + std::string(k.name))) << k.name;
   for (const char* grouped : {"grouped_scale_layout rows:", "grouped_scale_layout cols:"})
     EXPECT_TRUE(any(grouped)) << grouped;
+  // The optional parameters: aiter's atom width, and a row order before BlockMajorK.
+  for (const char* optional : {"scale_layout gfx1250_mx:scale_k_width=", "scale_layout block_major_k:block_k=128,rows="})
+    EXPECT_TRUE(any(optional)) << optional;
   for (const RowOrderInfo& o : kRowOrderTable) {
     if (o.order == RowOrder::natural) continue;
     for (const char* kind : {"linear", "tiled_128x4"})

@@ -5,7 +5,7 @@
 // srcToDstBlk32RowMap tables, get_reorder_rows_for_gated_act_gemm_row_indices (top / bottom halves
 // written to the even / odd rows), the chain permute0[permute1], the row gather x[indices], and for
 // the scales block_scale_interleave, torchao's to_blocked (pad, reshape, permute) of the gathered
-// matrix. The library computes the orders in closed form (stored_row / source_row); nothing here
+// matrix, and for BlockMajorK weights FlashInfer's convert_to_block_layout of the gathered matrix. The library computes the orders in closed form (stored_row / source_row); nothing here
 // shares that code.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -99,6 +99,10 @@ std::vector<i64> oracle_storage(const ScaleLayout& l, i64 R, i64 C) {
     for (i64 c = 0; c < C; ++c)
       g.data[static_cast<std::size_t>(j * C + c)] = t.data[static_cast<std::size_t>(idx[static_cast<std::size_t>(j)] * C + c)];
   if (l.kind == ScaleLayoutKind::linear) return g.data;
+  if (l.kind == ScaleLayoutKind::block_major_k) {
+    // convert_to_block_layout: view (M, K // blockK, blockK), permute (1, 0, 2).
+    return test::permute(test::reshape(g, {R, C / l.block_k, l.block_k}), {1, 0, 2}).data;
+  }
   // to_blocked: pad to (128, 4), view (n_row_blocks, 128, n_col_blocks, 4), permute(0, 2, 1, 3),
   // reshape(-1, 4, 32, 4), transpose(1, 2), reshape(-1, 32, 16).
   IndexTensor p = test::pad_to_multiple(g, 128, 4);
@@ -117,17 +121,21 @@ std::vector<ScaleLayout> row_ordered_layouts() {
   std::vector<ScaleLayout> out;
   for (ScaleLayoutKind k : {ScaleLayoutKind::linear, ScaleLayoutKind::tiled_128x4})
     for (const RowOrderInfo& o : kRowOrderTable) out.push_back(ScaleLayout::row_ordered(k, o.order));
+  for (i64 block_k : {4, 128})
+    for (const RowOrderInfo& o : kRowOrderTable) out.push_back(ScaleLayout::block_major_k(block_k, o.order));
   return out;
 }
 
-// Shapes each layout takes: linear down to one shuffle block, tiled_128x4 in whole atoms.
+// Shapes each layout takes: linear down to one shuffle block, tiled_128x4 in whole atoms,
+// block_major_k in whole blocks of columns.
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (const ScaleLayout& l : row_ordered_layouts()) {
-    const std::vector<std::array<i64, 2>> shapes =
-        l.kind == ScaleLayoutKind::linear
-            ? std::vector<std::array<i64, 2>>{{32, 1}, {64, 3}, {96, 8}, {256, 5}, {0, 4}}
-            : std::vector<std::array<i64, 2>>{{128, 4}, {256, 8}, {384, 12}, {128, 20}, {0, 4}};
+    std::vector<std::array<i64, 2>> shapes;
+    if (l.kind == ScaleLayoutKind::linear) shapes = {{32, 1}, {64, 3}, {96, 8}, {256, 5}, {0, 4}};
+    if (l.kind == ScaleLayoutKind::tiled_128x4) shapes = {{128, 4}, {256, 8}, {384, 12}, {128, 20}, {0, 4}};
+    if (l.kind == ScaleLayoutKind::block_major_k)
+      for (i64 m : {1, 3, 0}) shapes.push_back({96, l.block_k * m});
     for (const auto& [R, C] : shapes) out.push_back({l, R, C});
   }
   // Shapes only the unshuffled orders take: any R (natural), even R (gated_act).
@@ -270,6 +278,31 @@ TEST(RowOrder, PackedElementRowsFollowTheScaleRows) {
   }
 }
 
+// FlashInfer's BlockMajorK weight preparation (trtllm_fp8_block_scale_moe with
+// WeightLayout.BlockMajorK, the bf16 routed MoE): shuffle_matrix_a(w.view(uint8), epilogue_tile_m)
+// then convert_to_block_layout(w, 128), so the stored tensor is [K_bytes/128, M, 128] of the
+// shuffled rows. One layout, block_major_k with the row order, does both.
+TEST(RowOrder, BlockMajorKWeightsAreTheShuffledRowsInBlocksOf128Bytes) {
+  const i64 M = 256, row_bytes = 512;  // 512 fp8 codes (or 256 bf16) per row
+  std::vector<std::uint8_t> w(static_cast<std::size_t>(M * row_bytes));
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<std::uint8_t>(i * 151 + i / 512);
+  for (i64 etm : {64, 128}) {
+    for (bool gated : {false, true}) {
+      const std::vector<i64> idx = oracle_indices(gated, get_shuffle_block_size(etm), M);
+      const ScaleLayout l = ScaleLayout::block_major_k(128, trtllm_row_order(etm, gated));
+      EXPECT_EQ(storage_shape(l, M, row_bytes), (std::vector<i64>{4, M, 128}));
+      std::vector<std::uint8_t> out(w.size());
+      to_layout(l, 1, M, row_bytes, w, out);
+      for (i64 kb = 0; kb < row_bytes / 128; ++kb)
+        for (i64 j = 0; j < M; ++j)
+          for (i64 b = 0; b < 128; ++b)
+            ASSERT_EQ(out[static_cast<std::size_t>((kb * M + j) * 128 + b)],
+                      w[static_cast<std::size_t>(idx[static_cast<std::size_t>(j)] * row_bytes + kb * 128 + b)])
+                << "etm " << etm << " gated " << gated << " block " << kb << " row " << j;
+    }
+  }
+}
+
 TEST(RowOrder, TextForm) {
   for (const ScaleLayout& l : row_ordered_layouts()) {
     const std::string s = to_string(l);
@@ -317,7 +350,10 @@ TEST(RowOrder, ErrorsNameTheRule) {
   expect_rule([&] { (void)storage_size(t16, 256, 6); }, "C must be a multiple of 4");
   expect_rule([&] { (void)ScaleOffsets(lin32, 33, 1); }, "R must be a multiple of 32");
   expect_rule([&] { (void)ScaleLayout::row_ordered(ScaleLayoutKind::tiled_8x4, RowOrder::gated_act); },
-              "tiled_8x4 takes no row order (rows= is for linear and tiled_128x4)");
+              "tiled_8x4 takes no row order (rows= is for linear, tiled_128x4 and block_major_k)");
+  const ScaleLayout bmk = ScaleLayout::block_major_k(128, RowOrder::trtllm_shuffle16);
+  expect_rule([&] { check_shape(bmk, 40, 256); }, "R must be a multiple of 16");
+  expect_rule([&] { check_shape(bmk, 64, 200); }, "convert_to_block_layout does not pad: C must be a multiple of block_k = 128");
   expect_rule([&] { (void)ScaleLayout::row_ordered(ScaleLayoutKind::gluon_contiguous, RowOrder::gated_act); },
               "this kind has parameters");
   ScaleLayout bad = ScaleLayout::of(ScaleLayoutKind::cdna4_mfma16);

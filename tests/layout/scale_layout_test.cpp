@@ -64,6 +64,18 @@ IndexTensor oracle(const ScaleLayout& l, i64 R, i64 C) {
       return reshape(permute(reshape(s, {m0, 4, 32, k0, 4}), {0, 3, 2, 1, 4}), {m0, k0, 32, 16});
     }
     case K::gfx1250_mx: {
+      if (l.scale_k_width != 0) {
+        // aiter shuffle_scale_batched(data, scale_k_width) on the (N, SCALE_K) tensor, padded to
+        // its multiples first (aiter refuses other shapes): SCALE_KWIDTH = scale_k_width if
+        // SCALE_K >= 4 else SCALE_K; view (-1, N/128, 4, 32, SCALE_K/KW, KW); permute
+        // (0, 1, 4, 3, 2, 5). The leading batch dimension (1 here) is dropped.
+        const i64 kw = C >= 4 ? l.scale_k_width : C;
+        if (kw == 0) return reshape(s, {0, 0, 32, 4, 1});
+        const IndexTensor p = pad_to_multiple(s, 128, kw);
+        const i64 np = p.shape[0], kp = p.shape[1];
+        return reshape(permute(reshape(p, {1, np / 128, 4, 32, kp / kw, kw}), {0, 1, 4, 3, 2, 5}),
+                       {np / 128, kp / kw, 32, 4, kw});
+      }
       // triton_kernels GFX1250MXScaleLayoutTransformation.swizzle_data, on the (K_SCALE, N) tensor
       // it takes: ALIGN_K_SCALE = 4 if K_SCALE > 4 else K_SCALE; pad N to 128 and K_SCALE to
       // ALIGN_K_SCALE; transpose; view (-1, N_pad/128, 4, 32, K_pad/ALIGN_K, ALIGN_K); permute
@@ -76,6 +88,11 @@ IndexTensor oracle(const ScaleLayout& l, i64 R, i64 C) {
       const IndexTensor t =
           permute(reshape(p, {1, np / 128, 4, 32, kp / align_k, align_k}), {0, 1, 4, 3, 2, 5});
       return reshape(t, {np / 128, kp / align_k, 32, 4, align_k});
+    }
+    case K::block_major_k: {
+      // FlashInfer convert_to_block_layout: view (M, K / blockK, blockK), permute (1, 0, 2).
+      const i64 bk = l.block_k;
+      return permute(reshape(s, {R, C / bk, bk}), {1, 0, 2});
     }
     case K::tiled_8x4: {
       // TRT-LLM SWIZZLED_8x4: 32-byte atoms of 8 rows x 4 blocks, K-atoms fastest.
@@ -133,6 +150,7 @@ IndexTensor oracle(const ScaleLayout& l, i64 R, i64 C) {
 bool fits(const ScaleLayout& l, i64 R, i64 C) {
   if (l.kind == K::cutile_swizzle_32_4_4) return R % 128 == 0 && C % 4 == 0;
   if (l.kind == K::gluon_contiguous) return R % l.block_mn == 0 && C % l.block_k_scales == 0;
+  if (l.kind == K::block_major_k) return C % l.block_k == 0;
   return true;
 }
 
@@ -156,6 +174,12 @@ std::vector<ScaleLayout> all_layouts() {
         break;
       case K::cublaslt_blk128x128:
         for (int a : {1, 4}) v.push_back(ScaleLayout::cublaslt_blk128x128(a));
+        break;
+      case K::gfx1250_mx:
+        for (int kw : {0, 4, 8, 16}) v.push_back(ScaleLayout::gfx1250_mx(kw));
+        break;
+      case K::block_major_k:
+        for (i64 bk : {1, 2, 4, 8}) v.push_back(ScaleLayout::block_major_k(bk));
         break;
       default:
         v.push_back(ScaleLayout::of(ki.kind));
@@ -316,6 +340,14 @@ TEST(ScaleLayoutGolden, HandCheckedOffsets) {
       {ScaleLayout::of(K::gfx1250_mx), 256, 3, 161, 2, 401,
        "kw = 3: stripe 1 (128*3), lane 161 mod 32 = 1 (4*3), group (161/32) mod 4 = 1 (3), block 2"},
       {ScaleLayout::of(K::gfx1250_mx), 200, 7, 130, 6, 1570, "kw = 4, C pads to 8: as L1 at (130, 6)"},
+      {ScaleLayout::gfx1250_mx(16), 256, 32, 161, 21, 4096 + 2048 + 4 * 16 + 16 + 5,
+       "kw = 16: stripe 1 (128*32), atom column 1 (128*16), lane 1 (4*16), group 1 (16), block 21 mod 16 = 5"},
+      {ScaleLayout::gfx1250_mx(8), 128, 5, 33, 4, 4 * 8 + 8 + 4, "C = 5 pads to kw = 8: lane 1 (4*8), group 1 (8), block 4"},
+      {ScaleLayout::gfx1250_mx(16), 128, 3, 40, 2, 4 * 3 * 8 + 3 + 2,
+       "C < 4: kw = C = 3, as without scale_k_width: lane 8 (4*3*8), group 1 (3), block 2"},
+      {ScaleLayout::block_major_k(128), 3, 384, 2, 300, 2 * 3 * 128 + 2 * 128 + 44,
+       "[K/128, M, 128]: block 300/128 = 2 (2*3*128), row 2 (2*128), byte 300 mod 128 = 44"},
+      {ScaleLayout::block_major_k(4), 5, 8, 4, 3, 16 + 3, "block 0, row 4 (4*4), column 3"},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(to_string(k.l) + ": " + k.why);
@@ -433,6 +465,87 @@ TEST(ScaleLayoutIdentity, Gfx1250IsTheGluonExamplePackScale) {
   }
 }
 
+// aiter shuffle_scale_batched (FP4 block-16 KV-cache scales) without scale_k_width picks
+// SCALE_KWIDTH = min(16, next power of two >= SCALE_K) when SCALE_K >= 4, else SCALE_K, and refuses
+// shapes that are not multiples: on the shapes it accepts it is gfx1250_mx with that width.
+TEST(ScaleLayoutIdentity, AiterShuffleScaleBatchedIsGfx1250WithItsWidth) {
+  for (auto [R, C] : {std::array<i64, 2>{128, 2}, {256, 4}, {128, 8}, {384, 16}, {128, 32}, {256, 48}, {128, 64}}) {
+    i64 kw = C;
+    if (C >= 4) {
+      i64 p2 = 1;
+      while (p2 < C) p2 *= 2;
+      kw = std::min<i64>(16, p2);
+    }
+    ASSERT_EQ(C % kw, 0);
+    const IndexTensor t =
+        permute(reshape(logical_matrix(R, C), {1, R / 128, 4, 32, C / kw, kw}), {0, 1, 4, 3, 2, 5});
+    const ScaleLayout l = ScaleLayout::gfx1250_mx(static_cast<std::int32_t>(C >= 4 ? kw : 4));
+    ASSERT_EQ(storage_size(l, R, C), R * C);
+    for (i64 off = 0; off < R * C; ++off) {
+      const i64 e = t.data[static_cast<std::size_t>(off)];
+      ASSERT_EQ(offset(l, R, C, e / C, e % C), off) << R << "x" << C;
+    }
+  }
+  // Width 4 is the triton_kernels layout (and L1 wherever C % 4 == 0).
+  EXPECT_EQ(image(ScaleLayout::gfx1250_mx(4), 256, 12), image(ScaleLayout::of(K::gfx1250_mx), 256, 12));
+  EXPECT_EQ(image(ScaleLayout::gfx1250_mx(4), 256, 12), image(ScaleLayout::of(K::tiled_128x4), 256, 12));
+  EXPECT_NE(image(ScaleLayout::gfx1250_mx(8), 128, 8), image(ScaleLayout::of(K::tiled_128x4), 128, 8));
+}
+
+// aiter's arch-aware scale shuffles (aiter/ops/triton/.../shuffle.py) tile the last two dimensions
+// with `_shuffle_scale_tile_gfx950` / `_shuffle_scale_tile_gfx1250`. Its MoE entry point
+// shuffle_scale_moe transposes the (E, K_s, N) scales first and hands back the transpose of the
+// tiled tensor, a view whose storage is the tile of the logical (N, K_s) matrix. So both the GEMM
+// and the MoE shuffles store existing layouts of the (MN, K_s) scale matrix:
+//   gfx950, preshuffle_factor 32, scale_kwidth 8  -> cdna4_mfma16;
+//   gfx1250, preshuffle_factor P, scale_kwidth W  -> gluon_contiguous with BM = P, SBK = W.
+TEST(ScaleLayoutIdentity, AiterScaleShufflesAreCdna4AndGluonContiguous) {
+  for (auto [R, C] : {std::array<i64, 2>{32, 8}, {64, 16}, {96, 24}, {256, 8}}) {
+    const IndexTensor s = logical_matrix(R, C);
+    // _shuffle_scale_tile_gfx950(s, 32, 8): view (-1, S, 2, 16, KC, 2, 4, 1), permute
+    // (0, 1, 4, 6, 3, 5, 2, 7).
+    const IndexTensor gfx950 =
+        permute(reshape(s, {1, R / 32, 2, 16, C / 8, 2, 4, 1}), {0, 1, 4, 6, 3, 5, 2, 7});
+    // _shuffle_scale_tile_gfx1250(s, 32, 8): view (-1, S, 32, KC, 8), permute (0, 1, 3, 2, 4).
+    const IndexTensor gfx1250 = permute(reshape(s, {1, R / 32, 32, C / 8, 8}), {0, 1, 3, 2, 4});
+    const ScaleLayout cdna4 = ScaleLayout::of(K::cdna4_mfma16), contiguous = ScaleLayout::gluon_contiguous(32, 8, 1);
+    for (i64 off = 0; off < R * C; ++off) {
+      const i64 a = gfx950.data[static_cast<std::size_t>(off)], b = gfx1250.data[static_cast<std::size_t>(off)];
+      ASSERT_EQ(offset(cdna4, R, C, a / C, a % C), off) << R << "x" << C;
+      ASSERT_EQ(offset(contiguous, R, C, b / C, b % C), off) << R << "x" << C;
+    }
+  }
+}
+
+// aiter's weight preshuffles (the element bytes, not the scales): shuffle_weight(x, layout=(IN,
+// IK)) views (-1, N/IN, IN, K/BK, BK/K16, K16) with BK = 2*IK elements and K16 = 16 bytes of
+// elements, permutes (0, 1, 3, 4, 2, 5); the gfx1250 WMMA preshuffle views (N/16, 16, K/32, 2, 16)
+// and permutes (0, 2, 3, 1, 4). Counted in bytes, both are gluon_contiguous of the (N, row bytes)
+// matrix with BM = IN (16 for gfx1250) and SBK = 16: tiles of IN rows x 16 bytes, 16-byte chunks
+// of a row fastest. (The 4-bit use_int4 path is not covered.)
+TEST(ScaleLayoutIdentity, AiterWeightShufflesAreGluonContiguousOfBytes) {
+  for (auto [IN, IK, elem_bytes] : {std::array<i64, 3>{16, 16, 1}, {16, 16, 2}, {32, 16, 1}, {16, 32, 2}}) {
+    const i64 N = 2 * IN, Kel = 4 * 2 * IK;  // Kel elements per row: 4 tiles of BK
+    const i64 row_bytes = Kel * elem_bytes, k16 = 16 / elem_bytes, BK = 2 * IK;
+    // Element (n, k) covers bytes k*elem_bytes .. +elem_bytes-1 of row n; the permute moves whole
+    // elements, so following byte 0 of each element is enough.
+    const IndexTensor t =
+        permute(reshape(logical_matrix(N, Kel), {1, N / IN, IN, Kel / BK, BK / k16, k16}), {0, 1, 3, 4, 2, 5});
+    const ScaleLayout l = ScaleLayout::gluon_contiguous(IN, 16, 1);
+    for (i64 pos = 0; pos < N * Kel; ++pos) {
+      const i64 e = t.data[static_cast<std::size_t>(pos)], n = e / Kel, k = e % Kel;
+      ASSERT_EQ(offset(l, N, row_bytes, n, k * elem_bytes), pos * elem_bytes)
+          << "layout (" << IN << ", " << IK << "), " << elem_bytes << "-byte elements";
+    }
+  }
+  const i64 N = 32, Kb = 96;  // the gfx1250 preshuffle, 2-D path
+  const IndexTensor g = permute(reshape(logical_matrix(N, Kb), {N / 16, 16, Kb / 32, 2, 16}), {0, 2, 3, 1, 4});
+  for (i64 off = 0; off < N * Kb; ++off) {
+    const i64 e = g.data[static_cast<std::size_t>(off)];
+    ASSERT_EQ(offset(ScaleLayout::gluon_contiguous(16, 16, 1), N, Kb, e / Kb, e % Kb), off);
+  }
+}
+
 TEST(ScaleLayoutIdentity, SameBytesUnderOtherNames) {
   // gfx1250 = L1 from 4 blocks on; below 4 its atoms narrow to C blocks instead of padding.
   for (auto [R, C] : {std::array<i64, 2>{200, 7}, {256, 8}, {130, 4}, {1, 9}})
@@ -506,7 +619,7 @@ TEST(ScaleLayoutBulk, BatchStrideIsStorageSize) {
 
 TEST(ScaleLayoutBulk, EmptyMatricesHaveNoStorage) {
   for (const ScaleLayout& l : all_layouts()) {
-    if (l.kind == K::gluon_contiguous || l.kind == K::cutile_swizzle_32_4_4) continue;
+    if (!fits(l, 7, 5)) continue;  // layouts with divisibility rules
     SCOPED_TRACE(to_string(l));
     EXPECT_EQ(storage_size(l, 0, 5), 0);
     EXPECT_EQ(storage_size(l, 7, 0), 0);
@@ -535,6 +648,9 @@ TEST(ScaleLayoutErrors, ShapesThatDoNotFitNameTheRule) {
             std::string::npos);
   EXPECT_NE(message([] { check_shape(ScaleLayout::of(K::cutile_swizzle_32_4_4), 128, 5); })
                 .find("C must be a multiple of 4"),
+            std::string::npos);
+  EXPECT_NE(message([] { check_shape(ScaleLayout::block_major_k(128), 256, 320); })
+                .find("convert_to_block_layout does not pad: C must be a multiple of block_k = 128"),
             std::string::npos);
   EXPECT_THROW(check_shape(ScaleLayout::of(K::linear), -1, 4), std::invalid_argument);
   EXPECT_THROW(check_shape(ScaleLayout::of(K::linear), i64{1} << 41, 4), std::invalid_argument);
@@ -570,6 +686,17 @@ TEST(ScaleLayoutErrors, ParametersAreValidated) {
   EXPECT_THROW(ScaleLayout::triton_hopper(3), std::invalid_argument);  // not a power of two
   EXPECT_THROW(ScaleLayout::triton_hopper(0), std::invalid_argument);
   EXPECT_THROW(ScaleLayout::cublaslt_blk128x128(2), std::invalid_argument);
+  EXPECT_THROW(ScaleLayout::of(K::block_major_k), std::invalid_argument);
+  EXPECT_THROW(ScaleLayout::block_major_k(0), std::invalid_argument);
+  EXPECT_THROW(ScaleLayout::gfx1250_mx(2), std::invalid_argument);  // aiter asserts 4, 8 or 16
+  EXPECT_THROW(ScaleLayout::gfx1250_mx(32), std::invalid_argument);
+  EXPECT_NO_THROW(ScaleLayout::of(K::gfx1250_mx));  // the width is optional
+  ScaleLayout stray_width = ScaleLayout::of(K::tiled_128x4);
+  stray_width.scale_k_width = 8;
+  EXPECT_THROW(validate(stray_width), std::invalid_argument);
+  ScaleLayout stray_block = ScaleLayout::of(K::linear);
+  stray_block.block_k = 128;
+  EXPECT_THROW(validate(stray_block), std::invalid_argument);
   ScaleLayout stray = ScaleLayout::of(K::tiled_128x4);
   stray.num_warps = 4;  // a parameter tiled_128x4 does not have
   EXPECT_THROW(validate(stray), std::invalid_argument);
@@ -591,6 +718,13 @@ TEST(ScaleLayoutText, RoundTripsAndRejects) {
   EXPECT_EQ(to_string(ScaleLayout::gluon_contiguous(128, 256, 32)), "gluon_contiguous:block_mn=128,block_k_scales=8");
   EXPECT_EQ(to_string(ScaleLayout::triton_hopper(8)), "triton_hopper:num_warps=8");
   EXPECT_EQ(to_string(ScaleLayout::cutlass_blockwise()), "cutlass_blockwise:major=mn");
+  EXPECT_EQ(to_string(ScaleLayout::of(K::gfx1250_mx)), "gfx1250_mx");
+  EXPECT_EQ(to_string(ScaleLayout::gfx1250_mx(16)), "gfx1250_mx:scale_k_width=16");
+  EXPECT_EQ(to_string(ScaleLayout::block_major_k(128)), "block_major_k:block_k=128");
+  EXPECT_EQ(to_string(ScaleLayout::block_major_k(128, RowOrder::trtllm_shuffle16)),
+            "block_major_k:block_k=128,rows=trtllm_shuffle16");
+  EXPECT_EQ(*parse_scale_layout("block_major_k:rows=gated_act,block_k=64"),
+            ScaleLayout::block_major_k(64, RowOrder::gated_act));
   EXPECT_EQ(*parse_scale_layout("gluon_contiguous:block_k_scales=4,block_mn=64"),
             ScaleLayout::gluon_contiguous(64, 128, 32));
   for (const char* bad : {"", "tiled_128x5", "tiled_128x4:", "tiled_128x4:num_warps=4", "gluon_contiguous",
@@ -598,7 +732,10 @@ TEST(ScaleLayoutText, RoundTripsAndRejects) {
                           "gluon_contiguous:block_mn=128,block_mn=128,block_k_scales=4",
                           "gluon_contiguous:block_mn=x,block_k_scales=4", "gluon_contiguous:block_mn=0,block_k_scales=4",
                           "triton_hopper:num_warps=6", "deepgemm_sm90_sfb:major=row", "cutlass_blockwise",
-                          "cublaslt_blk128x128:ld_align=2", "linear:major=k"}) {
+                          "cublaslt_blk128x128:ld_align=2", "linear:major=k", "block_major_k",
+                          "block_major_k:rows=gated_act", "block_major_k:block_k=0", "block_major_k:block_k=12x",
+                          "block_major_k:block_k=8,block_k=8", "gfx1250_mx:scale_k_width=2", "gfx1250_mx:scale_k_width=0",
+                          "gfx1250_mx:rows=gated_act", "tiled_128x4:scale_k_width=8", "linear:block_k=4"}) {
     EXPECT_FALSE(parse_scale_layout(bad).has_value()) << bad;
     EXPECT_THROW(scale_layout_from_string(bad), std::invalid_argument) << bad;
   }

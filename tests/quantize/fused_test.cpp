@@ -667,6 +667,12 @@ TEST_P(QUANTIZEFUSED_SUITE, SameBytesInEveryPackingLayoutAndShape) {
     } else if (k.kind == ScaleLayoutKind::triton_hopper) {
       layouts.push_back(ScaleLayout::triton_hopper(4));
       layouts.push_back(ScaleLayout::triton_hopper(8));
+    } else if (k.kind == ScaleLayoutKind::gfx1250_mx) {
+      layouts.push_back(ScaleLayout::of(k.kind));
+      layouts.push_back(ScaleLayout::gfx1250_mx(16));
+    } else if (k.kind == ScaleLayoutKind::block_major_k) {
+      layouts.push_back(ScaleLayout::block_major_k(1));
+      layouts.push_back(ScaleLayout::block_major_k(8));
     } else {
       layouts.push_back(ScaleLayout::of(k.kind));
     }

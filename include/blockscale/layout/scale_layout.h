@@ -84,11 +84,18 @@ enum class ScaleLayoutKind : std::uint8_t {
   // L13, AMD gfx1250 (triton_kernels GFX1250MXScaleLayout, the Gluon gfx1250 MXFP GEMM's
   // pack_scale): L1's 128-row stripes with rows interleaved 4 x 32, atoms of kw = min(C, 4) blocks:
   // R padded to 128, C to kw. The same bytes as tiled_128x4 when C >= 4; narrower atoms (and no
-  // padding along K) when C < 4.
+  // padding along K) when C < 4. With scale_k_width = 4, 8 or 16, the atoms are that many blocks
+  // wide when C >= 4 (aiter shuffle_scale_batched, the FP4 block-16 KV-cache scales).
   gfx1250_mx,
+  // L14, FlashInfer / trtllm-gen BlockMajorK (convert_to_block_layout): the matrix cut along C into
+  // blocks of block_k columns, stored [C/block_k, R, block_k]:
+  // off = floor(c/block_k)*R*block_k + r*block_k + c mod block_k. No padding: C % block_k == 0. It
+  // orders the element bytes of trtllm-gen MoE weights (R = rows, C = bytes per row, block_k = 128
+  // bytes), after their row order, which it takes.
+  block_major_k,
 };
 
-inline constexpr int kScaleLayoutKindCount = 17;
+inline constexpr int kScaleLayoutKindCount = 18;
 
 // Whether a layout's element is one byte (ue8m0 / ue4m3) or an fp32 scale. to_layout /
 // from_layout move any element type; this records what the systems that use the layout store.
@@ -123,6 +130,7 @@ inline constexpr std::array<ScaleLayoutKindInfo, kScaleLayoutKindCount> kScaleLa
   {ScaleLayoutKind::triton_hopper,          "triton_hopper",          "L12", ScaleElement::byte},
   {ScaleLayoutKind::cutile_swizzle_32_4_4,  "cutile_swizzle_32_4_4",  "L1",  ScaleElement::byte},
   {ScaleLayoutKind::gfx1250_mx,             "gfx1250_mx",             "L13", ScaleElement::byte},
+  {ScaleLayoutKind::block_major_k,          "block_major_k",          "L14", ScaleElement::byte},
 }};
 // clang-format on
 
@@ -140,8 +148,9 @@ constexpr const ScaleLayoutKindInfo& info(ScaleLayoutKind k) {
 //     row q goes to row (q mod n)*8 + floor(q/n), n = 2 or 4 (srcToDstBlk16RowMap /
 //     srcToDstBlk32RowMap); 32 when epilogue_tile_m % 128 == 0, else 16;
 //   gated_act_trtllm_shuffle*: both, gated_act first (FlashInfer permute0[permute1]).
-// The same order applies to the packed element rows (linear, C = bytes per row) and to their scales
-// (linear for the checkpoint form, tiled_128x4 for what the kernel reads).
+// The same order applies to the packed element rows (linear, C = bytes per row, or block_major_k
+// for FlashInfer's BlockMajorK weights) and to their scales (linear for the checkpoint form,
+// tiled_128x4 for what the kernel reads).
 enum class RowOrder : std::uint8_t {
   natural,
   trtllm_shuffle16,
@@ -193,9 +202,11 @@ struct ScaleLayout {
   std::int32_t num_warps = 0;              // triton_hopper: a power of two
   ScaleMajor major = ScaleMajor::k_major;  // deepgemm_sm90_sfb, cutlass_blockwise
   std::int32_t ld_align = 1;               // cublaslt_blk128x128: 1 or 4
-  // linear, tiled_128x4: rows reordered before the layout. With tiled_128x4 the shape must not
-  // need padding (R % 128 == 0, C % 4 == 0), as the TRT-LLM scale shuffle asserts.
+  // linear, tiled_128x4, block_major_k: rows reordered before the layout. With tiled_128x4 the
+  // shape must not need padding (R % 128 == 0, C % 4 == 0), as the TRT-LLM scale shuffle asserts.
   RowOrder row_order = RowOrder::natural;
+  std::int64_t block_k = 0;        // block_major_k: columns per block (>= 1)
+  std::int32_t scale_k_width = 0;  // gfx1250_mx: 0 (triton_kernels' min(C, 4)), or 4, 8, 16 (aiter)
 
   // A kind without parameters (throws std::invalid_argument for one that has them).
   static ScaleLayout of(ScaleLayoutKind k);
@@ -208,6 +219,10 @@ struct ScaleLayout {
   static ScaleLayout cublaslt_blk128x128(std::int32_t ld_align);
   // linear or tiled_128x4 with its rows in `order`.
   static ScaleLayout row_ordered(ScaleLayoutKind k, RowOrder order);
+  // aiter shuffle_scale_batched(data, scale_k_width): atoms of scale_k_width (4, 8 or 16) blocks.
+  static ScaleLayout gfx1250_mx(std::int32_t scale_k_width);
+  // FlashInfer convert_to_block_layout(x, block_k), applied after the rows are put in `order`.
+  static ScaleLayout block_major_k(std::int64_t block_k, RowOrder order = RowOrder::natural);
 
   friend bool operator==(const ScaleLayout&, const ScaleLayout&) = default;
 };
@@ -226,7 +241,7 @@ std::int64_t storage_size(const ScaleLayout& layout, std::int64_t R, std::int64_
 // The row-major shape of the stored tensor as the layout's definition decomposes it (its product
 // is storage_size), e.g. tiled_128x4: {Rp/128, Cp/4, 32, 4, 4}; cutile_swizzle_32_4_4:
 // {R/128, C/4, 32, 16}; gfx1250_mx: {Rp/128, Cp/kw, 32, 4, kw}; cdna4_*: {Rp/32, 32*Cp}; deepgemm_sm90_sfa: {C, align(R,4)};
-// deepgemm_sm100_packed (bytes): {ceil(C/4), align(R,4), 4}.
+// deepgemm_sm100_packed (bytes): {ceil(C/4), align(R,4), 4}; block_major_k: {C/block_k, R, block_k}.
 std::vector<std::int64_t> storage_shape(const ScaleLayout& layout, std::int64_t R, std::int64_t C);
 
 // Forward map: storage offset of S[r][c]. Throws when (r, c) is outside R x C.
@@ -292,9 +307,11 @@ std::optional<std::int64_t> find_padding_mismatch(const ScaleLayout& layout, std
 
 // Text form: the kind's name, then its parameters, all of them, as key=value after a colon:
 //   "tiled_128x4", "gluon_contiguous:block_mn=128,block_k_scales=4", "triton_hopper:num_warps=8",
-//   "deepgemm_sm90_sfb:major=k", "cutlass_blockwise:major=mn", "cublaslt_blk128x128:ld_align=4".
-// The row order is the one optional parameter: printed only when not natural,
-//   "tiled_128x4:rows=gated_act_trtllm_shuffle32", "linear:rows=trtllm_shuffle16".
+//   "deepgemm_sm90_sfb:major=k", "cutlass_blockwise:major=mn", "cublaslt_blk128x128:ld_align=4",
+//   "block_major_k:block_k=128".
+// Two parameters are optional and printed only when set: the row order, when not natural,
+//   "tiled_128x4:rows=gated_act_trtllm_shuffle32", "block_major_k:block_k=128,rows=trtllm_shuffle16",
+// and gfx1250_mx's atom width, when not 0, "gfx1250_mx:scale_k_width=16".
 std::string to_string(const ScaleLayout& layout);
 std::string to_string(ScaleLayoutKind kind);
 std::string to_string(ScaleMajor major);  // "k" / "mn"
