@@ -754,5 +754,51 @@ TEST(ScaleLayoutText, KindTableIsIndexedByKind) {
   }
 }
 
+// The table's `parameters` column (what `blockscale layout list` prints) against the parser: every
+// listed key is one the kind reads, every other key is refused as unknown, and exactly the kinds
+// with a required (unbracketed) key refuse ScaleLayout::of.
+TEST(ScaleLayoutText, KindTableListsTheParametersTheParserReads) {
+  const std::vector<std::string> all_keys = {"block_mn", "block_k_scales", "num_warps", "major",
+                                             "ld_align", "rows",           "block_k",   "scale_k_width"};
+  for (const ScaleLayoutKindInfo& ki : kScaleLayoutKindTable) {
+    SCOPED_TRACE(ki.name);
+    std::vector<std::string> listed;
+    bool required = false;
+    std::string word;
+    for (const char* p = ki.parameters;; ++p) {
+      if (*p == ' ' || *p == '\0') {
+        if (!word.empty()) {
+          const bool optional = word.front() == '[';
+          if (optional) word = word.substr(1, word.size() - 2);
+          required = required || !optional;
+          listed.push_back(word);
+          word.clear();
+        }
+        if (*p == '\0') break;
+      } else {
+        word += *p;
+      }
+    }
+    for (const std::string& key : all_keys) {
+      std::string why;
+      try {
+        (void)scale_layout_from_string(std::string(ki.name) + ":" + key + "=?");
+      } catch (const std::invalid_argument& e) {
+        why = e.what();
+      }
+      const bool unknown = why.find("has no parameter '" + key + "'") != std::string::npos;
+      const bool is_listed = std::find(listed.begin(), listed.end(), key) != listed.end();
+      EXPECT_NE(unknown, is_listed) << key << ": " << why;
+    }
+    bool of_throws = false;
+    try {
+      (void)ScaleLayout::of(ki.kind);
+    } catch (const std::invalid_argument&) {
+      of_throws = true;
+    }
+    EXPECT_EQ(of_throws, required);
+  }
+}
+
 }  // namespace
 }  // namespace blockscale

@@ -109,28 +109,29 @@ struct ScaleLayoutKindInfo {
   const char* name;          // to_string / parse spelling
   const char* catalogue_id;  // "L1", "L1b", ... (docs/layouts.md)
   ScaleElement element;
+  const char* parameters;    // the text form's keys, optional ones in brackets ("block_k [rows]")
 };
 
 // clang-format off
 inline constexpr std::array<ScaleLayoutKindInfo, kScaleLayoutKindCount> kScaleLayoutKindTable = {{
-  {ScaleLayoutKind::linear,                 "linear",                 "L3",  ScaleElement::byte},
-  {ScaleLayoutKind::tiled_128x4,            "tiled_128x4",            "L1",  ScaleElement::byte},
-  {ScaleLayoutKind::tiled_128x4_k8,         "tiled_128x4_k8",         "L1b", ScaleElement::byte},
-  {ScaleLayoutKind::tiled_128x4_transposed, "tiled_128x4_transposed", "L1a", ScaleElement::byte},
-  {ScaleLayoutKind::tiled_8x4,              "tiled_8x4",              "L2",  ScaleElement::byte},
-  {ScaleLayoutKind::gluon_contiguous,       "gluon_contiguous",       "L4",  ScaleElement::byte},
-  {ScaleLayoutKind::cdna4_mfma32,           "cdna4_mfma32",           "L5",  ScaleElement::byte},
-  {ScaleLayoutKind::cdna4_mfma16,           "cdna4_mfma16",           "L6",  ScaleElement::byte},
-  {ScaleLayoutKind::deepgemm_sm90_sfa,      "deepgemm_sm90_sfa",      "L7",  ScaleElement::fp32},
-  {ScaleLayoutKind::deepgemm_sm90_sfb,      "deepgemm_sm90_sfb",      "L8",  ScaleElement::fp32},
-  {ScaleLayoutKind::deepgemm_sm100_packed,  "deepgemm_sm100_packed",  "L9",  ScaleElement::byte},
-  {ScaleLayoutKind::cublaslt_vec128,        "cublaslt_vec128",        "L10", ScaleElement::fp32},
-  {ScaleLayoutKind::cublaslt_blk128x128,    "cublaslt_blk128x128",    "L10", ScaleElement::fp32},
-  {ScaleLayoutKind::cutlass_blockwise,      "cutlass_blockwise",      "L11", ScaleElement::fp32},
-  {ScaleLayoutKind::triton_hopper,          "triton_hopper",          "L12", ScaleElement::byte},
-  {ScaleLayoutKind::cutile_swizzle_32_4_4,  "cutile_swizzle_32_4_4",  "L1",  ScaleElement::byte},
-  {ScaleLayoutKind::gfx1250_mx,             "gfx1250_mx",             "L13", ScaleElement::byte},
-  {ScaleLayoutKind::block_major_k,          "block_major_k",          "L14", ScaleElement::byte},
+  {ScaleLayoutKind::linear,                 "linear",                 "L3",  ScaleElement::byte, "[rows]"},
+  {ScaleLayoutKind::tiled_128x4,            "tiled_128x4",            "L1",  ScaleElement::byte, "[rows]"},
+  {ScaleLayoutKind::tiled_128x4_k8,         "tiled_128x4_k8",         "L1b", ScaleElement::byte, ""},
+  {ScaleLayoutKind::tiled_128x4_transposed, "tiled_128x4_transposed", "L1a", ScaleElement::byte, ""},
+  {ScaleLayoutKind::tiled_8x4,              "tiled_8x4",              "L2",  ScaleElement::byte, ""},
+  {ScaleLayoutKind::gluon_contiguous,       "gluon_contiguous",       "L4",  ScaleElement::byte, "block_mn block_k_scales"},
+  {ScaleLayoutKind::cdna4_mfma32,           "cdna4_mfma32",           "L5",  ScaleElement::byte, ""},
+  {ScaleLayoutKind::cdna4_mfma16,           "cdna4_mfma16",           "L6",  ScaleElement::byte, ""},
+  {ScaleLayoutKind::deepgemm_sm90_sfa,      "deepgemm_sm90_sfa",      "L7",  ScaleElement::fp32, ""},
+  {ScaleLayoutKind::deepgemm_sm90_sfb,      "deepgemm_sm90_sfb",      "L8",  ScaleElement::fp32, "major"},
+  {ScaleLayoutKind::deepgemm_sm100_packed,  "deepgemm_sm100_packed",  "L9",  ScaleElement::byte, ""},
+  {ScaleLayoutKind::cublaslt_vec128,        "cublaslt_vec128",        "L10", ScaleElement::fp32, ""},
+  {ScaleLayoutKind::cublaslt_blk128x128,    "cublaslt_blk128x128",    "L10", ScaleElement::fp32, "ld_align"},
+  {ScaleLayoutKind::cutlass_blockwise,      "cutlass_blockwise",      "L11", ScaleElement::fp32, "major"},
+  {ScaleLayoutKind::triton_hopper,          "triton_hopper",          "L12", ScaleElement::byte, "num_warps"},
+  {ScaleLayoutKind::cutile_swizzle_32_4_4,  "cutile_swizzle_32_4_4",  "L1",  ScaleElement::byte, ""},
+  {ScaleLayoutKind::gfx1250_mx,             "gfx1250_mx",             "L13", ScaleElement::byte, "[scale_k_width]"},
+  {ScaleLayoutKind::block_major_k,          "block_major_k",          "L14", ScaleElement::byte, "block_k [rows]"},
 }};
 // clang-format on
 

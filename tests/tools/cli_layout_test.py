@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""`blockscale layout` against NumPy re-statements of the functions that define each layout.
+
+The layouts' closed forms are checked in tests/layout against index oracles; this checks what the
+command does with files and arguments, with oracles written here from the defining code (torchao
+to_blocked, the Triton tutorial's shuffle_scales_cdna4, aiter shuffle_scale_batched, FlashInfer
+convert_to_block_layout and shuffle_matrix_a's row map, DeepGEMM's MN-major SFA):
+  * convert: linear -> each layout (bytes, batch 2, a visible pad value) equals the oracle; back to
+    linear gives the input; a direct conversion between two layouts equals the two steps; fp32
+    scales of the Hopper layouts;
+  * --strict-padding: a changed padding byte exits 1 and writes nothing;
+  * show --map / where: offsets against the oracle's positions, text and JSON;
+  * errors (exit 2, message naming the rule): wrong file size, unknown layout or parameter, a shape
+    the layout does not take, element types that disagree, a NaN or out-of-range pad, options of
+    another subcommand, --map too large, bad --index.
+
+usage: cli_layout_test.py BLOCKSCALE SCRATCH_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+
+def run(tool, *args, expect=0):
+    r = subprocess.run([tool, "layout", *args], capture_output=True, text=True)
+    assert r.returncode == expect, (args, r.returncode, r.stdout, r.stderr)
+    return r
+
+
+def pad_to(x, rm, cm, value):
+    R, C = x.shape[-2:]
+    Rp, Cp = -(-R // rm) * rm, -(-C // cm) * cm
+    out = np.full(x.shape[:-2] + (Rp, Cp), value, dtype=x.dtype)
+    out[..., :R, :C] = x
+    return out
+
+
+# ---- Oracles: one matrix (R, C) -> its stored array, flattened. ----
+
+def to_blocked(s, pad):
+    """torchao to_blocked: pad to (128, 4), view (rb, 128, cb, 4), permute (0, 2, 1, 3), reshape
+    (-1, 4, 32, 4), transpose (1, 2)."""
+    p = pad_to(s, 128, 4, pad)
+    rb, cb = p.shape[0] // 128, p.shape[1] // 4
+    b = p.reshape(rb, 128, cb, 4).transpose(0, 2, 1, 3).reshape(-1, 4, 32, 4).transpose(0, 2, 1, 3)
+    return b.reshape(-1)
+
+
+def shuffle_scales_cdna4_16(s, pad):
+    """Triton tutorial shuffle_scales_cdna4(scales, 16) on the shape padded to (32, 8)."""
+    p = pad_to(s, 32, 8, pad)
+    sm, sn = p.shape
+    return p.reshape(sm // 32, 2, 16, sn // 8, 2, 4, 1).transpose(0, 3, 5, 2, 4, 1, 6).reshape(-1)
+
+
+def aiter_batched(s, width):
+    """aiter shuffle_scale_batched(s, width) (exact multiples)."""
+    N, K = s.shape
+    kw = width if K >= 4 else K
+    return s.reshape(-1, N // 128, 4, 32, K // kw, kw).transpose(0, 1, 4, 3, 2, 5).reshape(-1)
+
+
+def convert_to_block_layout(w, block_k):
+    M, K = w.shape
+    return w.reshape(M, K // block_k, block_k).transpose(1, 0, 2).reshape(-1)
+
+
+SRC_TO_DST_BLK16 = [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15]
+
+
+def shuffle_matrix_a_16(w):
+    """shuffle_matrix_a with epilogue_tile_m 64 (blocks of 16 rows): row_indices[new] = old."""
+    M = w.shape[0]
+    idx = np.empty(M, dtype=np.int64)
+    for old in range(M):
+        idx[(old // 16) * 16 + SRC_TO_DST_BLK16[old % 16]] = old
+    return w[idx]
+
+
+def deepgemm_sfa(s, pad):
+    """MN-major with M padded to 4 floats (get_mn_major_tma_aligned_tensor)."""
+    return pad_to(s, 4, 1, pad).T.reshape(-1)
+
+
+CASES = [
+    # (layout text, R, C, oracle(matrix, pad) -> flat)
+    ("tiled_128x4", 200, 7, to_blocked),
+    ("tiled_128x4", 256, 8, to_blocked),
+    ("cdna4_mfma16", 40, 9, shuffle_scales_cdna4_16),
+    ("gfx1250_mx:scale_k_width=16", 256, 32, lambda s, pad: aiter_batched(s, 16)),
+    ("gfx1250_mx:scale_k_width=8", 128, 2, lambda s, pad: aiter_batched(s, 8)),
+    ("block_major_k:block_k=128", 48, 384, lambda s, pad: convert_to_block_layout(s, 128)),
+    ("block_major_k:block_k=128,rows=trtllm_shuffle16", 64, 256,
+     lambda s, pad: convert_to_block_layout(shuffle_matrix_a_16(s), 128)),
+]
+
+
+def main():
+    tool, scratch = sys.argv[1], sys.argv[2]
+    os.makedirs(scratch, exist_ok=True)
+    f = lambda name: os.path.join(scratch, name)  # noqa: E731
+    rng = np.random.default_rng(5)
+    checked = 0
+
+    # ---- convert, bytes: linear -> layout -> linear, and layout -> layout directly.
+    stored = {}
+    for text, R, C, oracle in CASES:
+        batch, pad = 2, 0x7E
+        s = rng.integers(0, 255, size=(batch, R, C), dtype=np.uint8)  # 0..254: no NaN code
+        s.tofile(f("in.bin"))
+        r = run(tool, "convert", "--from", "linear", "--to", text, "--rows", str(R), "--cols", str(C), "--batch",
+                str(batch), "--pad", "0x7E", "--in", f("in.bin"), "--out", f("out.bin"), "--json")
+        info = json.loads(r.stdout)
+        want = np.concatenate([oracle(s[b], pad) for b in range(batch)])
+        got = np.fromfile(f("out.bin"), dtype=np.uint8)
+        assert info["out_bytes"] == want.size and info["element"] == "byte", (text, info)
+        assert np.array_equal(got, want), text
+        run(tool, "convert", "--from", text, "--to", "linear", "--rows", str(R), "--cols", str(C), "--batch", str(batch),
+            "--in", f("out.bin"), "--out", f("back.bin"), "--strict-padding", "--pad", "0x7E")
+        assert np.array_equal(np.fromfile(f("back.bin"), dtype=np.uint8), s.reshape(-1)), text
+        stored[(text, R, C)] = (s, got)
+        checked += 1
+
+    # A direct conversion between two layouts is the two steps through linear (pad 0 on the way).
+    s, l1 = stored[("tiled_128x4", 200, 7)]
+    l1.tofile(f("l1.bin"))
+    run(tool, "convert", "--from", "tiled_128x4", "--to", "cdna4_mfma16", "--rows", "200", "--cols", "7", "--batch", "2",
+        "--in", f("l1.bin"), "--out", f("direct.bin"))
+    want = np.concatenate([shuffle_scales_cdna4_16(s[b], 0) for b in range(2)])
+    assert np.array_equal(np.fromfile(f("direct.bin"), dtype=np.uint8), want)
+    checked += 1
+
+    # ---- fp32 scales: the Hopper layouts store floats (the default element), pad 0.0 or -1.5.
+    sf = rng.standard_normal((3, 9, 5)).astype(np.float32)
+    sf.tofile(f("f.bin"))
+    r = run(tool, "convert", "--from", "linear", "--to", "deepgemm_sm90_sfa", "--rows", "9", "--cols", "5", "--batch",
+            "3", "--pad", "-1.5", "--in", f("f.bin"), "--out", f("sfa.bin"), "--json")
+    assert json.loads(r.stdout)["element"] == "fp32"
+    want = np.concatenate([deepgemm_sfa(sf[b], np.float32(-1.5)) for b in range(3)])
+    assert np.array_equal(np.fromfile(f("sfa.bin"), dtype=np.float32).view(np.uint32), want.view(np.uint32))
+    run(tool, "convert", "--from", "deepgemm_sm90_sfa", "--to", "cutlass_blockwise:major=k", "--rows", "9", "--cols",
+        "5", "--batch", "3", "--in", f("sfa.bin"), "--out", f("k.bin"), "--strict-padding", "--pad", "-1.5")
+    assert np.array_equal(np.fromfile(f("k.bin"), dtype=np.float32), sf.reshape(-1))
+    checked += 1
+
+    # ---- --strict-padding: one changed pad byte of the second matrix; nothing is written.
+    s, l1 = stored[("tiled_128x4", 200, 7)]
+    bad = l1.copy()
+    pad_positions = np.flatnonzero(to_blocked(np.zeros((200, 7), np.uint8), 1) == 1)
+    bad[2048 + pad_positions[5]] = 0x11
+    bad.tofile(f("bad.bin"))
+    if os.path.exists(f("never.bin")):
+        os.remove(f("never.bin"))
+    r = run(tool, "convert", "--from", "tiled_128x4", "--to", "linear", "--rows", "200", "--cols", "7", "--batch", "2",
+            "--pad", "0x7E", "--strict-padding", "--in", f("bad.bin"), "--out", f("never.bin"), expect=1)
+    assert f"matrix 1, offset {pad_positions[5]}" in r.stderr, r.stderr
+    assert not os.path.exists(f("never.bin"))
+    # Without the flag the padding is not read.
+    run(tool, "convert", "--from", "tiled_128x4", "--to", "linear", "--rows", "200", "--cols", "7", "--batch", "2",
+        "--in", f("bad.bin"), "--out", f("ok.bin"))
+    assert np.array_equal(np.fromfile(f("ok.bin"), dtype=np.uint8), s.reshape(-1))
+    checked += 1
+
+    # ---- show --map and where against the oracle's positions.
+    for text, R, C, oracle in [CASES[0], CASES[3], CASES[6]]:
+        idx = np.arange(R * C, dtype=np.int64).reshape(R, C)
+        flat = oracle(idx, -1)
+        pos = np.full(R * C, -1, dtype=np.int64)
+        pos[flat[flat >= 0]] = np.flatnonzero(flat >= 0)
+        info = json.loads(run(tool, "show", text, "--rows", str(R), "--cols", str(C), "--map", "--json").stdout)
+        assert info["storage_elements"] == flat.size and info["padding_elements"] == flat.size - R * C, text
+        assert np.array_equal(np.array(info["offsets"]).reshape(-1), pos), text
+        human = run(tool, "show", text, "--rows", str(R), "--cols", str(C), "--map").stdout
+        row_lines = [line for line in human.splitlines() if line.strip().split(":")[0].strip().isdigit()]
+        assert len(row_lines) == R and row_lines[1].split(":")[1].split() == [str(v) for v in pos[C:2 * C]], text
+        for r_, c_ in [(0, 0), (R - 1, C - 1), (R // 3, C // 2)]:
+            w = json.loads(run(tool, "where", text, "--rows", str(R), "--cols", str(C), "--index", f"{r_},{c_}",
+                               "--json").stdout)
+            assert w["offset"] == pos[r_ * C + c_], (text, r_, c_)
+            back = json.loads(run(tool, "where", text, "--rows", str(R), "--cols", str(C), "--offset",
+                                  str(w["offset"]), "--json").stdout)
+            assert back["index"] == [r_, c_], (text, back)
+        for off in np.flatnonzero(flat < 0)[:3]:
+            w = json.loads(run(tool, "where", text, "--rows", str(R), "--cols", str(C), "--offset", str(off),
+                               "--json").stdout)
+            assert w["index"] is None, (text, off)
+            assert "is padding" in run(tool, "where", text, "--rows", str(R), "--cols", str(C), "--offset",
+                                       str(off)).stdout
+        checked += 1
+    kinds = json.loads(run(tool, "list", "--json").stdout)
+    assert {k["kind"] for k in kinds} >= {"tiled_128x4", "block_major_k", "gfx1250_mx"}
+    assert [k["parameters"] for k in kinds if k["kind"] == "block_major_k"] == ["block_k [rows]"]
+
+    # ---- errors: exit 2 with the rule named.
+    np.zeros(100, np.uint8).tofile(f("short.bin"))
+    errors = [
+        (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "200", "--cols", "7", "--in", f("short.bin"),
+          "--out", f("x.bin")], "has 100 bytes; --from linear with R = 200, C = 7 and --batch 1"),
+        (["convert", "--from", "deepgemm_sm90_sfa", "--to", "tiled_128x4", "--rows", "8", "--cols", "4", "--in",
+          f("short.bin"), "--out", f("x.bin")], "say which with --element byte|fp32"),
+        (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--pad", "0xFF",
+          "--in", f("short.bin"), "--out", f("x.bin")], "the pad value is a NaN"),
+        (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--pad", "300",
+          "--in", f("short.bin"), "--out", f("x.bin")], "--pad must be a byte"),
+        (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--element", "int8",
+          "--in", f("short.bin"), "--out", f("x.bin")], "--element must be byte or fp32"),
+        (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--in",
+          f("missing.bin"), "--out", f("x.bin")], "cannot open --in"),
+        (["convert", "--from", "linear", "--to", "block_major_k:block_k=128", "--rows", "2", "--cols", "50", "--in",
+          f("short.bin"), "--out", f("x.bin")], "C must be a multiple of block_k = 128"),
+        (["convert", "--to", "tiled_128x4", "--rows", "1", "--cols", "1", "--in", f("short.bin"), "--out",
+          f("x.bin")], "--from is required"),
+        (["show", "tiled_129x4", "--rows", "1", "--cols", "1"], "unknown scale layout 'tiled_129x4'"),
+        (["show", "gfx1250_mx:scale_k_width=12", "--rows", "1", "--cols", "1"], "scale_k_width must be 4, 8 or 16"),
+        (["show", "tiled_128x4", "--rows", "300", "--cols", "300", "--map"], "--map prints at most 65536"),
+        (["show", "tiled_128x4", "--cols", "3"], "--rows and --cols are required"),
+        (["show", "tiled_128x4", "--rows", "-1", "--cols", "3"], "option --rows must be in"),
+        (["show", "tiled_128x4", "--rows", "4", "--cols", "4", "--in", "x"], "--in does not apply to 'show'"),
+        (["where", "tiled_128x4", "--rows", "4", "--cols", "4"], "give one of --index r,c and --offset N"),
+        (["where", "tiled_128x4", "--rows", "4", "--cols", "4", "--index", "1;2"], "--index expects r,c"),
+        (["where", "tiled_128x4", "--rows", "4", "--cols", "4", "--index", "4,0"], "is outside the matrix"),
+        (["where", "tiled_128x4", "--rows", "4", "--cols", "4", "--offset", "512"], "is outside the storage of 512"),
+        (["frobnicate"], "unknown subcommand 'frobnicate'"),
+        (["show"], "show needs a layout"),
+    ]
+    for args, rule in errors:
+        r = run(tool, *args, expect=2)
+        assert rule in r.stderr, (args, r.stderr)
+        checked += 1
+    print(f"cli_layout: {checked} checks passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: Apache-2.0
+// `blockscale layout`: the scale-factor layouts of blockscale::layout (docs/layouts.md) from the
+// command line: the catalogue, one layout's geometry and offset map, where one element lives, and
+// conversion of raw scale buffers (a GPU dump, a checkpoint tensor) between layouts.
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blockscale/layout.h"
+#include "cli.h"
+
+namespace blockscale::cli {
+namespace {
+
+const char* kUsage =
+    "usage: blockscale layout list [--json]\n"
+    "       blockscale layout show <layout> --rows R --cols C [--map] [--json]\n"
+    "       blockscale layout where <layout> --rows R --cols C (--index r,c | --offset N) [--json]\n"
+    "       blockscale layout convert --from <layout> --to <layout> --rows R --cols C --in FILE --out FILE\n"
+    "                                 [--batch N] [--element byte|fp32] [--pad V] [--strict-padding] [--json]\n"
+    "\n"
+    "The scale layouts of docs/layouts.md. A layout is written as `blockscale layout list` shows it:\n"
+    "the kind, then its parameters (tiled_128x4, gluon_contiguous:block_mn=128,block_k_scales=4,\n"
+    "tiled_128x4:rows=trtllm_shuffle32, block_major_k:block_k=128). The logical matrix is R x C: rows\n"
+    "along M or N, columns the K blocks (bytes per row for block_major_k); `linear` is its row-major form.\n"
+    "\n"
+    "  list     every kind: catalogue ID, stored element, parameters ([optional])\n"
+    "  show     storage size, stored shape and padding of an R x C matrix; --map prints the offset of\n"
+    "           every element (R x C up to 65536)\n"
+    "  where    the storage offset of S[r][c] (--index r,c), or what offset N holds (--offset N)\n"
+    "  convert  a raw little-endian file of --batch matrices (default 1) stored in --from, rewritten in\n"
+    "           --to. --element: bytes (ue8m0 / ue4m3 codes) or fp32 scales; by default the element\n"
+    "           the layouts store (linear takes the other side's). --pad: the value written to the\n"
+    "           padding of --to (default 0; 0xFF, a NaN in ue8m0 and e4m3, and NaN floats are\n"
+    "           refused). --strict-padding: the padding of --in must hold the pad value too, else\n"
+    "           exit 1 naming the first offset that does not.\n"
+    "\n"
+    "Exit status: 0 done; 1 --strict-padding found padding that differs; 2 bad arguments or input.";
+
+constexpr std::int64_t kMaxExtent = std::int64_t{1} << 40;
+constexpr std::int64_t kMapLimit = 65536;
+
+ScaleLayout layout_arg(const std::string& text, const char* what) {
+  try {
+    return scale_layout_from_string(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string(what) + ": " + e.what());
+  }
+}
+
+std::string element_name(ScaleElement e) { return e == ScaleElement::fp32 ? "fp32" : "byte"; }
+std::int64_t element_bytes(ScaleElement e) { return e == ScaleElement::fp32 ? 4 : 1; }
+
+std::string shape_text(const std::vector<std::int64_t>& shape, const char* open, const char* close) {
+  std::string s = open;
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + close;
+}
+
+struct Extents {
+  std::int64_t R, C;
+};
+
+Extents extents(const Args& args) {
+  if (!args.get("rows") || !args.get("cols")) throw UsageError("--rows and --cols are required");
+  return {args.get_int("rows", 0, 0, kMaxExtent), args.get_int("cols", 0, 0, kMaxExtent)};
+}
+
+// Calls fn and turns the library's std::invalid_argument (a shape the layout does not take, an
+// index outside the matrix) into a usage error carrying its message.
+template <class F>
+auto checked(F&& fn) {
+  try {
+    return fn();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+int run_list(const Args& args) {
+  if (args.positional().size() > 1) throw UsageError("list takes no arguments, got '" + args.positional()[1] + "'");
+  if (args.flag("json")) {
+    std::printf("[\n");
+    for (std::size_t i = 0; i < kScaleLayoutKindTable.size(); ++i) {
+      const ScaleLayoutKindInfo& k = kScaleLayoutKindTable[i];
+      std::printf("  {\"kind\": \"%s\", \"catalogue_id\": \"%s\", \"element\": \"%s\", \"parameters\": \"%s\"}%s\n",
+                  k.name, k.catalogue_id, element_name(k.element).c_str(), k.parameters,
+                  i + 1 < kScaleLayoutKindTable.size() ? "," : "");
+    }
+    std::printf("]\n");
+    return kExitOk;
+  }
+  std::printf("%-24s %-4s %-7s %s\n", "kind", "ID", "element", "parameters ([optional])");
+  for (const ScaleLayoutKindInfo& k : kScaleLayoutKindTable)
+    std::printf("%-24s %-4s %-7s %s\n", k.name, k.catalogue_id, element_name(k.element).c_str(), k.parameters);
+  std::printf("\nrow orders (rows=):");
+  for (const RowOrderInfo& o : kRowOrderTable) std::printf(" %s", o.name);
+  std::printf("\n");
+  return kExitOk;
+}
+
+const std::string& layout_positional(const Args& args, const char* sub) {
+  if (args.positional().size() < 2) throw UsageError(std::string(sub) + " needs a layout, e.g. tiled_128x4");
+  if (args.positional().size() > 2) throw UsageError("unexpected argument '" + args.positional()[2] + "'");
+  return args.positional()[1];
+}
+
+int run_show(const Args& args) {
+  const ScaleLayout l = layout_arg(layout_positional(args, "show"), "layout");
+  const auto [R, C] = extents(args);
+  const std::int64_t size = checked([&] { return storage_size(l, R, C); });
+  const std::vector<std::int64_t> shape = storage_shape(l, R, C);
+  const ScaleElement e = info(l.kind).element;
+  const bool map = args.flag("map");
+  if (map && R * C > kMapLimit)
+    throw UsageError("--map prints at most " + std::to_string(kMapLimit) + " offsets; R x C = " + std::to_string(R * C));
+  std::optional<ScaleOffsets> offsets;
+  if (map) offsets.emplace(l, R, C);
+  if (args.flag("json")) {
+    std::printf("{\"layout\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"element\": \"%s\", \"storage_elements\": %lld, "
+                "\"storage_bytes\": %lld, \"stored_shape\": %s, \"padding_elements\": %lld",
+                json_escape(to_string(l)).c_str(), static_cast<long long>(R), static_cast<long long>(C),
+                element_name(e).c_str(), static_cast<long long>(size),
+                static_cast<long long>(size * element_bytes(e)), shape_text(shape, "[", "]").c_str(),
+                static_cast<long long>(size - R * C));
+    if (map) {
+      std::printf(", \"offsets\": [");
+      for (std::int64_t r = 0; r < R; ++r) {
+        std::printf("%s[", r ? ", " : "");
+        for (std::int64_t c = 0; c < C; ++c) std::printf("%s%lld", c ? ", " : "", static_cast<long long>((*offsets)(r, c)));
+        std::printf("]");
+      }
+      std::printf("]");
+    }
+    std::printf("}\n");
+    return kExitOk;
+  }
+  std::printf("%s, R = %lld, C = %lld (%s elements)\n", to_string(l).c_str(), static_cast<long long>(R),
+              static_cast<long long>(C), element_name(e).c_str());
+  std::printf("  storage      %lld elements (%lld bytes) per matrix, the batch stride\n", static_cast<long long>(size),
+              static_cast<long long>(size * element_bytes(e)));
+  std::printf("  stored shape %s\n", shape_text(shape, "(", ")").c_str());
+  std::printf("  padding      %lld elements\n", static_cast<long long>(size - R * C));
+  if (map) {
+    std::printf("  offsets (row r: the offsets of S[r][0], S[r][1], ...):\n");
+    for (std::int64_t r = 0; r < R; ++r) {
+      std::printf("  %6lld:", static_cast<long long>(r));
+      for (std::int64_t c = 0; c < C; ++c) std::printf(" %lld", static_cast<long long>((*offsets)(r, c)));
+      std::printf("\n");
+    }
+  }
+  return kExitOk;
+}
+
+// "r,c" -> {r, c}.
+std::array<std::int64_t, 2> index_arg(const std::string& text) {
+  const std::size_t comma = text.find(',');
+  std::array<std::int64_t, 2> rc{};
+  bool ok = comma != std::string::npos;
+  for (int i = 0; ok && i < 2; ++i) {
+    const std::string part = i == 0 ? text.substr(0, comma) : text.substr(comma + 1);
+    const auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), rc[static_cast<std::size_t>(i)]);
+    ok = !part.empty() && ec == std::errc() && p == part.data() + part.size();
+  }
+  if (!ok) throw UsageError("--index expects r,c (two integers), got '" + text + "'");
+  return rc;
+}
+
+int run_where(const Args& args) {
+  const ScaleLayout l = layout_arg(layout_positional(args, "where"), "layout");
+  const auto [R, C] = extents(args);
+  const bool json = args.flag("json");
+  if (args.get("index").has_value() == args.get("offset").has_value())
+    throw UsageError("give one of --index r,c and --offset N");
+  const std::string name = to_string(l);
+  if (const auto idx = args.get("index")) {
+    const auto [r, c] = index_arg(*idx);
+    const std::int64_t off = checked([&] { return offset(l, R, C, r, c); });
+    if (json)
+      std::printf("{\"layout\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"index\": [%lld, %lld], \"offset\": %lld}\n",
+                  json_escape(name).c_str(), static_cast<long long>(R), static_cast<long long>(C),
+                  static_cast<long long>(r), static_cast<long long>(c), static_cast<long long>(off));
+    else
+      std::printf("%s, R = %lld, C = %lld: S[%lld][%lld] is at offset %lld\n", name.c_str(), static_cast<long long>(R),
+                  static_cast<long long>(C), static_cast<long long>(r), static_cast<long long>(c),
+                  static_cast<long long>(off));
+    return kExitOk;
+  }
+  const auto off = static_cast<std::int64_t>(args.get_int("offset", 0, 0, INT64_MAX));
+  const auto rc = checked([&] { return logical_index(l, R, C, off); });
+  if (json) {
+    std::printf("{\"layout\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"offset\": %lld, \"index\": ",
+                json_escape(name).c_str(), static_cast<long long>(R), static_cast<long long>(C),
+                static_cast<long long>(off));
+    if (rc) std::printf("[%lld, %lld]}\n", static_cast<long long>((*rc)[0]), static_cast<long long>((*rc)[1]));
+    else std::printf("null}\n");
+  } else if (rc) {
+    std::printf("%s, R = %lld, C = %lld: offset %lld holds S[%lld][%lld]\n", name.c_str(), static_cast<long long>(R),
+                static_cast<long long>(C), static_cast<long long>(off), static_cast<long long>((*rc)[0]),
+                static_cast<long long>((*rc)[1]));
+  } else {
+    std::printf("%s, R = %lld, C = %lld: offset %lld is padding\n", name.c_str(), static_cast<long long>(R),
+                static_cast<long long>(C), static_cast<long long>(off));
+  }
+  return kExitOk;
+}
+
+// The element the conversion moves: --element, else what the layouts store (linear, the logical
+// form, takes the other side's).
+ScaleElement conversion_element(const Args& args, const ScaleLayout& from, const ScaleLayout& to) {
+  if (const auto e = args.get("element")) {
+    if (*e == "byte") return ScaleElement::byte;
+    if (*e == "fp32") return ScaleElement::fp32;
+    throw UsageError("--element must be byte or fp32, got '" + *e + "'");
+  }
+  const bool from_linear = from.kind == ScaleLayoutKind::linear, to_linear = to.kind == ScaleLayoutKind::linear;
+  const ScaleElement ef = info(from.kind).element, et = info(to.kind).element;
+  if (from_linear) return et;
+  if (to_linear || ef == et) return ef;
+  throw UsageError("--from " + to_string(from) + " stores " + element_name(ef) + " scales and --to " + to_string(to) +
+                   " " + element_name(et) + " scales: say which with --element byte|fp32");
+}
+
+std::vector<unsigned char> read_exact(const std::string& path, std::int64_t want, const std::string& what) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) throw UsageError("cannot open --in " + path + ": " + std::strerror(errno));
+  const std::int64_t have = static_cast<std::int64_t>(f.tellg());
+  if (have != want)
+    throw UsageError("--in " + path + " has " + std::to_string(have) + " bytes; " + what + " needs " +
+                     std::to_string(want));
+  std::vector<unsigned char> data(static_cast<std::size_t>(want));
+  f.seekg(0);
+  if (want > 0 && !f.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(want)))
+    throw UsageError("cannot read --in " + path);
+  return data;
+}
+
+void write_all(const std::string& path, const void* data, std::size_t n) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f || !f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)) || !f.flush())
+    throw UsageError("cannot write --out " + path);
+}
+
+template <class T>
+std::vector<T> as_elements(const std::vector<unsigned char>& bytes) {
+  std::vector<T> v(bytes.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());  // little-endian host (x86-64, AArch64)
+  return v;
+}
+
+int run_convert(const Args& args) {
+  if (args.positional().size() > 1) throw UsageError("unexpected argument '" + args.positional()[1] + "'");
+  for (const char* required : {"from", "to", "in", "out"})
+    if (!args.get(required)) throw UsageError(std::string("--") + required + " is required");
+  const ScaleLayout from = layout_arg(*args.get("from"), "--from");
+  const ScaleLayout to = layout_arg(*args.get("to"), "--to");
+  const auto [R, C] = extents(args);
+  const std::int64_t batch = args.get_int("batch", 1, 0, kMaxExtent);
+  const ScaleElement e = conversion_element(args, from, to);
+  const std::int64_t esize = element_bytes(e);
+  const std::int64_t in_size = checked([&] { return storage_size(from, R, C); });
+  const std::int64_t out_size = checked([&] { return storage_size(to, R, C); });
+  for (std::int64_t per : {in_size, out_size, R * C})
+    if (per != 0 && batch > (std::int64_t{1} << 40) / (per * esize))
+      throw UsageError("--batch " + std::to_string(batch) + " matrices of that size exceed 2^40 bytes");
+  const std::string what = "--from " + to_string(from) + " with R = " + std::to_string(R) + ", C = " +
+                           std::to_string(C) + " and --batch " + std::to_string(batch) + " (" + std::to_string(in_size) +
+                           " " + element_name(e) + " elements each)";
+  const std::vector<unsigned char> raw = read_exact(*args.get("in"), batch * in_size * esize, what);
+
+  std::uint8_t pad_byte = 0;
+  float pad_float = 0.0f;
+  if (const auto p = args.get("pad")) {
+    if (e == ScaleElement::byte) {
+      const std::uint64_t v = args.get_u64("pad", 0);
+      if (v > 0xFF) throw UsageError("--pad must be a byte (0..0xFE) for byte scales, got " + *p);
+      pad_byte = static_cast<std::uint8_t>(v);
+    } else {
+      char* end = nullptr;
+      errno = 0;
+      pad_float = std::strtof(p->c_str(), &end);
+      if (p->empty() || *end != '\0' || errno == ERANGE)
+        throw UsageError("--pad must be a float for fp32 scales, got '" + *p + "'");
+    }
+  }
+
+  std::optional<std::int64_t> bad_pad;
+  std::vector<unsigned char> out(static_cast<std::size_t>(batch * out_size * esize));
+  checked([&] {
+    if (e == ScaleElement::byte) {
+      const std::vector<std::uint8_t> in = as_elements<std::uint8_t>(raw);
+      if (args.flag("strict-padding")) bad_pad = find_padding_mismatch(from, batch, R, C, in, pad_byte);
+      std::vector<std::uint8_t> logical(static_cast<std::size_t>(batch * R * C));
+      from_layout(from, batch, R, C, in, logical);
+      std::vector<std::uint8_t> stored(static_cast<std::size_t>(batch * out_size));
+      to_layout(to, batch, R, C, logical, stored, pad_byte);
+      if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size());
+    } else {
+      const std::vector<float> in = as_elements<float>(raw);
+      if (args.flag("strict-padding")) bad_pad = find_padding_mismatch(from, batch, R, C, in, pad_float);
+      std::vector<float> logical(static_cast<std::size_t>(batch * R * C));
+      from_layout(from, batch, R, C, in, logical);
+      std::vector<float> stored(static_cast<std::size_t>(batch * out_size));
+      to_layout(to, batch, R, C, logical, stored, pad_float);
+      if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size() * sizeof(float));
+    }
+    return 0;
+  });
+  if (bad_pad) {
+    const std::int64_t m = in_size ? *bad_pad / in_size : 0, off = in_size ? *bad_pad % in_size : 0;
+    std::fprintf(stderr,
+                 "blockscale layout: --strict-padding: padding element %lld of --in (matrix %lld, offset %lld) does not "
+                 "hold the pad value; nothing written\n",
+                 static_cast<long long>(*bad_pad), static_cast<long long>(m), static_cast<long long>(off));
+    return kExitMismatch;
+  }
+  write_all(*args.get("out"), out.data(), out.size());
+  if (args.flag("json")) {
+    std::printf("{\"from\": \"%s\", \"to\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"batch\": %lld, \"element\": \"%s\", "
+                "\"in_bytes\": %lld, \"out_bytes\": %lld, \"out\": \"%s\"}\n",
+                json_escape(to_string(from)).c_str(), json_escape(to_string(to)).c_str(), static_cast<long long>(R),
+                static_cast<long long>(C), static_cast<long long>(batch), element_name(e).c_str(),
+                static_cast<long long>(raw.size()), static_cast<long long>(out.size()),
+                json_escape(*args.get("out")).c_str());
+  } else {
+    std::printf("%lld matrices of %lld x %lld %s scales: %s (%lld bytes each) -> %s (%lld bytes each), %s\n",
+                static_cast<long long>(batch), static_cast<long long>(R), static_cast<long long>(C),
+                element_name(e).c_str(), to_string(from).c_str(), static_cast<long long>(in_size * esize),
+                to_string(to).c_str(), static_cast<long long>(out_size * esize), args.get("out")->c_str());
+  }
+  return kExitOk;
+}
+
+int run_layout(const std::vector<std::string>& argv) {
+  const Args args(argv, {"rows", "cols", "index", "offset", "from", "to", "in", "out", "batch", "element", "pad"},
+                  {"json", "map", "strict-padding"});
+  const std::string sub = args.positional().empty() ? "list" : args.positional()[0];
+  auto only = [&](const std::vector<std::string>& allowed) {
+    for (const char* o : {"rows", "cols", "index", "offset", "from", "to", "in", "out", "batch", "element", "pad"})
+      if (args.get(o) && std::find(allowed.begin(), allowed.end(), o) == allowed.end())
+        throw UsageError("option --" + std::string(o) + " does not apply to '" + sub + "'");
+    for (const char* f : {"map", "strict-padding"})
+      if (args.flag(f) && std::find(allowed.begin(), allowed.end(), f) == allowed.end())
+        throw UsageError("option --" + std::string(f) + " does not apply to '" + sub + "'");
+  };
+  if (sub == "list") {
+    only({});
+    return run_list(args);
+  }
+  if (sub == "show") {
+    only({"rows", "cols", "map"});
+    return run_show(args);
+  }
+  if (sub == "where") {
+    only({"rows", "cols", "index", "offset"});
+    return run_where(args);
+  }
+  if (sub == "convert") {
+    only({"rows", "cols", "from", "to", "in", "out", "batch", "element", "pad", "strict-padding"});
+    return run_convert(args);
+  }
+  throw UsageError("unknown subcommand '" + sub + "' (list, show, where, convert)");
+}
+
+const Registrar layout_cmd({"layout", "scale layouts: list, show one's geometry and offsets, where, convert raw buffers",
+                            kUsage, run_layout});
+
+}  // namespace
+}  // namespace blockscale::cli
