@@ -117,7 +117,8 @@ const std::string& layout_positional(const Args& args, const char* sub) {
 
 int run_show(const Args& args) {
   const ScaleLayout l = layout_arg(layout_positional(args, "show"), "layout");
-  const auto [R, C] = extents(args);
+  const Extents extent = extents(args);
+  const std::int64_t R = extent.R, C = extent.C;
   const std::int64_t size = checked([&] { return storage_size(l, R, C); });
   const std::vector<std::int64_t> shape = storage_shape(l, R, C);
   const ScaleElement e = info(l.kind).element;
@@ -178,13 +179,15 @@ std::array<std::int64_t, 2> index_arg(const std::string& text) {
 
 int run_where(const Args& args) {
   const ScaleLayout l = layout_arg(layout_positional(args, "where"), "layout");
-  const auto [R, C] = extents(args);
+  const Extents extent = extents(args);
+  const std::int64_t R = extent.R, C = extent.C;
   const bool json = args.flag("json");
   if (args.get("index").has_value() == args.get("offset").has_value())
     throw UsageError("give one of --index r,c and --offset N");
   const std::string name = to_string(l);
   if (const auto idx = args.get("index")) {
-    const auto [r, c] = index_arg(*idx);
+    const std::array<std::int64_t, 2> rc_in = index_arg(*idx);
+    const std::int64_t r = rc_in[0], c = rc_in[1];
     const std::int64_t off = checked([&] { return offset(l, R, C, r, c); });
     if (json)
       std::printf("{\"layout\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"index\": [%lld, %lld], \"offset\": %lld}\n",
@@ -264,7 +267,8 @@ int run_convert(const Args& args) {
     if (!args.get(required)) throw UsageError(std::string("--") + required + " is required");
   const ScaleLayout from = layout_arg(*args.get("from"), "--from");
   const ScaleLayout to = layout_arg(*args.get("to"), "--to");
-  const auto [R, C] = extents(args);
+  const Extents extent = extents(args);
+  const std::int64_t R = extent.R, C = extent.C;
   const std::int64_t batch = args.get_int("batch", 1, 0, kMaxExtent);
   const ScaleElement e = conversion_element(args, from, to);
   const std::int64_t esize = element_bytes(e);
