@@ -6,7 +6,6 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -234,31 +233,49 @@ ScaleElement conversion_element(const Args& args, const ScaleLayout& from, const
                    " " + element_name(et) + " scales: say which with --element byte|fp32");
 }
 
-std::vector<unsigned char> read_exact(const std::string& path, std::int64_t want, const std::string& what) {
+// Reads `path`, which must hold exactly `count` little-endian elements of T (x86-64 and AArch64
+// hosts store them so), straight into the vector the conversion works on.
+template <class T>
+std::vector<T> read_elements(const std::string& path, std::int64_t count, const std::string& what) {
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw UsageError("cannot open --in " + path + ": " + std::strerror(errno));
   const std::int64_t have = static_cast<std::int64_t>(f.tellg());
+  const std::int64_t want = count * static_cast<std::int64_t>(sizeof(T));
   if (have != want)
     throw UsageError("--in " + path + " has " + std::to_string(have) + " bytes; " + what + " needs " +
                      std::to_string(want));
-  std::vector<unsigned char> data(static_cast<std::size_t>(want));
+  std::vector<T> data(static_cast<std::size_t>(count));
   f.seekg(0);
   if (want > 0 && !f.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(want)))
     throw UsageError("cannot read --in " + path);
   return data;
 }
 
-void write_all(const std::string& path, const void* data, std::size_t n) {
+template <class T>
+void write_elements(const std::string& path, const std::vector<T>& data) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f || !f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)) || !f.flush())
+  if (!f || !f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(T))) ||
+      !f.flush())
     throw UsageError("cannot write --out " + path);
 }
 
+// One conversion in element type T (bytes or fp32): from --from through the row-major form into
+// --to. Returns the first padding element of the input that does not hold `pad` when
+// `strict_padding` asks for the check (nothing is written then).
 template <class T>
-std::vector<T> as_elements(const std::vector<unsigned char>& bytes) {
-  std::vector<T> v(bytes.size() / sizeof(T));
-  if (!v.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());  // little-endian host (x86-64, AArch64)
-  return v;
+std::optional<std::int64_t> convert_elements(const ScaleLayout& from, const ScaleLayout& to, std::int64_t batch,
+                                             std::int64_t R, std::int64_t C, const std::string& in_path,
+                                             const std::string& out_path, const std::string& what, T pad,
+                                             bool strict_padding) {
+  const std::vector<T> in = read_elements<T>(in_path, batch * storage_size(from, R, C), what);
+  if (strict_padding)
+    if (const auto bad = find_padding_mismatch(from, batch, R, C, std::span<const T>(in), pad)) return bad;
+  std::vector<T> logical(static_cast<std::size_t>(batch * R * C));
+  from_layout(from, batch, R, C, std::span<const T>(in), std::span<T>(logical));
+  std::vector<T> stored(static_cast<std::size_t>(batch * storage_size(to, R, C)));
+  to_layout(to, batch, R, C, std::span<const T>(logical), std::span<T>(stored), pad);
+  write_elements(out_path, stored);
+  return std::nullopt;
 }
 
 int run_convert(const Args& args) {
@@ -280,8 +297,6 @@ int run_convert(const Args& args) {
   const std::string what = "--from " + to_string(from) + " with R = " + std::to_string(R) + ", C = " +
                            std::to_string(C) + " and --batch " + std::to_string(batch) + " (" + std::to_string(in_size) +
                            " " + element_name(e) + " elements each)";
-  const std::vector<unsigned char> raw = read_exact(*args.get("in"), batch * in_size * esize, what);
-
   std::uint8_t pad_byte = 0;
   float pad_float = 0.0f;
   if (const auto p = args.get("pad")) {
@@ -298,27 +313,11 @@ int run_convert(const Args& args) {
     }
   }
 
-  std::optional<std::int64_t> bad_pad;
-  std::vector<unsigned char> out(static_cast<std::size_t>(batch * out_size * esize));
-  checked([&] {
-    if (e == ScaleElement::byte) {
-      const std::vector<std::uint8_t> in = as_elements<std::uint8_t>(raw);
-      if (args.flag("strict-padding")) bad_pad = find_padding_mismatch(from, batch, R, C, in, pad_byte);
-      std::vector<std::uint8_t> logical(static_cast<std::size_t>(batch * R * C));
-      from_layout(from, batch, R, C, in, logical);
-      std::vector<std::uint8_t> stored(static_cast<std::size_t>(batch * out_size));
-      to_layout(to, batch, R, C, logical, stored, pad_byte);
-      if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size());
-    } else {
-      const std::vector<float> in = as_elements<float>(raw);
-      if (args.flag("strict-padding")) bad_pad = find_padding_mismatch(from, batch, R, C, in, pad_float);
-      std::vector<float> logical(static_cast<std::size_t>(batch * R * C));
-      from_layout(from, batch, R, C, in, logical);
-      std::vector<float> stored(static_cast<std::size_t>(batch * out_size));
-      to_layout(to, batch, R, C, logical, stored, pad_float);
-      if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size() * sizeof(float));
-    }
-    return 0;
+  const bool strict = args.flag("strict-padding");
+  const std::optional<std::int64_t> bad_pad = checked([&] {
+    return e == ScaleElement::byte
+               ? convert_elements(from, to, batch, R, C, *args.get("in"), *args.get("out"), what, pad_byte, strict)
+               : convert_elements(from, to, batch, R, C, *args.get("in"), *args.get("out"), what, pad_float, strict);
   });
   if (bad_pad) {
     const std::int64_t m = in_size ? *bad_pad / in_size : 0, off = in_size ? *bad_pad % in_size : 0;
@@ -328,13 +327,12 @@ int run_convert(const Args& args) {
                  static_cast<long long>(*bad_pad), static_cast<long long>(m), static_cast<long long>(off));
     return kExitMismatch;
   }
-  write_all(*args.get("out"), out.data(), out.size());
   if (args.flag("json")) {
     std::printf("{\"from\": \"%s\", \"to\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"batch\": %lld, \"element\": \"%s\", "
                 "\"in_bytes\": %lld, \"out_bytes\": %lld, \"out\": \"%s\"}\n",
                 json_escape(to_string(from)).c_str(), json_escape(to_string(to)).c_str(), static_cast<long long>(R),
                 static_cast<long long>(C), static_cast<long long>(batch), element_name(e).c_str(),
-                static_cast<long long>(raw.size()), static_cast<long long>(out.size()),
+                static_cast<long long>(batch * in_size * esize), static_cast<long long>(batch * out_size * esize),
                 json_escape(*args.get("out")).c_str());
   } else {
     std::printf("%lld matrices of %lld x %lld %s scales: %s (%lld bytes each) -> %s (%lld bytes each), %s\n",
@@ -346,16 +344,19 @@ int run_convert(const Args& args) {
 }
 
 int run_layout(const std::vector<std::string>& argv) {
-  const Args args(argv, {"rows", "cols", "index", "offset", "from", "to", "in", "out", "batch", "element", "pad"},
-                  {"json", "map", "strict-padding"});
+  const std::vector<std::string> value_options = {"rows", "cols", "index",  "offset",  "from", "to",
+                                                  "in",   "out",  "batch", "element", "pad"};
+  const std::vector<std::string> flags = {"json", "map", "strict-padding"};
+  const Args args(argv, value_options, flags);
   const std::string sub = args.positional().empty() ? "list" : args.positional()[0];
+  // Each subcommand's options (--json applies to all): any other one given is an error.
   auto only = [&](const std::vector<std::string>& allowed) {
-    for (const char* o : {"rows", "cols", "index", "offset", "from", "to", "in", "out", "batch", "element", "pad"})
-      if (args.get(o) && std::find(allowed.begin(), allowed.end(), o) == allowed.end())
-        throw UsageError("option --" + std::string(o) + " does not apply to '" + sub + "'");
-    for (const char* f : {"map", "strict-padding"})
-      if (args.flag(f) && std::find(allowed.begin(), allowed.end(), f) == allowed.end())
-        throw UsageError("option --" + std::string(f) + " does not apply to '" + sub + "'");
+    auto refuse_unless_allowed = [&](const std::string& o, bool given) {
+      if (given && o != "json" && std::find(allowed.begin(), allowed.end(), o) == allowed.end())
+        throw UsageError("option --" + o + " does not apply to '" + sub + "'");
+    };
+    for (const std::string& o : value_options) refuse_unless_allowed(o, args.get(o).has_value());
+    for (const std::string& f : flags) refuse_unless_allowed(f, args.flag(f));
   };
   if (sub == "list") {
     only({});
