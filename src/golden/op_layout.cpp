@@ -169,18 +169,25 @@ class GroupedLayoutOp final : public Operation {
   std::string file_stem() const override {
     std::string s = "grouped_" + to_string(layout_);
     for (char& c : s) {
-      if (c == ':' || c == ',') c = '_';
+      if (c == ':' || c == ',' || c == '=') c = '_';
     }
     return s;
   }
   std::vector<std::string> op_lines() const override { return {"grouped_scale_layout " + to_string(layout_)}; }
   std::vector<std::string> notes() const override {
+    const bool rows = layout_.axis == GroupAxis::rows;
+    std::string storage;
+    if (layout_.family == GroupedScaleFamily::torchao) {
+      storage = "stored as the 128x4 layout of its submatrix";
+    } else if (rows) {
+      storage = "from an aligned row of one padded matrix, stored as deepgemm_sm100_packed (DeepGEMM m-grouped)";
+    } else {
+      storage = "stored as deepgemm_sm100_packed of its submatrix, end to end (DeepGEMM k-grouped)";
+    }
     return {"rows x cols logical scale matrix cut into the listed groups along " +
-                std::string(layout_.axis == GroupAxis::rows ? "rows (M groups); rows = the last end"
-                                                            : "cols (K groups); cols = the last end") +
+                std::string(rows ? "rows (M groups); rows = the last end" : "cols (K groups); cols = the last end") +
                 "; each group",
-            "stored as the 128x4 layout of its submatrix (layout/grouped_scales.h); (r, c) -> byte offset; size = the "
-            "buffer's bytes"};
+            storage + " (layout/grouped_scales.h); (r, c) -> byte offset; size = the buffer's bytes"};
   }
   std::vector<FieldSpec> fields() const override { return offset_fields(); }
   void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
@@ -191,10 +198,13 @@ class GroupedLayoutOp final : public Operation {
     Rng rng(operation_seed(o.seed, id()));
     const bool rows = layout_.axis == GroupAxis::rows;
     const std::int64_t extent = layout_.group_ends.back();
-    // The free extent: block counts that M groups accept (C % 4 == 0), or row counts around the
-    // 128-row atom for K groups.
-    const std::vector<std::int64_t> others = rows ? std::vector<std::int64_t>{4, 8, 12, 20}
-                                                  : std::vector<std::int64_t>{1, 100, 128, 130, 300};
+    // The free extent: block counts that M groups accept (torchao: C % 4 == 0; DeepGEMM pads C to
+    // 4), or row counts around the 128-row atom for K groups (DeepGEMM: R % 4 == 0).
+    const bool deepgemm = layout_.family == GroupedScaleFamily::deepgemm_sm100;
+    const std::vector<std::int64_t> others = rows ? (deepgemm ? std::vector<std::int64_t>{1, 3, 4, 7, 20}
+                                                              : std::vector<std::int64_t>{4, 8, 12, 20})
+                                                  : (deepgemm ? std::vector<std::int64_t>{4, 100, 128, 132, 300}
+                                                              : std::vector<std::int64_t>{1, 100, 128, 130, 300});
     std::vector<std::uint64_t> in;
     const std::size_t total = case_count(o, default_cases());
     auto push = [&](std::int64_t other, std::int64_t along, std::int64_t across) {
@@ -330,7 +340,7 @@ std::unique_ptr<Operation> layout_from_file(const GoldenFile& f) {
     } else {
       fail_op(
           f, 0,
-          "expected '@op scale_layout <layout>', '@op grouped_scale_layout <axis>:<ends>' or '@op pack <packing> "
+          "expected '@op scale_layout <layout>', '@op grouped_scale_layout <family_axis>:<ends>' or '@op pack <packing> "
           "<format>', got " +
               quote(h.ops[0]));
     }
@@ -386,9 +396,12 @@ std::vector<std::unique_ptr<Operation>> layout_family() {
     }
   }
   for (const ScaleLayout& l : layouts) out.push_back(std::make_unique<ScaleLayoutOp>(l));
-  // Grouped scales: empty groups first and inside, sizes off and on the atom, one group.
+  // Grouped scales: empty groups first and inside, sizes off and on the atom, one group; DeepGEMM's
+  // default alignment, a small one with an upper-bound M.
   for (const char* groups : {"rows:0,5,133,133,300", "rows:128,256,384", "rows:1", "cols:0,3,4,4,13", "cols:4,8",
-                             "cols:7"})
+                             "cols:7", "deepgemm_sm100_rows:alignment=128:0,5,133,133,300",
+                             "deepgemm_sm100_rows:alignment=32,padded_rows=200:7,7,100", "deepgemm_sm100_cols:0,3,4,4,13",
+                             "deepgemm_sm100_cols:4,8"})
     out.push_back(grouped_layout_from_id(groups));
   const std::pair<Packing, Format> packings[] = {
       {Packing::byte_per_element, Format::float8_e4m3fn}, {Packing::fp4_dense, Format::float4_e2m1fn},

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Grouped (ragged MoE) scale layouts: the maps of grouped_scales.h against an oracle that follows
-// torchao's reference rearrangements step by step (torch_to_blocked_2d_M_groups and
-// torch_to_blocked_2d_K_groups: a zeroed buffer of the upper-bound size, each group's to_blocked
-// image written where those loops write it), with to_blocked built from pad + reshape + permute of
-// the logical index matrix (index_tensor.h) rather than from the library's 128x4 closed form;
+// Grouped (ragged MoE) scale layouts: the maps of grouped_scales.h against oracles that follow the
+// defining code step by step, built from pad + reshape + permute of the logical index matrix
+// (index_tensor.h) rather than from the library's closed forms:
+//   * torchao's reference rearrangements (torch_to_blocked_2d_M_groups and
+//     torch_to_blocked_2d_K_groups: a zeroed buffer of the upper-bound size, each group's to_blocked
+//     image written where those loops write it);
+//   * DeepGEMM's: the k-grouped packing as its test checks it (each group's
+//     get_mn_major_tma_aligned_packed_ue8m0_tensor_torch_impl image, concatenated), and the psum
+//     m-grouped packing as transpose_and_pack_fp32_into_ue8m0 writes it (group g valid from
+//     align(psum[g-1], alignment) to psum[g], every other row 0, the packed words MN-major);
 // hand-checked offsets, whole-matrix round trips, padding checks and every error.
 #include <gtest/gtest.h>
 
@@ -112,44 +117,134 @@ OracleImage oracle_k_groups(i64 R, i64 C, const std::vector<i64>& ends) {
   return o;
 }
 
+// DeepGEMM's packed image of an index matrix (get_mn_major_tma_aligned_packed_ue8m0_tensor_torch_impl):
+// rows padded to the TMA multiple (4 int32) and columns to 4 blocks, each row's 4-block groups read
+// as int32 words, the (rows, words) word matrix stored transposed (MN-major), the bytes of a word
+// in little-endian order: (rows, words, 4) -> (words, rows, 4).
+IndexTensor packed_ue8m0(const IndexTensor& s) {
+  const IndexTensor p = pad_to_multiple(s, 4, 4);
+  return permute(reshape(p, {p.shape[0], p.shape[1] / 4, 4}), {1, 0, 2});
+}
+
+// DeepGEMM's k-grouped packing as tests/test_layout.py checks it: the split of the packed output
+// by ceil(size / 4) words equals each group's packed image (mn % 4 == 0, so no row padding).
+OracleImage oracle_deepgemm_k_groups(i64 R, i64 C, const std::vector<i64>& ends) {
+  OracleImage o{{}, {0}};
+  i64 group_start = 0;
+  for (const i64 end : ends) {
+    const i64 size = end - group_start;
+    if (size > 0) {
+      const IndexTensor image = packed_ue8m0(cols_of(R, C, group_start, end));
+      o.buffer.insert(o.buffer.end(), image.data.begin(), image.data.end());
+    }
+    o.starts.push_back(o.starts.back() + cdiv(size, 4) * 4);
+    group_start = end;
+  }
+  return o;
+}
+
+// The psum m-grouped packing (transpose_and_pack_fp32_into_ue8m0 with kUsePsumLayout): the psum
+// layout grouped_layout[g] = align(grouped_layout[g-1], alignment) + size(g); row m of the M x C
+// input is valid when group_mn_start[g] = align(grouped_layout[g-1], alignment) <= m <
+// grouped_layout[g] for some g; invalid rows pack as 0; the packed words are stored MN-major with
+// the TMA-aligned leading dimension. M is the generator's sum of aligned sizes unless given.
+OracleImage oracle_deepgemm_m_groups(i64 C, const std::vector<i64>& ends, i64 alignment, i64 m_given) {
+  std::vector<i64> psum;
+  i64 group_start = 0;
+  for (const i64 end : ends) {
+    psum.push_back((psum.empty() ? 0 : cdiv(psum.back(), alignment) * alignment) + end - group_start);
+    group_start = end;
+  }
+  i64 m = 0;
+  group_start = 0;
+  for (const i64 end : ends) {
+    m += cdiv(end - group_start, alignment) * alignment;
+    group_start = end;
+  }
+  if (m_given != 0) m = m_given;
+  IndexTensor padded{{m, C}, std::vector<i64>(static_cast<std::size_t>(m * C), -1)};
+  OracleImage o{{}, {}};
+  group_start = 0;  // the logical row of the group's first token
+  for (std::size_t g = 0; g < ends.size(); ++g) {
+    const i64 mn_start = g == 0 ? 0 : cdiv(psum[g - 1], alignment) * alignment;
+    o.starts.push_back(mn_start);
+    for (i64 row = mn_start; row < psum[g]; ++row)
+      for (i64 c = 0; c < C; ++c) padded.data[static_cast<std::size_t>(row * C + c)] = (group_start + row - mn_start) * C + c;
+    group_start = ends[g];
+  }
+  o.starts.push_back(m);
+  o.buffer = packed_ue8m0(padded).data;
+  return o;
+}
+
 struct Case {
-  GroupAxis axis;
+  GroupedScaleLayout layout;
   i64 R, C;
-  std::vector<i64> ends;
 };
 
-std::string name(const Case& k) {
-  std::string s = std::string(k.axis == GroupAxis::rows ? "rows" : "cols") + " R=" + std::to_string(k.R) +
-                  " C=" + std::to_string(k.C) + " ends={";
-  for (const i64 e : k.ends) s += std::to_string(e) + ",";
-  return s + "}";
+std::string name(const Case& k) { return to_string(k.layout) + " R=" + std::to_string(k.R) + " C=" + std::to_string(k.C); }
+
+OracleImage oracle(const Case& k) {
+  const GroupedScaleLayout& l = k.layout;
+  if (l.family == GroupedScaleFamily::deepgemm_sm100) {
+    return l.axis == GroupAxis::rows ? oracle_deepgemm_m_groups(k.C, l.group_ends, l.alignment, l.padded_rows)
+                                     : oracle_deepgemm_k_groups(k.R, k.C, l.group_ends);
+  }
+  return l.axis == GroupAxis::rows ? oracle_m_groups(k.R, k.C, l.group_ends) : oracle_k_groups(k.R, k.C, l.group_ends);
+}
+
+GroupedScaleLayout deepgemm_rows(std::vector<i64> ends, i64 alignment, i64 padded_rows = 0) {
+  return {GroupAxis::rows, std::move(ends), GroupedScaleFamily::deepgemm_sm100, alignment, padded_rows};
+}
+GroupedScaleLayout deepgemm_cols(std::vector<i64> ends) {
+  GroupedScaleLayout l{GroupAxis::cols, std::move(ends)};
+  l.family = GroupedScaleFamily::deepgemm_sm100;
+  return l;
 }
 
 std::vector<Case> cases() {
   return {
-      // M groups: one group, empty groups anywhere, groups of 1, exact multiples of 128, R = 0.
-      {GroupAxis::rows, 5, 4, {5}},
-      {GroupAxis::rows, 389, 4, {0, 5, 133, 133, 389}},
-      {GroupAxis::rows, 3, 8, {1, 2, 3}},
-      {GroupAxis::rows, 256, 20, {128, 256}},
-      {GroupAxis::rows, 300, 12, {300}},
-      {GroupAxis::rows, 257, 8, {129, 129, 257, 257}},
-      {GroupAxis::rows, 0, 4, {0, 0}},
-      // K groups: groups of every size mod 4, empty ones, rows below and above 128.
-      {GroupAxis::cols, 3, 6, {2, 6}},
-      {GroupAxis::cols, 130, 13, {0, 1, 5, 5, 12, 13}},
-      {GroupAxis::cols, 256, 8, {4, 8}},
-      {GroupAxis::cols, 1, 13, {13}},
-      {GroupAxis::cols, 200, 7, {3, 3, 7}},
-      {GroupAxis::cols, 0, 5, {2, 5}},
+      // torchao M groups: one group, empty groups anywhere, groups of 1, exact multiples of 128, R = 0.
+      {{GroupAxis::rows, {5}}, 5, 4},
+      {{GroupAxis::rows, {0, 5, 133, 133, 389}}, 389, 4},
+      {{GroupAxis::rows, {1, 2, 3}}, 3, 8},
+      {{GroupAxis::rows, {128, 256}}, 256, 20},
+      {{GroupAxis::rows, {300}}, 300, 12},
+      {{GroupAxis::rows, {129, 129, 257, 257}}, 257, 8},
+      {{GroupAxis::rows, {0, 0}}, 0, 4},
+      // torchao K groups: groups of every size mod 4, empty ones, rows below and above 128.
+      {{GroupAxis::cols, {2, 6}}, 3, 6},
+      {{GroupAxis::cols, {0, 1, 5, 5, 12, 13}}, 130, 13},
+      {{GroupAxis::cols, {4, 8}}, 256, 8},
+      {{GroupAxis::cols, {13}}, 1, 13},
+      {{GroupAxis::cols, {3, 3, 7}}, 200, 7},
+      {{GroupAxis::cols, {2, 5}}, 0, 5},
+      // DeepGEMM M groups: the default alignment, DeepGEMM's SM100 block_m choices (32 to 224),
+      // alignment 1 (no gaps), an upper-bound M, any C (the packing pads it to 4), empty groups.
+      {deepgemm_rows({5}, 128), 5, 4},
+      {deepgemm_rows({0, 5, 133, 133, 389}, 128), 389, 7},
+      {deepgemm_rows({1, 2, 3}, 32), 3, 1},
+      {deepgemm_rows({100, 300}, 224, 701), 300, 13},
+      {deepgemm_rows({129, 129, 257, 257}, 64), 257, 9},
+      {deepgemm_rows({3, 10}, 1), 10, 6},
+      {deepgemm_rows({3, 10}, 1, 14), 10, 5},
+      {deepgemm_rows({0, 0}, 128), 0, 4},
+      {deepgemm_rows({0, 0}, 96, 6), 0, 3},
+      // DeepGEMM K groups: R a multiple of 4, groups of every size mod 4, empty ones.
+      {deepgemm_cols({2, 6}), 4, 6},
+      {deepgemm_cols({0, 1, 5, 5, 12, 13}), 132, 13},
+      {deepgemm_cols({4, 8}), 8, 8},
+      {deepgemm_cols({13}), 4, 13},
+      {deepgemm_cols({3, 3, 7}), 200, 7},
+      {deepgemm_cols({2, 5}), 0, 5},
   };
 }
 
-TEST(GroupedScales, MapsFollowTorchaosRearrangement) {
+TEST(GroupedScales, MapsFollowTheDefiningRearrangements) {
   for (const Case& k : cases()) {
     SCOPED_TRACE(name(k));
-    const GroupedScaleLayout l{k.axis, k.ends};
-    const OracleImage o = k.axis == GroupAxis::rows ? oracle_m_groups(k.R, k.C, k.ends) : oracle_k_groups(k.R, k.C, k.ends);
+    const GroupedScaleLayout& l = k.layout;
+    const OracleImage o = oracle(k);
     ASSERT_EQ(storage_size(l, k.R, k.C), static_cast<i64>(o.buffer.size()));
     EXPECT_EQ(group_starts(l, k.R, k.C), o.starts);
     std::vector<i64> where(static_cast<std::size_t>(k.R * k.C), -1);  // the oracle's offset of each (r, c)
@@ -174,8 +269,8 @@ TEST(GroupedScales, WholeMatricesRoundTripAndPadding) {
   std::mt19937_64 rng(7);
   for (const Case& k : cases()) {
     SCOPED_TRACE(name(k));
-    const GroupedScaleLayout l{k.axis, k.ends};
-    const OracleImage o = k.axis == GroupAxis::rows ? oracle_m_groups(k.R, k.C, k.ends) : oracle_k_groups(k.R, k.C, k.ends);
+    const GroupedScaleLayout& l = k.layout;
+    const OracleImage o = oracle(k);
     std::vector<std::uint8_t> m(static_cast<std::size_t>(k.R * k.C));
     for (auto& b : m) b = static_cast<std::uint8_t>(rng() % 255);  // never 0xFF
     for (const std::uint8_t pad : {std::uint8_t{0}, std::uint8_t{0x7F}}) {
@@ -189,20 +284,31 @@ TEST(GroupedScales, WholeMatricesRoundTripAndPadding) {
       from_layout(l, k.R, k.C, image, back);
       EXPECT_EQ(back, m);
       EXPECT_EQ(find_padding_mismatch(l, k.R, k.C, image, pad), std::nullopt);
-      // A byte of padding that does not hold pad is found at its offset: the first padding byte,
-      // and the last byte of the buffer (the upper bound's tail is always padding).
+      // A byte of padding that does not hold pad is found at its offset: the first padding byte
+      // and the last (for torchao the upper bound's tail, always padding). DeepGEMM's K groups of
+      // whole words have none.
+      std::vector<std::size_t> padding;
       for (std::size_t off = 0; off < image.size(); ++off) {
-        if (o.buffer[off] >= 0) continue;
+        if (o.buffer[off] < 0) padding.push_back(off);
+      }
+      if (l.family == GroupedScaleFamily::torchao && !image.empty()) {
+        ASSERT_LT(o.buffer.back(), 0);
+      }
+      if (padding.empty()) continue;
+      // Every padding byte of the small buffers, the first and last of the others.
+      std::vector<std::size_t> pokes = padding;
+      if (image.size() > 2048) pokes = {padding.front(), padding.back()};
+      for (const std::size_t off : pokes) {
         std::vector<std::uint8_t> poked = image;
         poked[off] = static_cast<std::uint8_t>(pad + 1);
         EXPECT_EQ(find_padding_mismatch(l, k.R, k.C, poked, pad), static_cast<i64>(off));
-        break;
       }
-      if (image.empty()) continue;  // cols groups of a matrix without rows: no storage at all
-      ASSERT_LT(o.buffer.back(), 0);
-      std::vector<std::uint8_t> poked = image;
-      poked.back() = static_cast<std::uint8_t>(pad + 1);
-      EXPECT_EQ(find_padding_mismatch(l, k.R, k.C, poked, pad), static_cast<i64>(image.size()) - 1);
+      // Two bad bytes: the first is reported.
+      if (padding.size() >= 2) {
+        std::vector<std::uint8_t> poked = image;
+        poked[padding.back()] = poked[padding[padding.size() / 2]] = static_cast<std::uint8_t>(pad + 1);
+        EXPECT_EQ(find_padding_mismatch(l, k.R, k.C, poked, pad), static_cast<i64>(padding[padding.size() / 2]));
+      }
     }
   }
 }
@@ -225,6 +331,51 @@ TEST(GroupedScales, HandCheckedOffsets) {
   EXPECT_EQ(offset(k, 3, 6, 1, 3), 512 + 16 + 1);
   EXPECT_EQ(offset(k, 3, 6, 2, 1), 2 * 16 + 1);
   EXPECT_EQ(logical_index(k, 3, 6, 2), std::nullopt);  // block 2 of group 0: padding
+
+  // DeepGEMM M groups of 5 and 128 rows, alignment 128, C = 6: the padded matrix has 256 rows
+  // (group 1 from row 128, DeepGEMM's psum layout {5, 256}), stored as 2 words of 256 rows: byte
+  // 4 (floor(c/4) 256 + row) + c mod 4.
+  const GroupedScaleLayout dm = deepgemm_rows({5, 133}, 128);
+  EXPECT_EQ(group_starts(dm, 133, 6), (std::vector<i64>{0, 128, 256}));
+  EXPECT_EQ(storage_size(dm, 133, 6), 2 * 256 * 4);
+  EXPECT_EQ(offset(dm, 133, 6, 4, 3), 4 * 4 + 3);
+  EXPECT_EQ(offset(dm, 133, 6, 5, 0), 4 * 128);
+  EXPECT_EQ(offset(dm, 133, 6, 132, 5), 4 * (256 + 255) + 1);
+  EXPECT_EQ(logical_index(dm, 133, 6, 4 * 5), std::nullopt);        // row 5: the gap before row 128
+  EXPECT_EQ(logical_index(dm, 133, 6, 4 * (256 + 7) + 2), std::nullopt);  // block 6 of the second word: C pads to 8
+  // An upper-bound M of 258 rows: the leading dimension is align(258, 4) = 260.
+  const GroupedScaleLayout dm_upper = deepgemm_rows({5, 133}, 128, 258);
+  EXPECT_EQ(storage_size(dm_upper, 133, 6), 2 * 260 * 4);
+  EXPECT_EQ(group_starts(dm_upper, 133, 6), (std::vector<i64>{0, 128, 258}));
+  EXPECT_EQ(offset(dm_upper, 133, 6, 132, 5), 4 * (260 + 255) + 1);
+  // DeepGEMM K groups of 2 and 4 blocks, R = 4: group 0 is 1 word of 4 rows (16 bytes), group 1
+  // starts at block column 4, byte 4 * 4.
+  const GroupedScaleLayout dk = deepgemm_cols({2, 6});
+  EXPECT_EQ(group_starts(dk, 4, 6), (std::vector<i64>{0, 4, 8}));
+  EXPECT_EQ(storage_size(dk, 4, 6), 4 * 8);
+  EXPECT_EQ(offset(dk, 4, 6, 3, 1), 4 * 3 + 1);
+  EXPECT_EQ(offset(dk, 4, 6, 1, 5), 16 + 4 * 1 + 3);
+  EXPECT_EQ(logical_index(dk, 4, 6, 2), std::nullopt);  // byte 2 of row 0's word: block 2 of a 2-block group
+}
+
+// DeepGEMM's groups against the single-matrix layout they are built on: alignment 1 and K groups of
+// whole words are deepgemm_sm100_packed of the whole matrix; one K group is that layout itself.
+TEST(GroupedScales, DeepGemmReducesToThePackedLayout) {
+  const ScaleLayout l9 = ScaleLayout::of(ScaleLayoutKind::deepgemm_sm100_packed);
+  const auto same_bytes = [&](const GroupedScaleLayout& grouped, i64 R, i64 C) {
+    SCOPED_TRACE(to_string(grouped));
+    std::vector<std::uint8_t> m(static_cast<std::size_t>(R * C));
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<std::uint8_t>(i * 7 % 251);
+    std::vector<std::uint8_t> single(static_cast<std::size_t>(storage_size(l9, R, C)));
+    to_layout(l9, 1, R, C, m, single);
+    std::vector<std::uint8_t> image(static_cast<std::size_t>(storage_size(grouped, R, C)));
+    to_layout(grouped, R, C, m, image);
+    EXPECT_EQ(image, single);
+  };
+  same_bytes(deepgemm_rows({3, 3, 10, 17}, 1), 17, 6);
+  same_bytes(deepgemm_rows({128, 256}, 128), 256, 5);
+  same_bytes(deepgemm_cols({13}), 8, 13);
+  same_bytes(deepgemm_cols({0, 4, 4, 12}), 8, 12);
 }
 
 // A single group is the 128x4 layout of the whole matrix, followed by the upper bound's padding.
@@ -252,16 +403,30 @@ void expect_rule(const std::function<void()>& f, const std::string& rule) {
 
 TEST(GroupedScales, TextForm) {
   for (const Case& k : cases()) {
-    const GroupedScaleLayout l{k.axis, k.ends};
-    const GroupedScaleLayout back = grouped_scale_layout_from_string(to_string(l));
-    EXPECT_EQ(back.axis, l.axis) << name(k);
-    EXPECT_EQ(back.group_ends, l.group_ends) << name(k);
+    const GroupedScaleLayout back = grouped_scale_layout_from_string(to_string(k.layout));
+    EXPECT_EQ(back.axis, k.layout.axis) << name(k);
+    EXPECT_EQ(back.group_ends, k.layout.group_ends) << name(k);
+    EXPECT_EQ(back.family, k.layout.family) << name(k);
+    EXPECT_EQ(back.alignment, k.layout.alignment) << name(k);
+    EXPECT_EQ(back.padded_rows, k.layout.padded_rows) << name(k);
   }
   EXPECT_EQ(to_string(GroupedScaleLayout{GroupAxis::rows, {0, 5, 133, 133, 300}}), "rows:0,5,133,133,300");
   EXPECT_EQ(to_string(GroupedScaleLayout{GroupAxis::cols, {}}), "cols:");
+  EXPECT_EQ(to_string(deepgemm_cols({4, 8})), "deepgemm_sm100_cols:4,8");
+  EXPECT_EQ(to_string(deepgemm_rows({5, 133}, 128)), "deepgemm_sm100_rows:alignment=128:5,133");
+  EXPECT_EQ(to_string(deepgemm_rows({5, 133}, 64, 512)), "deepgemm_sm100_rows:alignment=64,padded_rows=512:5,133");
   EXPECT_TRUE(grouped_scale_layout_from_string("rows:").group_ends.empty());
-  expect_rule([] { (void)grouped_scale_layout_from_string("rows"); }, "expected <rows|cols>:<end>,<end>,...");
-  expect_rule([] { (void)grouped_scale_layout_from_string("m:3"); }, "the axis must be 'rows' or 'cols', not 'm'");
+  // DeepGEMM rows parameters: optional (alignment 128), in any order.
+  const GroupedScaleLayout plain = grouped_scale_layout_from_string("deepgemm_sm100_rows:5,133");
+  EXPECT_EQ(plain.family, GroupedScaleFamily::deepgemm_sm100);
+  EXPECT_EQ(plain.alignment, 128);
+  EXPECT_EQ(plain.padded_rows, 0);
+  const GroupedScaleLayout swapped = grouped_scale_layout_from_string("deepgemm_sm100_rows:padded_rows=300,alignment=32:5,133");
+  EXPECT_EQ(swapped.alignment, 32);
+  EXPECT_EQ(swapped.padded_rows, 300);
+  EXPECT_EQ(swapped.group_ends, (std::vector<i64>{5, 133}));
+  expect_rule([] { (void)grouped_scale_layout_from_string("rows"); }, "expected <rows|cols|deepgemm_sm100_rows|deepgemm_sm100_cols>:<end>,<end>,...");
+  expect_rule([] { (void)grouped_scale_layout_from_string("m:3"); }, "the axis must be 'rows' or 'cols' (torchao) or 'deepgemm_sm100_rows' or 'deepgemm_sm100_cols', not 'm'");
   expect_rule([] { (void)grouped_scale_layout_from_string("rows:3,x"); }, "group end 'x' is not a decimal integer");
   expect_rule([] { (void)grouped_scale_layout_from_string("rows:3,,4"); }, "group end '' is not a decimal integer");
   expect_rule([] { (void)grouped_scale_layout_from_string("rows:+3"); }, "group end '+3' is not a decimal integer");
@@ -269,6 +434,17 @@ TEST(GroupedScales, TextForm) {
   expect_rule([] { (void)grouped_scale_layout_from_string("cols:1099511627777"); }, "outside [0, 2^40]");
   expect_rule([] { (void)grouped_scale_layout_from_string("cols:5,4"); }, "non-decreasing");
   expect_rule([] { (void)grouped_scale_layout_from_string("cols:4,"); }, "trailing ','");
+  expect_rule([] { (void)grouped_scale_layout_from_string("rows:alignment=64:4"); }, "apply to deepgemm_sm100_rows only");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_cols:alignment=64:4"); }, "apply to deepgemm_sm100_rows only");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment:4"); }, "parameter 'alignment' is not <name>=<value>");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows::4"); }, "parameter '' is not <name>=<value>");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=x:4"); }, "alignment 'x' is not a decimal integer");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=0:4"); }, "alignment 0 is outside [1, 2^20]");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=1048577:4"); }, "outside [1, 2^20]");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:padded_rows=0:4"); }, "padded_rows 0 is outside [1, 2^40]");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=32,alignment=64:4"); }, "alignment given twice");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:padded_rows=8,padded_rows=9:4"); }, "padded_rows given twice");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:block_m=64:4"); }, "unknown parameter 'block_m'");
 }
 
 TEST(GroupedScales, ErrorsNameTheRule) {
@@ -292,6 +468,23 @@ TEST(GroupedScales, ErrorsNameTheRule) {
   expect_rule([&] { from_layout(ok, 133, 4, std::span<const std::uint8_t>(image).first(10), m); }, "the stored input has");
   expect_rule([&] { from_layout(ok, 133, 4, image, std::span(m).first(1)); }, "the row-major output has");
   expect_rule([&] { (void)find_padding_mismatch(ok, 133, 4, std::span<const std::uint8_t>(image).first(1)); }, "the stored input has");
+  // DeepGEMM's rules.
+  expect_rule([] { check_shape(deepgemm_cols({4}), 6, 4); }, "deepgemm_sm100 cols groups need R % 4 == 0");
+  expect_rule([] { check_shape(deepgemm_rows({5, 133}, 0), 133, 4); }, "the alignment must be in [1, 2^20]");
+  expect_rule([] { check_shape(deepgemm_rows({5, 133}, (i64{1} << 20) + 1), 133, 4); }, "the alignment must be in [1, 2^20]");
+  // Group 1 starts at row 128 and ends at 256: padded_rows 255 cannot hold it.
+  expect_rule([] { check_shape(deepgemm_rows({5, 133}, 128, 255), 133, 4); }, "padded_rows (255) must hold every group: the last ends at row 256");
+  expect_rule([] { check_shape(deepgemm_rows({5, 133}, 128, -1), 133, 4); }, "padded_rows must not be negative");
+  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {4}, GroupedScaleFamily::torchao, 64}, 4, 4); },
+              "alignment and padded_rows apply to deepgemm_sm100 rows groups only");
+  GroupedScaleLayout cols_with_rows = deepgemm_cols({4});
+  cols_with_rows.padded_rows = 8;
+  expect_rule([&] { check_shape(cols_with_rows, 4, 4); }, "alignment and padded_rows apply to deepgemm_sm100 rows groups only");
+  expect_rule([] { check_shape(deepgemm_rows({1, i64{1} << 40}, 1 << 20), i64{1} << 40, 4); }, "the padded matrix would exceed 2^40 rows");
+  expect_rule([] { check_shape(deepgemm_rows({i64{1} << 40}, 1), i64{1} << 40, i64{1} << 40); }, "2^62");
+  expect_rule([] { check_shape(deepgemm_cols({i64{1} << 40}), i64{1} << 40, i64{1} << 40); }, "2^62");
+  // The messages name the family.
+  expect_rule([] { check_shape(deepgemm_rows({5, 132}, 128), 133, 4); }, "grouped scales (deepgemm_sm100_rows, 2 groups) with R=133, C=4: the last group end");
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Grouped (ragged MoE) scale layouts (docs/layouts.md, "Grouped scales"): the scales of a grouped
-// GEMM whose groups are ragged slices of one matrix, as torchao's MXFP8 MoE training stores them for
-// torch._scaled_grouped_mm. A logical R x C scale matrix (rows along M or N, columns the blocks along
-// K, as in scale_layout.h) is cut into G consecutive groups along one axis, and each group is stored
-// as the 128x4 layout (L1, tiled_128x4) of its own submatrix, one after another:
+// GEMM whose groups are ragged slices of one matrix. A logical R x C scale matrix (rows along M or
+// N, columns the blocks along K, as in scale_layout.h) is cut into G consecutive groups along one
+// axis; the family says how the groups are stored.
+//
+// torchao (its MXFP8 MoE training, for torch._scaled_grouped_mm): each group is stored as the 128x4
+// layout (L1, tiled_128x4) of its own submatrix, one after another:
 //   * rows (M groups, token groups of the activations; torchao torch_to_blocked_2d_M_groups):
 //     group g holds rows [end(g-1), end(g)); its L1 image (rup(size, 128) x C bytes) starts at
 //     row start(g) of a row-major buffer of C columns, start(g) = sum over h < g of
@@ -14,8 +16,28 @@
 //     group g holds columns (blocks) [end(g-1), end(g)); its L1 image (rup(R, 128) x rup(size, 4)
 //     bytes) starts at byte start(g) * rup(R, 128), start(g) = sum over h < g of rup(size(h), 4)
 //     (compute_blocked_scale_offsets_for_K_groups). The buffer holds rup(R, 128) x (C + 4 G) bytes.
+//
+// deepgemm_sm100 (DeepGEMM's SM100 grouped GEMMs with packed ue8m0 scales, csrc/apis/layout.hpp and
+// smxx_layout.cuh), both built on deepgemm_sm100_packed (L9: 4 blocks in one little-endian int32,
+// words MN-major with leading dimension align(rows, 4)):
+//   * rows (m_grouped_fp8_fp4_gemm_nt_contiguous, the SFA of the token-grouped activations): the
+//     groups lie in one padded matrix of Mp rows, group g from row start(g) = sum over h < g of
+//     rup(size(h), alignment) (alignment = get_mk_alignment_for_contiguous_layout(), 128 unless the
+//     caller set another), and that matrix is stored as L9: 4 ceil(C/4) align(Mp, 4) bytes.
+//     Mp = padded_rows, or start(G) (DeepGEMM's tests allocate that M) when padded_rows is 0.
+//     The rows between groups are padding: the psum-layout packing writes them as 0
+//     (transpose_and_pack_fp32_into_ue8m0); DeepGEMM's psum grouped_layout holds
+//     start(g) + size(g) for each group.
+//   * cols (k_grouped_fp8_gemm_*_contiguous, the SFA and SFB of the weight-gradient GEMM): group g's
+//     submatrix (R x size) is stored as L9, rup(size, 4) / 4 words of R, one group after the other
+//     with nothing between them (pack_fp32_into_ue8m0's per-group compact output; the psum variant
+//     stores the same bytes). start(g) = sum over h < g of rup(size(h), 4) block columns, byte
+//     start(g) * R; the buffer holds R x start(G) bytes. R must be a multiple of 4 (DeepGEMM asserts
+//     mn % 4 == 0). A group of k_g elements has ceil(k_g / gran_k) blocks.
+//
 // Empty groups take no storage. Bytes that no (r, c) maps to are padding (the reference's zeros).
-// Expert weights of one shape per group (a 3-D tensor) are the batched L1 of scale_layout.h.
+// Expert weights of one shape per group (a 3-D tensor) are the batched single-matrix layouts of
+// scale_layout.h.
 #pragma once
 
 #include <array>
@@ -30,24 +52,38 @@ namespace blockscale {
 
 enum class GroupAxis : std::uint8_t { rows, cols };
 
+// Whose grouped rearrangement (see above).
+enum class GroupedScaleFamily : std::uint8_t { torchao, deepgemm_sm100 };
+
 struct GroupedScaleLayout {
   GroupAxis axis = GroupAxis::rows;
-  // Where each group ends along the axis (torchao's `offs`: cumulative, non-decreasing; the last is
-  // R for rows, C for cols). Groups may be empty.
+  // Where each group ends along the axis in the logical matrix (torchao's `offs`: cumulative,
+  // non-decreasing; the last is R for rows, C for cols). Groups may be empty.
   std::vector<std::int64_t> group_ends;
+  GroupedScaleFamily family = GroupedScaleFamily::torchao;
+  // deepgemm_sm100 rows only: the row multiple every group starts at, and the padded matrix's rows
+  // (0: start(G), the least that holds every group).
+  std::int64_t alignment = kDeepGemmMkAlignment;
+  std::int64_t padded_rows = 0;
+
+  // DeepGEMM's default get_mk_alignment_for_contiguous_layout() (kLegacyMKAlignmentForContiguousLayout).
+  static constexpr std::int64_t kDeepGemmMkAlignment = 128;
 };
 
 // Throws std::invalid_argument naming the rule when the groups do not describe an R x C matrix
 // (negative or decreasing ends, a last end that is not the extent along the axis, no groups while
-// that extent is not 0), when rows groups have C % 4 != 0, or on extents beyond 2^40.
+// that extent is not 0), when torchao rows groups have C % 4 != 0 or DeepGEMM cols groups
+// R % 4 != 0, when alignment is not in [1, 2^20] or padded_rows is set on another family or axis,
+// or is below start(G-1) + size(G-1), or on extents beyond 2^40.
 void check_shape(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C);
 
-// Where each group's image starts, in rows of the buffer (rows axis) or in block columns (cols
-// axis), and after the last one the padded total: G + 1 values, torchao's start_row_after_padding /
-// start_col_after_padding.
+// Where each group starts, in rows of the buffer or padded matrix (rows axis) or in block columns
+// (cols axis), and after the last one the padded total (for DeepGEMM rows: Mp): G + 1 values,
+// torchao's start_row_after_padding / start_col_after_padding.
 std::vector<std::int64_t> group_starts(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C);
 
-// Bytes of the buffer: (R + 128 G) x C (rows) or rup(R, 128) x (C + 4 G) (cols).
+// Bytes of the buffer: torchao (R + 128 G) x C (rows) or rup(R, 128) x (C + 4 G) (cols);
+// DeepGEMM 4 ceil(C/4) align(Mp, 4) (rows) or R x start(G) (cols).
 std::int64_t storage_size(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C);
 
 // The maps of single elements check the whole group list on every call (O(G)); whole matrices
@@ -73,10 +109,13 @@ void from_layout(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t 
 std::optional<std::int64_t> find_padding_mismatch(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C,
                                                   std::span<const std::uint8_t> in, std::uint8_t pad = 0);
 
-// Text form (the golden-vector @op line): the axis, a colon, the group ends in decimal separated by
-// commas, e.g. "rows:0,5,133,133,300", "cols:4,8"; "rows:" has no groups. Parsing checks the
-// syntax and that the ends are non-negative and non-decreasing (the extents are checked with the
-// shape), and throws std::invalid_argument saying what is wrong.
+// Text form (the golden-vector @op line, the CLI): the family and axis, a colon, the group ends in
+// decimal separated by commas: torchao's are "rows:0,5,133,133,300", "cols:4,8" ("rows:" has no
+// groups); DeepGEMM's "deepgemm_sm100_cols:4,8" and "deepgemm_sm100_rows:alignment=128:5,133",
+// with ",padded_rows=N" after the alignment when it is set (on input the parameters are optional
+// and in any order). Parsing checks the syntax and that the ends are non-negative and
+// non-decreasing (the extents are checked with the shape), and throws std::invalid_argument saying
+// what is wrong.
 std::string to_string(const GroupedScaleLayout& layout);
 GroupedScaleLayout grouped_scale_layout_from_string(std::string_view text);
 
