@@ -13,6 +13,8 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "blockscale/layout.h"
@@ -30,8 +32,11 @@ const char* kUsage =
     "\n"
     "The scale layouts of docs/layouts.md. A layout is written as `blockscale layout list` shows it:\n"
     "the kind, then its parameters (tiled_128x4, gluon_contiguous:block_mn=128,block_k_scales=4,\n"
-    "tiled_128x4:rows=trtllm_shuffle32, block_major_k:block_k=128). The logical matrix is R x C: rows\n"
-    "along M or N, columns the K blocks (bytes per row for block_major_k); `linear` is its row-major form.\n"
+    "tiled_128x4:rows=trtllm_shuffle32, block_major_k:block_k=128), or a grouped (ragged MoE) layout:\n"
+    "family and axis, then the groups' cumulative ends (rows:0,5,133 and cols:4,8 for torchao;\n"
+    "deepgemm_sm100_rows:alignment=128:5,133 and deepgemm_sm100_cols:4,8 for DeepGEMM). The logical\n"
+    "matrix is R x C: rows along M or N, columns the K blocks (bytes per row for block_major_k);\n"
+    "`linear` is its row-major form. Grouped layouts store bytes; show lists where each group starts.\n"
     "\n"
     "  list     every kind: catalogue ID, stored element, parameters ([optional])\n"
     "  show     storage size, stored shape and padding of an R x C matrix; --map prints the offset of\n"
@@ -49,16 +54,95 @@ const char* kUsage =
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 40;
 constexpr std::int64_t kMapLimit = 65536;
 
-ScaleLayout layout_arg(const std::string& text, const char* what) {
+std::string element_name(ScaleElement e) { return e == ScaleElement::fp32 ? "fp32" : "byte"; }
+std::int64_t element_bytes(ScaleElement e) { return e == ScaleElement::fp32 ? 4 : 1; }
+
+// A layout argument: one of scale_layout.h's kinds, or a grouped (ragged MoE) layout of
+// grouped_scales.h, whose text starts with its family and axis. The subcommands see one interface;
+// a batch of grouped matrices is that many buffers end to end.
+class AnyLayout {
+ public:
+  explicit AnyLayout(const std::string& text) {
+    for (const char* head : {"rows:", "cols:", "deepgemm_sm100_rows:", "deepgemm_sm100_cols:"}) {
+      if (text.starts_with(head)) {
+        layout_ = grouped_scale_layout_from_string(text);
+        return;
+      }
+    }
+    layout_ = scale_layout_from_string(text);
+  }
+  const ScaleLayout* single() const { return std::get_if<ScaleLayout>(&layout_); }
+  const GroupedScaleLayout* grouped() const { return std::get_if<GroupedScaleLayout>(&layout_); }
+  bool is_linear() const { return single() && single()->kind == ScaleLayoutKind::linear; }
+  ScaleElement element() const { return single() ? info(single()->kind).element : ScaleElement::byte; }
+  std::string name() const { return std::visit([](const auto& l) { return to_string(l); }, layout_); }
+  std::int64_t size(std::int64_t R, std::int64_t C) const {
+    return std::visit([&](const auto& l) { return storage_size(l, R, C); }, layout_);
+  }
+  // The stored shape: the single layouts' own, a grouped buffer's byte count.
+  std::vector<std::int64_t> shape(std::int64_t R, std::int64_t C) const {
+    return single() ? storage_shape(*single(), R, C) : std::vector<std::int64_t>{size(R, C)};
+  }
+  std::int64_t offset_of(std::int64_t R, std::int64_t C, std::int64_t r, std::int64_t c) const {
+    return std::visit([&](const auto& l) { return offset(l, R, C, r, c); }, layout_);
+  }
+  std::optional<std::array<std::int64_t, 2>> index_at(std::int64_t R, std::int64_t C, std::int64_t off) const {
+    return std::visit([&](const auto& l) { return logical_index(l, R, C, off); }, layout_);
+  }
+  // Whole batches in element type T; grouped layouts take bytes only (conversion_element sees to
+  // it), one buffer after another.
+  template <class T>
+  std::optional<std::int64_t> padding_mismatch(std::int64_t batch, std::int64_t R, std::int64_t C,
+                                               std::span<const T> in, T pad) const {
+    if (single()) return find_padding_mismatch(*single(), batch, R, C, in, pad);
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+      const std::int64_t per = size(R, C);
+      for (std::int64_t m = 0; m < batch; ++m) {
+        if (const auto bad = find_padding_mismatch(*grouped(), R, C, in.subspan(at(m, per), at(1, per)), pad))
+          return m * per + *bad;
+      }
+      return std::nullopt;
+    } else {
+      throw UsageError(kGroupedBytesOnly);
+    }
+  }
+  template <class T>
+  void from(std::int64_t batch, std::int64_t R, std::int64_t C, std::span<const T> in, std::span<T> logical) const {
+    if (single()) return from_layout(*single(), batch, R, C, in, logical);
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+      const std::int64_t per = size(R, C);
+      for (std::int64_t m = 0; m < batch; ++m)
+        from_layout(*grouped(), R, C, in.subspan(at(m, per), at(1, per)), logical.subspan(at(m, R * C), at(1, R * C)));
+    } else {
+      throw UsageError(kGroupedBytesOnly);
+    }
+  }
+  template <class T>
+  void to(std::int64_t batch, std::int64_t R, std::int64_t C, std::span<const T> logical, std::span<T> out, T pad) const {
+    if (single()) return to_layout(*single(), batch, R, C, logical, out, pad);
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+      const std::int64_t per = size(R, C);
+      for (std::int64_t m = 0; m < batch; ++m)
+        to_layout(*grouped(), R, C, logical.subspan(at(m, R * C), at(1, R * C)), out.subspan(at(m, per), at(1, per)), pad);
+    } else {
+      throw UsageError(kGroupedBytesOnly);
+    }
+  }
+
+ private:
+  static constexpr const char* kGroupedBytesOnly = "grouped layouts store byte scales, not fp32";
+  static std::size_t at(std::int64_t m, std::int64_t per) { return static_cast<std::size_t>(m * per); }
+
+  std::variant<ScaleLayout, GroupedScaleLayout> layout_;
+};
+
+AnyLayout layout_arg(const std::string& text, const char* what) {
   try {
-    return scale_layout_from_string(text);
+    return AnyLayout(text);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string(what) + ": " + e.what());
   }
 }
-
-std::string element_name(ScaleElement e) { return e == ScaleElement::fp32 ? "fp32" : "byte"; }
-std::int64_t element_bytes(ScaleElement e) { return e == ScaleElement::fp32 ? 4 : 1; }
 
 std::string shape_text(const std::vector<std::int64_t>& shape, const char* open, const char* close) {
   std::string s = open;
@@ -86,15 +170,33 @@ auto checked(F&& fn) {
   }
 }
 
+// The grouped (ragged MoE) layouts' text heads (grouped_scales.h): what `list` shows beside the kinds.
+struct GroupedHead {
+  const char* head;
+  const char* what;
+  const char* parameters;
+};
+constexpr std::array<GroupedHead, 4> kGroupedHeads = {{
+    {"rows", "torchao M groups, each group's 128x4 image", ""},
+    {"cols", "torchao K groups, each group's 128x4 image", ""},
+    {"deepgemm_sm100_rows", "DeepGEMM M groups (psum / contiguous), one padded packed matrix", "[alignment] [padded_rows]"},
+    {"deepgemm_sm100_cols", "DeepGEMM K groups, packed images end to end", ""},
+}};
+
 int run_list(const Args& args) {
   if (args.positional().size() > 1) throw UsageError("list takes no arguments, got '" + args.positional()[1] + "'");
   if (args.flag("json")) {
     std::printf("[\n");
-    for (std::size_t i = 0; i < kScaleLayoutKindTable.size(); ++i) {
-      const ScaleLayoutKindInfo& k = kScaleLayoutKindTable[i];
-      std::printf("  {\"kind\": \"%s\", \"catalogue_id\": \"%s\", \"element\": \"%s\", \"parameters\": \"%s\"}%s\n",
-                  k.name, k.catalogue_id, element_name(k.element).c_str(), k.parameters,
-                  i + 1 < kScaleLayoutKindTable.size() ? "," : "");
+    for (const ScaleLayoutKindInfo& k : kScaleLayoutKindTable) {
+      std::printf("  {\"kind\": \"%s\", \"catalogue_id\": \"%s\", \"element\": \"%s\", \"parameters\": \"%s\", "
+                  "\"grouped\": false},\n",
+                  k.name, k.catalogue_id, element_name(k.element).c_str(), k.parameters);
+    }
+    for (std::size_t i = 0; i < kGroupedHeads.size(); ++i) {
+      const GroupedHead& g = kGroupedHeads[i];
+      std::printf("  {\"kind\": \"%s\", \"catalogue_id\": \"\", \"element\": \"byte\", \"parameters\": \"%s\", "
+                  "\"grouped\": true, \"description\": \"%s\"}%s\n",
+                  g.head, g.parameters, g.what, i + 1 < kGroupedHeads.size() ? "," : "");
     }
     std::printf("]\n");
     return kExitOk;
@@ -104,7 +206,9 @@ int run_list(const Args& args) {
     std::printf("%-24s %-4s %-7s %s\n", k.name, k.catalogue_id, element_name(k.element).c_str(), k.parameters);
   std::printf("\nrow orders (rows=):");
   for (const RowOrderInfo& o : kRowOrderTable) std::printf(" %s", o.name);
-  std::printf("\n");
+  std::printf("\n\ngrouped (ragged MoE) layouts, <head>:[<parameters>:]<group ends>, byte elements:\n");
+  for (const GroupedHead& g : kGroupedHeads)
+    std::printf("%-24s %-26s %s\n", g.head, g.parameters, g.what);
   return kExitOk;
 }
 
@@ -115,29 +219,41 @@ const std::string& layout_positional(const Args& args, const char* sub) {
 }
 
 int run_show(const Args& args) {
-  const ScaleLayout l = layout_arg(layout_positional(args, "show"), "layout");
+  const AnyLayout l = layout_arg(layout_positional(args, "show"), "layout");
   const Extents extent = extents(args);
   const std::int64_t R = extent.R, C = extent.C;
-  const std::int64_t size = checked([&] { return storage_size(l, R, C); });
-  const std::vector<std::int64_t> shape = storage_shape(l, R, C);
-  const ScaleElement e = info(l.kind).element;
+  const std::int64_t size = checked([&] { return l.size(R, C); });
+  const std::vector<std::int64_t> shape = l.shape(R, C);
+  const ScaleElement e = l.element();
   const bool map = args.flag("map");
   if (map && R * C > kMapLimit)
     throw UsageError("--map prints at most " + std::to_string(kMapLimit) + " offsets; R x C = " + std::to_string(R * C));
-  std::optional<ScaleOffsets> offsets;
-  if (map) offsets.emplace(l, R, C);
+  // The offsets: the single layouts' precomputed table, a grouped layout's map one element at a time.
+  std::optional<ScaleOffsets> table;
+  if (map && l.single()) table.emplace(*l.single(), R, C);
+  const auto offset_at = [&](std::int64_t r, std::int64_t c) {
+    return table ? (*table)(r, c) : l.offset_of(R, C, r, c);
+  };
+  // Grouped layouts: where each group starts along its axis, and DeepGEMM's psum layout.
+  std::vector<std::int64_t> starts, psum;
+  if (const GroupedScaleLayout* g = l.grouped()) {
+    starts = group_starts(*g, R, C);
+    if (g->family == GroupedScaleFamily::deepgemm_sm100 && g->axis == GroupAxis::rows) psum = deepgemm_psum(*g, R, C);
+  }
   if (args.flag("json")) {
     std::printf("{\"layout\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"element\": \"%s\", \"storage_elements\": %lld, "
                 "\"storage_bytes\": %lld, \"stored_shape\": %s, \"padding_elements\": %lld",
-                json_escape(to_string(l)).c_str(), static_cast<long long>(R), static_cast<long long>(C),
+                json_escape(l.name()).c_str(), static_cast<long long>(R), static_cast<long long>(C),
                 element_name(e).c_str(), static_cast<long long>(size),
                 static_cast<long long>(size * element_bytes(e)), shape_text(shape, "[", "]").c_str(),
                 static_cast<long long>(size - R * C));
+    if (l.grouped()) std::printf(", \"group_starts\": %s", shape_text(starts, "[", "]").c_str());
+    if (!psum.empty()) std::printf(", \"deepgemm_psum\": %s", shape_text(psum, "[", "]").c_str());
     if (map) {
       std::printf(", \"offsets\": [");
       for (std::int64_t r = 0; r < R; ++r) {
         std::printf("%s[", r ? ", " : "");
-        for (std::int64_t c = 0; c < C; ++c) std::printf("%s%lld", c ? ", " : "", static_cast<long long>((*offsets)(r, c)));
+        for (std::int64_t c = 0; c < C; ++c) std::printf("%s%lld", c ? ", " : "", static_cast<long long>(offset_at(r, c)));
         std::printf("]");
       }
       std::printf("]");
@@ -145,17 +261,22 @@ int run_show(const Args& args) {
     std::printf("}\n");
     return kExitOk;
   }
-  std::printf("%s, R = %lld, C = %lld (%s elements)\n", to_string(l).c_str(), static_cast<long long>(R),
+  std::printf("%s, R = %lld, C = %lld (%s elements)\n", l.name().c_str(), static_cast<long long>(R),
               static_cast<long long>(C), element_name(e).c_str());
   std::printf("  storage      %lld elements (%lld bytes) per matrix, the batch stride\n", static_cast<long long>(size),
               static_cast<long long>(size * element_bytes(e)));
   std::printf("  stored shape %s\n", shape_text(shape, "(", ")").c_str());
   std::printf("  padding      %lld elements\n", static_cast<long long>(size - R * C));
+  if (const GroupedScaleLayout* g = l.grouped()) {
+    std::printf("  group starts %s (%s; the last: the padded total)\n", shape_text(starts, "", "").c_str(),
+                g->axis == GroupAxis::rows ? "rows" : "block columns");
+  }
+  if (!psum.empty()) std::printf("  DeepGEMM psum layout %s\n", shape_text(psum, "", "").c_str());
   if (map) {
     std::printf("  offsets (row r: the offsets of S[r][0], S[r][1], ...):\n");
     for (std::int64_t r = 0; r < R; ++r) {
       std::printf("  %6lld:", static_cast<long long>(r));
-      for (std::int64_t c = 0; c < C; ++c) std::printf(" %lld", static_cast<long long>((*offsets)(r, c)));
+      for (std::int64_t c = 0; c < C; ++c) std::printf(" %lld", static_cast<long long>(offset_at(r, c)));
       std::printf("\n");
     }
   }
@@ -177,17 +298,17 @@ std::array<std::int64_t, 2> index_arg(const std::string& text) {
 }
 
 int run_where(const Args& args) {
-  const ScaleLayout l = layout_arg(layout_positional(args, "where"), "layout");
+  const AnyLayout l = layout_arg(layout_positional(args, "where"), "layout");
   const Extents extent = extents(args);
   const std::int64_t R = extent.R, C = extent.C;
   const bool json = args.flag("json");
   if (args.get("index").has_value() == args.get("offset").has_value())
     throw UsageError("give one of --index r,c and --offset N");
-  const std::string name = to_string(l);
+  const std::string name = l.name();
   if (const auto idx = args.get("index")) {
     const std::array<std::int64_t, 2> rc_in = index_arg(*idx);
     const std::int64_t r = rc_in[0], c = rc_in[1];
-    const std::int64_t off = checked([&] { return offset(l, R, C, r, c); });
+    const std::int64_t off = checked([&] { return l.offset_of(R, C, r, c); });
     if (json)
       std::printf("{\"layout\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"index\": [%lld, %lld], \"offset\": %lld}\n",
                   json_escape(name).c_str(), static_cast<long long>(R), static_cast<long long>(C),
@@ -199,7 +320,7 @@ int run_where(const Args& args) {
     return kExitOk;
   }
   const auto off = static_cast<std::int64_t>(args.get_int("offset", 0, 0, INT64_MAX));
-  const auto rc = checked([&] { return logical_index(l, R, C, off); });
+  const auto rc = checked([&] { return l.index_at(R, C, off); });
   if (json) {
     std::printf("{\"layout\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"offset\": %lld, \"index\": ",
                 json_escape(name).c_str(), static_cast<long long>(R), static_cast<long long>(C),
@@ -219,18 +340,20 @@ int run_where(const Args& args) {
 
 // The element the conversion moves: --element, else what the layouts store (linear, the logical
 // form, takes the other side's).
-ScaleElement conversion_element(const Args& args, const ScaleLayout& from, const ScaleLayout& to) {
+ScaleElement conversion_element(const Args& args, const AnyLayout& from, const AnyLayout& to) {
   if (const auto e = args.get("element")) {
     if (*e == "byte") return ScaleElement::byte;
-    if (*e == "fp32") return ScaleElement::fp32;
+    if (*e == "fp32") {
+      if (from.grouped() || to.grouped()) throw UsageError("--element fp32: grouped layouts store byte scales");
+      return ScaleElement::fp32;
+    }
     throw UsageError("--element must be byte or fp32, got '" + *e + "'");
   }
-  const bool from_linear = from.kind == ScaleLayoutKind::linear, to_linear = to.kind == ScaleLayoutKind::linear;
-  const ScaleElement ef = info(from.kind).element, et = info(to.kind).element;
-  if (from_linear) return et;
-  if (to_linear || ef == et) return ef;
-  throw UsageError("--from " + to_string(from) + " stores " + element_name(ef) + " scales and --to " + to_string(to) +
-                   " " + element_name(et) + " scales: say which with --element byte|fp32");
+  const ScaleElement ef = from.element(), et = to.element();
+  if (from.is_linear()) return et;
+  if (to.is_linear() || ef == et) return ef;
+  throw UsageError("--from " + from.name() + " stores " + element_name(ef) + " scales and --to " + to.name() + " " +
+                   element_name(et) + " scales: say which with --element byte|fp32");
 }
 
 // Reads `path`, which must hold exactly `count` little-endian elements of T (x86-64 and AArch64
@@ -263,17 +386,17 @@ void write_elements(const std::string& path, const std::vector<T>& data) {
 // --to. Returns the first padding element of the input that does not hold `pad` when
 // `strict_padding` asks for the check (nothing is written then).
 template <class T>
-std::optional<std::int64_t> convert_elements(const ScaleLayout& from, const ScaleLayout& to, std::int64_t batch,
+std::optional<std::int64_t> convert_elements(const AnyLayout& from, const AnyLayout& to, std::int64_t batch,
                                              std::int64_t R, std::int64_t C, const std::string& in_path,
                                              const std::string& out_path, const std::string& what, T pad,
                                              bool strict_padding) {
-  const std::vector<T> in = read_elements<T>(in_path, batch * storage_size(from, R, C), what);
+  const std::vector<T> in = read_elements<T>(in_path, batch * from.size(R, C), what);
   if (strict_padding)
-    if (const auto bad = find_padding_mismatch(from, batch, R, C, std::span<const T>(in), pad)) return bad;
+    if (const auto bad = from.padding_mismatch(batch, R, C, std::span<const T>(in), pad)) return bad;
   std::vector<T> logical(static_cast<std::size_t>(batch * R * C));
-  from_layout(from, batch, R, C, std::span<const T>(in), std::span<T>(logical));
-  std::vector<T> stored(static_cast<std::size_t>(batch * storage_size(to, R, C)));
-  to_layout(to, batch, R, C, std::span<const T>(logical), std::span<T>(stored), pad);
+  from.from(batch, R, C, std::span<const T>(in), std::span<T>(logical));
+  std::vector<T> stored(static_cast<std::size_t>(batch * to.size(R, C)));
+  to.to(batch, R, C, std::span<const T>(logical), std::span<T>(stored), pad);
   write_elements(out_path, stored);
   return std::nullopt;
 }
@@ -282,19 +405,19 @@ int run_convert(const Args& args) {
   if (args.positional().size() > 1) throw UsageError("unexpected argument '" + args.positional()[1] + "'");
   for (const char* required : {"from", "to", "in", "out"})
     if (!args.get(required)) throw UsageError(std::string("--") + required + " is required");
-  const ScaleLayout from = layout_arg(*args.get("from"), "--from");
-  const ScaleLayout to = layout_arg(*args.get("to"), "--to");
+  const AnyLayout from = layout_arg(*args.get("from"), "--from");
+  const AnyLayout to = layout_arg(*args.get("to"), "--to");
   const Extents extent = extents(args);
   const std::int64_t R = extent.R, C = extent.C;
   const std::int64_t batch = args.get_int("batch", 1, 0, kMaxExtent);
   const ScaleElement e = conversion_element(args, from, to);
   const std::int64_t esize = element_bytes(e);
-  const std::int64_t in_size = checked([&] { return storage_size(from, R, C); });
-  const std::int64_t out_size = checked([&] { return storage_size(to, R, C); });
+  const std::int64_t in_size = checked([&] { return from.size(R, C); });
+  const std::int64_t out_size = checked([&] { return to.size(R, C); });
   for (std::int64_t per : {in_size, out_size, R * C})
     if (per != 0 && batch > (std::int64_t{1} << 40) / (per * esize))
       throw UsageError("--batch " + std::to_string(batch) + " matrices of that size exceed 2^40 bytes");
-  const std::string what = "--from " + to_string(from) + " with R = " + std::to_string(R) + ", C = " +
+  const std::string what = "--from " + from.name() + " with R = " + std::to_string(R) + ", C = " +
                            std::to_string(C) + " and --batch " + std::to_string(batch) + " (" + std::to_string(in_size) +
                            " " + element_name(e) + " elements each)";
   std::uint8_t pad_byte = 0;
@@ -330,15 +453,15 @@ int run_convert(const Args& args) {
   if (args.flag("json")) {
     std::printf("{\"from\": \"%s\", \"to\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"batch\": %lld, \"element\": \"%s\", "
                 "\"in_bytes\": %lld, \"out_bytes\": %lld, \"out\": \"%s\"}\n",
-                json_escape(to_string(from)).c_str(), json_escape(to_string(to)).c_str(), static_cast<long long>(R),
+                json_escape(from.name()).c_str(), json_escape(to.name()).c_str(), static_cast<long long>(R),
                 static_cast<long long>(C), static_cast<long long>(batch), element_name(e).c_str(),
                 static_cast<long long>(batch * in_size * esize), static_cast<long long>(batch * out_size * esize),
                 json_escape(*args.get("out")).c_str());
   } else {
     std::printf("%lld matrices of %lld x %lld %s scales: %s (%lld bytes each) -> %s (%lld bytes each), %s\n",
                 static_cast<long long>(batch), static_cast<long long>(R), static_cast<long long>(C),
-                element_name(e).c_str(), to_string(from).c_str(), static_cast<long long>(in_size * esize),
-                to_string(to).c_str(), static_cast<long long>(out_size * esize), args.get("out")->c_str());
+                element_name(e).c_str(), from.name().c_str(), static_cast<long long>(in_size * esize),
+                to.name().c_str(), static_cast<long long>(out_size * esize), args.get("out")->c_str());
   }
   return kExitOk;
 }

@@ -330,6 +330,52 @@ std::optional<std::int64_t> find_padding_mismatch(const GroupedScaleLayout& layo
   return gap(g.size);
 }
 
+GroupedScaleLayout deepgemm_m_groups_from_psum(std::span<const std::int64_t> psum, std::int64_t alignment, std::int64_t m) {
+  GroupedScaleLayout l{GroupAxis::rows, {}, GroupedScaleFamily::deepgemm_sm100, alignment, m};
+  if (alignment < 1 || alignment > kMaxAlignment)
+    throw std::invalid_argument("DeepGEMM psum layout: the alignment must be in [1, 2^20], got " + std::to_string(alignment));
+  if (m < 0 || m > kMaxExtent) throw std::invalid_argument("DeepGEMM psum layout: m must be in [0, 2^40], got " + std::to_string(m));
+  i64 previous_end = 0, rows = 0;
+  for (std::size_t g = 0; g < psum.size(); ++g) {
+    const i64 start = rup(previous_end, alignment);
+    if (psum[g] < start || psum[g] > kMaxExtent) {
+      throw std::invalid_argument("DeepGEMM psum layout: group " + std::to_string(g) + " ends at row " + std::to_string(psum[g]) +
+                                  ", outside [" + std::to_string(start) + ", 2^40] (it starts at align(" +
+                                  std::to_string(previous_end) + ", " + std::to_string(alignment) + "))");
+    }
+    rows += psum[g] - start;
+    l.group_ends.push_back(rows);
+    previous_end = psum[g];
+  }
+  return l;
+}
+
+std::vector<std::int64_t> deepgemm_psum(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C) {
+  if (!padded_rows_placement(layout)) fail(layout, R, C, "deepgemm_psum: the layout is not deepgemm_sm100 rows groups");
+  const std::vector<i64> starts = make_geometry(layout, R, C).starts;
+  std::vector<std::int64_t> psum;
+  i64 begin = 0;
+  for (std::size_t g = 0; g < layout.group_ends.size(); ++g) {
+    psum.push_back(starts[g] + layout.group_ends[g] - begin);
+    begin = layout.group_ends[g];
+  }
+  return psum;
+}
+
+GroupedScaleLayout deepgemm_k_groups_from_ks(std::span<const std::int64_t> ks, std::int64_t gran_k) {
+  if (gran_k != 32 && gran_k != 128)
+    throw std::invalid_argument("DeepGEMM k groups: gran_k must be 32 or 128 (DeepGEMM's k-grouped recipes), got " + std::to_string(gran_k));
+  GroupedScaleLayout l{GroupAxis::cols, {}, GroupedScaleFamily::deepgemm_sm100};
+  i64 blocks = 0;
+  for (std::size_t g = 0; g < ks.size(); ++g) {
+    if (ks[g] < 0 || ks[g] > kMaxExtent)
+      throw std::invalid_argument("DeepGEMM k groups: group " + std::to_string(g) + " has K = " + std::to_string(ks[g]) + ", outside [0, 2^40]");
+    blocks += (ks[g] + gran_k - 1) / gran_k;
+    l.group_ends.push_back(blocks);
+  }
+  return l;
+}
+
 std::string to_string(const GroupedScaleLayout& layout) {
   if (layout.axis != GroupAxis::rows && layout.axis != GroupAxis::cols)
     throw std::invalid_argument("grouped scales: unknown GroupAxis");

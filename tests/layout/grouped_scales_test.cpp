@@ -392,6 +392,46 @@ TEST(GroupedScales, OneGroupIsTheTiledLayout) {
   EXPECT_TRUE(std::all_of(grouped.begin() + static_cast<std::ptrdiff_t>(tiled.size()), grouped.end(), [](std::uint8_t b) { return b == 0; }));
 }
 
+void expect_rule(const std::function<void()>& f, const std::string& rule);
+
+// DeepGEMM's own group descriptions, as its test generator builds them
+// (generate_m_grouped_contiguous with use_psum_layout: psum[g] = start + actual_m, start advanced
+// by the aligned size; m = the sum of aligned sizes).
+TEST(GroupedScales, DeepGemmPsumAndKSizes) {
+  const std::vector<i64> actual_ms = {5, 130, 128, 0, 1};
+  std::vector<i64> psum;
+  i64 start = 0, m = 0;
+  for (const i64 actual_m : actual_ms) {
+    psum.push_back(start + actual_m);
+    start += cdiv(actual_m, 128) * 128;
+    m += cdiv(actual_m, 128) * 128;
+  }
+  ASSERT_EQ(psum, (std::vector<i64>{5, 258, 512, 512, 513}));
+  const GroupedScaleLayout l = deepgemm_m_groups_from_psum(psum, 128, m);
+  EXPECT_EQ(l.group_ends, (std::vector<i64>{5, 135, 263, 263, 264}));
+  EXPECT_EQ(l.family, GroupedScaleFamily::deepgemm_sm100);
+  EXPECT_EQ(l.padded_rows, 640);
+  EXPECT_EQ(group_starts(l, 264, 3), (std::vector<i64>{0, 128, 384, 512, 512, 640}));
+  EXPECT_EQ(deepgemm_psum(l, 264, 3), psum);
+  // Without m, the least padded matrix: the same here, as the generator's m is start(G).
+  EXPECT_EQ(storage_size(deepgemm_m_groups_from_psum(psum, 128), 264, 3), storage_size(l, 264, 3));
+  // A psum whose group ends before its aligned start, negative values, bad alignments.
+  expect_rule([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5, 100}, 128); },
+              "group 1 ends at row 100, outside [128, 2^40] (it starts at align(5, 128))");
+  expect_rule([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{-1}, 128); }, "group 0 ends at row -1");
+  expect_rule([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5}, 0); }, "the alignment must be in [1, 2^20]");
+  expect_rule([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5}, 128, -1); }, "m must be in [0, 2^40]");
+  expect_rule([] { (void)deepgemm_psum(GroupedScaleLayout{GroupAxis::rows, {5}}, 5, 4); }, "not deepgemm_sm100 rows groups");
+  // K groups: ceil(k / gran_k) blocks each.
+  const GroupedScaleLayout k = deepgemm_k_groups_from_ks(std::vector<i64>{256, 100, 0, 32}, 128);
+  EXPECT_EQ(k.group_ends, (std::vector<i64>{2, 3, 3, 4}));
+  EXPECT_EQ(k.axis, GroupAxis::cols);
+  EXPECT_EQ(k.family, GroupedScaleFamily::deepgemm_sm100);
+  EXPECT_EQ(deepgemm_k_groups_from_ks(std::vector<i64>{256, 100}, 32).group_ends, (std::vector<i64>{8, 12}));
+  expect_rule([] { (void)deepgemm_k_groups_from_ks(std::vector<i64>{256}, 64); }, "gran_k must be 32 or 128");
+  expect_rule([] { (void)deepgemm_k_groups_from_ks(std::vector<i64>{-4}, 32); }, "group 0 has K = -4");
+}
+
 void expect_rule(const std::function<void()>& f, const std::string& rule) {
   try {
     f();

@@ -5,10 +5,12 @@
 The layouts' closed forms are checked in tests/layout against index oracles; this checks what the
 command does with files and arguments, with oracles written here from the defining code (torchao
 to_blocked, the Triton tutorial's shuffle_scales_cdna4, aiter shuffle_scale_batched, FlashInfer
-convert_to_block_layout and shuffle_matrix_a's row map, DeepGEMM's MN-major SFA):
+convert_to_block_layout and shuffle_matrix_a's row map, DeepGEMM's MN-major SFA, torchao's grouped
+torch_to_blocked_2d_M_groups / _K_groups, DeepGEMM's psum m-grouped and k-grouped ue8m0 packing):
   * convert: linear -> each layout (bytes, batch 2, a visible pad value) equals the oracle; back to
     linear gives the input; a direct conversion between two layouts equals the two steps; fp32
-    scales of the Hopper layouts;
+    scales of the Hopper layouts; the grouped (ragged MoE) layouts, and show's group starts and
+    DeepGEMM psum layout;
   * --strict-padding: a changed padding byte exits 1 and writes nothing;
   * show --map / where: offsets against the oracle's positions, text and JSON;
   * errors (exit 2, message naming the rule): wrong file size, unknown layout or parameter, a shape
@@ -86,6 +88,61 @@ def deepgemm_sfa(s, pad):
     return pad_to(s, 4, 1, pad).T.reshape(-1)
 
 
+def ends_to_slices(ends):
+    begin = 0
+    for end in ends:
+        yield begin, end
+        begin = end
+
+
+def torchao_m_groups(ends):
+    """torch_to_blocked_2d_M_groups: a buffer of (R + 128 G) rows of C bytes; group g's to_blocked
+    image written as rows from start_row_after_padding[g]."""
+    def oracle(s, pad):
+        R, C = s.shape
+        out = np.full((R + 128 * len(ends)) * C, pad, np.uint8 if s.dtype == np.uint8 else s.dtype)
+        start = 0
+        for b, e in ends_to_slices(ends):
+            if e == b:
+                continue
+            img = to_blocked(s[b:e], pad)
+            out[start * C:start * C + img.size] = img
+            start += -(-(e - b) // 128) * 128
+        return out
+    return oracle
+
+
+def packed_ue8m0(s, pad):
+    """DeepGEMM's packed ue8m0 image: rows padded to 4, columns to 4, (rows, words, 4) stored
+    word-major (MN-major words, little-endian bytes)."""
+    p = pad_to(s, 4, 4, pad)
+    return p.reshape(p.shape[0], p.shape[1] // 4, 4).transpose(1, 0, 2).reshape(-1)
+
+
+def deepgemm_psum_m_groups(ends, alignment):
+    """transpose_and_pack_fp32_into_ue8m0 with the psum layout: group g valid in rows
+    [align(psum[g-1]), psum[g]) of an M = sum(aligned sizes) matrix, other rows pad."""
+    def oracle(s, pad):
+        C = s.shape[1]
+        sizes = [e - b for b, e in ends_to_slices(ends)]
+        m = sum(-(-n // alignment) * alignment for n in sizes)
+        padded = np.full((m, C), pad, s.dtype)
+        prev = 0
+        for (b, e), n in zip(ends_to_slices(ends), sizes):
+            start = -(-prev // alignment) * alignment
+            padded[start:start + n] = s[b:e]
+            prev = start + n
+        return packed_ue8m0(padded, pad)
+    return oracle
+
+
+def deepgemm_k_groups(ends):
+    """get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor: each group's packed image, end to end."""
+    def oracle(s, pad):
+        return np.concatenate([packed_ue8m0(s[:, b:e], pad) for b, e in ends_to_slices(ends) if e > b])
+    return oracle
+
+
 CASES = [
     # (layout text, R, C, oracle(matrix, pad) -> flat)
     ("tiled_128x4", 200, 7, to_blocked),
@@ -96,6 +153,10 @@ CASES = [
     ("block_major_k:block_k=128", 48, 384, lambda s, pad: convert_to_block_layout(s, 128)),
     ("block_major_k:block_k=128,rows=trtllm_shuffle16", 64, 256,
      lambda s, pad: convert_to_block_layout(shuffle_matrix_a_16(s), 128)),
+    ("rows:0,5,133,133,300", 300, 8, torchao_m_groups([0, 5, 133, 133, 300])),
+    ("deepgemm_sm100_rows:alignment=128:0,5,133,133,300", 300, 7, deepgemm_psum_m_groups([0, 5, 133, 133, 300], 128)),
+    ("deepgemm_sm100_rows:alignment=32:3,40,41", 41, 5, deepgemm_psum_m_groups([3, 40, 41], 32)),
+    ("deepgemm_sm100_cols:0,3,4,4,13", 132, 13, deepgemm_k_groups([0, 3, 4, 4, 13])),
 ]
 
 
@@ -165,8 +226,23 @@ def main():
     assert np.array_equal(np.fromfile(f("ok.bin"), dtype=np.uint8), s.reshape(-1))
     checked += 1
 
+    # ---- grouped layouts: show lists where each group starts, and DeepGEMM's psum layout (its
+    # grouped_layout tensor: the padded row where each group ends).
+    info = json.loads(run(tool, "show", "deepgemm_sm100_rows:alignment=128:0,5,133,133,300", "--rows", "300", "--cols",
+                          "7", "--json").stdout)
+    assert info["group_starts"] == [0, 0, 128, 256, 256, 512], info
+    assert info["deepgemm_psum"] == [0, 5, 256, 256, 423], info
+    assert info["storage_bytes"] == 8 * 512 and info["stored_shape"] == [4096], info
+    human = run(tool, "show", "rows:5,133", "--rows", "133", "--cols", "4").stdout
+    assert "group starts 0, 128, 256" in human and "psum" not in human, human
+    kinds = json.loads(run(tool, "list", "--json").stdout)
+    assert [k["parameters"] for k in kinds if k["kind"] == "deepgemm_sm100_rows"] == ["[alignment] [padded_rows]"]
+    assert all(k["grouped"] == (k["kind"] in ("rows", "cols", "deepgemm_sm100_rows", "deepgemm_sm100_cols"))
+               for k in kinds)
+    checked += 1
+
     # ---- show --map and where against the oracle's positions.
-    for text, R, C, oracle in [CASES[0], CASES[3], CASES[6]]:
+    for text, R, C, oracle in [CASES[0], CASES[3], CASES[6], CASES[7], CASES[8], CASES[10]]:
         idx = np.arange(R * C, dtype=np.int64).reshape(R, C)
         flat = oracle(idx, -1)
         pos = np.full(R * C, -1, dtype=np.int64)
@@ -226,6 +302,15 @@ def main():
         (["where", "tiled_128x4", "--rows", "4", "--cols", "4", "--offset", "512"], "is outside the storage of 512"),
         (["frobnicate"], "unknown subcommand 'frobnicate'"),
         (["show"], "show needs a layout"),
+        (["show", "deepgemm_sm100_cols:4", "--rows", "6", "--cols", "4"], "deepgemm_sm100 cols groups need R % 4 == 0"),
+        (["show", "rows:4", "--rows", "4", "--cols", "6"], "rows groups need C % 4 == 0"),
+        (["show", "rows:5", "--rows", "4", "--cols", "4"], "the last group end must be the extent along the axis (R)"),
+        (["show", "deepgemm_sm100_rows:alignment=0:4", "--rows", "4", "--cols", "4"], "alignment 0 is outside"),
+        (["show", "cols:alignment=8:4", "--rows", "4", "--cols", "4"], "apply to deepgemm_sm100_rows only"),
+        (["convert", "--from", "linear", "--to", "rows:4", "--rows", "4", "--cols", "4", "--element", "fp32", "--in",
+          f("short.bin"), "--out", f("x.bin")], "grouped layouts store byte scales"),
+        (["convert", "--from", "deepgemm_sm90_sfa", "--to", "rows:4", "--rows", "4", "--cols", "4", "--in",
+          f("short.bin"), "--out", f("x.bin")], "say which with --element byte|fp32"),
     ]
     for args, rule in errors:
         r = run(tool, *args, expect=2)

@@ -109,6 +109,20 @@ void from_layout(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t 
 std::optional<std::int64_t> find_padding_mismatch(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C,
                                                   std::span<const std::uint8_t> in, std::uint8_t pad = 0);
 
+// DeepGEMM's own descriptions of its groups:
+//   * M groups, the psum layout (grouped_layout with use_psum_layout): psum[g] is the padded row
+//     where group g ends; it starts at align(psum[g-1], alignment), so size(g) = psum[g] -
+//     align(psum[g-1], alignment). `m` is the activations' M (0: the least, start(G)). Throws
+//     std::invalid_argument when a group would end before its aligned start or the values are
+//     negative. deepgemm_psum is the inverse: start(g) + size(g) for each group.
+//   * K groups: the groups' K extents in elements (ks_cpu; with the psum layout, psum[g] -
+//     align(psum[g-1], k_alignment)) and the scale granularity gran_k (32 or 128): group g has
+//     ceil(k_g / gran_k) blocks.
+GroupedScaleLayout deepgemm_m_groups_from_psum(std::span<const std::int64_t> psum, std::int64_t alignment,
+                                               std::int64_t m = 0);
+std::vector<std::int64_t> deepgemm_psum(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C);
+GroupedScaleLayout deepgemm_k_groups_from_ks(std::span<const std::int64_t> ks, std::int64_t gran_k);
+
 // Text form (the golden-vector @op line, the CLI): the family and axis, a colon, the group ends in
 // decimal separated by commas: torchao's are "rows:0,5,133,133,300", "cols:4,8" ("rows:" has no
 // groups); DeepGEMM's "deepgemm_sm100_cols:4,8" and "deepgemm_sm100_rows:alignment=128:5,133",
