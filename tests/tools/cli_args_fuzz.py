@@ -84,7 +84,9 @@ def main():
               "^sm_90a @underflow=positive", "x@e_zero=abc", "@F=999", "ieee", "cuda", "ml_dtypes",
               "conversions", "gemms", "convert:f32:e4m3", "convert:f64:bogus", "quantize:nvfp4:nvfp4_te",
               "quantize:mxfp8_e4m3:bogus", "layout:tiled_128x4", "pack:fp6_dense:e2m1", "instruction:bogus",
-              "gemm:sm_100a_nvfp4_chain", "gemm:", "warp:drive",
+              "gemm:sm_100a_nvfp4_chain", "gemm:", "warp:drive", "rows:0,5,133", "cols:", "tiled_128x4",
+              "deepgemm_sm100_rows:alignment=128:5,133", "deepgemm_sm100_rows:padded_rows=9:3,3",
+              "deepgemm_sm100_cols:4,8", "deepgemm_sm100_rows:alignment=0:4", "deepgemm_sm100_cols:x:",
               "/nonexistent/dir/file", "/dev/null", "/proc/self/status", scratch,
               os.path.join(scratch, "out"), os.path.join(scratch, "out.json")] + golden_files
 
