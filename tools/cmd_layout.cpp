@@ -34,7 +34,8 @@ const char* kUsage =
     "the kind, then its parameters (tiled_128x4, gluon_contiguous:block_mn=128,block_k_scales=4,\n"
     "tiled_128x4:rows=trtllm_shuffle32, block_major_k:block_k=128), or a grouped (ragged MoE) layout:\n"
     "family and axis, then the groups' cumulative ends (rows:0,5,133 and cols:4,8 for torchao;\n"
-    "deepgemm_sm100_rows:alignment=128:5,133 and deepgemm_sm100_cols:4,8 for DeepGEMM). The logical\n"
+    "deepgemm_sm100_rows:alignment=128:5,133 and deepgemm_sm100_cols:4,8 for DeepGEMM;\n"
+    "triton_kernels_rows:tokens=400:5,133 for triton_kernels). The logical\n"
     "matrix is R x C: rows along M or N, columns the K blocks (bytes per row for block_major_k);\n"
     "`linear` is its row-major form. Grouped layouts store bytes; show lists where each group starts.\n"
     "\n"
@@ -63,7 +64,8 @@ std::int64_t element_bytes(ScaleElement e) { return e == ScaleElement::fp32 ? 4 
 class AnyLayout {
  public:
   explicit AnyLayout(const std::string& text) {
-    for (const char* head : {"rows:", "cols:", "deepgemm_sm100_rows:", "deepgemm_sm100_cols:"}) {
+    for (const char* head : {"rows:", "cols:", "deepgemm_sm100_rows:", "deepgemm_sm100_cols:", "triton_kernels_rows:",
+                             "triton_kernels_cols:"}) {
       if (text.starts_with(head)) {
         layout_ = grouped_scale_layout_from_string(text);
         return;
@@ -176,11 +178,12 @@ struct GroupedHead {
   const char* what;
   const char* parameters;
 };
-constexpr std::array<GroupedHead, 4> kGroupedHeads = {{
+constexpr std::array<GroupedHead, 5> kGroupedHeads = {{
     {"rows", "torchao M groups, each group's 128x4 image", ""},
     {"cols", "torchao K groups, each group's 128x4 image", ""},
     {"deepgemm_sm100_rows", "DeepGEMM M groups (psum / contiguous), one padded packed matrix", "[alignment] [padded_rows]"},
     {"deepgemm_sm100_cols", "DeepGEMM K groups, packed images end to end", ""},
+    {"triton_kernels_rows", "triton_kernels ragged activations, one padded tiled_128x4_k8 matrix", "[tokens]"},
 }};
 
 int run_list(const Args& args) {

@@ -179,6 +179,8 @@ class GroupedLayoutOp final : public Operation {
     std::string storage;
     if (layout_.family == GroupedScaleFamily::torchao) {
       storage = "stored as the 128x4 layout of its submatrix";
+    } else if (layout_.family == GroupedScaleFamily::triton_kernels) {
+      storage = "from a 128-aligned row of one padded matrix, stored as tiled_128x4_k8 (triton_kernels ragged)";
     } else if (rows) {
       storage = "from an aligned row of one padded matrix, stored as deepgemm_sm100_packed (DeepGEMM m-grouped)";
     } else {
@@ -200,8 +202,10 @@ class GroupedLayoutOp final : public Operation {
     const std::int64_t extent = layout_.group_ends.back();
     // The free extent: block counts that M groups accept (torchao: C % 4 == 0; DeepGEMM pads C to
     // 4), or row counts around the 128-row atom for K groups (DeepGEMM: R % 4 == 0).
+    // triton_kernels pads C to 8.
     const bool deepgemm = layout_.family == GroupedScaleFamily::deepgemm_sm100;
-    const std::vector<std::int64_t> others = rows ? (deepgemm ? std::vector<std::int64_t>{1, 3, 4, 7, 20}
+    const bool triton = layout_.family == GroupedScaleFamily::triton_kernels;
+    const std::vector<std::int64_t> others = rows ? (deepgemm || triton ? std::vector<std::int64_t>{1, 3, 4, 7, 20}
                                                               : std::vector<std::int64_t>{4, 8, 12, 20})
                                                   : (deepgemm ? std::vector<std::int64_t>{4, 100, 128, 132, 300}
                                                               : std::vector<std::int64_t>{1, 100, 128, 130, 300});
@@ -397,11 +401,13 @@ std::vector<std::unique_ptr<Operation>> layout_family() {
   }
   for (const ScaleLayout& l : layouts) out.push_back(std::make_unique<ScaleLayoutOp>(l));
   // Grouped scales: empty groups first and inside, sizes off and on the atom, one group; DeepGEMM's
-  // default alignment, a small one with an upper-bound M.
+  // default alignment, a small one with an upper-bound M; triton_kernels' slices with and without
+  // padded tokens (the second: the worst case its scratchpad is sized for).
   for (const char* groups : {"rows:0,5,133,133,300", "rows:128,256,384", "rows:1", "cols:0,3,4,4,13", "cols:4,8",
                              "cols:7", "deepgemm_sm100_rows:alignment=128:0,5,133,133,300",
                              "deepgemm_sm100_rows:alignment=32,padded_rows=200:7,7,100", "deepgemm_sm100_cols:0,3,4,4,13",
-                             "deepgemm_sm100_cols:4,8"})
+                             "deepgemm_sm100_cols:4,8", "triton_kernels_rows:0,5,133,133,300",
+                             "triton_kernels_rows:tokens=400:1,130"})
     out.push_back(grouped_layout_from_id(groups));
   const std::pair<Packing, Format> packings[] = {
       {Packing::byte_per_element, Format::float8_e4m3fn}, {Packing::fp4_dense, Format::float4_e2m1fn},

@@ -4,9 +4,9 @@
 //   * images (torchao rows and cols, DeepGEMM cols): each group is a single-matrix layout of its own
 //     submatrix (tiled_128x4 for torchao, deepgemm_sm100_packed for DeepGEMM) at the byte where the
 //     family's rearrangement puts it, so a map is a group search plus scale_layout.h's map;
-//   * padded rows (DeepGEMM rows): the groups are rows of one padded matrix, each from an aligned
-//     row, and that matrix is one deepgemm_sm100_packed layout, so a map is a row renumbering plus
-//     that layout's map.
+//   * padded rows (DeepGEMM and triton_kernels rows): the groups are rows of one padded matrix, each
+//     from an aligned row, and that matrix is one single-matrix layout (deepgemm_sm100_packed,
+//     tiled_128x4_k8), so a map is a row renumbering plus that layout's map.
 #include "blockscale/layout/grouped_scales.h"
 
 #include <algorithm>
@@ -30,14 +30,19 @@ constexpr i64 kMaxAlignment = i64{1} << 20;
 constexpr i64 kAtomRows = 128, kAtomCols = 4;
 // DeepGEMM packs 4 blocks into one int32 word: its cols groups pad to 4 blocks.
 constexpr i64 kPackedBlocks = 4;
+// triton_kernels' BlackwellActMXScaleLayoutTransformation.ALIGN_M: slices pad to 128 rows.
+constexpr i64 kTritonSliceRows = 128;
 
 bool deepgemm(const GroupedScaleLayout& l) { return l.family == GroupedScaleFamily::deepgemm_sm100; }
-bool padded_rows_placement(const GroupedScaleLayout& l) { return deepgemm(l) && l.axis == GroupAxis::rows; }
+bool triton(const GroupedScaleLayout& l) { return l.family == GroupedScaleFamily::triton_kernels; }
+bool deepgemm_rows(const GroupedScaleLayout& l) { return deepgemm(l) && l.axis == GroupAxis::rows; }
+bool padded_rows_placement(const GroupedScaleLayout& l) { return deepgemm_rows(l) || triton(l); }
 
 // The text form's head: the family and the axis.
 const char* head(const GroupedScaleLayout& l) {
   const bool rows = l.axis == GroupAxis::rows;
   if (deepgemm(l)) return rows ? "deepgemm_sm100_rows" : "deepgemm_sm100_cols";
+  if (triton(l)) return rows ? "triton_kernels_rows" : "triton_kernels_cols";
   return rows ? "rows" : "cols";
 }
 
@@ -54,8 +59,19 @@ const ScaleLayout& l9() {
   static const ScaleLayout layout = ScaleLayout::of(ScaleLayoutKind::deepgemm_sm100_packed);
   return layout;
 }
+const ScaleLayout& l1b() {
+  static const ScaleLayout layout = ScaleLayout::of(ScaleLayoutKind::tiled_128x4_k8);
+  return layout;
+}
 // The single-matrix layout of each group's image (images placement) or of the padded matrix.
-const ScaleLayout& base_layout(const GroupedScaleLayout& l) { return deepgemm(l) ? l9() : l1(); }
+const ScaleLayout& base_layout(const GroupedScaleLayout& l) { return deepgemm(l) ? l9() : triton(l) ? l1b() : l1(); }
+
+// RaggedTensorMetadata.n_blocks(n_slices, n_total_rows, block_size): the most blocks of
+// block_size rows that n_slices slices of n_total_rows rows in all can need.
+i64 triton_n_blocks(i64 n_slices, i64 n_total_rows, i64 block_size) {
+  if (n_total_rows <= n_slices) return n_total_rows;
+  return n_slices - 1 + (n_total_rows - n_slices + 1 + block_size - 1) / block_size;
+}
 
 // One non-empty group: its submatrix (first row / column, extents), where it starts along the
 // axis (a row of the padded matrix or a block column), and for the images placement where its
@@ -84,17 +100,23 @@ i64 checked_product(const GroupedScaleLayout& l, i64 R, i64 C, i64 a, i64 b) {
 
 Geometry make_geometry(const GroupedScaleLayout& l, i64 R, i64 C) {
   if (l.axis != GroupAxis::rows && l.axis != GroupAxis::cols) throw std::invalid_argument("grouped scales: unknown GroupAxis");
-  if (l.family != GroupedScaleFamily::torchao && l.family != GroupedScaleFamily::deepgemm_sm100)
+  if (l.family != GroupedScaleFamily::torchao && l.family != GroupedScaleFamily::deepgemm_sm100 &&
+      l.family != GroupedScaleFamily::triton_kernels)
     throw std::invalid_argument("grouped scales: unknown GroupedScaleFamily");
   if (R < 0 || C < 0) fail(l, R, C, "extents must not be negative");
   if (R > kMaxExtent || C > kMaxExtent) fail(l, R, C, "extents above 2^40 are not supported");
   const bool rows = l.axis == GroupAxis::rows;
   const bool padded = padded_rows_placement(l);
-  if (!padded && (l.alignment != GroupedScaleLayout::kDeepGemmMkAlignment || l.padded_rows != 0))
+  if (triton(l) && !rows) fail(l, R, C, "triton_kernels groups are rows (the ragged activations' slices) only");
+  if (!deepgemm_rows(l) && (l.alignment != GroupedScaleLayout::kDeepGemmMkAlignment || l.padded_rows != 0))
     fail(l, R, C, "alignment and padded_rows apply to deepgemm_sm100 rows groups only");
-  if (padded && (l.alignment < 1 || l.alignment > kMaxAlignment))
+  if (!triton(l) && l.tokens != 0) fail(l, R, C, "tokens applies to triton_kernels rows groups only");
+  if (deepgemm_rows(l) && (l.alignment < 1 || l.alignment > kMaxAlignment))
     fail(l, R, C, "the alignment must be in [1, 2^20] rows (DeepGEMM's get_mk_alignment_for_contiguous_layout())");
   if (l.padded_rows < 0) fail(l, R, C, "padded_rows must not be negative");
+  if (l.tokens < 0 || l.tokens > kMaxExtent) fail(l, R, C, "tokens must be in [0, 2^40]");
+  if (triton(l) && l.tokens != 0 && l.tokens < R)
+    fail(l, R, C, "tokens (" + std::to_string(l.tokens) + ") must be at least R: the slices are the first R rows of the tokens");
   const i64 extent = rows ? R : C;
   const auto G = static_cast<i64>(l.group_ends.size());
   if (G > kMaxExtent) fail(l, R, C, "more than 2^40 groups are not supported");
@@ -103,13 +125,17 @@ Geometry make_geometry(const GroupedScaleLayout& l, i64 R, i64 C) {
     fail(l, R, C, std::string("the last group end must be the extent along the axis (") + (rows ? "R" : "C") + ")");
   // torchao writes a rows group's image (rup(size, 128) x rup(C, 4) bytes) into rup(size, 128) rows
   // of C bytes: only C % 4 == 0 fits.
-  if (!deepgemm(l) && rows && C % kAtomCols != 0)
+  if (l.family == GroupedScaleFamily::torchao && rows && C % kAtomCols != 0)
     fail(l, R, C, "rows groups need C % 4 == 0 (each group's 128x4 image is stored as rows of C bytes)");
   // DeepGEMM's k-grouped packing (get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor) asserts
   // mn % 4 == 0: the groups' images then follow each other with no TMA padding.
   if (deepgemm(l) && !rows && R % 4 != 0)
     fail(l, R, C, "deepgemm_sm100 cols groups need R % 4 == 0 (DeepGEMM's k-grouped packing asserts mn % 4 == 0)");
-  const i64 step = padded ? l.alignment : rows ? kAtomRows : deepgemm(l) ? kPackedBlocks : kAtomCols;
+  const i64 step = triton(l)     ? kTritonSliceRows
+                   : padded      ? l.alignment
+                   : rows        ? kAtomRows
+                   : deepgemm(l) ? kPackedBlocks
+                                 : kAtomCols;
   Geometry g;
   g.starts.reserve(static_cast<std::size_t>(G) + 1);
   g.starts.push_back(0);
@@ -133,6 +159,15 @@ Geometry make_geometry(const GroupedScaleLayout& l, i64 R, i64 C) {
       last_end = start + size;
     }
     begin = end;
+  }
+  if (triton(l)) {
+    // pad_segments_triton's scratchpad: 128 rows per block of the worst case. It holds every
+    // slice (the worst case is one slice taking all the rows the others leave), so start(G) <= Mp.
+    g.padded_rows = kTritonSliceRows * triton_n_blocks(G, l.tokens != 0 ? l.tokens : R, kTritonSliceRows);
+    if (g.padded_rows > kMaxExtent) fail(l, R, C, "the padded matrix would exceed 2^40 rows");
+    g.starts.back() = g.padded_rows;
+    g.size = checked_product(l, R, C, g.padded_rows, rup(C, 8));
+    return g;
   }
   if (padded) {
     if (l.padded_rows != 0 && l.padded_rows < last_end) {
@@ -208,7 +243,7 @@ std::int64_t offset(const GroupedScaleLayout& layout, std::int64_t R, std::int64
   }
   const bool rows = layout.axis == GroupAxis::rows;
   const Group& grp = group_of(g, rows ? r : c);
-  if (padded_rows_placement(layout)) return offset(l9(), g.padded_rows, C, grp.start + r - grp.first, c);
+  if (padded_rows_placement(layout)) return offset(base_layout(layout), g.padded_rows, C, grp.start + r - grp.first, c);
   return grp.base + offset(base_layout(layout), grp.R, grp.C, rows ? r - grp.first : r, rows ? c : c - grp.first);
 }
 
@@ -221,7 +256,7 @@ std::optional<std::array<std::int64_t, 2>> logical_index(const GroupedScaleLayou
   if (padded_rows_placement(layout)) {
     // The padded matrix's (row, c), then the group whose rows start at or before that row; rows
     // past its size are the gap to the next aligned start.
-    const auto padded = logical_index(l9(), g.padded_rows, C, off);
+    const auto padded = logical_index(base_layout(layout), g.padded_rows, C, off);
     if (!padded) return std::nullopt;
     const i64 row = (*padded)[0];
     const auto it = std::upper_bound(g.groups.begin(), g.groups.end(), row, [](i64 r, const Group& grp) { return r < grp.start; });
@@ -248,7 +283,7 @@ void to_layout(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C,
   check_span(layout, R, C, "to_layout", "the output", out.size(), g.size);
   if (pad == 0xFF) fail(layout, R, C, "to_layout: the pad value is a NaN (0xFF is NaN in ue8m0 and e4m3); pad with 0");
   if (padded_rows_placement(layout)) {
-    to_layout(l9(), 1, g.padded_rows, C, padded_matrix(g, C, row_major, pad), out, pad);
+    to_layout(base_layout(layout), 1, g.padded_rows, C, padded_matrix(g, C, row_major, pad), out, pad);
     return;
   }
   // The images lie end to end from byte 0 (each start is the previous one plus its image), and
@@ -274,7 +309,7 @@ void from_layout(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t 
   check_span(layout, R, C, "from_layout", "the row-major output", row_major.size(), R * C);
   if (padded_rows_placement(layout)) {
     std::vector<std::uint8_t> padded(static_cast<std::size_t>(g.padded_rows * C));
-    from_layout(l9(), 1, g.padded_rows, C, in, padded);
+    from_layout(base_layout(layout), 1, g.padded_rows, C, in, padded);
     for (const Group& grp : g.groups) std::copy_n(padded.data() + grp.start * C, grp.R * C, row_major.data() + grp.first * C);
     return;
   }
@@ -300,15 +335,15 @@ std::optional<std::int64_t> find_padding_mismatch(const GroupedScaleLayout& layo
     // in the padded matrix, and the packed layout's own padding with its own check; the first
     // offset of either is the first mismatch.
     std::vector<std::uint8_t> padded(static_cast<std::size_t>(g.padded_rows * C));
-    from_layout(l9(), 1, g.padded_rows, C, in, padded);
-    std::optional<i64> first = find_padding_mismatch(l9(), 1, g.padded_rows, C, in, pad);
+    from_layout(base_layout(layout), 1, g.padded_rows, C, in, padded);
+    std::optional<i64> first = find_padding_mismatch(base_layout(layout), 1, g.padded_rows, C, in, pad);
     std::size_t group = 0;  // the first group whose rows end after row r
     for (i64 r = 0; r < g.padded_rows; ++r) {
       while (group < g.groups.size() && r >= g.groups[group].start + g.groups[group].R) ++group;
       if (group < g.groups.size() && r >= g.groups[group].start) continue;  // a group's row
       for (i64 c = 0; c < C; ++c) {
         if (padded[static_cast<std::size_t>(r * C + c)] == pad) continue;
-        const i64 off = offset(l9(), g.padded_rows, C, r, c);
+        const i64 off = offset(base_layout(layout), g.padded_rows, C, r, c);
         if (!first || off < *first) first = off;
       }
     }
@@ -351,7 +386,7 @@ GroupedScaleLayout deepgemm_m_groups_from_psum(std::span<const std::int64_t> psu
 }
 
 std::vector<std::int64_t> deepgemm_psum(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C) {
-  if (!padded_rows_placement(layout)) fail(layout, R, C, "deepgemm_psum: the layout is not deepgemm_sm100 rows groups");
+  if (!deepgemm_rows(layout)) fail(layout, R, C, "deepgemm_psum: the layout is not deepgemm_sm100 rows groups");
   const std::vector<i64> starts = make_geometry(layout, R, C).starts;
   std::vector<std::int64_t> psum;
   i64 begin = 0;
@@ -379,14 +414,17 @@ GroupedScaleLayout deepgemm_k_groups_from_ks(std::span<const std::int64_t> ks, s
 std::string to_string(const GroupedScaleLayout& layout) {
   if (layout.axis != GroupAxis::rows && layout.axis != GroupAxis::cols)
     throw std::invalid_argument("grouped scales: unknown GroupAxis");
-  if (layout.family != GroupedScaleFamily::torchao && layout.family != GroupedScaleFamily::deepgemm_sm100)
+  if (layout.family != GroupedScaleFamily::torchao && layout.family != GroupedScaleFamily::deepgemm_sm100 &&
+      layout.family != GroupedScaleFamily::triton_kernels)
     throw std::invalid_argument("grouped scales: unknown GroupedScaleFamily");
   std::string s = head(layout);
   s += ':';
-  if (padded_rows_placement(layout)) {
+  if (deepgemm_rows(layout)) {
     s += "alignment=" + std::to_string(layout.alignment);
     if (layout.padded_rows != 0) s += ",padded_rows=" + std::to_string(layout.padded_rows);
     s += ':';
+  } else if (layout.tokens != 0) {
+    s += "tokens=" + std::to_string(layout.tokens) + ':';
   }
   for (std::size_t g = 0; g < layout.group_ends.size(); ++g) {
     if (g) s += ',';
@@ -408,21 +446,23 @@ GroupedScaleLayout grouped_scale_layout_from_string(std::string_view text) {
   };
   const std::size_t colon = text.find(':');
   if (colon == std::string_view::npos)
-    throw bad("expected <rows|cols|deepgemm_sm100_rows|deepgemm_sm100_cols>:<end>,<end>,...");
+    throw bad("expected <rows|cols|deepgemm_sm100_rows|deepgemm_sm100_cols|triton_kernels_rows>:<end>,<end>,...");
   GroupedScaleLayout l;
   const std::string_view axis = text.substr(0, colon);
-  if (axis == "rows" || axis == "deepgemm_sm100_rows") l.axis = GroupAxis::rows;
+  if (axis == "rows" || axis == "deepgemm_sm100_rows" || axis == "triton_kernels_rows") l.axis = GroupAxis::rows;
   else if (axis == "cols" || axis == "deepgemm_sm100_cols") l.axis = GroupAxis::cols;
   else
-    throw bad("the axis must be 'rows' or 'cols' (torchao) or 'deepgemm_sm100_rows' or 'deepgemm_sm100_cols', not '" +
-              std::string(axis) + "'");
+    throw bad("the axis must be 'rows' or 'cols' (torchao), 'deepgemm_sm100_rows' or 'deepgemm_sm100_cols', or "
+              "'triton_kernels_rows', not '" + std::string(axis) + "'");
   if (axis.starts_with("deepgemm_sm100_")) l.family = GroupedScaleFamily::deepgemm_sm100;
+  if (axis.starts_with("triton_kernels_")) l.family = GroupedScaleFamily::triton_kernels;
   std::string_view rest = text.substr(colon + 1);
   if (const std::size_t params_end = rest.find(':'); params_end != std::string_view::npos) {
-    if (!padded_rows_placement(l)) throw bad("parameters (alignment=, padded_rows=) apply to deepgemm_sm100_rows only");
+    if (!padded_rows_placement(l))
+      throw bad("parameters apply to deepgemm_sm100_rows (alignment=, padded_rows=) and triton_kernels_rows (tokens=) only");
     std::string_view params = rest.substr(0, params_end);
     rest = rest.substr(params_end + 1);
-    bool seen_alignment = false, seen_padded_rows = false;
+    bool seen_alignment = false, seen_padded_rows = false, seen_tokens = false;
     while (true) {
       const std::size_t comma = params.find(',');
       const std::string_view item = params.substr(0, comma);
@@ -430,7 +470,13 @@ GroupedScaleLayout grouped_scale_layout_from_string(std::string_view text) {
       if (eq == std::string_view::npos) throw bad("parameter '" + std::string(item) + "' is not <name>=<value>");
       const std::string_view key = item.substr(0, eq);
       const i64 v = decimal(item.substr(eq + 1), std::string(key));
-      if (key == "alignment") {
+      if (triton(l)) {
+        if (key != "tokens") throw bad("unknown parameter '" + std::string(key) + "' (triton_kernels_rows takes tokens)");
+        if (seen_tokens) throw bad("tokens given twice");
+        seen_tokens = true;
+        if (v < 1 || v > kMaxExtent) throw bad("tokens " + std::to_string(v) + " is outside [1, 2^40]");
+        l.tokens = v;
+      } else if (key == "alignment") {
         if (seen_alignment) throw bad("alignment given twice");
         seen_alignment = true;
         if (v < 1 || v > kMaxAlignment) throw bad("alignment " + std::to_string(v) + " is outside [1, 2^20]");

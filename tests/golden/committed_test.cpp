@@ -158,7 +158,8 @@ TEST_F(GoldenCommitted, CoverEveryRuleLayoutPackingAndPreset) {
   for (const char* grouped : {"grouped_scale_layout rows:", "grouped_scale_layout cols:",
                                "grouped_scale_layout deepgemm_sm100_rows:alignment=128:",
                                "grouped_scale_layout deepgemm_sm100_rows:alignment=32,padded_rows=",
-                               "grouped_scale_layout deepgemm_sm100_cols:"})
+                               "grouped_scale_layout deepgemm_sm100_cols:", "grouped_scale_layout triton_kernels_rows:0",
+                               "grouped_scale_layout triton_kernels_rows:tokens="})
     EXPECT_TRUE(any(grouped)) << grouped;
   // The optional parameters: aiter's atom width, and a row order before BlockMajorK.
   for (const char* optional : {"scale_layout gfx1250_mx:scale_k_width=", "scale_layout block_major_k:block_k=128,rows="})

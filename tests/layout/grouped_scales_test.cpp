@@ -5,6 +5,9 @@
 //   * torchao's reference rearrangements (torch_to_blocked_2d_M_groups and
 //     torch_to_blocked_2d_K_groups: a zeroed buffer of the upper-bound size, each group's to_blocked
 //     image written where those loops write it);
+//   * triton_kernels' ragged activation scales (BlackwellActMXScaleLayoutTransformation): the
+//     slices copied block by block into a zeroed scratchpad as pad_segments_kernel does (block
+//     offsets, the n_blocks upper bound), then its reshape and transpose of 128x4 tiles;
 //   * DeepGEMM's: the k-grouped packing as its test checks it (each group's
 //     get_mn_major_tma_aligned_packed_ue8m0_tensor_torch_impl image, concatenated), and the psum
 //     m-grouped packing as transpose_and_pack_fp32_into_ue8m0 writes it (group g valid from
@@ -177,6 +180,39 @@ OracleImage oracle_deepgemm_m_groups(i64 C, const std::vector<i64>& ends, i64 al
   return o;
 }
 
+// Python's floor division (the n_blocks formula divides a negative number).
+i64 floordiv(i64 a, i64 b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); }
+
+// triton_kernels' ragged path, step by step: RaggedTensorMetadata.n_blocks sizes the scratchpad
+// (M_pad = 128 n_blocks(n_slices, M, 128), M = the tokens), block_offs(128) places each slice,
+// pad_segments_kernel copies 128-row blocks (rows past the slice and columns past K stay 0: -1
+// here), K pads to ALIGN_K = 8, and swizzle_data reshapes (1, M_pad/128, 4, 32, K_pad/4, 4) and
+// transposes dims 2 and 4.
+OracleImage oracle_triton_ragged(i64 R, i64 C, const std::vector<i64>& ends, i64 tokens) {
+  const i64 n_slices = static_cast<i64>(ends.size()), m = tokens != 0 ? tokens : R;
+  const i64 n_blocks = m <= n_slices ? m : n_slices - 1 - floordiv(n_slices - m - 1, 128);
+  const i64 m_pad = 128 * n_blocks, k_pad = cdiv(C, 8) * 8;
+  IndexTensor padded{{m_pad, k_pad}, std::vector<i64>(static_cast<std::size_t>(m_pad * k_pad), -1)};
+  OracleImage o{{}, {}};
+  i64 slice_off = 0, block_off = 0;
+  for (const i64 end : ends) {
+    const i64 slice_size = end - slice_off;
+    o.starts.push_back(128 * block_off);
+    for (i64 blk = 0; blk < cdiv(slice_size, 128); ++blk) {
+      for (i64 i = 0; i < 128; ++i) {
+        const i64 in_row = blk * 128 + i, out_row = (block_off + blk) * 128 + i;
+        if (in_row >= slice_size) continue;
+        for (i64 c = 0; c < C; ++c) padded.data[static_cast<std::size_t>(out_row * k_pad + c)] = (slice_off + in_row) * C + c;
+      }
+    }
+    block_off += cdiv(slice_size, 128);
+    slice_off = end;
+  }
+  o.starts.push_back(m_pad);
+  o.buffer = permute(reshape(padded, {1, m_pad / 128, 4, 32, k_pad / 4, 4}), {0, 1, 4, 3, 2, 5}).data;
+  return o;
+}
+
 struct Case {
   GroupedScaleLayout layout;
   i64 R, C;
@@ -186,6 +222,7 @@ std::string name(const Case& k) { return to_string(k.layout) + " R=" + std::to_s
 
 OracleImage oracle(const Case& k) {
   const GroupedScaleLayout& l = k.layout;
+  if (l.family == GroupedScaleFamily::triton_kernels) return oracle_triton_ragged(k.R, k.C, l.group_ends, l.tokens);
   if (l.family == GroupedScaleFamily::deepgemm_sm100) {
     return l.axis == GroupAxis::rows ? oracle_deepgemm_m_groups(k.C, l.group_ends, l.alignment, l.padded_rows)
                                      : oracle_deepgemm_k_groups(k.R, k.C, l.group_ends);
@@ -195,6 +232,12 @@ OracleImage oracle(const Case& k) {
 
 GroupedScaleLayout deepgemm_rows(std::vector<i64> ends, i64 alignment, i64 padded_rows = 0) {
   return {GroupAxis::rows, std::move(ends), GroupedScaleFamily::deepgemm_sm100, alignment, padded_rows};
+}
+GroupedScaleLayout triton_rows(std::vector<i64> ends, i64 tokens = 0) {
+  GroupedScaleLayout l{GroupAxis::rows, std::move(ends)};
+  l.family = GroupedScaleFamily::triton_kernels;
+  l.tokens = tokens;
+  return l;
 }
 GroupedScaleLayout deepgemm_cols(std::vector<i64> ends) {
   GroupedScaleLayout l{GroupAxis::cols, std::move(ends)};
@@ -237,6 +280,17 @@ std::vector<Case> cases() {
       {deepgemm_cols({13}), 4, 13},
       {deepgemm_cols({3, 3, 7}), 200, 7},
       {deepgemm_cols({2, 5}), 0, 5},
+      // triton_kernels ragged slices: fewer rows than slices (n_blocks = M), padded tokens,
+      // slices of whole blocks, K below, at and above 8, no rows.
+      {triton_rows({5}), 5, 4},
+      {triton_rows({0, 5, 133, 133, 300}), 300, 7},
+      {triton_rows({0, 5, 133, 133, 300}, 700), 300, 9},
+      {triton_rows({1, 2, 3}), 3, 1},
+      {triton_rows({128, 256}), 256, 8},
+      {triton_rows({7, 7, 100}, 1000), 100, 16},
+      // The worst case n_blocks sizes for: one row, then 129 (3 blocks; M - G + 1 = 129).
+      {triton_rows({1, 130}), 130, 4},
+      {triton_rows({0, 0}), 0, 4},
   };
 }
 
@@ -356,18 +410,37 @@ TEST(GroupedScales, HandCheckedOffsets) {
   EXPECT_EQ(offset(dk, 4, 6, 3, 1), 4 * 3 + 1);
   EXPECT_EQ(offset(dk, 4, 6, 1, 5), 16 + 4 * 1 + 3);
   EXPECT_EQ(logical_index(dk, 4, 6, 2), std::nullopt);  // byte 2 of row 0's word: block 2 of a 2-block group
+
+  // triton_kernels slices of 5 and 128 rows with 300 tokens, C = 6: n_blocks(2, 300, 128) =
+  // 1 + ceil(299 / 128) = 4, Mp = 512; slice 1 from row 128; C pads to 8, so a 128-row tile
+  // row holds 2 tiles (1024 bytes); within a tile 16 (r mod 32) + 4 ((r mod 128) / 32) + c mod 4.
+  const GroupedScaleLayout tr = triton_rows({5, 133}, 300);
+  EXPECT_EQ(group_starts(tr, 133, 6), (std::vector<i64>{0, 128, 512}));
+  EXPECT_EQ(storage_size(tr, 133, 6), 512 * 8);
+  EXPECT_EQ(offset(tr, 133, 6, 4, 3), 4 * 16 + 3);
+  EXPECT_EQ(offset(tr, 133, 6, 4, 5), 512 + 4 * 16 + 1);
+  EXPECT_EQ(offset(tr, 133, 6, 5, 0), 1024);
+  EXPECT_EQ(offset(tr, 133, 6, 132, 5), 1024 + 512 + 31 * 16 + 3 * 4 + 1);
+  EXPECT_EQ(logical_index(tr, 133, 6, 5 * 16), std::nullopt);   // row 5: the rest of slice 0's block
+  EXPECT_EQ(logical_index(tr, 133, 6, 512 + 2), std::nullopt);  // block column 6: C pads to 8
+  EXPECT_EQ(logical_index(tr, 133, 6, 2048), std::nullopt);     // rows 256..511: the worst case's room
+  // Without tokens M = R = 133: n_blocks = 1 + ceil(132 / 128) = 3.
+  EXPECT_EQ(storage_size(triton_rows({5, 133}), 133, 6), 384 * 8);
 }
 
-// DeepGEMM's groups against the single-matrix layout they are built on: alignment 1 and K groups of
-// whole words are deepgemm_sm100_packed of the whole matrix; one K group is that layout itself.
-TEST(GroupedScales, DeepGemmReducesToThePackedLayout) {
-  const ScaleLayout l9 = ScaleLayout::of(ScaleLayoutKind::deepgemm_sm100_packed);
+// DeepGEMM's and triton_kernels' groups against the single-matrix layouts they are built on:
+// alignment 1 and K groups of whole words are deepgemm_sm100_packed of the whole matrix, one K
+// group is that layout itself; one triton_kernels slice is tiled_128x4_k8 (its batched mode).
+TEST(GroupedScales, ReduceToTheSingleMatrixLayouts) {
   const auto same_bytes = [&](const GroupedScaleLayout& grouped, i64 R, i64 C) {
     SCOPED_TRACE(to_string(grouped));
+    const ScaleLayout base = ScaleLayout::of(grouped.family == GroupedScaleFamily::triton_kernels
+                                                 ? ScaleLayoutKind::tiled_128x4_k8
+                                                 : ScaleLayoutKind::deepgemm_sm100_packed);
     std::vector<std::uint8_t> m(static_cast<std::size_t>(R * C));
     for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<std::uint8_t>(i * 7 % 251);
-    std::vector<std::uint8_t> single(static_cast<std::size_t>(storage_size(l9, R, C)));
-    to_layout(l9, 1, R, C, m, single);
+    std::vector<std::uint8_t> single(static_cast<std::size_t>(storage_size(base, R, C)));
+    to_layout(base, 1, R, C, m, single);
     std::vector<std::uint8_t> image(static_cast<std::size_t>(storage_size(grouped, R, C)));
     to_layout(grouped, R, C, m, image);
     EXPECT_EQ(image, single);
@@ -376,6 +449,8 @@ TEST(GroupedScales, DeepGemmReducesToThePackedLayout) {
   same_bytes(deepgemm_rows({128, 256}, 128), 256, 5);
   same_bytes(deepgemm_cols({13}), 8, 13);
   same_bytes(deepgemm_cols({0, 4, 4, 12}), 8, 12);
+  same_bytes(triton_rows({300}), 300, 5);
+  same_bytes(triton_rows({256}), 256, 8);
 }
 
 // A single group is the 128x4 layout of the whole matrix, followed by the upper bound's padding.
@@ -449,12 +524,15 @@ TEST(GroupedScales, TextForm) {
     EXPECT_EQ(back.family, k.layout.family) << name(k);
     EXPECT_EQ(back.alignment, k.layout.alignment) << name(k);
     EXPECT_EQ(back.padded_rows, k.layout.padded_rows) << name(k);
+    EXPECT_EQ(back.tokens, k.layout.tokens) << name(k);
   }
   EXPECT_EQ(to_string(GroupedScaleLayout{GroupAxis::rows, {0, 5, 133, 133, 300}}), "rows:0,5,133,133,300");
   EXPECT_EQ(to_string(GroupedScaleLayout{GroupAxis::cols, {}}), "cols:");
   EXPECT_EQ(to_string(deepgemm_cols({4, 8})), "deepgemm_sm100_cols:4,8");
   EXPECT_EQ(to_string(deepgemm_rows({5, 133}, 128)), "deepgemm_sm100_rows:alignment=128:5,133");
   EXPECT_EQ(to_string(deepgemm_rows({5, 133}, 64, 512)), "deepgemm_sm100_rows:alignment=64,padded_rows=512:5,133");
+  EXPECT_EQ(to_string(triton_rows({5, 133})), "triton_kernels_rows:5,133");
+  EXPECT_EQ(to_string(triton_rows({5, 133}, 400)), "triton_kernels_rows:tokens=400:5,133");
   EXPECT_TRUE(grouped_scale_layout_from_string("rows:").group_ends.empty());
   // DeepGEMM rows parameters: optional (alignment 128), in any order.
   const GroupedScaleLayout plain = grouped_scale_layout_from_string("deepgemm_sm100_rows:5,133");
@@ -465,8 +543,16 @@ TEST(GroupedScales, TextForm) {
   EXPECT_EQ(swapped.alignment, 32);
   EXPECT_EQ(swapped.padded_rows, 300);
   EXPECT_EQ(swapped.group_ends, (std::vector<i64>{5, 133}));
-  expect_rule([] { (void)grouped_scale_layout_from_string("rows"); }, "expected <rows|cols|deepgemm_sm100_rows|deepgemm_sm100_cols>:<end>,<end>,...");
-  expect_rule([] { (void)grouped_scale_layout_from_string("m:3"); }, "the axis must be 'rows' or 'cols' (torchao) or 'deepgemm_sm100_rows' or 'deepgemm_sm100_cols', not 'm'");
+  expect_rule([] { (void)grouped_scale_layout_from_string("rows"); },
+              "expected <rows|cols|deepgemm_sm100_rows|deepgemm_sm100_cols|triton_kernels_rows>:<end>,<end>,...");
+  expect_rule([] { (void)grouped_scale_layout_from_string("m:3"); },
+              "the axis must be 'rows' or 'cols' (torchao), 'deepgemm_sm100_rows' or 'deepgemm_sm100_cols', or 'triton_kernels_rows', not 'm'");
+  expect_rule([] { (void)grouped_scale_layout_from_string("triton_kernels_cols:3"); }, "not 'triton_kernels_cols'");
+  expect_rule([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:alignment=64:3"); },
+              "unknown parameter 'alignment' (triton_kernels_rows takes tokens)");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:tokens=64:3"); }, "unknown parameter 'tokens'");
+  expect_rule([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:tokens=0:3"); }, "tokens 0 is outside [1, 2^40]");
+  expect_rule([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:tokens=5,tokens=6:3"); }, "tokens given twice");
   expect_rule([] { (void)grouped_scale_layout_from_string("rows:3,x"); }, "group end 'x' is not a decimal integer");
   expect_rule([] { (void)grouped_scale_layout_from_string("rows:3,,4"); }, "group end '' is not a decimal integer");
   expect_rule([] { (void)grouped_scale_layout_from_string("rows:+3"); }, "group end '+3' is not a decimal integer");
@@ -474,8 +560,8 @@ TEST(GroupedScales, TextForm) {
   expect_rule([] { (void)grouped_scale_layout_from_string("cols:1099511627777"); }, "outside [0, 2^40]");
   expect_rule([] { (void)grouped_scale_layout_from_string("cols:5,4"); }, "non-decreasing");
   expect_rule([] { (void)grouped_scale_layout_from_string("cols:4,"); }, "trailing ','");
-  expect_rule([] { (void)grouped_scale_layout_from_string("rows:alignment=64:4"); }, "apply to deepgemm_sm100_rows only");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_cols:alignment=64:4"); }, "apply to deepgemm_sm100_rows only");
+  expect_rule([] { (void)grouped_scale_layout_from_string("rows:alignment=64:4"); }, "parameters apply to deepgemm_sm100_rows (alignment=, padded_rows=) and triton_kernels_rows (tokens=) only");
+  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_cols:alignment=64:4"); }, "parameters apply to deepgemm_sm100_rows");
   expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment:4"); }, "parameter 'alignment' is not <name>=<value>");
   expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows::4"); }, "parameter '' is not <name>=<value>");
   expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=x:4"); }, "alignment 'x' is not a decimal integer");
@@ -523,6 +609,16 @@ TEST(GroupedScales, ErrorsNameTheRule) {
   expect_rule([] { check_shape(deepgemm_rows({1, i64{1} << 40}, 1 << 20), i64{1} << 40, 4); }, "the padded matrix would exceed 2^40 rows");
   expect_rule([] { check_shape(deepgemm_rows({i64{1} << 40}, 1), i64{1} << 40, i64{1} << 40); }, "2^62");
   expect_rule([] { check_shape(deepgemm_cols({i64{1} << 40}), i64{1} << 40, i64{1} << 40); }, "2^62");
+  // triton_kernels' rules.
+  GroupedScaleLayout triton_cols = triton_rows({4});
+  triton_cols.axis = GroupAxis::cols;
+  expect_rule([&] { check_shape(triton_cols, 4, 4); }, "triton_kernels groups are rows (the ragged activations' slices) only");
+  expect_rule([] { check_shape(triton_rows({5, 133}, 132), 133, 4); }, "tokens (132) must be at least R");
+  expect_rule([] { check_shape(triton_rows({5, 133}, -1), 133, 4); }, "tokens must be in [0, 2^40]");
+  GroupedScaleLayout torchao_with_tokens{GroupAxis::rows, {4}};
+  torchao_with_tokens.tokens = 8;
+  expect_rule([&] { check_shape(torchao_with_tokens, 4, 4); }, "tokens applies to triton_kernels rows groups only");
+  expect_rule([] { check_shape(triton_rows({1, i64{1} << 40}), i64{1} << 40, 4); }, "the padded matrix would exceed 2^40 rows");
   // The messages name the family.
   expect_rule([] { check_shape(deepgemm_rows({5, 132}, 128), 133, 4); }, "grouped scales (deepgemm_sm100_rows, 2 groups) with R=133, C=4: the last group end");
 }

@@ -87,6 +87,7 @@ def main():
               "gemm:sm_100a_nvfp4_chain", "gemm:", "warp:drive", "rows:0,5,133", "cols:", "tiled_128x4",
               "deepgemm_sm100_rows:alignment=128:5,133", "deepgemm_sm100_rows:padded_rows=9:3,3",
               "deepgemm_sm100_cols:4,8", "deepgemm_sm100_rows:alignment=0:4", "deepgemm_sm100_cols:x:",
+              "triton_kernels_rows:tokens=400:5,133", "triton_kernels_rows:1,130",
               "/nonexistent/dir/file", "/dev/null", "/proc/self/status", scratch,
               os.path.join(scratch, "out"), os.path.join(scratch, "out.json")] + golden_files
 

@@ -136,6 +136,24 @@ def deepgemm_psum_m_groups(ends, alignment):
     return oracle
 
 
+def triton_ragged(ends, tokens):
+    """triton_kernels BlackwellActMXScaleLayout with ragged metadata: pad_segments_triton into a
+    (128 n_blocks(G, M, 128), K padded to 8) scratchpad (slice g at row 128 * block_offs[g]), then
+    reshape (1, M_pad/128, 4, 32, K_pad/4, 4) and transpose(2, 4)."""
+    def oracle(s, pad):
+        R, C = s.shape
+        n, m = len(ends), tokens or R
+        n_blocks = m if m <= n else n - 1 - ((n - m - 1) // 128)
+        m_pad, k_pad = 128 * n_blocks, -(-C // 8) * 8
+        padded = np.full((m_pad, k_pad), pad, s.dtype)
+        block = 0
+        for b, e in ends_to_slices(ends):
+            padded[128 * block:128 * block + e - b, :C] = s[b:e]
+            block += -(-(e - b) // 128)
+        return padded.reshape(1, m_pad // 128, 4, 32, k_pad // 4, 4).transpose(0, 1, 4, 3, 2, 5).reshape(-1)
+    return oracle
+
+
 def deepgemm_k_groups(ends):
     """get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor: each group's packed image, end to end."""
     def oracle(s, pad):
@@ -157,6 +175,8 @@ CASES = [
     ("deepgemm_sm100_rows:alignment=128:0,5,133,133,300", 300, 7, deepgemm_psum_m_groups([0, 5, 133, 133, 300], 128)),
     ("deepgemm_sm100_rows:alignment=32:3,40,41", 41, 5, deepgemm_psum_m_groups([3, 40, 41], 32)),
     ("deepgemm_sm100_cols:0,3,4,4,13", 132, 13, deepgemm_k_groups([0, 3, 4, 4, 13])),
+    ("triton_kernels_rows:tokens=400:0,5,133,133,300", 300, 7, triton_ragged([0, 5, 133, 133, 300], 400)),
+    ("triton_kernels_rows:1,130", 130, 9, triton_ragged([1, 130], 0)),
 ]
 
 
@@ -237,12 +257,16 @@ def main():
     assert "group starts 0, 128, 256" in human and "psum" not in human, human
     kinds = json.loads(run(tool, "list", "--json").stdout)
     assert [k["parameters"] for k in kinds if k["kind"] == "deepgemm_sm100_rows"] == ["[alignment] [padded_rows]"]
-    assert all(k["grouped"] == (k["kind"] in ("rows", "cols", "deepgemm_sm100_rows", "deepgemm_sm100_cols"))
-               for k in kinds)
+    assert all(k["grouped"] == (k["kind"] in ("rows", "cols", "deepgemm_sm100_rows", "deepgemm_sm100_cols",
+                                              "triton_kernels_rows")) for k in kinds)
+    info = json.loads(run(tool, "show", "triton_kernels_rows:tokens=400:5,133", "--rows", "133", "--cols", "6",
+                          "--json").stdout)
+    assert info["group_starts"] == [0, 128, 640] and info["storage_bytes"] == 640 * 8, info  # 1 + ceil(399 / 128) blocks
+    assert "deepgemm_psum" not in info, info
     checked += 1
 
     # ---- show --map and where against the oracle's positions.
-    for text, R, C, oracle in [CASES[0], CASES[3], CASES[6], CASES[7], CASES[8], CASES[10]]:
+    for text, R, C, oracle in [CASES[0], CASES[3], CASES[6], CASES[7], CASES[8], CASES[10], CASES[11]]:
         idx = np.arange(R * C, dtype=np.int64).reshape(R, C)
         flat = oracle(idx, -1)
         pos = np.full(R * C, -1, dtype=np.int64)
@@ -306,7 +330,9 @@ def main():
         (["show", "rows:4", "--rows", "4", "--cols", "6"], "rows groups need C % 4 == 0"),
         (["show", "rows:5", "--rows", "4", "--cols", "4"], "the last group end must be the extent along the axis (R)"),
         (["show", "deepgemm_sm100_rows:alignment=0:4", "--rows", "4", "--cols", "4"], "alignment 0 is outside"),
-        (["show", "cols:alignment=8:4", "--rows", "4", "--cols", "4"], "apply to deepgemm_sm100_rows only"),
+        (["show", "cols:alignment=8:4", "--rows", "4", "--cols", "4"], "parameters apply to deepgemm_sm100_rows"),
+        (["show", "triton_kernels_cols:4", "--rows", "4", "--cols", "4"], "not 'triton_kernels_cols'"),
+        (["show", "triton_kernels_rows:tokens=3:4", "--rows", "4", "--cols", "4"], "tokens (3) must be at least R"),
         (["convert", "--from", "linear", "--to", "rows:4", "--rows", "4", "--cols", "4", "--element", "fp32", "--in",
           f("short.bin"), "--out", f("x.bin")], "grouped layouts store byte scales"),
         (["convert", "--from", "deepgemm_sm90_sfa", "--to", "rows:4", "--rows", "4", "--cols", "4", "--in",

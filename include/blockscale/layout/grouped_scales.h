@@ -35,6 +35,15 @@
 //     start(g) * R; the buffer holds R x start(G) bytes. R must be a multiple of 4 (DeepGEMM asserts
 //     mn % 4 == 0). A group of k_g elements has ceil(k_g / gran_k) blocks.
 //
+// triton_kernels (BlackwellActMXScaleLayout with ragged metadata, the activations' scales of its
+// MoE matmul on Blackwell; layout_details/blackwell_scale.py), rows only: pad_segments_triton
+// puts slice g from row start(g) = 128 * block_offs(128)[g] = sum over h < g of rup(size(h), 128)
+// of a zeroed Mp x C matrix, Mp = 128 n_blocks(G, M, 128) (RaggedTensorMetadata.n_blocks: M when
+// M <= G, else G - 1 + ceil((M - G + 1) / 128), the most 128-row blocks G slices of M rows can
+// need), M = tokens, the activation tensor's static row count (0: R); that matrix is stored as
+// tiled_128x4_k8 (L1b: the 128x4 tiles with C padded to 8). Rows between slices and after the
+// last are padding (zeros).
+//
 // Empty groups take no storage. Bytes that no (r, c) maps to are padding (the reference's zeros).
 // Expert weights of one shape per group (a 3-D tensor) are the batched single-matrix layouts of
 // scale_layout.h.
@@ -53,7 +62,7 @@ namespace blockscale {
 enum class GroupAxis : std::uint8_t { rows, cols };
 
 // Whose grouped rearrangement (see above).
-enum class GroupedScaleFamily : std::uint8_t { torchao, deepgemm_sm100 };
+enum class GroupedScaleFamily : std::uint8_t { torchao, deepgemm_sm100, triton_kernels };
 
 struct GroupedScaleLayout {
   GroupAxis axis = GroupAxis::rows;
@@ -65,6 +74,8 @@ struct GroupedScaleLayout {
   // (0: start(G), the least that holds every group).
   std::int64_t alignment = kDeepGemmMkAlignment;
   std::int64_t padded_rows = 0;
+  // triton_kernels rows only: the activation tensor's rows M, valid and padded tokens (0: R).
+  std::int64_t tokens = 0;
 
   // DeepGEMM's default get_mk_alignment_for_contiguous_layout() (kLegacyMKAlignmentForContiguousLayout).
   static constexpr std::int64_t kDeepGemmMkAlignment = 128;
@@ -74,16 +85,17 @@ struct GroupedScaleLayout {
 // (negative or decreasing ends, a last end that is not the extent along the axis, no groups while
 // that extent is not 0), when torchao rows groups have C % 4 != 0 or DeepGEMM cols groups
 // R % 4 != 0, when alignment is not in [1, 2^20] or padded_rows is set on another family or axis,
-// or is below start(G-1) + size(G-1), or on extents beyond 2^40.
+// or is below start(G-1) + size(G-1), when tokens is set on another family or is below R, when
+// triton_kernels groups are not rows, or on extents beyond 2^40.
 void check_shape(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C);
 
 // Where each group starts, in rows of the buffer or padded matrix (rows axis) or in block columns
-// (cols axis), and after the last one the padded total (for DeepGEMM rows: Mp): G + 1 values,
+// (cols axis), and after the last one the padded total (for DeepGEMM and triton_kernels rows: Mp): G + 1 values,
 // torchao's start_row_after_padding / start_col_after_padding.
 std::vector<std::int64_t> group_starts(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C);
 
 // Bytes of the buffer: torchao (R + 128 G) x C (rows) or rup(R, 128) x (C + 4 G) (cols);
-// DeepGEMM 4 ceil(C/4) align(Mp, 4) (rows) or R x start(G) (cols).
+// DeepGEMM 4 ceil(C/4) align(Mp, 4) (rows) or R x start(G) (cols); triton_kernels Mp x rup(C, 8).
 std::int64_t storage_size(const GroupedScaleLayout& layout, std::int64_t R, std::int64_t C);
 
 // The maps of single elements check the whole group list on every call (O(G)); whole matrices
@@ -126,8 +138,8 @@ GroupedScaleLayout deepgemm_k_groups_from_ks(std::span<const std::int64_t> ks, s
 // Text form (the golden-vector @op line, the CLI): the family and axis, a colon, the group ends in
 // decimal separated by commas: torchao's are "rows:0,5,133,133,300", "cols:4,8" ("rows:" has no
 // groups); DeepGEMM's "deepgemm_sm100_cols:4,8" and "deepgemm_sm100_rows:alignment=128:5,133",
-// with ",padded_rows=N" after the alignment when it is set (on input the parameters are optional
-// and in any order). Parsing checks the syntax and that the ends are non-negative and
+// with ",padded_rows=N" after the alignment when it is set; triton_kernels' "triton_kernels_rows:5,133"
+// or "triton_kernels_rows:tokens=M:5,133" (on input the parameters are optional and in any order). Parsing checks the syntax and that the ends are non-negative and
 // non-decreasing (the extents are checked with the shape), and throws std::invalid_argument saying
 // what is wrong.
 std::string to_string(const GroupedScaleLayout& layout);
