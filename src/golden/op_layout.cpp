@@ -88,18 +88,20 @@ std::vector<std::array<std::int64_t, 2>> layout_shapes(const ScaleLayout& l) {
   return out;
 }
 
+// A layout's file name: its text form with the separators (':', ',', '=') as '_'.
+std::string layout_file_stem(const char* prefix, std::string text) {
+  for (char& c : text) {
+    if (c == ':' || c == ',' || c == '=') c = '_';
+  }
+  return prefix + text;
+}
+
 class ScaleLayoutOp final : public Operation {
  public:
   explicit ScaleLayoutOp(ScaleLayout l) : layout_(l) { validate(layout_); }
   SetKind kind() const override { return SetKind::layout; }
   std::string id() const override { return "layout:" + to_string(layout_); }
-  std::string file_stem() const override {
-    std::string s = "scale_" + to_string(layout_);
-    for (char& c : s) {
-      if (c == ':' || c == ',' || c == '=') c = '_';
-    }
-    return s;
-  }
+  std::string file_stem() const override { return layout_file_stem("scale_", to_string(layout_)); }
   std::vector<std::string> op_lines() const override { return {"scale_layout " + to_string(layout_)}; }
   std::vector<std::string> notes() const override {
     if (layout_.kind == ScaleLayoutKind::block_major_k) {
@@ -166,13 +168,7 @@ class GroupedLayoutOp final : public Operation {
   }
   SetKind kind() const override { return SetKind::layout; }
   std::string id() const override { return "grouped_layout:" + to_string(layout_); }
-  std::string file_stem() const override {
-    std::string s = "grouped_" + to_string(layout_);
-    for (char& c : s) {
-      if (c == ':' || c == ',' || c == '=') c = '_';
-    }
-    return s;
-  }
+  std::string file_stem() const override { return layout_file_stem("grouped_", to_string(layout_)); }
   std::vector<std::string> op_lines() const override { return {"grouped_scale_layout " + to_string(layout_)}; }
   std::vector<std::string> notes() const override {
     const bool rows = layout_.axis == GroupAxis::rows;

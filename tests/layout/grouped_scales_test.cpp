@@ -467,7 +467,14 @@ TEST(GroupedScales, OneGroupIsTheTiledLayout) {
   EXPECT_TRUE(std::all_of(grouped.begin() + static_cast<std::ptrdiff_t>(tiled.size()), grouped.end(), [](std::uint8_t b) { return b == 0; }));
 }
 
-void expect_rule(const std::function<void()>& f, const std::string& rule);
+void expect_rule(const std::function<void()>& f, const std::string& rule) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected: " << rule;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
+  }
+}
 
 // DeepGEMM's own group descriptions, as its test generator builds them
 // (generate_m_grouped_contiguous with use_psum_layout: psum[g] = start + actual_m, start advanced
@@ -505,15 +512,6 @@ TEST(GroupedScales, DeepGemmPsumAndKSizes) {
   EXPECT_EQ(deepgemm_k_groups_from_ks(std::vector<i64>{256, 100}, 32).group_ends, (std::vector<i64>{8, 12}));
   expect_rule([] { (void)deepgemm_k_groups_from_ks(std::vector<i64>{256}, 64); }, "gran_k must be 32 or 128");
   expect_rule([] { (void)deepgemm_k_groups_from_ks(std::vector<i64>{-4}, 32); }, "group 0 has K = -4");
-}
-
-void expect_rule(const std::function<void()>& f, const std::string& rule) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected: " << rule;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
-  }
 }
 
 TEST(GroupedScales, TextForm) {

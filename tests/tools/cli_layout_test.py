@@ -100,7 +100,7 @@ def torchao_m_groups(ends):
     image written as rows from start_row_after_padding[g]."""
     def oracle(s, pad):
         R, C = s.shape
-        out = np.full((R + 128 * len(ends)) * C, pad, np.uint8 if s.dtype == np.uint8 else s.dtype)
+        out = np.full((R + 128 * len(ends)) * C, pad, s.dtype)
         start = 0
         for b, e in ends_to_slices(ends):
             if e == b:
