@@ -38,6 +38,7 @@ const char* kUsage =
     "                                           quantize:fp8_e4m3:deepgemm (fp8 with fp32 scales)\n"
     "        layout:<scale layout>              e.g. layout:tiled_128x4\n"
     "        grouped_layout:<rows|cols>:<ends>  e.g. grouped_layout:rows:0,5,133,133,300\n"
+    "        weight_interleave:<interleave>     e.g. weight_interleave:flashinfer_sm90_fp4\n"
     "        pack:<packing>:<format>            e.g. pack:fp6_dense:e2m3\n"
     "        instruction:<instruction name>     e.g. 'instruction:sm_90a wgmma.mma_async m64n8k32 f32 e4m3 "
     "e4m3'\n"

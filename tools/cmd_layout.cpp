@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `blockscale layout`: the scale-factor layouts of blockscale::layout (docs/layouts.md) from the
-// command line: the catalogue, one layout's geometry and offset map, where one element lives, and
-// conversion of raw scale buffers (a GPU dump, a checkpoint tensor) between layouts.
+// command line: the catalogue, one layout's geometry and offset map, where one element lives,
+// conversion of raw scale buffers (a GPU dump, a checkpoint tensor) between layouts, and the SM90
+// mixed-input weight interleaves of packed 4-bit weights.
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -29,6 +30,8 @@ const char* kUsage =
     "       blockscale layout where <layout> --rows R --cols C (--index r,c | --offset N) [--json]\n"
     "       blockscale layout convert --from <layout> --to <layout> --rows R --cols C --in FILE --out FILE\n"
     "                                 [--batch N] [--element byte|fp32] [--pad V] [--strict-padding] [--json]\n"
+    "       blockscale layout weights <interleave> --rows R --cols K\n"
+    "                                 [--in FILE --out FILE [--batch N] [--undo] | --index r,k | --bit N] [--json]\n"
     "\n"
     "The scale layouts of docs/layouts.md. A layout is written as `blockscale layout list` shows it:\n"
     "the kind, then its parameters (tiled_128x4, gluon_contiguous:block_mn=128,block_k_scales=4,\n"
@@ -49,6 +52,11 @@ const char* kUsage =
     "           padding of --to (default 0; 0xFF, a NaN in ue8m0 and e4m3, and NaN floats are\n"
     "           refused). --strict-padding: the padding of --in must hold the pad value too, else\n"
     "           exit 1 naming the first offset that does not.\n"
+    "  weights  the bit interleaves of 4-bit weights for the SM90 mixed-input MoE GEMMs of TRT-LLM and\n"
+    "           FlashInfer (listed by `list`): R x K codes stored fp4_dense (code 2j in the low nibble of\n"
+    "           byte j), R % 16 == 0, K % 64 == 0. --in/--out: interleave --batch experts stored end to\n"
+    "           end (--undo: back to fp4_dense); --index r,k: where the four bits of code (r, k) go;\n"
+    "           --bit N: which code bit bit N of the interleaved buffer holds; neither: the geometry.\n"
     "\n"
     "Exit status: 0 done; 1 --strict-padding found padding that differs; 2 bad arguments or input.";
 
@@ -195,11 +203,16 @@ int run_list(const Args& args) {
                   "\"grouped\": false},\n",
                   k.name, k.catalogue_id, element_name(k.element).c_str(), k.parameters);
     }
-    for (std::size_t i = 0; i < kGroupedHeads.size(); ++i) {
-      const GroupedHead& g = kGroupedHeads[i];
+    for (const GroupedHead& g : kGroupedHeads) {
       std::printf("  {\"kind\": \"%s\", \"catalogue_id\": \"\", \"element\": \"byte\", \"parameters\": \"%s\", "
-                  "\"grouped\": true, \"description\": \"%s\"}%s\n",
-                  g.head, g.parameters, g.what, i + 1 < kGroupedHeads.size() ? "," : "");
+                  "\"grouped\": true, \"description\": \"%s\"},\n",
+                  g.head, g.parameters, g.what);
+    }
+    for (std::size_t i = 0; i < kWeightInterleaveTable.size(); ++i) {
+      const WeightInterleaveInfo& v = kWeightInterleaveTable[i];
+      std::printf("  {\"kind\": \"%s\", \"catalogue_id\": \"\", \"element\": \"fp4_dense\", \"parameters\": \"\", "
+                  "\"grouped\": false, \"weight_interleave\": true, \"description\": \"%s\"}%s\n",
+                  v.name, json_escape(v.source).c_str(), i + 1 < kWeightInterleaveTable.size() ? "," : "");
     }
     std::printf("]\n");
     return kExitOk;
@@ -212,6 +225,8 @@ int run_list(const Args& args) {
   std::printf("\n\ngrouped (ragged MoE) layouts, <head>:[<parameters>:]<group ends>, byte elements:\n");
   for (const GroupedHead& g : kGroupedHeads)
     std::printf("%-24s %-26s %s\n", g.head, g.parameters, g.what);
+  std::printf("\nweight interleaves (blockscale layout weights), 4-bit codes:\n");
+  for (const WeightInterleaveInfo& v : kWeightInterleaveTable) std::printf("%-24s %s\n", v.name, v.source);
   return kExitOk;
 }
 
@@ -469,10 +484,101 @@ int run_convert(const Args& args) {
   return kExitOk;
 }
 
+// `weights`: the SM90 mixed-input weight interleaves (weight_interleave.h).
+int run_weights(const Args& args) {
+  if (args.positional().size() < 2) throw UsageError("weights needs an interleave, e.g. flashinfer_sm90_fp4");
+  if (args.positional().size() > 2) throw UsageError("unexpected argument '" + args.positional()[2] + "'");
+  const WeightInterleave v = checked([&] { return weight_interleave_from_string(args.positional()[1]); });
+  const Extents extent = extents(args);
+  const std::int64_t R = extent.R, K = extent.C;
+  const std::int64_t per = checked([&] { return weight_bytes(v, R, K); });
+  const std::string name = to_string(v);
+  const bool json = args.flag("json");
+  const bool files = args.get("in") || args.get("out");
+  if (int(files) + int(args.get("index").has_value()) + int(args.get("bit").has_value()) > 1)
+    throw UsageError("give at most one of --in/--out, --index r,k and --bit N");
+  if (!files && (args.get("batch") || args.flag("undo")))
+    throw UsageError("--batch and --undo apply to a conversion (--in and --out)");
+  if (const auto idx = args.get("index")) {
+    const std::array<std::int64_t, 2> rk = index_arg(*idx);
+    const auto bits = checked([&] { return weight_code_bits(v, R, K, rk[0], rk[1]); });
+    if (json) {
+      std::printf("{\"interleave\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"index\": [%lld, %lld], \"bits\": [%lld, %lld, "
+                  "%lld, %lld]}\n",
+                  name.c_str(), static_cast<long long>(R), static_cast<long long>(K), static_cast<long long>(rk[0]),
+                  static_cast<long long>(rk[1]), static_cast<long long>(bits[0]), static_cast<long long>(bits[1]),
+                  static_cast<long long>(bits[2]), static_cast<long long>(bits[3]));
+      return kExitOk;
+    }
+    std::printf("%s, R = %lld, K = %lld: code (%lld, %lld), bits 0..3 (bit 3 = sign) at", name.c_str(),
+                static_cast<long long>(R), static_cast<long long>(K), static_cast<long long>(rk[0]),
+                static_cast<long long>(rk[1]));
+    for (std::int64_t b : bits)
+      std::printf(" byte %lld bit %lld%s", static_cast<long long>(b / 8), static_cast<long long>(b % 8),
+                  b == bits[3] ? "\n" : ",");
+    return kExitOk;
+  }
+  if (args.get("bit")) {
+    const auto bit = static_cast<std::int64_t>(args.get_int("bit", 0, 0, INT64_MAX));
+    const auto src = checked([&] { return weight_bit_source(v, R, K, bit); });
+    if (json)
+      std::printf("{\"interleave\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"bit\": %lld, \"index\": [%lld, %lld], "
+                  "\"code_bit\": %lld}\n",
+                  name.c_str(), static_cast<long long>(R), static_cast<long long>(K), static_cast<long long>(bit),
+                  static_cast<long long>(src[0]), static_cast<long long>(src[1]), static_cast<long long>(src[2]));
+    else
+      std::printf("%s, R = %lld, K = %lld: bit %lld (byte %lld bit %lld) holds bit %lld of code (%lld, %lld)\n",
+                  name.c_str(), static_cast<long long>(R), static_cast<long long>(K), static_cast<long long>(bit),
+                  static_cast<long long>(bit / 8), static_cast<long long>(bit % 8), static_cast<long long>(src[2]),
+                  static_cast<long long>(src[0]), static_cast<long long>(src[1]));
+    return kExitOk;
+  }
+  if (!files) {
+    if (json)
+      std::printf("{\"interleave\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"bytes\": %lld, \"tiles\": %lld, "
+                  "\"source\": \"%s\"}\n",
+                  name.c_str(), static_cast<long long>(R), static_cast<long long>(K), static_cast<long long>(per),
+                  static_cast<long long>(per / 512), json_escape(info(v).source).c_str());
+    else
+      std::printf("%s, R = %lld, K = %lld 4-bit codes\n  defined by   %s\n  storage      %lld bytes per expert, the batch "
+                  "stride\n  tiles        %lld of 16 rows x 64 codes (512 bytes), each rearranged in place\n",
+                  name.c_str(), static_cast<long long>(R), static_cast<long long>(K), info(v).source,
+                  static_cast<long long>(per), static_cast<long long>(per / 512));
+    return kExitOk;
+  }
+  if (!args.get("in") || !args.get("out")) throw UsageError("a conversion needs both --in and --out");
+  const std::int64_t batch = args.get_int("batch", 1, 0, kMaxExtent);
+  if (per != 0 && batch > (std::int64_t{1} << 40) / per)
+    throw UsageError("--batch " + std::to_string(batch) + " experts of that size exceed 2^40 bytes");
+  const bool undo = args.flag("undo");
+  const std::vector<std::uint8_t> in =
+      read_elements<std::uint8_t>(*args.get("in"), batch * per,
+                                  name + " with R = " + std::to_string(R) + ", K = " + std::to_string(K) + " and --batch " +
+                                      std::to_string(batch) + " (" + std::to_string(per) + " bytes each)");
+  std::vector<std::uint8_t> out(in.size());
+  checked([&] {
+    if (undo) deinterleave_weights(v, batch, R, K, in, out);
+    else interleave_weights(v, batch, R, K, in, out);
+    return 0;
+  });
+  write_elements(*args.get("out"), out);
+  const char* direction = undo ? "interleaved -> fp4_dense" : "fp4_dense -> interleaved";
+  if (json)
+    std::printf("{\"interleave\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"batch\": %lld, \"undo\": %s, \"bytes\": "
+                "%lld, \"out\": \"%s\"}\n",
+                name.c_str(), static_cast<long long>(R), static_cast<long long>(K), static_cast<long long>(batch),
+                undo ? "true" : "false", static_cast<long long>(batch * per), json_escape(*args.get("out")).c_str());
+  else
+    std::printf("%lld experts of %lld x %lld 4-bit codes (%lld bytes each), %s: %s, %s\n",
+                static_cast<long long>(batch), static_cast<long long>(R), static_cast<long long>(K),
+                static_cast<long long>(per), name.c_str(), direction, args.get("out")->c_str());
+  return kExitOk;
+}
+
 int run_layout(const std::vector<std::string>& argv) {
-  const std::vector<std::string> value_options = {"rows", "cols", "index",  "offset",  "from", "to",
-                                                  "in",   "out",  "batch", "element", "pad"};
-  const std::vector<std::string> flags = {"json", "map", "strict-padding"};
+  const std::vector<std::string> value_options = {"rows", "cols",  "index",   "offset", "from", "to",
+                                                  "in",   "out",   "batch",   "element", "pad", "bit"};
+  const std::vector<std::string> flags = {"json", "map", "strict-padding", "undo"};
   const Args args(argv, value_options, flags);
   const std::string sub = args.positional().empty() ? "list" : args.positional()[0];
   // Each subcommand's options (--json applies to all): any other one given is an error.
@@ -500,10 +606,16 @@ int run_layout(const std::vector<std::string>& argv) {
     only({"rows", "cols", "from", "to", "in", "out", "batch", "element", "pad", "strict-padding"});
     return run_convert(args);
   }
-  throw UsageError("unknown subcommand '" + sub + "' (list, show, where, convert)");
+  if (sub == "weights") {
+    only({"rows", "cols", "in", "out", "batch", "undo", "index", "bit"});
+    return run_weights(args);
+  }
+  throw UsageError("unknown subcommand '" + sub + "' (list, show, where, convert, weights)");
 }
 
-const Registrar layout_cmd({"layout", "scale layouts: list, show one's geometry and offsets, where, convert raw buffers",
+const Registrar layout_cmd({"layout",
+                            "scale layouts: list, show one's geometry and offsets, where, convert raw buffers; "
+                            "weight interleaves",
                             kUsage, run_layout});
 
 }  // namespace

@@ -114,6 +114,7 @@ std::vector<std::unique_ptr<Operation>> quantization_family();
 
 std::unique_ptr<Operation> scale_layout_from_id(std::string_view rest);
 std::unique_ptr<Operation> grouped_layout_from_id(std::string_view rest);
+std::unique_ptr<Operation> weight_interleave_from_id(std::string_view rest);
 std::unique_ptr<Operation> packing_from_id(std::string_view rest);
 std::unique_ptr<Operation> layout_from_file(const GoldenFile& f);
 std::vector<std::unique_ptr<Operation>> layout_family();

@@ -8,6 +8,9 @@
 //   @op grouped_scale_layout rows:0,5,133,133,300
 //   @fields rows:u64 cols:u64 r:u64 c:u64 -> size:u64 offset:u64
 //
+//   @op weight_interleave flashinfer_sm90_fp4
+//   @fields rows:u64 cols:u64 r:u64 k:u64 -> size:u64 bit0:u64 bit1:u64 bit2:u64 bit3:u64
+//
 //   @op pack fp6_dense e2m3
 //   @fields codes:e2m3[16] -> bytes:u8[12]
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include "blockscale/layout/grouped_scales.h"
 #include "blockscale/layout/packing.h"
 #include "blockscale/layout/scale_layout.h"
+#include "blockscale/layout/weight_interleave.h"
 #include "common.h"
 
 namespace blockscale::golden::detail {
@@ -247,6 +251,75 @@ class GroupedLayoutOp final : public Operation {
   GroupedScaleLayout layout_;
 };
 
+// The SM90 mixed-input weight interleaves: code (r, k) of a rows x cols matrix of 4-bit codes ->
+// the bit index of each of its four bits in the interleaved buffer.
+class WeightInterleaveOp final : public Operation {
+ public:
+  explicit WeightInterleaveOp(WeightInterleave v) : variant_(v) {}
+  SetKind kind() const override { return SetKind::layout; }
+  std::string id() const override { return "weight_interleave:" + to_string(variant_); }
+  std::string file_stem() const override { return "weights_" + to_string(variant_); }
+  std::vector<std::string> op_lines() const override { return {"weight_interleave " + to_string(variant_)}; }
+  std::vector<std::string> notes() const override {
+    return {std::string(info(variant_).source) + ":",
+            "rows x cols 4-bit codes stored fp4_dense (code 2j in the low nibble of byte j); (r, k) -> the bit index",
+            "(8 * byte + bit) of code bits 0..3 (bit 3 = sign) in the interleaved buffer of size bytes "
+            "(layout/weight_interleave.h)"};
+  }
+  std::vector<FieldSpec> fields() const override {
+    return {{"rows", kU64, 1, false}, {"cols", kU64, 1, false}, {"r", kU64, 1, false},
+            {"k", kU64, 1, false},    {"size", kU64, 1, true},  {"bit0", kU64, 1, true},
+            {"bit1", kU64, 1, true},  {"bit2", kU64, 1, true},  {"bit3", kU64, 1, true}};
+  }
+  void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
+    constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
+    for (int i = 0; i < 4; ++i) {
+      if (in[i] >= kMax) invalid("index or extent 0x" + hex(in[i]) + " is beyond 2^40");
+    }
+    const auto rows = static_cast<std::int64_t>(in[0]), cols = static_cast<std::int64_t>(in[1]);
+    const auto r = static_cast<std::int64_t>(in[2]), k = static_cast<std::int64_t>(in[3]);
+    out[0] = static_cast<std::uint64_t>(weight_bytes(variant_, rows, cols));
+    const auto bits = weight_code_bits(variant_, rows, cols, r, k);
+    for (std::int64_t j = 0; j < 4; ++j) {
+      if (weight_bit_source(variant_, rows, cols, bits[static_cast<std::size_t>(j)]) != std::array<std::int64_t, 3>{r, k, j})
+        invalid("weight_bit_source(weight_code_bits(...)) does not give the code bit back");
+      out[static_cast<std::size_t>(1 + j)] = static_cast<std::uint64_t>(bits[static_cast<std::size_t>(j)]);
+    }
+  }
+  std::size_t default_cases() const override { return 384; }
+  std::vector<std::uint64_t> generate_inputs(const GenerateOptions& o) const override {
+    Rng rng(operation_seed(o.seed, id()));
+    // One tile, a tile pair each way, a wide and a tall matrix.
+    const std::array<std::int64_t, 2> shapes[] = {{16, 64}, {32, 128}, {48, 192}, {128, 256}, {16, 512}};
+    std::vector<std::uint64_t> in;
+    const std::size_t total = case_count(o, default_cases());
+    auto push = [&](std::int64_t rows, std::int64_t cols, std::int64_t r, std::int64_t k) {
+      if (in.size() / 4 < total)
+        for (std::int64_t v : {rows, cols, r, k}) in.push_back(static_cast<std::uint64_t>(v));
+    };
+    // Edge: the rows of each half tile and tile ends; codes at the word, 4-byte and 32-byte edges.
+    if (o.data == DataKind::edge || o.data == DataKind::mixed) {
+      for (const auto& [rows, cols] : shapes) {
+        for (std::int64_t r : {std::int64_t{0}, std::int64_t{7}, std::int64_t{8}, std::int64_t{15}, rows - 1}) {
+          for (std::int64_t k : {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{8},
+                                 std::int64_t{9}, std::int64_t{16}, std::int64_t{63}, cols - 1})
+            push(rows, cols, r, k);
+        }
+      }
+    }
+    while (in.size() / 4 < total) {
+      const auto& [rows, cols] = shapes[rng.below(std::size(shapes))];
+      const std::int64_t k = rng.range(0, cols - 1);
+      const std::int64_t r = rng.range(0, rows - 1);
+      push(rows, cols, r, k);
+    }
+    return in;
+  }
+
+ private:
+  WeightInterleave variant_;
+};
+
 constexpr std::size_t kPackGroup = 16;  // codes per case: one whole unit of every packing
 
 class PackingOp final : public Operation {
@@ -314,6 +387,10 @@ std::unique_ptr<Operation> grouped_layout_from_id(std::string_view rest) {
   return std::make_unique<GroupedLayoutOp>(grouped_scale_layout_from_string(rest));
 }
 
+std::unique_ptr<Operation> weight_interleave_from_id(std::string_view rest) {
+  return std::make_unique<WeightInterleaveOp>(weight_interleave_from_string(rest));
+}
+
 std::unique_ptr<Operation> packing_from_id(std::string_view rest) {
   const auto parts = split(rest, ':');
   if (parts.size() != 2) invalid("packing id " + quote(rest) + " is not <packing>:<format>");
@@ -335,13 +412,15 @@ std::unique_ptr<Operation> layout_from_file(const GoldenFile& f) {
       op = std::make_unique<ScaleLayoutOp>(scale_layout_from_string(parts[1]));
     } else if (parts.size() == 2 && parts[0] == "grouped_scale_layout") {
       op = grouped_layout_from_id(parts[1]);
+    } else if (parts.size() == 2 && parts[0] == "weight_interleave") {
+      op = weight_interleave_from_id(parts[1]);
     } else if (parts.size() == 3 && parts[0] == "pack") {
       op = packing_from_id(parts[1] + ":" + parts[2]);
     } else {
       fail_op(
           f, 0,
-          "expected '@op scale_layout <layout>', '@op grouped_scale_layout <family_axis>:<ends>' or '@op pack <packing> "
-          "<format>', got " +
+          "expected '@op scale_layout <layout>', '@op grouped_scale_layout <family_axis>:<ends>', '@op weight_interleave "
+          "<interleave>' or '@op pack <packing> <format>', got " +
               quote(h.ops[0]));
     }
   } catch (const std::invalid_argument& e) {
@@ -386,6 +465,11 @@ std::vector<std::unique_ptr<Operation>> layout_family() {
         layouts.push_back(ScaleLayout::block_major_k(128));
         layouts.push_back(ScaleLayout::block_major_k(128, RowOrder::trtllm_shuffle16));
         break;
+      case ScaleLayoutKind::sm90_mixed_folded:
+        // MXFP4 weight scales (group 32), and the widest fold (group 128: one block per K128 chunk).
+        layouts.push_back(ScaleLayout::sm90_mixed_folded(32));
+        layouts.push_back(ScaleLayout::sm90_mixed_folded(128));
+        break;
       default: layouts.push_back(ScaleLayout::of(k.kind));
     }
   }
@@ -405,6 +489,7 @@ std::vector<std::unique_ptr<Operation>> layout_family() {
                              "deepgemm_sm100_cols:4,8", "triton_kernels_rows:0,5,133,133,300",
                              "triton_kernels_rows:tokens=400:1,130"})
     out.push_back(grouped_layout_from_id(groups));
+  for (const WeightInterleaveInfo& v : kWeightInterleaveTable) out.push_back(std::make_unique<WeightInterleaveOp>(v.kind));
   const std::pair<Packing, Format> packings[] = {
       {Packing::byte_per_element, Format::float8_e4m3fn}, {Packing::fp4_dense, Format::float4_e2m1fn},
       {Packing::fp6_dense, Format::float6_e2m3fn},        {Packing::fp6_dense, Format::float6_e3m2fn},

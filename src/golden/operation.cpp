@@ -105,7 +105,8 @@ std::unique_ptr<Operation> operation_from_id(std::string_view id) {
   const std::string_view rest = colon == std::string_view::npos ? std::string_view() : id.substr(colon + 1);
   if (colon == std::string_view::npos || rest.empty()) {
     detail::invalid("operation id " + quote(id) +
-                    " is not <kind>:<operation> (convert:, quantize:, layout:, grouped_layout:, pack:, instruction:, gemm:) "
+                    " is not <kind>:<operation> (convert:, quantize:, layout:, grouped_layout:, weight_interleave:, pack:, "
+                    "instruction:, gemm:) "
                     "or a family (" +
                     [] {
                       std::string s;
@@ -118,11 +119,12 @@ std::unique_ptr<Operation> operation_from_id(std::string_view id) {
   if (kind == "quantize") return detail::quantization_from_id(rest);
   if (kind == "layout") return detail::scale_layout_from_id(rest);
   if (kind == "grouped_layout") return detail::grouped_layout_from_id(rest);
+  if (kind == "weight_interleave") return detail::weight_interleave_from_id(rest);
   if (kind == "pack") return detail::packing_from_id(rest);
   if (kind == "instruction") return detail::instruction_from_id(rest);
   if (kind == "gemm") return detail::gemm_from_id(rest);
   detail::invalid("unknown operation kind " + quote(kind) + " in " + quote(id) +
-                  " (convert, quantize, layout, grouped_layout, pack, instruction, gemm)");
+                  " (convert, quantize, layout, grouped_layout, weight_interleave, pack, instruction, gemm)");
 }
 
 std::vector<std::string> family_names() {

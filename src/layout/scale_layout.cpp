@@ -81,7 +81,8 @@ struct Geometry {
   i64 Rb = 0, Cb = 0;  // extents in the base layout's roles (= R, C unless swap)
   i64 Rp = 0, Cp = 0;  // padded extents (base roles)
   i64 ld = 0;          // a leading dimension / tile count where the layout has one
-  i64 kw = 4;          // blocks per atom row of the 128-row layouts (gfx1250_mx: min(C, 4), or scale_k_width)
+  i64 kw = 4;          // blocks per atom row of the 128-row layouts (gfx1250_mx: min(C, 4), or scale_k_width);
+                       // sm90_mixed_folded: gpk, the blocks per 128 K elements
   i64 size = 0;        // storage_size
   const RowOrderInfo* rows = &kRowOrderTable[0];  // the layout's row order
 };
@@ -129,6 +130,17 @@ Geometry make_geometry(const ScaleLayout& l, i64 R, i64 C) {
       break;
     case ScaleLayoutKind::tiled_8x4:
       g.Rp = rup(Rb, 8), g.Cp = rup(Cb, 4), g.ld = g.Cp / 4;
+      break;
+    case ScaleLayoutKind::sm90_mixed_folded:
+      // interleave_moe_scales_for_sm90_mixed_gemm raises unless rows % 64 == 0 and
+      // K / group_size % (128 / group_size) == 0: it reshapes without padding.
+      g.kw = 128 / l.group_size;
+      if (Rb % 64 != 0)
+        fail(l, R, C, "interleave_moe_scales_for_sm90_mixed_gemm does not pad: R must be a multiple of 64");
+      if (Cb % g.kw != 0)
+        fail(l, R, C, "interleave_moe_scales_for_sm90_mixed_gemm does not pad: C must be a multiple of 128 / group_size = " +
+                          std::to_string(g.kw));
+      g.Rp = Rb, g.Cp = Cb;
       break;
     case ScaleLayoutKind::gluon_contiguous:
       if (Rb % l.block_mn != 0)
@@ -202,6 +214,11 @@ i64 base_row_term(const Geometry& g, i64 r) {
     case ScaleLayoutKind::tiled_8x4:
       // L2: 32*(floor(r/8)*nk + floor(c/4)) + 4*(r mod 8) + (c mod 4)
       return 32 * (r / 8) * g.ld + 4 * (r % 8);
+    case ScaleLayoutKind::sm90_mixed_folded:
+      // L15: r = 64 rb + F s + f with F = 4 gpk (the folded M of a 64-row block, 16 / gpk slices
+      // s), c = gpk kb + j: off = 64 C rb + 64 gpk kb + 16 f + gpk s + j (the reshape to
+      // (R/64, 16/gpk, F, C/gpk, gpk) and permute (0, 3, 2, 1, 4) of FlashInfer).
+      return 64 * g.Cb * (r / 64) + 16 * (r % (4 * g.kw)) + g.kw * ((r % 64) / (4 * g.kw));
     case ScaleLayoutKind::gluon_contiguous:
       // L4: BM*SBK*(floor(r/BM)*(C/SBK) + floor(c/SBK)) + SBK*(r mod BM) + (c mod SBK)
       return l.block_mn * l.block_k_scales * (r / l.block_mn) * g.ld + l.block_k_scales * (r % l.block_mn);
@@ -250,6 +267,8 @@ i64 base_col_term(const Geometry& g, i64 c) {
       return (c / l.block_k) * g.Rb * l.block_k + c % l.block_k;
     case ScaleLayoutKind::tiled_8x4:
       return 32 * (c / 4) + c % 4;
+    case ScaleLayoutKind::sm90_mixed_folded:
+      return 64 * g.kw * (c / g.kw) + c % g.kw;
     case ScaleLayoutKind::gluon_contiguous:
       return l.block_mn * l.block_k_scales * (c / l.block_k_scales) + c % l.block_k_scales;
     case ScaleLayoutKind::cdna4_mfma32:
@@ -305,6 +324,13 @@ std::array<i64, 2> base_decode(const Geometry& g, i64 off) {
     case ScaleLayoutKind::tiled_8x4: {
       const i64 t = off / 32, u = off % 32;
       return {8 * (t / g.ld) + u / 4, 4 * (t % g.ld) + u % 4};
+    }
+    case ScaleLayoutKind::sm90_mixed_folded: {
+      // 64-row block rb, then K128 chunk kb, then the 16-byte row f, then slice s, then block j.
+      const i64 rb = off / (64 * g.Cb), u = off % (64 * g.Cb);
+      const i64 kb = u / (64 * g.kw), v = u % (64 * g.kw);
+      const i64 f = v / 16, s = (v % 16) / g.kw, j = v % g.kw;
+      return {64 * rb + 4 * g.kw * s + f, g.kw * kb + j};
     }
     case ScaleLayoutKind::gluon_contiguous: {
       const i64 tile = l.block_mn * l.block_k_scales;
@@ -485,10 +511,12 @@ bool has_param_major(ScaleLayoutKind k) {
 }
 bool has_param_ld(ScaleLayoutKind k) { return k == ScaleLayoutKind::cublaslt_blk128x128; }
 bool has_param_block_k(ScaleLayoutKind k) { return k == ScaleLayoutKind::block_major_k; }
+bool has_param_group(ScaleLayoutKind k) { return k == ScaleLayoutKind::sm90_mixed_folded; }
 // The parameters a kind needs (ScaleLayout::of refuses those kinds); gfx1250_mx's scale_k_width and
 // the row order are optional.
 bool has_params(ScaleLayoutKind k) {
-  return has_param_block(k) || has_param_warps(k) || has_param_major(k) || has_param_ld(k) || has_param_block_k(k);
+  return has_param_block(k) || has_param_warps(k) || has_param_major(k) || has_param_ld(k) || has_param_block_k(k) ||
+         has_param_group(k);
 }
 bool has_param_k_width(ScaleLayoutKind k) { return k == ScaleLayoutKind::gfx1250_mx; }
 // The kinds the trtllm-gen weight preparation reorders: the element rows and checkpoint scales
@@ -496,6 +524,10 @@ bool has_param_k_width(ScaleLayoutKind k) { return k == ScaleLayoutKind::gfx1250
 bool takes_row_order(ScaleLayoutKind k) {
   return k == ScaleLayoutKind::linear || k == ScaleLayoutKind::tiled_128x4 || k == ScaleLayoutKind::block_major_k;
 }
+
+// interleave_moe_scales_for_sm90_mixed_gemm's rules for one-byte scales: group_size divides 128,
+// and the 128 / group_size blocks of a K128 chunk divide a 16-byte row (physical_cols = 16).
+bool valid_folded_group_size(i64 v) { return v == 8 || v == 16 || v == 32 || v == 64 || v == 128; }
 
 // Describes what is wrong with a layout's parameters, or returns an empty string.
 std::string layout_problem(const ScaleLayout& l) {
@@ -538,6 +570,13 @@ std::string layout_problem(const ScaleLayout& l) {
   } else if (l.scale_k_width != defaults.scale_k_width) {
     return name + " has no scale_k_width parameter (it must stay 0)";
   }
+  if (has_param_group(l.kind)) {
+    if (!valid_folded_group_size(l.group_size))
+      return name + ": group_size must be 8, 16, 32, 64 or 128 (it must divide 128, and 128 / group_size byte scales "
+                    "must fit a 16-byte row)";
+  } else if (l.group_size != defaults.group_size) {
+    return name + " has no group_size parameter (it must stay 0)";
+  }
   if (static_cast<std::size_t>(l.row_order) >= kRowOrderTable.size()) return name + ": unknown RowOrder";
   if (l.row_order != RowOrder::natural && !takes_row_order(l.kind))
     return name + " takes no row order (rows= is for linear, tiled_128x4 and block_major_k)";
@@ -565,7 +604,7 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
   ScaleLayout l;
   l.kind = ki->kind;
   bool seen_bm = false, seen_bk = false, seen_nw = false, seen_major = false, seen_ld = false, seen_rows = false;
-  bool seen_block_k = false, seen_k_width = false;
+  bool seen_block_k = false, seen_k_width = false, seen_group = false;
   if (colon != std::string_view::npos) {
     std::string_view rest = text.substr(colon + 1);
     if (rest.empty()) {
@@ -623,6 +662,11 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
         if (!parse_i64(value, v) || (v != 4 && v != 8 && v != 16))
           why = "scale_k_width must be 4, 8 or 16, not '" + std::string(value) + "'";
         l.scale_k_width = static_cast<std::int32_t>(v);
+      } else if (key == "group_size" && has_param_group(l.kind)) {
+        if (!once(seen_group)) return std::nullopt;
+        if (!parse_i64(value, v) || !valid_folded_group_size(v))
+          why = "group_size must be 8, 16, 32, 64 or 128, not '" + std::string(value) + "'";
+        l.group_size = static_cast<std::int32_t>(v);
       } else if (key == "rows" && takes_row_order(l.kind)) {
         if (!once(seen_rows)) return std::nullopt;
         const RowOrderInfo* o = nullptr;
@@ -648,6 +692,7 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
   else if (has_param_major(l.kind) && !seen_major) missing = "major (k or mn)";
   else if (has_param_ld(l.kind) && !seen_ld) missing = "ld_align (1 or 4)";
   else if (has_param_block_k(l.kind) && !seen_block_k) missing = "block_k";
+  else if (has_param_group(l.kind) && !seen_group) missing = "group_size";
   if (missing) {
     why = std::string(ki->name) + " needs the parameter " + missing;
     return std::nullopt;
@@ -736,6 +781,14 @@ ScaleLayout ScaleLayout::block_major_k(std::int64_t block_k, RowOrder order) {
   return l;
 }
 
+ScaleLayout ScaleLayout::sm90_mixed_folded(std::int32_t group_size) {
+  ScaleLayout l;
+  l.kind = ScaleLayoutKind::sm90_mixed_folded;
+  l.group_size = group_size;
+  validate(l);
+  return l;
+}
+
 RowOrder trtllm_row_order(std::int64_t epilogue_tile_m, bool gated_act) {
   if (epilogue_tile_m < 1)
     throw std::invalid_argument("trtllm_row_order: epilogue_tile_m = " + std::to_string(epilogue_tile_m) +
@@ -804,6 +857,7 @@ std::vector<std::int64_t> storage_shape(const ScaleLayout& layout, std::int64_t 
     case ScaleLayoutKind::deepgemm_sm100_packed: return {Cp / 4, Rp, 4};
     case ScaleLayoutKind::triton_hopper: return {Rp / 32, 32 * Cp};
     case ScaleLayoutKind::block_major_k: return {Cp / layout.block_k, Rp, layout.block_k};
+    case ScaleLayoutKind::sm90_mixed_folded: return {Rp / 64, Cp / g.kw, 4 * g.kw, 16};
   }
   return {};
 }
@@ -873,6 +927,7 @@ std::string to_string(const ScaleLayout& l) {
   if (has_param_ld(l.kind)) add("ld_align=" + std::to_string(l.ld_align));
   if (has_param_block_k(l.kind)) add("block_k=" + std::to_string(l.block_k));
   if (l.scale_k_width != 0) add("scale_k_width=" + std::to_string(l.scale_k_width));
+  if (has_param_group(l.kind)) add("group_size=" + std::to_string(l.group_size));
   if (l.row_order != RowOrder::natural) add("rows=" + to_string(l.row_order));
   return params.empty() ? kind_name(l.kind) : kind_name(l.kind) + ":" + params;
 }

@@ -22,6 +22,7 @@
 #include "blockscale/golden/set.h"
 #include "blockscale/golden/verify.h"
 #include "blockscale/layout/scale_layout.h"
+#include "blockscale/layout/weight_interleave.h"
 #include "blockscale/quantize/options.h"
 #include "golden/helpers.h"
 
@@ -169,6 +170,8 @@ TEST_F(GoldenCommitted, CoverEveryRuleLayoutPackingAndPreset) {
     for (const char* kind : {"linear", "tiled_128x4"})
       EXPECT_TRUE(any("scale_layout " + std::string(kind) + ":rows=" + o.name)) << kind << " " << o.name;
   }
+  for (const WeightInterleaveInfo& v : kWeightInterleaveTable)
+    EXPECT_TRUE(any("weight_interleave " + std::string(v.name))) << v.name;
   for (const char* p : {"byte_per_element", "fp4_dense", "fp6_dense", "fp4_padded16", "fp6_padded16"}) {
     EXPECT_TRUE(any(std::string("pack ") + p + " ")) << p;
   }

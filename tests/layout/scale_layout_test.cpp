@@ -94,6 +94,17 @@ IndexTensor oracle(const ScaleLayout& l, i64 R, i64 C) {
       const i64 bk = l.block_k;
       return permute(reshape(s, {R, C / bk, bk}), {1, 0, 2});
     }
+    case K::sm90_mixed_folded: {
+      // FlashInfer interleave_moe_scales_for_sm90_mixed_gemm (5823159c3 and later) on one expert's
+      // (rows, K / group_size) byte scales: scale_groups_per_k128 = 128 // group_size,
+      // physical_cols = 128 // element_bits = 16, m_slices_per_m64 = physical_cols //
+      // scale_groups_per_k128, folded_m = 64 // m_slices_per_m64; reshape (rows // 64,
+      // m_slices_per_m64, folded_m, k128_blocks, scale_groups_per_k128), permute (0, 3, 2, 1, 4).
+      const i64 per_k128 = 128 / l.group_size, physical_cols = 128 / 8;
+      const i64 m_slices = physical_cols / per_k128, folded_m = 64 / m_slices;
+      return reshape(permute(reshape(s, {R / 64, m_slices, folded_m, C / per_k128, per_k128}), {0, 3, 2, 1, 4}),
+                     {R / 64, C / per_k128, folded_m, physical_cols});
+    }
     case K::tiled_8x4: {
       // TRT-LLM SWIZZLED_8x4: 32-byte atoms of 8 rows x 4 blocks, K-atoms fastest.
       const IndexTensor p = pad_to_multiple(s, 8, 4);
@@ -151,6 +162,7 @@ bool fits(const ScaleLayout& l, i64 R, i64 C) {
   if (l.kind == K::cutile_swizzle_32_4_4) return R % 128 == 0 && C % 4 == 0;
   if (l.kind == K::gluon_contiguous) return R % l.block_mn == 0 && C % l.block_k_scales == 0;
   if (l.kind == K::block_major_k) return C % l.block_k == 0;
+  if (l.kind == K::sm90_mixed_folded) return R % 64 == 0 && C % (128 / l.group_size) == 0;
   return true;
 }
 
@@ -181,6 +193,9 @@ std::vector<ScaleLayout> all_layouts() {
       case K::block_major_k:
         for (i64 bk : {1, 2, 4, 8}) v.push_back(ScaleLayout::block_major_k(bk));
         break;
+      case K::sm90_mixed_folded:
+        for (int gs : {8, 16, 32, 64, 128}) v.push_back(ScaleLayout::sm90_mixed_folded(gs));
+        break;
       default:
         v.push_back(ScaleLayout::of(ki.kind));
     }
@@ -193,7 +208,7 @@ std::vector<ScaleLayout> all_layouts() {
 const std::vector<std::array<i64, 2>> kShapes = {
     {128, 4}, {256, 8},  {384, 12}, {200, 7}, {1, 1},   {130, 5},   {500, 20}, {600, 22}, {64, 3},
     {33, 9},  {257, 17}, {8, 2},    {1000, 1}, {3, 33}, {512, 16},  {96, 6},   {256, 64}, {1024, 8},
-    {640, 40}, {32, 2}, {128, 3}, {256, 2}, {300, 1}};
+    {640, 40}, {32, 2}, {128, 3}, {256, 2}, {300, 1}, {128, 32}, {192, 48}};
 
 // A byte that differs between neighbouring logical indices and is never 0x00 or 0xFF.
 std::uint8_t value_byte(i64 e) { return static_cast<std::uint8_t>(1 + (e * 37 + e / 254) % 253); }
@@ -348,6 +363,10 @@ TEST(ScaleLayoutGolden, HandCheckedOffsets) {
       {ScaleLayout::block_major_k(128), 3, 384, 2, 300, 2 * 3 * 128 + 2 * 128 + 44,
        "[K/128, M, 128]: block 300/128 = 2 (2*3*128), row 2 (2*128), byte 300 mod 128 = 44"},
       {ScaleLayout::block_major_k(4), 5, 8, 4, 3, 16 + 3, "block 0, row 4 (4*4), column 3"},
+      {ScaleLayout::sm90_mixed_folded(32), 128, 8, 100, 6, 64 * 8 + 64 * 4 + 16 * 4 + 4 * 2 + 2,
+       "row 100 = 64 + 16*2 + 4 (block 1, slice 2, folded row 4), block 6 = 4*1 + 2"},
+      {ScaleLayout::sm90_mixed_folded(128), 64, 3, 63, 2, 64 * 2 + 16 * 3 + 15,
+       "gpk 1, F 4: row 63 = 4*15 + 3 (slice 15, folded row 3), block 2 = K128 chunk 2"},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(to_string(k.l) + ": " + k.why);
@@ -575,6 +594,25 @@ TEST(ScaleLayoutIdentity, SameBytesUnderOtherNames) {
   EXPECT_NE(image(ScaleLayout::of(K::cdna4_mfma16), 32, 8), image(ScaleLayout::of(K::cdna4_mfma32), 32, 8));
 }
 
+// TRT-LLM's WFP4A16FusedMoEMethod.load_quant_scales (the SM90 mixed-input MXFP4 x BF16 MoE; also
+// FlashInfer's interleave_moe_scales_for_hopper_mixed_gemm from d4544921c until 5823159c3): one
+// expert's (R, K_s) scales reshaped (R, K_s / 4, 4), permuted (1, 0, 2), stored (K_s / 4, 4 R), with
+// interleave = 128 // group_size = 4 and hidden % (32 * 4) == 0 asserted. That is L9, DeepGEMM's
+// packed word order, whenever R % 4 == 0 (L9 pads R to 4, this reshape does not).
+TEST(ScaleLayoutIdentity, TrtllmWfp4a16ScalesAreDeepGemmSm100Packed) {
+  for (auto [R, C] : {std::array<i64, 2>{64, 4}, {256, 8}, {384, 20}, {4, 64}}) {
+    const IndexTensor t = reshape(permute(reshape(logical_matrix(R, C), {R, C / 4, 4}), {1, 0, 2}), {C / 4, 4 * R});
+    const ScaleLayout l = ScaleLayout::of(K::deepgemm_sm100_packed);
+    ASSERT_EQ(storage_size(l, R, C), static_cast<i64>(t.data.size()));
+    for (i64 off = 0; off < static_cast<i64>(t.data.size()); ++off) {
+      const i64 e = t.data[static_cast<std::size_t>(off)];
+      ASSERT_EQ(offset(l, R, C, e / C, e % C), off) << R << "x" << C;
+    }
+  }
+  // The folded layout that replaced it is another order: 64-row pieces, 16-byte rows of 4 slices.
+  EXPECT_NE(image(ScaleLayout::sm90_mixed_folded(32), 64, 4), image(ScaleLayout::of(K::deepgemm_sm100_packed), 64, 4));
+}
+
 // layouts.md L9: on chip, DeepGEMM SM100 transposes each 128-word chunk (lane l gathers words l,
 // l+32, l+64, l+96 and stores them at 4l..4l+3), and that reproduces the L1 atom exactly.
 TEST(ScaleLayoutIdentity, DeepGemmSm100WordsTransposeIntoTheL1Atom) {
@@ -652,6 +690,12 @@ TEST(ScaleLayoutErrors, ShapesThatDoNotFitNameTheRule) {
   EXPECT_NE(message([] { check_shape(ScaleLayout::block_major_k(128), 256, 320); })
                 .find("convert_to_block_layout does not pad: C must be a multiple of block_k = 128"),
             std::string::npos);
+  EXPECT_NE(message([] { check_shape(ScaleLayout::sm90_mixed_folded(32), 96, 8); })
+                .find("interleave_moe_scales_for_sm90_mixed_gemm does not pad: R must be a multiple of 64"),
+            std::string::npos);
+  EXPECT_NE(message([] { check_shape(ScaleLayout::sm90_mixed_folded(16), 64, 12); })
+                .find("C must be a multiple of 128 / group_size = 8"),
+            std::string::npos);
   EXPECT_THROW(check_shape(ScaleLayout::of(K::linear), -1, 4), std::invalid_argument);
   EXPECT_THROW(check_shape(ScaleLayout::of(K::linear), i64{1} << 41, 4), std::invalid_argument);
   EXPECT_THROW(check_shape(ScaleLayout::of(K::linear), i64{1} << 40, i64{1} << 40), std::invalid_argument);
@@ -691,6 +735,11 @@ TEST(ScaleLayoutErrors, ParametersAreValidated) {
   EXPECT_THROW(ScaleLayout::gfx1250_mx(2), std::invalid_argument);  // aiter asserts 4, 8 or 16
   EXPECT_THROW(ScaleLayout::gfx1250_mx(32), std::invalid_argument);
   EXPECT_NO_THROW(ScaleLayout::of(K::gfx1250_mx));  // the width is optional
+  EXPECT_THROW(ScaleLayout::of(K::sm90_mixed_folded), std::invalid_argument);
+  for (int gs : {0, 1, 2, 4, 12, 48, 256}) EXPECT_THROW(ScaleLayout::sm90_mixed_folded(gs), std::invalid_argument) << gs;
+  ScaleLayout stray_group = ScaleLayout::of(K::tiled_128x4);
+  stray_group.group_size = 32;
+  EXPECT_THROW(validate(stray_group), std::invalid_argument);
   ScaleLayout stray_width = ScaleLayout::of(K::tiled_128x4);
   stray_width.scale_k_width = 8;
   EXPECT_THROW(validate(stray_width), std::invalid_argument);
@@ -723,6 +772,7 @@ TEST(ScaleLayoutText, RoundTripsAndRejects) {
   EXPECT_EQ(to_string(ScaleLayout::block_major_k(128)), "block_major_k:block_k=128");
   EXPECT_EQ(to_string(ScaleLayout::block_major_k(128, RowOrder::trtllm_shuffle16)),
             "block_major_k:block_k=128,rows=trtllm_shuffle16");
+  EXPECT_EQ(to_string(ScaleLayout::sm90_mixed_folded(32)), "sm90_mixed_folded:group_size=32");
   EXPECT_EQ(*parse_scale_layout("block_major_k:rows=gated_act,block_k=64"),
             ScaleLayout::block_major_k(64, RowOrder::gated_act));
   EXPECT_EQ(*parse_scale_layout("gluon_contiguous:block_k_scales=4,block_mn=64"),
@@ -735,7 +785,10 @@ TEST(ScaleLayoutText, RoundTripsAndRejects) {
                           "cublaslt_blk128x128:ld_align=2", "linear:major=k", "block_major_k",
                           "block_major_k:rows=gated_act", "block_major_k:block_k=0", "block_major_k:block_k=12x",
                           "block_major_k:block_k=8,block_k=8", "gfx1250_mx:scale_k_width=2", "gfx1250_mx:scale_k_width=0",
-                          "gfx1250_mx:rows=gated_act", "tiled_128x4:scale_k_width=8", "linear:block_k=4"}) {
+                          "gfx1250_mx:rows=gated_act", "tiled_128x4:scale_k_width=8", "linear:block_k=4",
+                          "sm90_mixed_folded", "sm90_mixed_folded:group_size=4", "sm90_mixed_folded:group_size=32x",
+                          "sm90_mixed_folded:group_size=32,group_size=32", "sm90_mixed_folded:group_size=32,rows=gated_act",
+                          "tiled_128x4:group_size=32"}) {
     EXPECT_FALSE(parse_scale_layout(bad).has_value()) << bad;
     EXPECT_THROW(scale_layout_from_string(bad), std::invalid_argument) << bad;
   }
@@ -759,7 +812,8 @@ TEST(ScaleLayoutText, KindTableIsIndexedByKind) {
 // with a required (unbracketed) key refuse ScaleLayout::of.
 TEST(ScaleLayoutText, KindTableListsTheParametersTheParserReads) {
   const std::vector<std::string> all_keys = {"block_mn", "block_k_scales", "num_warps", "major",
-                                             "ld_align", "rows",           "block_k",   "scale_k_width"};
+                                             "ld_align", "rows",           "block_k",   "scale_k_width",
+                                             "group_size"};
   for (const ScaleLayoutKindInfo& ki : kScaleLayoutKindTable) {
     SCOPED_TRACE(ki.name);
     std::vector<std::string> listed;

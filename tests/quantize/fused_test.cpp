@@ -673,6 +673,8 @@ TEST_P(QUANTIZEFUSED_SUITE, SameBytesInEveryPackingLayoutAndShape) {
     } else if (k.kind == ScaleLayoutKind::block_major_k) {
       layouts.push_back(ScaleLayout::block_major_k(1));
       layouts.push_back(ScaleLayout::block_major_k(8));
+    } else if (k.kind == ScaleLayoutKind::sm90_mixed_folded) {
+      layouts.push_back(ScaleLayout::sm90_mixed_folded(32));
     } else {
       layouts.push_back(ScaleLayout::of(k.kind));
     }

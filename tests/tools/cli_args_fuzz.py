@@ -88,6 +88,7 @@ def main():
               "deepgemm_sm100_rows:alignment=128:5,133", "deepgemm_sm100_rows:padded_rows=9:3,3",
               "deepgemm_sm100_cols:4,8", "deepgemm_sm100_rows:alignment=0:4", "deepgemm_sm100_cols:x:",
               "triton_kernels_rows:tokens=400:5,133", "triton_kernels_rows:1,130",
+              "weights", "flashinfer_sm90_fp4", "trtllm_sm90_fp4", "sm90_mixed_folded:group_size=32",
               "/nonexistent/dir/file", "/dev/null", "/proc/self/status", scratch,
               os.path.join(scratch, "out"), os.path.join(scratch, "out.json")] + golden_files
 

@@ -6,13 +6,17 @@ The layouts' closed forms are checked in tests/layout against index oracles; thi
 command does with files and arguments, with oracles written here from the defining code (torchao
 to_blocked, the Triton tutorial's shuffle_scales_cdna4, aiter shuffle_scale_batched, FlashInfer
 convert_to_block_layout and shuffle_matrix_a's row map, DeepGEMM's MN-major SFA, torchao's grouped
-torch_to_blocked_2d_M_groups / _K_groups, DeepGEMM's psum m-grouped and k-grouped ue8m0 packing):
+torch_to_blocked_2d_M_groups / _K_groups, DeepGEMM's psum m-grouped and k-grouped ue8m0 packing,
+FlashInfer's SM90 mixed-input folded scales, and the weight interleave kernels of FlashInfer and
+TRT-LLM, lane by lane):
   * convert: linear -> each layout (bytes, batch 2, a visible pad value) equals the oracle; back to
     linear gives the input; a direct conversion between two layouts equals the two steps; fp32
     scales of the Hopper layouts; the grouped (ragged MoE) layouts, and show's group starts and
     DeepGEMM psum layout;
   * --strict-padding: a changed padding byte exits 1 and writes nothing;
   * show --map / where: offsets against the oracle's positions, text and JSON;
+  * weights: interleave and --undo of packed 4-bit weights against the kernels; --index and --bit
+    against single-bit probes of the kernels;
   * errors (exit 2, message naming the rule): wrong file size, unknown layout or parameter, a shape
     the layout does not take, element types that disagree, a NaN or out-of-range pad, options of
     another subcommand, --map too large, bad --index.
@@ -161,6 +165,68 @@ def deepgemm_k_groups(ends):
     return oracle
 
 
+def flashinfer_folded(group_size):
+    # interleave_moe_scales_for_sm90_mixed_gemm (FlashInfer 5823159c3) on one expert's uint8 scales.
+    per_k128 = 128 // group_size
+    m_slices = 16 // per_k128
+    folded_m = 64 // m_slices
+
+    def oracle(s, pad):
+        rows, kgs = s.shape
+        return s.reshape(rows // 64, m_slices, folded_m, kgs // per_k128, per_k128).transpose(0, 3, 2, 1, 4).reshape(-1)
+    return oracle
+
+
+def fp4_rewrite_flashinfer(x):
+    # interleave_fp4_weights_for_sm90_mixed_gemm_kernel's mask-and-shift rewrite of a 32-bit word.
+    steps = [(0x80, 24), (0x70, 18), (0x08, 12), (0x07, 6), (0x8000, 13), (0x7000, 7), (0x0800, 1), (0x0700, -5),
+             (0x800000, 2), (0x700000, -4), (0x080000, -10), (0x070000, -16), (0x80000000, -1), (0x10000000, 1),
+             (0x60000000, -3), (0x08000000, -13), (0x01000000, -11), (0x06000000, -15)]
+    out = 0
+    for mask, shift in steps:
+        out |= (x & mask) << shift if shift >= 0 else (x & mask) >> -shift
+    return out
+
+
+def fp8_signs(x):
+    # preprocess_fp4x8_signs_for_fp8.
+    signs = (((x & 0x8) << 4) | ((x & 0x80) << 8) | ((x & 0x800) << 12) | ((x & 0x8000) << 16) |
+             ((x & 0x80000) >> 16) | ((x & 0x800000) >> 12) | ((x & 0x8000000) >> 8) | ((x & 0x80000000) >> 4))
+    return (x & 0x77777777) | signs
+
+
+def weight_kernel(variant, w, rows, cols):
+    # One expert (rows x cols/2 uint8) through the CUDA kernel of `variant`, thread by thread.
+    src = w.reshape(-1)
+    out = np.zeros_like(src)
+    lanes = 32 if variant == "trtllm_sm90_fp4" else 16
+    for block_id in range(rows // 2):
+        row_id = block_id // 8 * 16 + block_id % 8
+        for part in range(cols // 64):
+            for lane in range(lanes):
+                if variant == "flashinfer_sm90_fp4":
+                    mma = lane // 4
+                    dst = (row_id + (mma % 2) * 8) * cols // 2 + part * 32 + lane // 8 * 16 + (lane % 4) * 4
+                    col = part * 32 + mma * 8 + lane % 4
+                    a, b = row_id * cols // 2 + col, (row_id + 8) * cols // 2 + col
+                    x = int(src[a]) | int(src[b]) << 8 | int(src[a + 4]) << 16 | int(src[b + 4]) << 24
+                    out[dst:dst + 4] = np.frombuffer(fp4_rewrite_flashinfer(x).to_bytes(4, "little"), np.uint8)
+                elif variant == "trtllm_sm90_fp4":
+                    dst = ((row_id + (lane // 8 % 2) * 8) * cols // 2 + part * 32 + lane // 16 * 16 + (lane % 4) * 4 +
+                           (lane % 8) // 4 * 2)
+                    a, b = int(src[row_id * cols // 2 + part * 32 + lane]), int(src[(row_id + 8) * cols // 2 + part * 32 + lane])
+                    out[dst], out[dst + 1] = (a & 0x0F) | ((b & 0x0F) << 4), (b & 0xF0) | (a >> 4)
+                else:  # the 16-bit kernels: int4, fp4_fp8
+                    dst_unit = (row_id + (lane % 8) // 4 * 8) * cols // 4 + part * 16 + lane // 8 * 8 + lane % 4 * 2
+                    ua, ub = row_id * cols // 4 + part * 16 + lane, (row_id + 8) * cols // 4 + part * 16 + lane
+                    x = (int(src[2 * ua]) | int(src[2 * ua + 1]) << 8 | int(src[2 * ub]) << 16 |
+                         int(src[2 * ub + 1]) << 24)
+                    if variant == "flashinfer_sm90_fp4_fp8":
+                        x = fp8_signs(x)
+                    out[2 * dst_unit:2 * dst_unit + 4] = np.frombuffer(x.to_bytes(4, "little"), np.uint8)
+    return out
+
+
 CASES = [
     # (layout text, R, C, oracle(matrix, pad) -> flat)
     ("tiled_128x4", 200, 7, to_blocked),
@@ -177,6 +243,8 @@ CASES = [
     ("deepgemm_sm100_cols:0,3,4,4,13", 132, 13, deepgemm_k_groups([0, 3, 4, 4, 13])),
     ("triton_kernels_rows:tokens=400:0,5,133,133,300", 300, 7, triton_ragged([0, 5, 133, 133, 300], 400)),
     ("triton_kernels_rows:1,130", 130, 9, triton_ragged([1, 130], 0)),
+    ("sm90_mixed_folded:group_size=32", 128, 12, flashinfer_folded(32)),
+    ("sm90_mixed_folded:group_size=16", 64, 16, flashinfer_folded(16)),
 ]
 
 
@@ -295,6 +363,39 @@ def main():
     assert {k["kind"] for k in kinds} >= {"tiled_128x4", "block_major_k", "gfx1250_mx"}
     assert [k["parameters"] for k in kinds if k["kind"] == "block_major_k"] == ["block_k [rows]"]
 
+    # ---- weights: whole experts against the kernels, back with --undo; where single bits go.
+    kinds = json.loads(run(tool, "list", "--json").stdout)
+    variants = [k["kind"] for k in kinds if k.get("weight_interleave")]
+    assert variants == ["flashinfer_sm90_fp4", "flashinfer_sm90_fp4_fp8", "sm90_int4", "trtllm_sm90_fp4"], variants
+    rows, cols = 32, 128
+    per = rows * cols // 2
+    w = rng.integers(0, 256, size=(2, per), dtype=np.uint8)
+    w.tofile(f("w.bin"))
+    for variant in variants:
+        info = json.loads(run(tool, "weights", variant, "--rows", str(rows), "--cols", str(cols), "--batch", "2", "--in",
+                              f("w.bin"), "--out", f("wi.bin"), "--json").stdout)
+        assert info["bytes"] == 2 * per and info["undo"] is False, info
+        want = np.concatenate([weight_kernel(variant, w[b], rows, cols) for b in range(2)])
+        assert np.array_equal(np.fromfile(f("wi.bin"), dtype=np.uint8), want), variant
+        run(tool, "weights", variant, "--rows", str(rows), "--cols", str(cols), "--batch", "2", "--undo", "--in",
+            f("wi.bin"), "--out", f("wb.bin"))
+        assert np.array_equal(np.fromfile(f("wb.bin"), dtype=np.uint8), w.reshape(-1)), variant
+        for r_, k_ in [(13, 70), (rows - 1, cols - 1)]:
+            bits = json.loads(run(tool, "weights", variant, "--rows", str(rows), "--cols", str(cols), "--index",
+                                  f"{r_},{k_}", "--json").stdout)["bits"]
+            for j in range(4):
+                one = np.zeros(per, np.uint8)
+                one[r_ * cols // 2 + k_ // 2] = 1 << (4 * (k_ % 2) + j)
+                moved = weight_kernel(variant, one, rows, cols)
+                (byte,) = np.flatnonzero(moved)
+                assert bits[j] == 8 * byte + int(moved[byte]).bit_length() - 1, (variant, r_, k_, j)
+                back = json.loads(run(tool, "weights", variant, "--rows", str(rows), "--cols", str(cols), "--bit",
+                                      str(bits[j]), "--json").stdout)
+                assert back["index"] == [r_, k_] and back["code_bit"] == j, (variant, back)
+        checked += 1
+    human = run(tool, "weights", "sm90_int4", "--rows", "32", "--cols", "128").stdout
+    assert "2048 bytes per expert" in human and "4 of 16 rows x 64 codes" in human, human
+
     # ---- errors: exit 2 with the rule named.
     np.zeros(100, np.uint8).tofile(f("short.bin"))
     errors = [
@@ -337,6 +438,24 @@ def main():
           f("short.bin"), "--out", f("x.bin")], "grouped layouts store byte scales"),
         (["convert", "--from", "deepgemm_sm90_sfa", "--to", "rows:4", "--rows", "4", "--cols", "4", "--in",
           f("short.bin"), "--out", f("x.bin")], "say which with --element byte|fp32"),
+        (["show", "sm90_mixed_folded:group_size=32", "--rows", "96", "--cols", "4"],
+         "interleave_moe_scales_for_sm90_mixed_gemm does not pad: R must be a multiple of 64"),
+        (["show", "sm90_mixed_folded:group_size=24", "--rows", "64", "--cols", "4"], "group_size must be 8, 16, 32"),
+        (["weights", "fp4", "--rows", "16", "--cols", "64"], "unknown weight interleave 'fp4'"),
+        (["weights", "sm90_int4", "--rows", "24", "--cols", "64"], "rows must be a multiple of 16"),
+        (["weights", "sm90_int4", "--rows", "16", "--cols", "96"], "cols must be a multiple of 64"),
+        (["weights", "sm90_int4", "--rows", "16", "--cols", "64", "--in", f("short.bin"), "--out", f("x.bin")],
+         "has 100 bytes; sm90_int4 with R = 16, K = 64 and --batch 1 (512 bytes each) needs 512"),
+        (["weights", "sm90_int4", "--rows", "16", "--cols", "64", "--in", f("short.bin")],
+         "a conversion needs both --in and --out"),
+        (["weights", "sm90_int4", "--rows", "16", "--cols", "64", "--index", "0,0", "--bit", "3"],
+         "give at most one of --in/--out, --index r,k and --bit N"),
+        (["weights", "sm90_int4", "--rows", "16", "--cols", "64", "--undo"], "--batch and --undo apply to a conversion"),
+        (["weights", "sm90_int4", "--rows", "16", "--cols", "64", "--index", "16,0"], "is outside the matrix"),
+        (["weights", "sm90_int4", "--rows", "16", "--cols", "64", "--bit", "4096"], "is outside the 512 bytes"),
+        (["weights", "--rows", "16", "--cols", "64"], "weights needs an interleave"),
+        (["weights", "sm90_int4", "--rows", "16", "--cols", "64", "--map"], "--map does not apply to 'weights'"),
+        (["show", "tiled_128x4", "--rows", "4", "--cols", "4", "--undo"], "--undo does not apply to 'show'"),
     ]
     for args, rule in errors:
         r = run(tool, *args, expect=2)

@@ -93,9 +93,16 @@ enum class ScaleLayoutKind : std::uint8_t {
   // orders the element bytes of trtllm-gen MoE weights (R = rows, C = bytes per row, block_k = 128
   // bytes), after their row order, which it takes.
   block_major_k,
+  // L15, the folded weight scales of the SM90 mixed-input MoE GEMM (FlashInfer
+  // interleave_moe_scales_for_sm90_mixed_gemm, since FlashInfer 5823159c3): byte scales of group_size
+  // elements, gpk = 128 / group_size blocks per 128 K elements. Each 64-row x gpk-block piece is one
+  // 64 * gpk byte tile whose 16-byte rows hold 16 / gpk row slices of gpk blocks:
+  // r = 64 rb + F s + f (F = 4 gpk), c = gpk kb + j -> off = 64 C rb + 64 gpk kb + 16 f + gpk s + j.
+  // No padding: R % 64 == 0 and C % gpk == 0.
+  sm90_mixed_folded,
 };
 
-inline constexpr int kScaleLayoutKindCount = 18;
+inline constexpr int kScaleLayoutKindCount = 19;
 
 // Whether a layout's element is one byte (ue8m0 / ue4m3) or an fp32 scale. to_layout /
 // from_layout move any element type; this records what the systems that use the layout store.
@@ -132,6 +139,7 @@ inline constexpr std::array<ScaleLayoutKindInfo, kScaleLayoutKindCount> kScaleLa
   {ScaleLayoutKind::cutile_swizzle_32_4_4,  "cutile_swizzle_32_4_4",  "L1",  ScaleElement::byte, ""},
   {ScaleLayoutKind::gfx1250_mx,             "gfx1250_mx",             "L13", ScaleElement::byte, "[scale_k_width]"},
   {ScaleLayoutKind::block_major_k,          "block_major_k",          "L14", ScaleElement::byte, "block_k [rows]"},
+  {ScaleLayoutKind::sm90_mixed_folded,      "sm90_mixed_folded",      "L15", ScaleElement::byte, "group_size"},
 }};
 // clang-format on
 
@@ -208,6 +216,7 @@ struct ScaleLayout {
   RowOrder row_order = RowOrder::natural;
   std::int64_t block_k = 0;        // block_major_k: columns per block (>= 1)
   std::int32_t scale_k_width = 0;  // gfx1250_mx: 0 (triton_kernels' min(C, 4)), or 4, 8, 16 (aiter)
+  std::int32_t group_size = 0;     // sm90_mixed_folded: elements per scale, 8, 16, 32, 64 or 128
 
   // A kind without parameters (throws std::invalid_argument for one that has them).
   static ScaleLayout of(ScaleLayoutKind k);
@@ -224,6 +233,9 @@ struct ScaleLayout {
   static ScaleLayout gfx1250_mx(std::int32_t scale_k_width);
   // FlashInfer convert_to_block_layout(x, block_k), applied after the rows are put in `order`.
   static ScaleLayout block_major_k(std::int64_t block_k, RowOrder order = RowOrder::natural);
+  // FlashInfer interleave_moe_scales_for_sm90_mixed_gemm(scales, group_size) of byte scales (MXFP4:
+  // 32).
+  static ScaleLayout sm90_mixed_folded(std::int32_t group_size);
 
   friend bool operator==(const ScaleLayout&, const ScaleLayout&) = default;
 };
@@ -242,7 +254,8 @@ std::int64_t storage_size(const ScaleLayout& layout, std::int64_t R, std::int64_
 // The row-major shape of the stored tensor as the layout's definition decomposes it (its product
 // is storage_size), e.g. tiled_128x4: {Rp/128, Cp/4, 32, 4, 4}; cutile_swizzle_32_4_4:
 // {R/128, C/4, 32, 16}; gfx1250_mx: {Rp/128, Cp/kw, 32, 4, kw}; cdna4_*: {Rp/32, 32*Cp}; deepgemm_sm90_sfa: {C, align(R,4)};
-// deepgemm_sm100_packed (bytes): {ceil(C/4), align(R,4), 4}; block_major_k: {C/block_k, R, block_k}.
+// deepgemm_sm100_packed (bytes): {ceil(C/4), align(R,4), 4}; block_major_k: {C/block_k, R, block_k};
+// sm90_mixed_folded: {R/64, C/gpk, 4*gpk, 16}.
 std::vector<std::int64_t> storage_shape(const ScaleLayout& layout, std::int64_t R, std::int64_t C);
 
 // Forward map: storage offset of S[r][c]. Throws when (r, c) is outside R x C.
@@ -309,7 +322,7 @@ std::optional<std::int64_t> find_padding_mismatch(const ScaleLayout& layout, std
 // Text form: the kind's name, then its parameters, all of them, as key=value after a colon:
 //   "tiled_128x4", "gluon_contiguous:block_mn=128,block_k_scales=4", "triton_hopper:num_warps=8",
 //   "deepgemm_sm90_sfb:major=k", "cutlass_blockwise:major=mn", "cublaslt_blk128x128:ld_align=4",
-//   "block_major_k:block_k=128".
+//   "block_major_k:block_k=128", "sm90_mixed_folded:group_size=32".
 // Two parameters are optional and printed only when set: the row order, when not natural,
 //   "tiled_128x4:rows=gated_act_trtllm_shuffle32", "block_major_k:block_k=128,rows=trtllm_shuffle16",
 // and gfx1250_mx's atom width, when not 0, "gfx1250_mx:scale_k_width=16".
