@@ -557,6 +557,26 @@ TEST(ScaleLayoutIdentity, AiterWeightShufflesAreGluonContiguousOfBytes) {
           << "layout (" << IN << ", " << IK << "), " << elem_bytes << "-byte elements";
     }
   }
+  // use_int4 = True on a 1-byte tensor: chunks of K = 32 elements instead of 16 // element_size.
+  for (auto [IN, IK] : {std::array<i64, 2>{16, 16}, {32, 32}}) {
+    const i64 N = 2 * IN, Kb = 3 * 2 * IK, BK = 2 * IK;
+    const IndexTensor t = permute(reshape(logical_matrix(N, Kb), {1, N / IN, IN, Kb / BK, BK / 32, 32}), {0, 1, 3, 4, 2, 5});
+    for (i64 off = 0; off < N * Kb; ++off) {
+      const i64 e = t.data[static_cast<std::size_t>(off)];
+      ASSERT_EQ(offset(ScaleLayout::gluon_contiguous(IN, 32, 1), N, Kb, e / Kb, e % Kb), off) << "use_int4 " << IN;
+    }
+  }
+  // shuffle_weight_NK(x, inst_N, inst_K) (the ck_tile MoE preshuffle): kPerLane = inst_K / (64 /
+  // inst_N) elements per lane; view (-1, N/inst_N, inst_N, K/inst_K, 64/inst_N, kPerLane), permute
+  // (0, 1, 3, 4, 2, 5) -> gluon_contiguous with BM = inst_N and SBK = kPerLane.
+  for (auto [iN, iK] : {std::array<i64, 2>{16, 32}, {16, 64}, {32, 64}, {32, 128}}) {
+    const i64 kpl = iK / (64 / iN), N = 3 * iN, Kb = 2 * iK;
+    const IndexTensor t = permute(reshape(logical_matrix(N, Kb), {1, N / iN, iN, Kb / iK, 64 / iN, kpl}), {0, 1, 3, 4, 2, 5});
+    for (i64 off = 0; off < N * Kb; ++off) {
+      const i64 e = t.data[static_cast<std::size_t>(off)];
+      ASSERT_EQ(offset(ScaleLayout::gluon_contiguous(iN, kpl, 1), N, Kb, e / Kb, e % Kb), off) << "NK " << iN << "x" << iK;
+    }
+  }
   const i64 N = 32, Kb = 96;  // the gfx1250 preshuffle, 2-D path
   const IndexTensor g = permute(reshape(logical_matrix(N, Kb), {N / 16, 16, Kb / 32, 2, 16}), {0, 2, 3, 1, 4});
   for (i64 off = 0; off < N * Kb; ++off) {
