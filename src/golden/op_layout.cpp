@@ -35,14 +35,20 @@ std::vector<FieldSpec> offset_fields() {
           {"c", kU64, 1, false},    {"size", kU64, 1, true},  {"offset", kU64, 1, true}};
 }
 
-// One case of an offset map. The inverse map must give the index back (a case checks both
-// directions).
-template <class Layout>
-void compute_offset_case(const Layout& layout, std::span<const std::uint64_t> in, std::span<std::uint64_t> out) {
+// The four inputs every layout case starts with (two extents, a two-part index) stay below 2^40,
+// the library's extent limit, so they convert to int64 safely.
+void check_extents_and_index(std::span<const std::uint64_t> in) {
   constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
   for (int i = 0; i < 4; ++i) {
     if (in[i] >= kMax) invalid("index or extent 0x" + hex(in[i]) + " is beyond 2^40");
   }
+}
+
+// One case of an offset map. The inverse map must give the index back (a case checks both
+// directions).
+template <class Layout>
+void compute_offset_case(const Layout& layout, std::span<const std::uint64_t> in, std::span<std::uint64_t> out) {
+  check_extents_and_index(in);
   const auto R = static_cast<std::int64_t>(in[0]), C = static_cast<std::int64_t>(in[1]);
   const auto r = static_cast<std::int64_t>(in[2]), c = static_cast<std::int64_t>(in[3]);
   const std::int64_t size = storage_size(layout, R, C);
@@ -272,10 +278,7 @@ class WeightInterleaveOp final : public Operation {
             {"bit1", kU64, 1, true},  {"bit2", kU64, 1, true},  {"bit3", kU64, 1, true}};
   }
   void compute(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const override {
-    constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
-    for (int i = 0; i < 4; ++i) {
-      if (in[i] >= kMax) invalid("index or extent 0x" + hex(in[i]) + " is beyond 2^40");
-    }
+    check_extents_and_index(in);
     const auto rows = static_cast<std::int64_t>(in[0]), cols = static_cast<std::int64_t>(in[1]);
     const auto r = static_cast<std::int64_t>(in[2]), k = static_cast<std::int64_t>(in[3]);
     out[0] = static_cast<std::uint64_t>(weight_bytes(variant_, rows, cols));
