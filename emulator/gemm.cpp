@@ -176,6 +176,7 @@ void KernelSchedule::validate() const {
   if (instruction.row == nullptr) fail("KernelSchedule: no instruction");
   const std::string who = instruction.name();
   if (instruction.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 GEMMs are not modelled here: use mma_f64");
+  if (instruction.sparse) fail(who + ": sparse instructions are modelled one instruction at a time (mma_sparse), not in GEMM schedules");
   if (accumulation == Accumulation::promotion) {
     if (instruction.block_scaled()) fail("promotion applies fp32 scales itself: it needs a non-block-scaled instruction, got " + who);
     if (instruction.d != Type::f32) fail("promotion accumulates in fp32: it needs an f32-output instruction, got " + who);

@@ -96,9 +96,9 @@ int block_of_scale_vec(Kind kind, const std::string& q) {
   fail("unknown vector size " + q + " (scale_vec::1X, 2X, 4X)");
 }
 
-std::string shape_rule_text(const InstructionRow& row, int m) {
+std::string shape_rule_text(std::span<const ShapeRule> rules, int m) {
   std::string s;
-  for (const ShapeRule& r : row.shapes) {
+  for (const ShapeRule& r : rules) {
     if (r.m != m) continue;
     if (!s.empty()) s += " or ";
     s += r.n_min == r.n_max ? "N=" + std::to_string(r.n_min)
@@ -108,27 +108,32 @@ std::string shape_rule_text(const InstructionRow& row, int m) {
   return s;
 }
 
-void validate_shape(const InstructionRow& row, int m, int n, int k) {
-  const std::string who(row.family);
-  if (std::none_of(row.shapes.begin(), row.shapes.end(), [&](const ShapeRule& r) { return r.m == m; })) {
+// `rules` are the row's dense shapes or its sparse ones; `who` names the family (and the form).
+void validate_shape(std::span<const ShapeRule> rules, const std::string& who, int m, int n, int k) {
+  if (std::none_of(rules.begin(), rules.end(), [&](const ShapeRule& r) { return r.m == m; })) {
     std::string ms;
-    for (const ShapeRule& r : row.shapes) {
+    for (const ShapeRule& r : rules) {
       if (ms.find("M=" + std::to_string(r.m)) != std::string::npos) continue;
       ms += (ms.empty() ? "M=" : " or M=") + std::to_string(r.m);
     }
     fail(who + " requires " + ms + ", got " + std::to_string(m));
   }
-  if (std::none_of(row.shapes.begin(), row.shapes.end(), [&](const ShapeRule& r) { return r.m == m && r.k == k; })) {
+  if (std::none_of(rules.begin(), rules.end(), [&](const ShapeRule& r) { return r.m == m && r.k == k; })) {
     std::string ks;
-    for (const ShapeRule& r : row.shapes) {
+    for (const ShapeRule& r : rules) {
       if (r.m != m) continue;
       ks += (ks.empty() ? "K=" : " or K=") + std::to_string(r.k);
     }
     fail(who + " with M=" + std::to_string(m) + " requires " + ks + ", got " + std::to_string(k));
   }
-  if (std::none_of(row.shapes.begin(), row.shapes.end(), [&](const ShapeRule& r) { return r.accepts(m, n, k); })) {
-    fail(who + " with M=" + std::to_string(m) + " requires " + shape_rule_text(row, m) + ", got " + std::to_string(n));
+  if (std::none_of(rules.begin(), rules.end(), [&](const ShapeRule& r) { return r.accepts(m, n, k); })) {
+    fail(who + " with M=" + std::to_string(m) + " requires " + shape_rule_text(rules, m) + ", got " + std::to_string(n));
   }
+}
+
+// PTX spells the sparse forms mma.sp::ordered_metadata.sync.aligned and wgmma.mma_async.sp.sync.aligned.
+std::string sparse_qualified(const InstructionRow& row) {
+  return row.opcode == Opcode::wgmma ? "wgmma.mma_async.sp" : "mma.sp::ordered_metadata.sync.aligned";
 }
 
 void validate_types(const InstructionRow& row, Type a, Type b) {
@@ -154,7 +159,7 @@ std::string Instruction::name() const {
   (void)table_row();
   std::string s(to_string(row->arch));
   s += ' ';
-  s += row->qualified;
+  s += sparse ? sparse_qualified(*row) : std::string(row->qualified);
   s += " m" + std::to_string(m) + 'n' + std::to_string(n) + 'k' + std::to_string(k);
   for (Type t : {d, a, b}) {
     s += ' ';
@@ -167,10 +172,34 @@ std::string Instruction::name() const {
   return s;
 }
 
+int Instruction::sparse_group() const {
+  if (!sparse) throw std::invalid_argument(name() + " is not a sparse instruction");
+  // PTX ISA 9.7.14.6.1: tf32 is 1:2 (one value in each pair), the 16- and 8-bit types 2:4.
+  return a == Type::tf32 ? 2 : 4;
+}
+
+Instruction Instruction::dense_form() const {
+  if (!sparse) throw std::invalid_argument(name() + " is not a sparse instruction");
+  return make_instruction(*row, m, n, k / 2, a, b);
+}
+
 Instruction make_instruction(const InstructionRow& row, int m, int n, int k, Type a, Type b) {
   validate_types(row, a, b);
-  validate_shape(row, m, n, k);
+  validate_shape(row.shapes, std::string(row.family), m, n, k);
   return Instruction{&row, m, n, k, a, b, row.d_type};
+}
+
+Instruction make_sparse_instruction(const InstructionRow& row, int m, int n, int k, Type a, Type b) {
+  const std::string who = std::string(row.family) + " sparse form";
+  if (row.sparse_shapes.empty()) {
+    fail(std::string(row.family) + " (" + std::string(row.id) +
+         ") has no modelled sparse form: sparse MMA is modelled for sm_90a mma.sync and wgmma (numerics.md e.7)");
+  }
+  validate_types(row, a, b);
+  validate_shape(row.sparse_shapes, who, m, n, k);
+  Instruction ins{&row, m, n, k, a, b, row.d_type};
+  ins.sparse = true;
+  return ins;
 }
 
 Instruction smallest_instruction(const InstructionRow& row, Type a, Type b) {
@@ -204,6 +233,7 @@ Instruction parse_instruction(std::string_view name) {
   }
   bool has_mma = false, has_sync = false, has_wgmma = false, has_async = false, has_tcgen05 = false;
   bool block_scale = false;
+  std::string sparse_token;  // "sp" (wgmma) or "sp::ordered_metadata" (mma)
   std::optional<Kind> kind;
   int block = 0;
   std::optional<std::array<int, 3>> shape;
@@ -228,7 +258,7 @@ Instruction parse_instruction(std::string_view name) {
     else if (t == "aligned" || t == "row" || t == "col" || t == "cta_group::1") continue;
     else if (t == "cta_group::2") fail("cta_group::2 is not modelled (numerics.md e.7)");
     else if (t == "ws") fail(".ws is not modelled (numerics.md e.7)");
-    else if (t == "sp") fail("sparse MMA (.sp) is not modelled (numerics.md e.7)");
+    else if (t == "sp" || t == "sp::ordered_metadata") sparse_token = t;
     else if (t == "block_scale") block_scale = true;
     else if (t.rfind("kind::", 0) == 0) {
       if (kind) fail("more than one .kind in " + quoted);
@@ -276,6 +306,17 @@ Instruction parse_instruction(std::string_view name) {
     fail("no instruction (mma.sync, wgmma.mma_async or tcgen05.mma) in " + quoted);
   }
   const std::string op(to_string(opcode));
+  const bool sparse = !sparse_token.empty();
+  if (sparse && opcode == Opcode::tcgen05_mma) fail("tcgen05.mma.sp is not modelled (numerics.md e.7; sparse forms are modelled on sm_90a)");
+  // mma.sp without ::ordered_metadata lets the metadata indices come in either order and is
+  // deprecated from PTX 8.5; only the ordered form is measured (docs/emulator.md, "Sparse MMA").
+  if (opcode == Opcode::mma_sync && sparse_token == "sp")
+    fail("mma.sp without ::ordered_metadata is not modelled: use mma.sp::ordered_metadata in " + quoted);
+  if (opcode == Opcode::wgmma && sparse_token == "sp::ordered_metadata")
+    fail("wgmma takes .sp, not .sp::ordered_metadata, in " + quoted);
+  if (sparse && arch->arch != Arch::sm_90a) {
+    fail("sparse " + op + " is modelled on sm_90a only (measured on an H100; numerics.md e.7), got " + words[0]);
+  }
   if (opcode == Opcode::tcgen05_mma && !kind) fail("tcgen05.mma needs a .kind qualifier in " + quoted);
   if ((opcode != Opcode::mma_sync || kind) && !arch->specific) {
     fail(op + (kind ? " ." + std::string(to_string(*kind)) : std::string()) + " requires the architecture-specific target " +
@@ -318,11 +359,13 @@ Instruction parse_instruction(std::string_view name) {
     arch_has_kind = true;
     if (r.block != (is_block_scaled(k) ? block : 0)) continue;
     if (r.block_scaled && r.scale_type != *scale) continue;
+    if (sparse && r.sparse_shapes.empty()) continue;
     rows.push_back(&r);
   }
   const std::string where = std::string(to_string(arch->arch));
   if (!arch_has_opcode) fail(op + " is not available on " + where + " (see: blockscale models)");
   if (!arch_has_kind) fail(op + (k == Kind::none ? " without .kind" : " ." + kname) + " is not available on " + where);
+  if (rows.empty() && sparse) fail("sparse " + op + " on " + where + " has no modelled form of this kind");
   if (rows.empty()) {
     fail(op + " ." + kname + " on " + where + " has no block" + std::to_string(block) + " form with " +
          std::string(to_string(*scale)) + " scales");
@@ -332,11 +375,13 @@ Instruction parse_instruction(std::string_view name) {
   const InstructionRow* match = nullptr;
   std::vector<int> ks;
   bool shaped_match = false;
+  const auto rules_of = [&](const InstructionRow* r) { return sparse ? r->sparse_shapes : r->shapes; };
   for (const InstructionRow* r : rows) {
     if (r->d_type != d || !r->a_types.contains(a) || !r->b_types.contains(b)) continue;
-    const bool shaped = std::any_of(r->shapes.begin(), r->shapes.end(),
+    const auto rules = rules_of(r);
+    const bool shaped = std::any_of(rules.begin(), rules.end(),
                                     [&](const ShapeRule& s) { return s.m == (*shape)[0] && s.k == (*shape)[2]; });
-    for (const ShapeRule& s : r->shapes) {
+    for (const ShapeRule& s : rules) {
       if (s.m == (*shape)[0] && std::find(ks.begin(), ks.end(), s.k) == ks.end()) ks.push_back(s.k);
     }
     if (match == nullptr || shaped) match = r;
@@ -346,8 +391,8 @@ Instruction parse_instruction(std::string_view name) {
     std::sort(ks.begin(), ks.end());
     std::string accepted;
     for (int kk : ks) accepted += (accepted.empty() ? "K=" : " or K=") + std::to_string(kk);
-    fail(std::string(match->family) + " with M=" + std::to_string((*shape)[0]) + " requires " + accepted + ", got " +
-         std::to_string((*shape)[2]));
+    fail(std::string(match->family) + (sparse ? " sparse form" : "") + " with M=" + std::to_string((*shape)[0]) +
+         " requires " + accepted + ", got " + std::to_string((*shape)[2]));
   }
   if (match == nullptr) {
     // Name the first operand that no candidate accepts.
@@ -360,6 +405,7 @@ Instruction parse_instruction(std::string_view name) {
     for (const InstructionRow* r : rows) {
       if (r->family != rows.front()->family) who = op + (k == Kind::none ? "" : " " + kname);
     }
+    if (sparse) who = "sparse " + who;
     if (std::none_of(rows.begin(), rows.end(), [&](const InstructionRow* r) { return r->d_type == d; })) {
       fail(who + " on " + where + " produces D of type " + ds + ", got " + std::string(to_string(d)));
     }
@@ -372,6 +418,7 @@ Instruction parse_instruction(std::string_view name) {
     fail(who + " on " + where + " with D " + std::string(to_string(d)) + " takes " + accepted + ", got A " +
          std::string(to_string(a)) + " and B " + std::string(to_string(b)));
   }
+  if (sparse) return make_sparse_instruction(*match, (*shape)[0], (*shape)[1], (*shape)[2], a, b);
   return make_instruction(*match, (*shape)[0], (*shape)[1], (*shape)[2], a, b);
 }
 

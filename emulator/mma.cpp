@@ -96,6 +96,7 @@ std::uint32_t dot(const Instruction& ins, std::span<const std::uint32_t> a, std:
                   std::uint32_t c, std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b) {
   const std::string who = ins.name();
   if (ins.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 operands: use dot_f64");
+  if (ins.sparse) fail(who + ": a sparse instruction takes stored values and their positions: use dot_sparse");
   if (a.size() != static_cast<std::size_t>(ins.k) || b.size() != static_cast<std::size_t>(ins.k)) {
     fail(who + ": a dot product needs K=" + std::to_string(ins.k) + " codes per operand, got " +
          std::to_string(a.size()) + " and " + std::to_string(b.size()));
@@ -125,6 +126,7 @@ std::vector<std::uint32_t> mma(const Instruction& ins, const CodeMatrix& a, cons
                                const CodeMatrix& scale_a, const CodeMatrix& scale_b) {
   const std::string who = ins.name();
   if (ins.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 operands: use mma_f64");
+  if (ins.sparse) fail(who + ": a sparse instruction takes stored values and their positions: use mma_sparse");
   const auto check = [&](const CodeMatrix& m, const char* what, std::size_t rows, std::size_t cols) {
     if (m.rows() != rows || m.cols() != cols) {
       fail(who + ": " + what + " must be " + std::to_string(rows) + " x " + std::to_string(cols) + ", got " +
@@ -145,6 +147,84 @@ std::vector<std::uint32_t> mma(const Instruction& ins, const CodeMatrix& a, cons
   }
   // One instruction is a GEMM of one K step: the GEMM model checks formats and codes and computes.
   return gemm(KernelSchedule::chain(ins), GemmOperands{a, b, scale_a, scale_b, c});
+}
+
+namespace {
+
+// Checks the positions of one row's stored values (PTX ISA 9.7.14.6.1) and writes the B row each
+// one selects; `row` names the A row in messages (-1 for a single dot product).
+void sparse_rows(const Instruction& ins, std::span<const std::uint8_t> index, std::span<std::size_t> b_rows,
+                 long long row) {
+  const int group = ins.sparse_group(), per_group = group / 2;
+  const std::string where = ins.name() + (row < 0 ? std::string() : ": A row " + std::to_string(row));
+  for (std::size_t s = 0; s < index.size(); ++s) {
+    const std::size_t g = s / static_cast<std::size_t>(per_group);
+    if (index[s] >= group) {
+      fail(where + ": stored value " + std::to_string(s) + " has position " + std::to_string(index[s]) +
+           " in its group of " + std::to_string(group) + " (positions 0.." + std::to_string(group - 1) + ")");
+    }
+    // ::ordered_metadata: the two positions of a 2:4 group increase (equal ones are undefined).
+    if (per_group == 2 && s % 2 == 1 && index[s] <= index[s - 1]) {
+      fail(where + ": group " + std::to_string(g) + " has positions " + std::to_string(index[s - 1]) + " and " +
+           std::to_string(index[s]) + ": mma.sp::ordered_metadata and wgmma.sp need them increasing");
+    }
+    b_rows[s] = g * static_cast<std::size_t>(group) + index[s];
+  }
+}
+
+}  // namespace
+
+std::uint32_t dot_sparse(const Instruction& ins, std::span<const std::uint32_t> a_values,
+                         std::span<const std::uint8_t> a_index, std::span<const std::uint32_t> b, std::uint32_t c) {
+  const std::size_t K = static_cast<std::size_t>(ins.k);
+  if (!ins.sparse) fail(ins.name() + ": not a sparse instruction: use dot");
+  if (a_values.size() != K / 2 || a_index.size() != K / 2 || b.size() != K) {
+    fail(ins.name() + ": a sparse dot product needs K/2=" + std::to_string(K / 2) + " stored values and positions and K=" +
+         std::to_string(K) + " B codes, got " + std::to_string(a_values.size()) + ", " + std::to_string(a_index.size()) +
+         " and " + std::to_string(b.size()));
+  }
+  std::vector<std::size_t> rows(K / 2);
+  sparse_rows(ins, a_index, rows, -1);
+  std::vector<std::uint32_t> selected(K / 2);
+  for (std::size_t s = 0; s < K / 2; ++s) selected[s] = b[rows[s]];
+  return dot(ins.dense_form(), a_values, selected, c);
+}
+
+std::vector<std::uint32_t> mma_sparse(const Instruction& ins, const CodeMatrix& a_values,
+                                      std::span<const std::uint8_t> a_index, const CodeMatrix& b, const CodeMatrix& c) {
+  const std::string who = ins.name();
+  if (!ins.sparse) fail(who + ": not a sparse instruction: use mma");
+  const std::size_t M = static_cast<std::size_t>(ins.m), N = static_cast<std::size_t>(ins.n),
+                    K = static_cast<std::size_t>(ins.k);
+  const auto check = [&](const CodeMatrix& m, const char* what, std::size_t rows, std::size_t cols, Format f) {
+    if (m.rows() != rows || m.cols() != cols) {
+      fail(who + ": " + what + " must be " + std::to_string(rows) + " x " + std::to_string(cols) + ", got " +
+           std::to_string(m.rows()) + " x " + std::to_string(m.cols()));
+    }
+    if (m.format() != f) fail(who + ": " + what + " must hold " + format_name(f) + " codes, got " + format_name(m.format()));
+    m.check_codes(who + ": " + what);
+  };
+  if (a_values.empty() || b.empty()) fail(who + ": A's stored values and B are required");
+  const Instruction dense = ins.dense_form();
+  const Format acc = accumulator_format(ins.params().rounding);
+  check(a_values, "A's stored values", M, K / 2, *format_of(ins.a));
+  check(b, "B", K, N, *format_of(ins.b));
+  if (!c.empty()) check(c, "C", M, N, acc);
+  if (a_index.size() != M * K / 2) {
+    fail(who + ": the positions of A's stored values must be M x K/2 = " + std::to_string(M * K / 2) + ", got " +
+         std::to_string(a_index.size()));
+  }
+  std::vector<std::uint32_t> d(M * N), values(K / 2), selected(K / 2);
+  std::vector<std::size_t> rows(K / 2);
+  for (std::size_t i = 0; i < M; ++i) {
+    sparse_rows(ins, a_index.subspan(i * K / 2, K / 2), rows, static_cast<long long>(i));
+    for (std::size_t s = 0; s < K / 2; ++s) values[s] = a_values.word(i, s);
+    for (std::size_t j = 0; j < N; ++j) {
+      for (std::size_t s = 0; s < K / 2; ++s) selected[s] = b.word(rows[s], j);
+      d[i * N + j] = dot(dense, values, selected, c.empty() ? 0u : c.word(i, j));
+    }
+  }
+  return d;
 }
 
 double dot_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b, double c) {

@@ -40,6 +40,13 @@ constexpr ShapeRule kF64Shapes[] = {{8, 8, 8, 8, 4}, {16, 8, 8, 8, 4}, {16, 8, 8
 constexpr ShapeRule kWgmmaK8[] = {{64, 8, 256, 8, 8}};
 constexpr ShapeRule kWgmmaK16[] = {{64, 8, 256, 8, 16}};
 constexpr ShapeRule kWgmmaK32[] = {{64, 8, 256, 8, 32}};
+// Sparse forms on sm_90a (PTX ISA 9.7.14.6 and 9.7.15.5.2): the logical K is twice the dense K.
+constexpr ShapeRule kSpM16N8K8K16[] = {{16, 8, 8, 8, 8}, {16, 8, 8, 8, 16}};
+constexpr ShapeRule kSpM16N8K16K32[] = {{16, 8, 8, 8, 16}, {16, 8, 8, 8, 32}};
+constexpr ShapeRule kSpM16N8K64[] = {{16, 8, 8, 8, 64}};
+constexpr ShapeRule kSpWgmmaK16[] = {{64, 8, 256, 8, 16}};
+constexpr ShapeRule kSpWgmmaK32[] = {{64, 8, 256, 8, 32}};
+constexpr ShapeRule kSpWgmmaK64[] = {{64, 8, 256, 8, 64}};
 constexpr ShapeRule kTcK8[] = {{64, 8, 256, 8, 8}, {128, 8, 256, 8, 8}};
 constexpr ShapeRule kTcK16[] = {{64, 8, 256, 8, 16}, {128, 8, 256, 8, 16}};
 // kind::f8f6f4 at cta_group::1: PTX allows "N step 8 or 16"; CUTLASS and DeepGEMM assert N % 8 for
@@ -74,6 +81,9 @@ constexpr std::string_view kH200Sweep = "blockscale conform sweep, docs/conforma
 // The same sweep of every sm_90a target on an H100 (2026-11-22, the table as of then): the
 // instruction rows' counts below (the fp8 mma.sync rows cite their own H100 run of the same data).
 constexpr std::string_view kH100Sweep = "blockscale conform sweep, docs/conformance/h100-sweep.json";
+// Sparse forms: docs/conformance.md "Sparse MMA on an H100" (2026-11-24): 262,144 outputs per
+// measured form (random bit patterns and a narrow exponent range, random ordered metadata), all
+// equal to the dense row applied to the gathered operands.
 constexpr HardwareEvidence kHopperWgmmaFp8[] = {
     {"H100", e4m3, e4m3, 5000, "K&M H100/E4M3 d_H100_fp32 (wgmma, C = 0)"},
     {"H100", e5m2, e5m2, 5000, "K&M H100/E5M2 d_H100_fp32 (wgmma, C = 0)"},
@@ -233,37 +243,46 @@ const InstructionRow kRows[] = {
   // ---- Hopper sm_90a: wgmma (one FDPA per instruction), mma.sync, emulated fp8 mma.sync (b.9).
   {"sm_90a.wgmma.tf32.f32", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK8, kTf32, kTf32, f32, false, f32, 0,
    plus_zero(T(8, 25, R::rz_fp32, -133)), P::published_model, kNone, kHopperWgmmaTf32,
-   "MMA-Sim (random bit patterns); H200 conform sweep; e_zero -133 pinned on an H200 and an H100 (gpu_probes_test)", "wgmma tf32"},
+   "MMA-Sim (random bit patterns); H200 conform sweep; e_zero -133 pinned on an H200 and an H100 (gpu_probes_test)", "wgmma tf32",
+   kSpWgmmaK16, "H100: wgmma.sp m64n8k16 tf32"},
   {"sm_90a.wgmma.f16bf16.f32", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK16, kF16Bf16, kF16Bf16, f32, false, f32, 0,
    plus_zero(T(16, 25, R::rz_fp32, -133)), P::published_model, kNone, kHopperWgmmaF16F32,
-   "MMA-Sim; H200 conform sweep; e_zero -133 pinned with bf16 on an H200 and an H100 (gpu_probes_test)", "wgmma f16/bf16"},
+   "MMA-Sim; H200 conform sweep; e_zero -133 pinned with bf16 on an H200 and an H100 (gpu_probes_test)", "wgmma f16/bf16",
+   kSpWgmmaK32, "H100: wgmma.sp m64n8k32 f16 and bf16"},
   {"sm_90a.wgmma.f16.f16", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK16, kF16, kF16, f16, false, f32, 0,
    plus_zero(T(16, 25, R::rne_fp16, -21)), P::published_model, kNone, kHopperWgmmaF16F16,
-   "MMA-Sim; H200 conform: e_zero -21 measured (MMA-Sim v2 gives -133)", "wgmma f16"},
+   "MMA-Sim; H200 conform: e_zero -21 measured (MMA-Sim v2 gives -133)", "wgmma f16",
+   kSpWgmmaK32, "H100: wgmma.sp m64n8k32 f16 -> f16"},
   {"sm_90a.wgmma.fp8.f32", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK32, kFp8, kFp8, f32, false, f32, 0,
    plus_zero(T(32, 13, R::rz_e8m13, -133)), P::published_model, kNone, kHopperWgmmaFp8,
-   "MMA-Sim (any mix); K&M H100/H200 (C = 0), H200 with C, H200 conform sweep; DeepSeek-V3 '14 bits'", "wgmma fp8"},
+   "MMA-Sim (any mix); K&M H100/H200 (C = 0), H200 with C, H200 conform sweep; DeepSeek-V3 '14 bits'", "wgmma fp8",
+   kSpWgmmaK64, "H100: wgmma.sp m64n8k64 e4m3 x e4m3 and e5m2 x e4m3; other mixes inferred"},
   {"sm_90a.wgmma.fp8.f16", Arch::sm_90a, Opcode::wgmma, Kind::none, "wgmma.mma_async", kWgmmaK32, kFp8, kFp8, f16, false, f32, 0,
    plus_zero(T(32, 13, R::rne_fp16, -133)), P::published_model, kNone, kHopperWgmmaFp8F16,
    "MMA-Sim behaviour test (RNE-FP16 directly from the F=13 sum); H200 conform sweep (e_zero not reachable by its probes)",
-   "wgmma fp8"},
+   "wgmma fp8",
+   kSpWgmmaK64, "H100: wgmma.sp m64n8k64 e4m3 x e4m3 -> f16; other mixes inferred"},
   {"sm_90a.mma.tf32.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K4K8, kTf32, kTf32, f32, false, f32, 0,
    plus_zero(T(8, 25, R::rz_fp32, -133)), P::published_model, kNone, kHopperTf32,
    "MMA-Sim; K&M H100/H200 (4 products: L = 8 not exercised); H200 conform sweep; e_zero -133 pinned on an H200 and an H100",
-   "mma.sync (sm_90a)"},
+   "mma.sync (sm_90a)",
+   kSpM16N8K8K16, "H100: mma.sp m16n8k8 and m16n8k16 tf32"},
   {"sm_90a.mma.f16bf16.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K8K16, kF16Bf16, kF16Bf16, f32, false, f32, 0,
    plus_zero(T(16, 25, R::rz_fp32, -133)), P::published_model, kNone, kHopperF16F32,
-   "MMA-Sim; K&M H100/H200; H200 conform sweep; e_zero -133 pinned with bf16 on an H200 and an H100", "mma.sync (sm_90a)"},
+   "MMA-Sim; K&M H100/H200; H200 conform sweep; e_zero -133 pinned with bf16 on an H200 and an H100", "mma.sync (sm_90a)",
+   kSpM16N8K16K32, "H100: mma.sp m16n8k32 f16 and bf16, m16n8k16 f16; m16n8k16 bf16 inferred"},
   {"sm_90a.mma.f16.f16", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K8K16, kF16, kF16, f16, false, f32, 0,
    plus_zero(T(16, 25, R::rne_fp16, -21)), P::published_model, kNone, kHopperF16F16,
-   "MMA-Sim; K&M H100/H200, C = fp16(c); e_zero -21 measured by H200 conform (K&M's value; MMA-Sim v2 -22, e.1)", "mma.sync (sm_90a)"},
+   "MMA-Sim; K&M H100/H200, C = fp16(c); e_zero -21 measured by H200 conform (K&M's value; MMA-Sim v2 -22, e.1)", "mma.sync (sm_90a)",
+   kSpM16N8K16K32, "H100: mma.sp m16n8k32 f16 -> f16; m16n8k16 inferred"},
   {"sm_90a.mma.f64", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kF64Shapes, kF64, kF64, f64, false, f32, 0,
    FMA(), P::published_model, kNone, kHopperF64,
    "MMA-Sim; H200 and H100 conform sweeps, every shape (NaN payload not compared)", "mma.sync f64 (sm_90a)"},
   {"sm_90a.mma.fp8.f32", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f32, false, f32, 0,
    plus_zero(B9(16, R::rz_fp32, -133)), P::inferred, kNone, kHopperB9F32,
    "b.9 compiler emulation (SASS F2FP + 2 x HMMA.16816.F32 + FADD); H200 and H100 measured (every mix by conform)",
-   "mma.sync fp8 (sm_90a, emulated)"},
+   "mma.sync fp8 (sm_90a, emulated)",
+   kSpM16N8K64, "H100: mma.sp m16n8k64 e4m3 x e4m3 (SASS: F2FP + 2 x HMMA.SP.16832.F32 + FADD); other mixes inferred"},
   {"sm_90a.mma.fp8.f16", Arch::sm_90a, Opcode::mma_sync, Kind::none, "mma.sync.aligned", kM16N8K32, kFp8, kFp8, f16, false, f32, 0,
    plus_zero(B9(16, R::rne_fp16, -21)), P::inferred, kNone, kHopperB9F16,
    "b.9 compiler emulation (2 x HMMA.16816.F16 + HADD2); K&M H100/H200, C = fp16(c); H200 and H100 conform; inner e_zero -21 as the f16 HMMA",
@@ -370,9 +389,11 @@ Provenance provenance_of(const InstructionRow& row, Type a, Type b) {
   return row.provenance;
 }
 
-std::string shapes_string(const InstructionRow& row) {
+std::string shapes_string(const InstructionRow& row) { return shapes_string(row.shapes); }
+
+std::string shapes_string(std::span<const ShapeRule> shapes) {
   std::string s;
-  for (const ShapeRule& r : row.shapes) {
+  for (const ShapeRule& r : shapes) {
     if (!s.empty()) s += ',';
     s += 'm' + std::to_string(r.m) + 'n' + std::to_string(r.n_min);
     if (r.n_max != r.n_min) s += ".." + std::to_string(r.n_max) + '/' + std::to_string(r.n_step);

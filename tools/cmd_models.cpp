@@ -76,7 +76,13 @@ std::string json_row(const InstructionRow& r) {
          std::string(to_string(h.a)) + "\", \"b\": \"" + std::string(to_string(h.b)) +
          "\", \"outputs\": " + std::to_string(h.outputs) + ", \"source\": \"" + json_escape(std::string(h.source)) + "\"}";
   }
-  s += "], \"evidence\": \"" + json_escape(std::string(r.evidence)) + "\"}";
+  s += "], \"evidence\": \"" + json_escape(std::string(r.evidence)) + "\"";
+  // The sparse form (mma.sp::ordered_metadata / wgmma.mma_async.sp): its shapes, logical K.
+  if (!r.sparse_shapes.empty()) {
+    s += ", \"sparse_shapes\": \"" + shapes_string(r.sparse_shapes) + "\", \"sparse_evidence\": \"" +
+         json_escape(std::string(r.sparse_evidence)) + "\"";
+  }
+  s += "}";
   return s;
 }
 
@@ -121,6 +127,10 @@ void print_table() {
                 fma ? "-" : std::to_string(p.F).c_str(), rounding_text(p).c_str(),
                 fma ? "-" : std::to_string(p.e_zero).c_str(), underflow_text(p).c_str(), provenance_text(r).c_str());
     if (!r.hardware.empty()) std::printf("%-40s   confirmed: %s\n", "", hardware_text(r).c_str());
+    if (!r.sparse_shapes.empty()) {
+      std::printf("%-40s   sparse form %s: %s\n", "", shapes_string(r.sparse_shapes).c_str(),
+                  std::string(r.sparse_evidence).c_str());
+    }
   }
   std::printf("\n%zu rows. Models (docs/emulator.md, after numerics.md): b.3 (T-FDPA), b.4 (ST-FDPA), b.5 (GST-FDPA),\n"
               "b.9 (fp8->f16 emulation).\n",
@@ -134,9 +144,14 @@ int describe(const std::string& name, bool json) {
   const Instruction ins = parse_instruction(name);
   const FdpaParams& p = ins.params();
   if (json) {
-    std::printf("{\"name\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"provenance\": \"%s\", \"row\": %s}\n",
-                json_escape(ins.name()).c_str(), ins.m, ins.n, ins.k, std::string(to_string(ins.provenance())).c_str(),
-                json_row(*ins.row).c_str());
+    std::string sparse = "false";
+    if (ins.sparse) {
+      sparse = "{\"group\": " + std::to_string(ins.sparse_group()) + ", \"dense_form\": \"" +
+               json_escape(ins.dense_form().name()) + "\"}";
+    }
+    std::printf("{\"name\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"sparse\": %s, \"provenance\": \"%s\", \"row\": %s}\n",
+                json_escape(ins.name()).c_str(), ins.m, ins.n, ins.k, sparse.c_str(),
+                std::string(to_string(ins.provenance())).c_str(), json_row(*ins.row).c_str());
     return kExitOk;
   }
   std::printf("%s\n  row %s (%s)\n  %s, L=%d, F=%d, %s, e_zero=%d, negative underflow gives %s\n  provenance for %s x %s: %s\n  evidence: %s\n",
@@ -145,6 +160,12 @@ int describe(const std::string& name, bool json) {
               underflow_text(p).c_str(),
               std::string(to_string(ins.a)).c_str(), std::string(to_string(ins.b)).c_str(),
               std::string(to_string(ins.provenance())).c_str(), std::string(ins.row->evidence).c_str());
+  if (ins.sparse) {
+    std::printf("  sparse: %d:%d along K; each output is %s on the %d stored values and the B rows they select\n"
+                "  sparse evidence: %s\n",
+                ins.sparse_group() / 2, ins.sparse_group(), ins.dense_form().name().c_str(), ins.k / 2,
+                std::string(ins.row->sparse_evidence).c_str());
+  }
   for (const HardwareEvidence& h : ins.row->hardware) {
     std::printf("  confirmed: %s %s x %s, %llu outputs (%s)\n", std::string(h.gpu).c_str(),
                 std::string(to_string(h.a)).c_str(), std::string(to_string(h.b)).c_str(),

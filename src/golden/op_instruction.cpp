@@ -107,6 +107,10 @@ class InstructionOp final : public Operation {
       : members_(std::move(members)), default_cases_(default_cases) {
     const Instruction& i0 = members_.front();
     for (const Instruction& ins : members_) {
+      if (ins.sparse) {
+        invalid("'" + ins.name() + "' is sparse: golden instruction sets hold dense instructions (the sparse forms' " +
+                "H100 vectors are tests/data/sparse_h100, read by emulator_sparse_test)");
+      }
       if (ins.k != i0.k || ins.a != i0.a || ins.b != i0.b || ins.d != i0.d ||
           ins.block_scaled() != i0.block_scaled() ||
           (ins.block_scaled() && (ins.scale_type() != i0.scale_type() || ins.block() != i0.block()))) {

@@ -158,7 +158,7 @@ TEST(EmulatorTable, EveryNameRuleGivesAClearError) {
   EXPECT_NO_THROW(parse_instruction("sm_70 mma.sync.aligned.m8n8k4.row.row f32 f16 f16"));  // PTX allows any layouts
   expect_error("sm_100a tcgen05.mma.cta_group::2.kind::f16 m128n16k16 f32 f16 f16", "cta_group::2 is not modelled");
   expect_error("sm_100a tcgen05.mma.ws.cta_group::1.kind::f16 m64n8k16 f32 f16 f16", ".ws is not modelled");
-  expect_error("sm_100a tcgen05.mma.sp.cta_group::1.kind::f16 m64n8k32 f32 f16 f16", "sparse MMA");
+  expect_error("sm_100a tcgen05.mma.sp.cta_group::1.kind::f16 m64n8k32 f32 f16 f16", "tcgen05.mma.sp is not modelled");
   expect_error("sm_100a tcgen05.mma.cta_group::1.kind::i8 m64n8k32 s32 s8 s8", "kind::i8 is not modelled");
   expect_error("sm_100a tcgen05.mma.cta_group::1 m64n8k16 f32 f16 f16", "tcgen05.mma needs a .kind");
   expect_error("sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4 m128n8k32 f32 e4m3 e4m3", "kind::mxf8f6f4 requires .block_scale");

@@ -46,6 +46,29 @@ std::vector<std::uint32_t> mma(const Instruction& ins, const CodeMatrix& a, cons
                                const CodeMatrix& c, const CodeMatrix& scale_a = {},
                                const CodeMatrix& scale_b = {});
 
+// ---- Sparse forms (Instruction::sparse; PTX ISA 9.7.14.6 mma.sp::ordered_metadata, 9.7.15.5.2
+// wgmma.mma_async.sp). A row of the logical M x K matrix A is cut into groups of
+// ins.sparse_group() K positions (4, or 2 for tf32); a group holds half as many stored values, and
+// a_index gives, for each stored value, its position inside its group: increasing within a 2:4
+// group (i0 < i1, the ::ordered_metadata rule; PTX calls equal indices undefined), 0 or 1 for tf32.
+// Stored value s of a row multiplies B row (s / (group / 2)) * group + a_index[s]. PTX's metadata
+// nibble of a 2:4 group is i0 | i1 << 2 (tf32: 0x4 for position 0, 0xE for position 1).
+//
+// Measured on an H100 (docs/emulator.md, "Sparse MMA"): each output is the dense form
+// (ins.dense_form(), K/2) applied to the K/2 stored values and the K/2 B rows they select, so the
+// FDPA chunks run over stored values, not over logical K positions, and pruned positions take no
+// part (not even as zero terms).
+
+// One output element: a_values and a_index hold K/2 entries, b the K codes of a B column.
+std::uint32_t dot_sparse(const Instruction& ins, std::span<const std::uint32_t> a_values,
+                         std::span<const std::uint8_t> a_index, std::span<const std::uint32_t> b, std::uint32_t c);
+
+// D (M x N) from A's stored values (M x K/2), their positions (M x K/2, row-major), B (K x N) and
+// C (M x N, or empty for +0).
+std::vector<std::uint32_t> mma_sparse(const Instruction& ins, const CodeMatrix& a_values,
+                                      std::span<const std::uint8_t> a_index, const CodeMatrix& b,
+                                      const CodeMatrix& c);
+
 // f64 DMMA rows (Algorithm::fma_chain): d = fma(a[K-1], b[K-1], ... fma(a[0], b[0], c)), each fma
 // rounded to nearest even. A is M x K, B is K x N, C is M x N, all row-major doubles.
 double dot_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b, double c);

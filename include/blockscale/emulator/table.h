@@ -67,6 +67,13 @@ struct InstructionRow {
   std::span<const HardwareEvidence> hardware;
   std::string_view evidence;    // one line: sources, as numerics.md (a) gives them
   std::string_view family;      // how error messages name the row family: "tcgen05 kind::mxf8f6f4 block_scale"
+  // The sparse form (mma.sp::ordered_metadata, wgmma.mma_async.sp; PTX ISA 9.7.14.6, 9.7.15.5.2):
+  // its shapes, K being the logical K (twice the stored values per A row), and where its rule comes
+  // from. Empty when the row has no modelled sparse form. The rule (docs/emulator.md, "Sparse
+  // MMA"): each output is this row's dense instruction of K/2 applied to A's K/2 stored values and
+  // the K/2 rows of B that the metadata selects; the pruned positions take no part.
+  std::span<const ShapeRule> sparse_shapes = {};
+  std::string_view sparse_evidence = {};
 };
 
 // Every row, in the order of numerics.md section (a) grouped by architecture.
@@ -78,7 +85,8 @@ const InstructionRow* find_row(std::string_view id);
 // pair, inferred when either type is in inferred_operands, the row's provenance otherwise.
 Provenance provenance_of(const InstructionRow& row, Type a, Type b);
 
-// "m128n8..256/8k32" style text for a row's shapes.
+// "m128n8..256/8k32" style text for a row's shapes (or for its sparse shapes).
 std::string shapes_string(const InstructionRow& row);
+std::string shapes_string(std::span<const ShapeRule> shapes);
 
 }  // namespace blockscale::emulator
