@@ -258,7 +258,10 @@ Instruction parse_instruction(std::string_view name) {
     else if (t == "aligned" || t == "row" || t == "col" || t == "cta_group::1") continue;
     else if (t == "cta_group::2") fail("cta_group::2 is not modelled (numerics.md e.7)");
     else if (t == "ws") fail(".ws is not modelled (numerics.md e.7)");
-    else if (t == "sp" || t == "sp::ordered_metadata") sparse_token = t;
+    else if (t == "sp" || t == "sp::ordered_metadata") {
+      if (!sparse_token.empty()) fail("more than one sparse qualifier (." + sparse_token + ", ." + t + ") in " + quoted);
+      sparse_token = t;
+    }
     else if (t == "block_scale") block_scale = true;
     else if (t.rfind("kind::", 0) == 0) {
       if (kind) fail("more than one .kind in " + quoted);

@@ -85,6 +85,8 @@ TEST(SparseNames, UnmodelledFormsAreRefusedByName) {
                     "modelled on sm_90a only");
   expect_throw_with([] { parse_instruction("sm_90a mma.sp.sync.aligned m16n8k32 f32 f16 f16"); },
                     "without ::ordered_metadata is not modelled");
+  expect_throw_with([] { parse_instruction("sm_90a mma.sp.sp::ordered_metadata.sync.aligned m16n8k32 f32 f16 f16"); },
+                    "more than one sparse qualifier (.sp, .sp::ordered_metadata)");
   expect_throw_with([] { parse_instruction("sm_90a wgmma.mma_async.sp::ordered_metadata m64n8k32 f32 f16 f16"); },
                     "wgmma takes .sp");
   // ptxas rejects fp8 mma.sp with an f16 accumulator on sm_90a; the row has no sparse form.
