@@ -17,19 +17,12 @@
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/golden/file.h"
+#include "emulator/expect_throw.h"
 
 namespace blockscale::emulator {
 namespace {
 
-template <class F>
-void expect_throw_with(F&& f, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception; expected one containing '" << part << "'";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
+using test::expect_throw_with;
 
 // Every sparse form of the table: row, logical K, operand types.
 std::vector<Instruction> every_sparse_form() {

@@ -13,6 +13,7 @@
 
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
+#include "emulator/expect_throw.h"
 
 namespace blockscale::emulator {
 namespace {
@@ -179,15 +180,7 @@ TEST(EmulatorTable, EveryNameRuleGivesAClearError) {
   expect_error("sm_70 mma.sync.aligned m16n8k8 f32 f16 f16", "requires M=8, got 16");
 }
 
-template <class F>
-void expect_throw_with(F&& f, const std::string& message) {
-  try {
-    f();
-    ADD_FAILURE() << "no error, expected '" << message << "'";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << "'" << e.what() << "' lacks '" << message << "'";
-  }
-}
+using test::expect_throw_with;
 
 TEST(EmulatorTable, EveryArgumentRuleGivesAClearError) {
   const Instruction mx = parse_instruction(
