@@ -7,9 +7,15 @@
 //   @op sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 e4m3 e2m1 ue8m0
 //   @fields a:e4m3[32] b:e2m1[32] c:f32 sa:ue8m0 sb:ue8m0 -> d:f32
 //
+// Sparse forms (mma.sp::ordered_metadata, wgmma.mma_async.sp; emulator/mma.h dot_sparse) hold the
+// row's K/2 stored values, their positions inside their groups and the whole B column:
+//
+//   @op sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e4m3
+//   @fields a:e4m3[32] i:u8[32] b:e4m3[64] c:f32 -> d:f32
+//
 // Instructions that the emulator computes with the same model (same algorithm parameters, K,
-// operand, accumulator and scale types) share one file: it lists each of them in an @op line, and
-// verification computes every listed instruction.
+// operand, accumulator and scale types, dense or sparse) share one file: it lists each of them in an
+// @op line, and verification computes every listed instruction.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -32,6 +38,10 @@ using emulator::Type;
 // operand-type pairs), with a floor per instruction.
 constexpr std::size_t kRowBudget = 1024;
 constexpr std::size_t kInstructionFloor = 64;
+// A row's sparse forms compute its dense form on gathered B rows (docs/emulator.md, "Sparse MMA"),
+// whose arithmetic the dense sets cover; their sets test the gather (positions, pruned rows) and
+// keep the committed tree small (golden/FORMAT.md, section 8).
+constexpr std::size_t kSparseRowBudget = 256;
 
 ElementType element_type(Type t) {
   if (t == Type::f64) return {WordType::f64, Format::float32};
@@ -49,6 +59,7 @@ std::string model_key(const Instruction& ins) {
                     "/" + std::string(emulator::to_string(ins.d));
   if (ins.block_scaled())
     key += "/" + std::string(emulator::to_string(ins.scale_type())) + "/" + std::to_string(ins.block());
+  if (ins.sparse) key += "/sparse";
   return key;
 }
 
@@ -57,41 +68,52 @@ struct ModelClass {
   std::size_t cases = 0;
 };
 
-// Every concrete instruction of the table (row x K x operand types, smallest M and N of that K),
-// grouped by model, in table order.
+// The concrete instructions of one row's shapes (dense: row.shapes, sparse: row.sparse_shapes):
+// K x operand types, smallest M and N of that K.
+std::vector<Instruction> concrete_instructions(const InstructionRow& row, bool sparse) {
+  const std::span<const emulator::ShapeRule> shapes = sparse ? row.sparse_shapes : row.shapes;
+  std::set<int> ks;
+  for (const auto& s : shapes) ks.insert(s.k);
+  std::vector<Instruction> concrete;
+  for (int k : ks) {
+    const auto shape = std::find_if(shapes.begin(), shapes.end(), [&](const auto& s) { return s.k == k; });
+    for (int ta = 0; ta < emulator::kTypeCount; ++ta) {
+      for (int tb = 0; tb < emulator::kTypeCount; ++tb) {
+        const auto a = static_cast<Type>(ta), b = static_cast<Type>(tb);
+        if (!row.a_types.contains(a) || !row.b_types.contains(b)) continue;
+        try {
+          concrete.push_back(sparse ? emulator::make_sparse_instruction(row, shape->m, shape->n_min, k, a, b)
+                                    : emulator::make_instruction(row, shape->m, shape->n_min, k, a, b));
+        } catch (const std::invalid_argument&) {
+          // A pair the row's rules refuse (e.g. mixed f16 x bf16 where PTX forbids it).
+        }
+      }
+    }
+  }
+  return concrete;
+}
+
+// Every concrete instruction of the table, dense forms then sparse forms of each row, grouped by
+// model, in table order. A row's dense forms and its sparse forms each get the row budget.
 const std::vector<ModelClass>& model_classes() {
   static const std::vector<ModelClass> classes = [] {
     std::vector<ModelClass> out;
     std::map<std::string, std::size_t> index;
     for (const InstructionRow& row : emulator::instruction_table()) {
-      std::set<int> ks;
-      for (const auto& s : row.shapes) ks.insert(s.k);
-      std::vector<Instruction> concrete;
-      for (int k : ks) {
-        const auto shape =
-            std::find_if(row.shapes.begin(), row.shapes.end(), [&](const auto& s) { return s.k == k; });
-        for (int ta = 0; ta < emulator::kTypeCount; ++ta) {
-          for (int tb = 0; tb < emulator::kTypeCount; ++tb) {
-            const auto a = static_cast<Type>(ta), b = static_cast<Type>(tb);
-            if (!row.a_types.contains(a) || !row.b_types.contains(b)) continue;
-            try {
-              concrete.push_back(emulator::make_instruction(row, shape->m, shape->n_min, k, a, b));
-            } catch (const std::invalid_argument&) {
-              // A pair the row's rules refuse (e.g. mixed f16 x bf16 where PTX forbids it).
-            }
-          }
+      for (bool sparse : {false, true}) {
+        const std::vector<Instruction> concrete = concrete_instructions(row, sparse);
+        if (concrete.empty()) continue;
+        const std::size_t budget = sparse ? kSparseRowBudget : kRowBudget;
+        const std::size_t per = std::max(kInstructionFloor, (budget + concrete.size() - 1) / concrete.size());
+        const std::size_t cases = (per + 7) / 8 * 8;
+        for (const Instruction& ins : concrete) {
+          const std::string key = model_key(ins);
+          const auto [it, fresh] = index.emplace(key, out.size());
+          if (fresh) out.push_back({});
+          ModelClass& c = out[it->second];
+          c.members.push_back(ins);
+          c.cases = std::max(c.cases, cases);
         }
-      }
-      const std::size_t per =
-          std::max(kInstructionFloor, (kRowBudget + concrete.size() - 1) / concrete.size());
-      const std::size_t cases = (per + 7) / 8 * 8;
-      for (const Instruction& ins : concrete) {
-        const std::string key = model_key(ins);
-        const auto [it, fresh] = index.emplace(key, out.size());
-        if (fresh) out.push_back({});
-        ModelClass& c = out[it->second];
-        c.members.push_back(ins);
-        c.cases = std::max(c.cases, cases);
       }
     }
     return out;
@@ -107,20 +129,18 @@ class InstructionOp final : public Operation {
       : members_(std::move(members)), default_cases_(default_cases) {
     const Instruction& i0 = members_.front();
     for (const Instruction& ins : members_) {
-      if (ins.sparse) {
-        invalid("'" + ins.name() + "' is sparse: golden instruction sets hold dense instructions (the sparse forms' " +
-                "H100 vectors are tests/data/sparse_h100, read by emulator_sparse_test)");
-      }
-      if (ins.k != i0.k || ins.a != i0.a || ins.b != i0.b || ins.d != i0.d ||
+      if (ins.k != i0.k || ins.a != i0.a || ins.b != i0.b || ins.d != i0.d || ins.sparse != i0.sparse ||
           ins.block_scaled() != i0.block_scaled() ||
           (ins.block_scaled() && (ins.scale_type() != i0.scale_type() || ins.block() != i0.block()))) {
         invalid("instructions '" + i0.name() + "' and '" + ins.name() +
-                "' take different operands and cannot share a file (K, operand, accumulator and scale types "
-                "must agree)");
+                "' take different operands and cannot share a file (K, operand, accumulator and scale types, "
+                "and dense or sparse, must agree)");
       }
     }
     f64_ = i0.params().algorithm == emulator::Algorithm::fma_chain;
     k_ = static_cast<std::size_t>(i0.k);
+    sparse_ = i0.sparse;
+    stored_ = sparse_ ? k_ / 2 : k_;
     scales_ = i0.block_scaled() ? k_ / static_cast<std::size_t>(i0.block()) : 0;
   }
 
@@ -128,7 +148,8 @@ class InstructionOp final : public Operation {
   std::string id() const override { return "instruction:" + members_.front().name(); }
   std::string file_stem() const override {
     const Instruction& i = members_.front();
-    return std::string(i.row->id) + ".k" + std::to_string(i.k) + "." + type_name(i.a) + "." + type_name(i.b);
+    return std::string(i.row->id) + (i.sparse ? ".sp" : "") + ".k" + std::to_string(i.k) + "." + type_name(i.a) +
+           "." + type_name(i.b);
   }
   std::vector<std::string> op_lines() const override {
     std::vector<std::string> out;
@@ -144,6 +165,15 @@ class InstructionOp final : public Operation {
         "model (docs/numerics.md): " + std::string(emulator::to_string(p.algorithm)) +
             " L=" + std::to_string(p.L) + " F=" + std::to_string(p.F) + " " +
             std::string(emulator::to_string(p.rounding)) + " e_zero=" + std::to_string(p.e_zero)};
+    if (sparse_) {
+      const int group = i.sparse_group();
+      n.push_back("sparse (docs/emulator.md \"Sparse MMA\"): a = the A row's " + std::to_string(stored_) +
+                  " stored values, i = the position of each inside its group of " + std::to_string(group) +
+                  " K positions (stored value s multiplies B row (s / " + std::to_string(group / 2) + ") * " +
+                  std::to_string(group) + " + i[s]), b = the B column's " + std::to_string(k_) +
+                  " codes; d = the dense form of K/2 (" + i.dense_form().name() +
+                  ") on a and the selected B rows; pruned B rows (often NaN or Inf here) take no part");
+    }
     if (i.a == Type::tf32 || i.b == Type::tf32)
       n.push_back("tf32 operands are fp32 words; the instruction truncates their low 13 bits");
     for (const Instruction& m : members_) {
@@ -153,9 +183,10 @@ class InstructionOp final : public Operation {
   }
   std::vector<FieldSpec> fields() const override {
     const Instruction& i = members_.front();
-    std::vector<FieldSpec> f = {{"a", element_type(i.a), k_, false},
-                                {"b", element_type(i.b), k_, false},
-                                {"c", element_type(i.d), 1, false}};
+    std::vector<FieldSpec> f = {{"a", element_type(i.a), stored_, false}};
+    if (sparse_) f.push_back({"i", ElementType{WordType::u8, Format::float32}, stored_, false});
+    f.push_back({"b", element_type(i.b), k_, false});
+    f.push_back({"c", element_type(i.d), 1, false});
     if (scales_) {
       f.push_back({"sa", element_type(i.scale_type()), scales_, false});
       f.push_back({"sb", element_type(i.scale_type()), scales_, false});
@@ -172,6 +203,16 @@ class InstructionOp final : public Operation {
         b[k] = std::bit_cast<double>(in[k_ + k]);
       }
       return std::bit_cast<std::uint64_t>(emulator::dot_f64(ins, a, b, std::bit_cast<double>(in[2 * k_])));
+    }
+    if (sparse_) {
+      std::vector<std::uint32_t> a(stored_), b(k_);
+      std::vector<std::uint8_t> index(stored_);
+      for (std::size_t s = 0; s < stored_; ++s) {
+        a[s] = static_cast<std::uint32_t>(in[s]);
+        index[s] = static_cast<std::uint8_t>(in[stored_ + s]);
+      }
+      for (std::size_t k = 0; k < k_; ++k) b[k] = static_cast<std::uint32_t>(in[2 * stored_ + k]);
+      return emulator::dot_sparse(ins, a, index, b, static_cast<std::uint32_t>(in[2 * stored_ + k_]));
     }
     std::vector<std::uint32_t> a(k_), b(k_), sa(scales_), sb(scales_);
     for (std::size_t k = 0; k < k_; ++k) {
@@ -205,7 +246,8 @@ class InstructionOp final : public Operation {
   std::vector<Instruction> members_;
   std::size_t default_cases_;
   bool f64_ = false;
-  std::size_t k_ = 0, scales_ = 0;
+  bool sparse_ = false;
+  std::size_t k_ = 0, stored_ = 0, scales_ = 0;  // stored_: A values per row (K/2 when sparse)
 };
 
 // ---- Case generation.
@@ -558,6 +600,32 @@ class Generator {
     return emax(f) - 2;  // quantized data fills the top of the range
   }
 
+  // The inputs of a sparse case (a, i, b, c) from a case `d` of the dense form (K/2 products): the
+  // position of each stored value inside its group is drawn (2:4: one of the six increasing pairs;
+  // tf32 1:2: either position), the selected B rows hold d's B codes and the pruned rows random
+  // codes of every class, NaN and Inf included (they must take no part in the result).
+  void append_sparse(std::vector<std::uint64_t>& in, const Dot& d, int group) {
+    static constexpr std::uint8_t kPairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+    const std::size_t stored = d.a.size(), per_group = static_cast<std::size_t>(group) / 2;
+    std::vector<std::uint64_t> index(stored), b(2 * stored);
+    for (auto& w : b) w = random_word(ins_.b);
+    for (std::size_t first = 0; first < stored; first += per_group) {
+      if (per_group == 1) {
+        index[first] = rng_.below(2);
+      } else {
+        const auto& pair = kPairs[rng_.below(6)];
+        index[first] = pair[0];
+        index[first + 1] = pair[1];
+      }
+      const std::size_t base = first / per_group * static_cast<std::size_t>(group);
+      for (std::size_t s = first; s < first + per_group; ++s) b[base + index[s]] = d.b[s];
+    }
+    in.insert(in.end(), d.a.begin(), d.a.end());
+    in.insert(in.end(), index.begin(), index.end());
+    in.insert(in.end(), b.begin(), b.end());
+    in.push_back(d.c);
+  }
+
   Dot random_case() {
     Dot d = zero_case();
     for (auto& w : d.a) w = random_word(ins_.a);
@@ -732,7 +800,8 @@ class Generator {
  private:
   const Instruction& ins_;
   Rng& rng_;
-  std::size_t k_ = 0, scales_ = 0;
+  bool sparse_ = false;
+  std::size_t k_ = 0, stored_ = 0, scales_ = 0;  // stored_: A values per row (K/2 when sparse)
 };
 
 void append(std::vector<std::uint64_t>& in, const Dot& d) {
@@ -745,7 +814,17 @@ void append(std::vector<std::uint64_t>& in, const Dot& d) {
 
 std::vector<std::uint64_t> InstructionOp::generate_inputs(const GenerateOptions& o) const {
   Rng rng(operation_seed(o.seed, id()));
-  Generator g(first(), rng);
+  // Sparse sets: the dense form's cases (probes included, over the K/2 stored values), each spread
+  // over K positions by Generator::append_sparse.
+  const Instruction dense = sparse_ ? first().dense_form() : first();
+  Generator g(dense, rng);
+  const auto add_case = [&](std::vector<std::uint64_t>& in, const Dot& d) {
+    if (sparse_) {
+      g.append_sparse(in, d, first().sparse_group());
+    } else {
+      append(in, d);
+    }
+  };
   const std::size_t total = case_count(o, default_cases_);
   std::vector<std::uint64_t> in;
   std::size_t n = 0;
@@ -755,7 +834,7 @@ std::vector<std::uint64_t> InstructionOp::generate_inputs(const GenerateOptions&
     const std::size_t cap = o.data == DataKind::edge ? total : total / 2;
     const std::size_t take = std::min(cap, probes.size());
     for (std::size_t i = 0; i < take; ++i) {
-      append(in, probes[i * probes.size() / take]);
+      add_case(in, probes[i * probes.size() / take]);
       ++n;
     }
   }
@@ -766,9 +845,9 @@ std::vector<std::uint64_t> InstructionOp::generate_inputs(const GenerateOptions&
       kind = rotation[n % 3];
     }
     switch (kind) {
-      case DataKind::random: append(in, g.random_case()); break;
-      case DataKind::realistic: append(in, g.realistic_case()); break;
-      default: append(in, g.edge_case()); break;
+      case DataKind::random: add_case(in, g.random_case()); break;
+      case DataKind::realistic: add_case(in, g.realistic_case()); break;
+      default: add_case(in, g.edge_case()); break;
     }
   }
   return in;
@@ -777,7 +856,7 @@ std::vector<std::uint64_t> InstructionOp::generate_inputs(const GenerateOptions&
 std::unique_ptr<InstructionOp> class_of(const Instruction& ins) {
   for (const ModelClass& c : model_classes()) {
     for (const Instruction& m : c.members) {
-      if (m.row == ins.row && m.k == ins.k && m.a == ins.a && m.b == ins.b) {
+      if (m.row == ins.row && m.k == ins.k && m.a == ins.a && m.b == ins.b && m.sparse == ins.sparse) {
         return std::make_unique<InstructionOp>(c.members, c.cases);
       }
     }

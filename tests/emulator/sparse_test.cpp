@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -17,6 +18,7 @@
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/golden/file.h"
+#include "blockscale/golden/verify.h"
 #include "emulator/expect_throw.h"
 
 namespace blockscale::emulator {
@@ -235,6 +237,35 @@ TEST(SparseHardware, EveryH100VectorIsReproducedBitForBit) {
                            "sm_90a wgmma.mma_async.sp m64n8k16 f32 tf32 tf32"}) {
     EXPECT_TRUE(seen.count(name)) << name;
   }
+}
+
+// The same files through the golden library (golden/FORMAT.md, sparse instruction sets): the
+// operation their header names reads the fields a, i, b, c and verifies every case; a case whose
+// positions break the metadata rule is reported as one that cannot be computed, with the rule.
+TEST(SparseHardware, TheFilesVerifyAsGoldenSparseInstructionSets) {
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir())) {
+    if (entry.path().extension() != ".txt") continue;
+    const golden::GoldenFile f = golden::read_golden(entry.path());
+    const golden::FileReport r = golden::verify_golden(f);
+    EXPECT_TRUE(r.ok()) << f.name << ": " << r.error << " " << r.mismatches << " mismatches";
+    EXPECT_EQ(r.cases, 256u) << f.name;
+    ++files;
+    // A position outside its group in the first case (field i follows a: word `stored` of a case).
+    const int group = parse_instruction(f.header.ops[0]).sparse_group();
+    golden::GoldenFile broken = f;
+    broken.words[f.header.fields[0].count] = static_cast<std::uint64_t>(group);
+    const golden::FileReport b = golden::verify_golden(broken);
+    EXPECT_EQ(b.mismatches, 1u) << f.name;
+    ASSERT_EQ(b.first.size(), 1u) << f.name;
+    EXPECT_EQ(b.first[0].index, 0u);
+    EXPECT_NE(b.first[0].detail.find("cannot compute"), std::string::npos) << b.first[0].detail;
+    EXPECT_NE(b.first[0].detail.find("has position " + std::to_string(group) + " in its group of " +
+                                     std::to_string(group)),
+              std::string::npos)
+        << b.first[0].detail;
+  }
+  EXPECT_EQ(files, 14u);
 }
 
 // The vectors tell the measured rule from its nearest alternative: treating the instruction as the

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 
 #include "blockscale/emulator/instruction.h"
@@ -98,40 +99,45 @@ TEST_F(GoldenCommitted, CoverEveryInstructionOfTheTable) {
       for (const std::string& op : f.header.ops) {
         const emulator::Instruction ins = emulator::parse_instruction(op);
         rows.insert(std::string(ins.row->id));
-        covered.insert(std::string(ins.row->id) + "/" + std::to_string(ins.k) + "/" +
+        covered.insert(std::string(ins.row->id) + (ins.sparse ? "/sp/" : "/") + std::to_string(ins.k) + "/" +
                        std::string(emulator::to_string(ins.a)) + "/" +
                        std::string(emulator::to_string(ins.b)));
       }
     }
   }
-  std::size_t concrete = 0;
+  std::size_t concrete = 0, sparse = 0;
   for (const emulator::InstructionRow& row : emulator::instruction_table()) {
     EXPECT_TRUE(rows.count(std::string(row.id))) << row.id << " has no golden set";
-    std::set<int> ks;
-    for (const auto& s : row.shapes) ks.insert(s.k);
-    for (int k : ks) {
-      for (int ta = 0; ta < emulator::kTypeCount; ++ta) {
-        for (int tb = 0; tb < emulator::kTypeCount; ++tb) {
-          const auto a = static_cast<emulator::Type>(ta), b = static_cast<emulator::Type>(tb);
-          if (!row.a_types.contains(a) || !row.b_types.contains(b)) continue;
-          const auto shape =
-              std::find_if(row.shapes.begin(), row.shapes.end(), [&](const auto& s) { return s.k == k; });
-          try {
-            (void)emulator::make_instruction(row, shape->m, shape->n_min, k, a, b);
-          } catch (const std::invalid_argument&) {
-            continue;
+    // Dense forms (row.shapes), then the sparse forms (row.sparse_shapes: mma.sp, wgmma.sp).
+    for (bool sp : {false, true}) {
+      const std::span<const emulator::ShapeRule> shapes = sp ? row.sparse_shapes : row.shapes;
+      std::set<int> ks;
+      for (const auto& s : shapes) ks.insert(s.k);
+      for (int k : ks) {
+        for (int ta = 0; ta < emulator::kTypeCount; ++ta) {
+          for (int tb = 0; tb < emulator::kTypeCount; ++tb) {
+            const auto a = static_cast<emulator::Type>(ta), b = static_cast<emulator::Type>(tb);
+            if (!row.a_types.contains(a) || !row.b_types.contains(b)) continue;
+            const auto shape = std::find_if(shapes.begin(), shapes.end(), [&](const auto& s) { return s.k == k; });
+            try {
+              (void)(sp ? emulator::make_sparse_instruction(row, shape->m, shape->n_min, k, a, b)
+                        : emulator::make_instruction(row, shape->m, shape->n_min, k, a, b));
+            } catch (const std::invalid_argument&) {
+              continue;
+            }
+            ++(sp ? sparse : concrete);
+            const std::string key = std::string(row.id) + (sp ? "/sp/" : "/") + std::to_string(k) + "/" +
+                                    std::string(emulator::to_string(a)) + "/" +
+                                    std::string(emulator::to_string(b));
+            EXPECT_TRUE(covered.count(key)) << key << " has no golden set";
           }
-          ++concrete;
-          const std::string key = std::string(row.id) + "/" + std::to_string(k) + "/" +
-                                  std::string(emulator::to_string(a)) + "/" +
-                                  std::string(emulator::to_string(b));
-          EXPECT_TRUE(covered.count(key)) << key << " has no golden set";
         }
       }
     }
   }
-  std::printf("[ golden ] %zu table rows, %zu instructions (row x K x operand types) covered\n", rows.size(),
-              concrete);
+  EXPECT_GT(sparse, 0u);
+  std::printf("[ golden ] %zu table rows, %zu dense and %zu sparse instructions (row x K x operand types) covered\n",
+              rows.size(), concrete, sparse);
 }
 
 TEST_F(GoldenCommitted, CoverEveryRuleLayoutPackingAndPreset) {
