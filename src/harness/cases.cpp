@@ -441,16 +441,136 @@ void f64_tile(const InstructionTarget& t, DataKind data, Rng& r, std::uint64_t t
   for (std::size_t i = 0; i < c.size(); ++i) put_f64_bits(&c_words[2 * i], std::bit_cast<std::uint64_t>(c[i]));
 }
 
+// ---- Sparse targets (mma.sp, wgmma.sp): A's stored values, their positions, the whole of B.
+
+// The dense form of a sparse target (K/2, emulator::Instruction::dense_form), named like the
+// sparse target so that its tiles draw from the sparse target's streams.
+InstructionTarget dense_form_target(const InstructionTarget& t) {
+  InstructionTarget d = instruction_target(t.model.dense_form().name());
+  d.name = t.name;
+  return d;
+}
+
+// The same target read densely over its logical K (A: m x k): the data sets' generators fill it,
+// and prune_tiles keeps half of each row.
+InstructionTarget logical_target(const InstructionTarget& t) {
+  InstructionTarget d = t;
+  d.sparse = false;
+  d.group = 0;
+  return d;
+}
+
+// |value| of an operand word for magnitude pruning (tf32: the fp32 word; NaN ranks with Inf, which
+// keeps the sort's order total).
+double magnitude(Format f, std::uint32_t w) {
+  const double v = f == Format::tfloat32 ? double(std::bit_cast<float>(w)) : to_double(f, w);
+  return std::isnan(v) ? std::numeric_limits<double>::infinity() : std::fabs(v);
+}
+
+constexpr std::uint8_t kOrderedPairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+
+// Positions of the stored values of one group: 2:4 one of the six increasing pairs, tf32 1:2
+// either position (PTX ISA 9.7.14.6.1; ::ordered_metadata requires increasing indices).
+void draw_positions(const InstructionTarget& t, Rng& r, std::uint8_t* pos) {
+  if (t.group == 2) {
+    pos[0] = static_cast<std::uint8_t>(r.below(2));
+  } else {
+    const auto& pair = kOrderedPairs[r.below(6)];
+    pos[0] = pair[0];
+    pos[1] = pair[1];
+  }
+}
+
+// The stream of a tile's sparsity pattern, apart from the stream of its values.
+Rng positions_rng(const InstructionTarget& t, DataKind data, std::uint64_t seed, std::uint64_t tile) {
+  return Rng(case_seed(seed, t.name + " positions", data, tile));
+}
+
+// Dense tiles of the logical K pruned to the target's pattern. realistic data is pruned by
+// magnitude, as sparse weights are (the largest |A| of each group kept, the lower position on a
+// tie; NVIDIA ASP's 2:4 rule); the other data sets keep positions drawn at random, so every
+// pattern occurs. B and C are the dense tile's.
+TileBatch prune_tiles(const InstructionTarget& t, DataKind data, std::uint64_t seed, std::size_t first,
+                      const TileBatch& dense) {
+  TileBatch out = make_batch(t, dense.tiles);
+  out.b = dense.b;
+  out.c = dense.c;
+  const std::size_t K = static_cast<std::size_t>(t.k), S = stored_k(t), group = static_cast<std::size_t>(t.group);
+  const std::size_t per_group = group / 2, M = static_cast<std::size_t>(t.m);
+  for (std::size_t g = 0; g < dense.tiles; ++g) {
+    Rng r = positions_rng(t, data, seed, first + g);
+    for (std::size_t i = 0; i < M; ++i) {
+      const std::uint32_t* row = &dense.a[(g * M + i) * K];
+      std::uint8_t* pos = &out.a_index[(g * M + i) * S];
+      for (std::size_t q = 0; q < K / group; ++q) {
+        std::uint8_t* p = pos + q * per_group;
+        if (data == DataKind::realistic) {
+          // Position x is kept when fewer than per_group others outrank it (larger, or as large
+          // and lower); the kept positions come out in increasing order.
+          std::size_t kept = 0;
+          for (std::size_t x = 0; x < group; ++x) {
+            const double mx = magnitude(t.a, row[q * group + x]);
+            std::size_t above = 0;
+            for (std::size_t y = 0; y < group; ++y) {
+              const double my = magnitude(t.a, row[q * group + y]);
+              above += my > mx || (my == mx && y < x);
+            }
+            if (above < per_group) p[kept++] = static_cast<std::uint8_t>(x);
+          }
+        } else {
+          draw_positions(t, r, p);
+        }
+        for (std::size_t s = 0; s < per_group; ++s) out.a[(g * M + i) * S + q * per_group + s] = row[q * group + p[s]];
+      }
+    }
+  }
+  return out;
+}
+
+// The dense form's probe set, spread over K: the positions are drawn per dot (every row and column
+// that holds dot d, pack_dots, uses the same ones, so each copy of a probe on the diagonal stays the
+// probe); B column j holds its dot's B codes at the selected positions and random codes of every
+// class, NaN and Inf included, at the pruned ones, which must take no part.
+TileBatch sparse_probe_tiles(const InstructionTarget& t, std::uint64_t seed, std::size_t first, std::size_t count) {
+  const InstructionTarget dense = dense_form_target(t);
+  const TileBatch base = make_tiles(dense, DataKind::probes, seed, first, count);
+  TileBatch out = make_batch(t, count);
+  out.a = base.a;
+  out.c = base.c;
+  const std::size_t K = static_cast<std::size_t>(t.k), S = stored_k(t), group = static_cast<std::size_t>(t.group);
+  const std::size_t per_group = group / 2, M = static_cast<std::size_t>(t.m), N = static_cast<std::size_t>(t.n);
+  const std::size_t dots = dots_per_tile(dense);
+  std::vector<std::uint8_t> pos(dots * S);
+  for (std::size_t g = 0; g < count; ++g) {
+    Rng r = positions_rng(t, DataKind::probes, seed, first + g);
+    for (std::size_t q = 0; q < dots * (K / group); ++q) draw_positions(t, r, &pos[q * per_group]);
+    for (std::size_t i = 0; i < M; ++i)
+      std::copy_n(&pos[(i % dots) * S], S, &out.a_index[(g * M + i) * S]);
+    for (std::size_t j = 0; j < N; ++j) {
+      std::uint32_t* col = &out.b[(g * N + j) * K];
+      for (std::size_t k = 0; k < K; ++k) col[k] = random_word(t.b, r);
+      const std::uint8_t* p = &pos[(j % dots) * S];
+      for (std::size_t s = 0; s < S; ++s) col[s / per_group * group + p[s]] = base.b[(g * N + j) * S + s];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::size_t probe_tiles(const InstructionTarget& t) {
   if (t.f64) return kF64ProbeTiles;
+  if (t.sparse) return probe_tiles(dense_form_target(t));
   const std::size_t dots = probe_set(t).size();
   return (dots + dots_per_tile(t) - 1) / dots_per_tile(t);
 }
 
 TileBatch make_tiles(const InstructionTarget& t, DataKind data, std::uint64_t seed, std::size_t first,
                      std::size_t count) {
+  if (t.sparse) {
+    if (data == DataKind::probes) return sparse_probe_tiles(t, seed, first, count);
+    return prune_tiles(t, data, seed, first, make_tiles(logical_target(t), data, seed, first, count));
+  }
   TileBatch batch = make_batch(t, count);
   const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);
   const std::size_t nsa = scale_words(t, t.m), nsb = scale_words(t, t.n);

@@ -190,6 +190,12 @@ Discovery discover(Device& device, const InstructionTarget& t) {
     throw std::invalid_argument("'" + t.name + "': discovery measures FDPA parameters (L, F, rounding, e_zero); "
                                 "an f64 fma chain has none: run it as a conformance target");
   }
+  if (t.sparse) {
+    // The probes are dense dot products packed on a tile's diagonal (pack_dots); a sparse form is
+    // its dense form of K/2 on the stored values (docs/emulator.md, "Sparse MMA").
+    throw std::invalid_argument("'" + t.name + "': discovery probes dense dot products; discover the dense form '" +
+                                t.model.dense_form().name() + "' and run the sparse form as a conformance target");
+  }
   Discovery out;
   out.instruction = t.name;
   out.row = std::string(t.model.row->id);

@@ -123,7 +123,11 @@ std::vector<FailureFile> instruction_files(const TargetResult& r, const ConformO
         return t.f64 ? f64_bits(&v[2 * i]) : v[i];
       };
       std::vector<std::uint64_t> in;
-      for (std::size_t k = 0; k < K; ++k) in.push_back(element(b.a, m.row * K + k));
+      // Sparse targets: the row's stored values and their positions (the golden fields a and i).
+      const std::size_t S = stored_k(t);
+      for (std::size_t s = 0; s < S; ++s) in.push_back(element(b.a, m.row * S + s));
+      if (t.sparse)
+        for (std::size_t s = 0; s < S; ++s) in.push_back(b.a_index[m.row * S + s]);
       for (std::size_t k = 0; k < K; ++k) in.push_back(element(b.b, m.col * K + k));
       in.push_back(element(b.c, m.row * N + m.col));
       for (std::size_t s = 0; s < blocks; ++s) in.push_back(b.sfa[m.row * blocks + s]);

@@ -93,6 +93,10 @@ InstructionTarget instruction_target(std::string_view name) {
   t.b = format_or_throw(t.model.b, name);
   t.acc = format_or_throw(t.model.d, name);
   t.block_scaled = t.model.block_scaled();
+  if (t.model.sparse) {
+    t.sparse = true;
+    t.group = t.model.sparse_group();
+  }
   if (t.block_scaled) {
     t.scale = format_or_throw(t.model.scale_type(), name);
     t.block = t.model.block();
@@ -101,7 +105,9 @@ InstructionTarget instruction_target(std::string_view name) {
 }
 
 std::size_t words_per_element(const InstructionTarget& t) { return t.f64 ? 2 : 1; }
-std::size_t a_words(const InstructionTarget& t) { return std::size_t(t.m) * std::size_t(t.k) * words_per_element(t); }
+std::size_t stored_k(const InstructionTarget& t) { return std::size_t(t.sparse ? t.k / 2 : t.k); }
+std::size_t a_words(const InstructionTarget& t) { return std::size_t(t.m) * stored_k(t) * words_per_element(t); }
+std::size_t a_index_words(const InstructionTarget& t) { return t.sparse ? std::size_t(t.m) * stored_k(t) : 0; }
 std::size_t b_words(const InstructionTarget& t) { return std::size_t(t.n) * std::size_t(t.k) * words_per_element(t); }
 std::size_t c_words(const InstructionTarget& t) { return outputs_per_tile(t) * words_per_element(t); }
 std::size_t outputs_per_tile(const InstructionTarget& t) { return std::size_t(t.m) * std::size_t(t.n); }
@@ -117,24 +123,40 @@ TileBatch make_batch(const InstructionTarget& t, std::size_t tiles) {
   b.c.assign(tiles * c_words(t), 0);
   b.sfa.assign(tiles * scale_words(t, t.m), 0);
   b.sfb.assign(tiles * scale_words(t, t.n), 0);
+  b.a_index.assign(tiles * a_index_words(t), 0);
   return b;
 }
 
 std::vector<std::uint32_t> emulate_tiles_by_dot(const InstructionTarget& t, const TileBatch& in,
                                                 const emulator::FdpaParams& params, bool c_after) {
   if (t.f64) return emulate_f64_tiles(t, in, true, c_after);  // the fma chain has no FDPA parameters
-  const std::size_t K = static_cast<std::size_t>(t.k), na = a_words(t), nb = b_words(t), nc = c_words(t);
+  const std::size_t K = static_cast<std::size_t>(t.k), S = stored_k(t);
+  const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);
   const std::size_t blocks = t.block_scaled ? K / static_cast<std::size_t>(t.block) : 0;
   std::vector<std::uint32_t> out(in.tiles * nc);
   for_each_tile(in.tiles, 4, [&](std::size_t g) {
-    std::vector<std::uint32_t> sa(blocks), sb(blocks);
+    std::vector<std::uint32_t> sa(blocks), sb(blocks), gathered(S);
     for (std::size_t i = 0; i < static_cast<std::size_t>(t.m); ++i)
       for (std::size_t j = 0; j < static_cast<std::size_t>(t.n); ++j) {
         emulator::DotOperands ops;
         ops.a_format = t.a;
         ops.b_format = t.b;
-        ops.a = std::span<const std::uint32_t>(&in.a[g * na + i * K], K);
+        ops.a = std::span<const std::uint32_t>(&in.a[g * na + i * S], S);
         ops.b = std::span<const std::uint32_t>(&in.b[g * nb + j * K], K);
+        if (t.sparse) {
+          // Stored value s of the row is at K position (s / (group / 2)) * group + index (PTX ISA
+          // 9.7.14.6.1); the fdpa runs over the stored values and the B codes they select.
+          const std::size_t per_group = static_cast<std::size_t>(t.group) / 2;
+          for (std::size_t s = 0; s < S; ++s) {
+            const std::uint8_t pos = in.a_index[(g * t.m + i) * S + s];
+            if (pos >= static_cast<std::size_t>(t.group)) {
+              throw std::invalid_argument("sparse target '" + t.name + "': a_index " + std::to_string(pos) +
+                                          " is outside a group of " + std::to_string(t.group));
+            }
+            gathered[s] = in.b[g * nb + j * K + s / per_group * static_cast<std::size_t>(t.group) + pos];
+          }
+          ops.b = gathered;
+        }
         if (t.block_scaled) {
           for (std::size_t s = 0; s < blocks; ++s) {
             sa[s] = in.sfa[(g * t.m + i) * blocks + s];
@@ -212,14 +234,20 @@ std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileB
   if (t.model_params) return emulate_tiles_by_dot(t, in, *t.model_params);
   using emulator::CodeMatrix;
   using emulator::Order;
-  const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);
+  const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t), ni = a_index_words(t);
   const std::size_t nsa = scale_words(t, t.m), nsb = scale_words(t, t.n);
   const std::size_t blocks = t.block_scaled ? std::size_t(t.k / t.block) : 0;
   std::vector<std::uint32_t> out(in.tiles * nc);
   for_each_tile(in.tiles, 8, [&](std::size_t tu) {
-    const CodeMatrix a(t.a, t.m, t.k, std::span<const std::uint32_t>(&in.a[tu * na], na));
+    const CodeMatrix a(t.a, t.m, stored_k(t), std::span<const std::uint32_t>(&in.a[tu * na], na));
     const CodeMatrix b(t.b, t.k, t.n, std::span<const std::uint32_t>(&in.b[tu * nb], nb), Order::col_major);
     const CodeMatrix c(t.acc, t.m, t.n, std::span<const std::uint32_t>(&in.c[tu * nc], nc));
+    if (t.sparse) {
+      const std::vector<std::uint32_t> d =
+          emulator::mma_sparse(t.model, a, std::span<const std::uint8_t>(&in.a_index[tu * ni], ni), b, c);
+      std::memcpy(&out[tu * nc], d.data(), nc * sizeof(std::uint32_t));
+      return;
+    }
     CodeMatrix sa, sb;
     if (t.block_scaled) {
       sa = CodeMatrix(t.scale, t.m, blocks, std::span<const std::uint8_t>(&in.sfa[tu * nsa], nsa));
@@ -364,6 +392,13 @@ std::vector<Target> self_test_targets() {
   ins("sm_90a wgmma.mma_async m64n8k16 f32 bf16 bf16");
   ins("sm_90a wgmma.mma_async m64n8k16 f16 f16 f16");
   ins("sm_90a wgmma.mma_async m64n8k8 f32 tf32 tf32");
+  // Sparse forms: a 2:4 f16 mma.sp, the fp8 mma.sp the compiler emulates, a wgmma.sp with each
+  // accumulator, and the 1:2 tf32 pattern.
+  ins("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 f16 f16");
+  ins("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k64 f32 e4m3 e5m2");
+  ins("sm_90a wgmma.mma_async.sp m64n8k64 f32 e5m2 e4m3");
+  ins("sm_90a wgmma.mma_async.sp m64n8k32 f16 f16 f16");
+  ins("sm_90a wgmma.mma_async.sp m64n8k16 f32 tf32 tf32");
   ins("sm_89 mma.sync.aligned m16n8k32 f32 e4m3 e4m3");
   ins("sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 e4m3 e2m1 ue8m0");
   ins("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3");

@@ -73,8 +73,9 @@ TEST(HarnessProbes, ExactCodesAndProducts) {
 
 TEST(HarnessProbes, ProbeSetsAreBuiltAndPacked) {
   for (const Target& t : self_test_targets()) {
-    // The FDPA probes of numerics.md d.3; the f64 rows have their own (HarnessF64).
-    if (t.kind != TargetKind::instruction || t.instruction.f64) continue;
+    // The FDPA probes of numerics.md d.3; the f64 rows have their own (HarnessF64), the sparse forms
+    // take their dense form's (HarnessSparse).
+    if (t.kind != TargetKind::instruction || t.instruction.f64 || t.instruction.sparse) continue;
     const std::vector<DotCase> dots = probe_set(t.instruction);
     EXPECT_GT(dots.size(), 40u) << t.name();
     const TileBatch b = pack_dots(t.instruction, dots);
@@ -463,8 +464,11 @@ TEST(HarnessFailures, CorruptOrTruncatedFilesNameTheLine) {
 TEST(HarnessDiscover, RecoversTheTableFromTheEmulator) {
   auto dev = make_emulator_device();
   for (const Target& t : self_test_targets()) {
-    // f64 fma chains have no FDPA parameters (HarnessF64.ParameterOverridesAndDiscoveryAreRefused).
-    if (t.kind != TargetKind::instruction || t.instruction.block_scaled || t.instruction.f64) continue;
+    // f64 fma chains have no FDPA parameters (HarnessF64.ParameterOverridesAndDiscoveryAreRefused);
+    // sparse forms are discovered through their dense form (HarnessSparse).
+    if (t.kind != TargetKind::instruction || t.instruction.block_scaled || t.instruction.f64 ||
+        t.instruction.sparse)
+      continue;
     const Discovery d = discover(*dev, t.instruction);
     EXPECT_FALSE(d.disagrees()) << discovery_table(d);
     std::set<std::string> determined;
@@ -774,6 +778,156 @@ TEST(HarnessF64, ParameterOverridesAndDiscoveryAreRefused) {
   ASSERT_FALSE(targets.empty());
   EXPECT_THROW(apply_model_overrides(targets, parse_model_overrides("f64@F=52")), std::invalid_argument);
   EXPECT_THROW(discover(*dev, instruction_target("sm_90a mma.sync.aligned m8n8k4 f64 f64 f64")), std::invalid_argument);
+}
+
+// ---- Sparse forms (mma.sp, wgmma.sp): A's stored values, their positions, the whole of B.
+
+std::vector<InstructionTarget> sparse_self_test_targets() {
+  std::vector<InstructionTarget> v;
+  for (const Target& t : self_test_targets())
+    if (t.kind == TargetKind::instruction && t.instruction.sparse) v.push_back(t.instruction);
+  return v;
+}
+
+TEST(HarnessSparse, TilesFollowTheMetadataRulesAndAreDeterministic) {
+  const std::vector<InstructionTarget> targets = sparse_self_test_targets();
+  ASSERT_EQ(targets.size(), 5u);
+  for (const InstructionTarget& t : targets) {
+    ASSERT_EQ(t.group, t.a == Format::tfloat32 ? 2 : 4) << t.name;
+    ASSERT_EQ(a_words(t), std::size_t(t.m) * std::size_t(t.k) / 2) << t.name;
+    ASSERT_EQ(a_index_words(t), a_words(t)) << t.name;
+    ASSERT_EQ(b_words(t), std::size_t(t.n) * std::size_t(t.k)) << t.name;
+    std::set<std::pair<int, int>> pairs;
+    for (DataKind d : {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny}) {
+      const TileBatch all = make_tiles(t, d, 7, 0, 12);
+      ASSERT_EQ(all.a.size(), 12 * a_words(t));
+      ASSERT_EQ(all.a_index.size(), 12 * a_index_words(t));
+      ASSERT_EQ(all.b.size(), 12 * b_words(t));
+      for (std::size_t i = 0; i < all.a_index.size(); ++i) {
+        ASSERT_LT(all.a_index[i], t.group) << t.name << " " << to_string(d);
+        if (t.group == 4 && i % 2 == 1) {
+          ASSERT_LT(all.a_index[i - 1], all.a_index[i]) << t.name << " " << to_string(d) << " at " << i;
+          pairs.insert({all.a_index[i - 1], all.a_index[i]});
+        }
+      }
+      const TileBatch part = make_tiles(t, d, 7, 5, 4);
+      for (std::size_t i = 0; i < part.a.size(); ++i) ASSERT_EQ(part.a[i], all.a[5 * a_words(t) + i]) << t.name;
+      for (std::size_t i = 0; i < part.a_index.size(); ++i)
+        ASSERT_EQ(part.a_index[i], all.a_index[5 * a_index_words(t) + i]) << t.name;
+      for (std::size_t i = 0; i < part.b.size(); ++i) ASSERT_EQ(part.b[i], all.b[5 * b_words(t) + i]) << t.name;
+    }
+    if (t.group == 4) {
+      EXPECT_EQ(pairs.size(), 6u) << t.name << ": every 2:4 pattern occurs";
+    }
+  }
+}
+
+// Realistic data is pruned by magnitude: every kept value is at least as large as the row's other
+// values in its group. The pruned ones are not in the batch; they are the logical tile's, which the
+// same data set gives a dense target of the same name, formats and logical K.
+TEST(HarnessSparse, RealisticDataKeepsTheLargestValuesOfEachGroup) {
+  for (const InstructionTarget& t : sparse_self_test_targets()) {
+    InstructionTarget logical = t;
+    logical.sparse = false;
+    logical.group = 0;
+    const TileBatch dense = make_tiles(logical, DataKind::realistic, 3, 0, 6);
+    const TileBatch sparse = make_tiles(t, DataKind::realistic, 3, 0, 6);
+    EXPECT_EQ(sparse.b, dense.b) << t.name;
+    const std::size_t K = std::size_t(t.k), S = K / 2, per_group = std::size_t(t.group) / 2;
+    auto magnitude = [&](std::uint32_t w) {
+      return t.a == Format::tfloat32 ? std::fabs(double(std::bit_cast<float>(w))) : std::fabs(to_double(t.a, w));
+    };
+    for (std::size_t row = 0; row < 6 * std::size_t(t.m); ++row) {
+      for (std::size_t s = 0; s < S; ++s) {
+        const std::size_t base = s / per_group * std::size_t(t.group);
+        const std::uint32_t kept = dense.a[row * K + base + sparse.a_index[row * S + s]];
+        ASSERT_EQ(sparse.a[row * S + s], kept) << t.name << " row " << row << " value " << s;
+        for (std::size_t q = 0; q < std::size_t(t.group); ++q) {
+          bool is_kept = false;
+          for (std::size_t u = s / per_group * per_group; u < s / per_group * per_group + per_group; ++u)
+            is_kept |= sparse.a_index[row * S + u] == q;
+          if (!is_kept) {
+            ASSERT_GE(magnitude(kept), magnitude(dense.a[row * K + base + q])) << t.name << " row " << row;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The probes data set is the dense form's probe set: each probe's diagonal outputs are that probe's
+// dot product on the dense form, whatever the pruned B rows hold (random codes, NaN and Inf among
+// them).
+TEST(HarnessSparse, ProbesAreTheDenseFormsProbesWithPrunedRowsIgnored) {
+  for (const InstructionTarget& t : sparse_self_test_targets()) {
+    const InstructionTarget dense = instruction_target(t.model.dense_form().name());
+    const std::vector<DotCase> dots = probe_set(dense);
+    ASSERT_EQ(probe_tiles(t), probe_tiles(dense)) << t.name;
+    const TileBatch tiles = make_tiles(t, DataKind::probes, 11, 0, probe_tiles(t));
+    const std::vector<std::uint32_t> diag = unpack_dots(dense, emulate_tiles(t, tiles), dots.size());
+    for (std::size_t i = 0; i < dots.size(); ++i) {
+      ASSERT_EQ(diag[i], emulator::dot(dense.model, dots[i].a, dots[i].b, dots[i].c)) << t.name << ": " << dots[i].label;
+    }
+    std::size_t special_pruned = 0;
+    const std::size_t K = std::size_t(t.k), S = K / 2, per_group = std::size_t(t.group) / 2;
+    for (std::size_t j = 0; j < tiles.tiles * std::size_t(t.n); ++j) {
+      const std::size_t g = j / std::size_t(t.n), col = j % std::size_t(t.n);
+      const std::size_t row = g * std::size_t(t.m) + col % std::min<std::size_t>(std::size_t(t.m), std::size_t(t.n));
+      for (std::size_t q = 0; q < K; ++q) {
+        bool kept = false;
+        for (std::size_t s = q / std::size_t(t.group) * per_group; s < (q / std::size_t(t.group) + 1) * per_group; ++s)
+          kept |= tiles.a_index[row * S + s] == q % std::size_t(t.group);
+        const ValueClass c = t.b == Format::tfloat32 ? classify(Format::float32, tiles.b[j * K + q])
+                                                      : classify(t.b, tiles.b[j * K + q]);
+        if (!kept && (c == ValueClass::nan || c == ValueClass::infinite)) ++special_pruned;
+      }
+    }
+    EXPECT_GT(special_pruned, 0u) << t.name;
+  }
+}
+
+// Every sparse target agrees with the self-test device, which gathers B itself and computes each
+// output by emulator::fdpa; a perturbed device is caught on each, and the failure files (golden
+// sparse instruction sets: fields a, i, b, c) reproduce the mismatches through `golden verify`.
+TEST(HarnessSparse, SelfTestAgreesPerturbationsAreCaughtAndFailureFilesReproduce) {
+  ConformOptions o;
+  o.outputs = 6000;
+  o.pattern = "\\.sp";
+  o.data = {DataKind::random, DataKind::realistic, DataKind::probes, DataKind::tiny};
+  {
+    auto dev = make_emulator_device();
+    const ConformReport r = run_conformance(*dev, o);
+    ASSERT_EQ(r.targets.size(), 5u);
+    for (const TargetResult& t : r.targets) {
+      EXPECT_TRUE(t.error.empty()) << t.error;
+      EXPECT_GE(t.total.outputs, 6000u);
+      EXPECT_EQ(t.total.mismatches, 0u) << t.target.name();
+    }
+  }
+  for (Perturbation p : {Perturbation::fraction_bits, Perturbation::output_rounding}) {
+    auto dev = make_emulator_device(p);
+    const ConformReport r = run_conformance(*dev, o);
+    for (const TargetResult& t : r.targets) {
+      EXPECT_GT(t.total.mismatches, 0u) << t.target.name() << " perturbed by " << to_string(p);
+    }
+    const std::vector<FailureFile> files = failure_files(r, o);
+    ASSERT_FALSE(files.empty());
+    for (const FailureFile& f : files) {
+      EXPECT_NE(golden::fields_string(f.golden.header.fields).find(" i:u8["), std::string::npos);
+      check_failure_file(f);
+    }
+  }
+}
+
+TEST(HarnessSparse, DiscoveryPointsToTheDenseForm) {
+  auto dev = make_emulator_device();
+  try {
+    discover(*dev, instruction_target("sm_90a wgmma.mma_async.sp m64n8k64 f32 e5m2 e4m3"));
+    FAIL() << "discovery of a sparse form must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("sm_90a wgmma.mma_async m64n8k32 f32 e5m2 e4m3"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

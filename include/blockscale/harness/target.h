@@ -40,6 +40,11 @@ struct InstructionTarget {
   // An f64 DMMA row (the fma chain of mma.sync .f64): a, b and acc are unused, every element of A,
   // B, C and D is a binary64 pattern in two words, the low word first (as gpu::ProbeKernel::f64).
   bool f64 = false;
+  // A sparse form (mma.sp::ordered_metadata, wgmma.mma_async.sp): k is the logical K; A holds k/2
+  // stored values per row and TileBatch::a_index their positions inside groups of `group` K
+  // positions (4, or 2 for tf32; emulator/mma.h mma_sparse).
+  bool sparse = false;
+  int group = 0;
 };
 
 // The instruction target of an emulator instruction name; std::invalid_argument names the rule a
@@ -50,13 +55,18 @@ InstructionTarget instruction_target(std::string_view name);
 //   a[t][i][kk] (m x k), b[t][j][kk] (n x k, i.e. B column j), c[t][i][j] (m x n),
 //   sfa[t][i][s] (m x k/block), sfb[t][j][s] (n x k/block). One code per word (tf32: fp32 bits;
 //   f64 targets: two words per element, the low word first, and the counts below are words).
+// Sparse targets: a[t][i][s] and a_index[t][i][s] (m x k/2) are A's stored values and their
+// positions inside their groups; b is the whole n x k.
 struct TileBatch {
   std::size_t tiles = 0;
   std::vector<std::uint32_t> a, b, c;
   std::vector<std::uint8_t> sfa, sfb;
+  std::vector<std::uint8_t> a_index;  // sparse targets only (otherwise empty)
 };
 std::size_t words_per_element(const InstructionTarget& t);  // 2 for f64 targets, else 1
-std::size_t a_words(const InstructionTarget& t);    // m * k (times words_per_element)
+std::size_t stored_k(const InstructionTarget& t);   // A values per row: k, or k / 2 for sparse targets
+std::size_t a_words(const InstructionTarget& t);    // m * stored_k (times words_per_element)
+std::size_t a_index_words(const InstructionTarget& t);  // m * k / 2 for sparse targets, else 0
 std::size_t b_words(const InstructionTarget& t);    // n * k (times words_per_element)
 std::size_t c_words(const InstructionTarget& t);    // m * n (times words_per_element)
 std::size_t outputs_per_tile(const InstructionTarget& t);  // m * n
@@ -70,12 +80,13 @@ std::size_t scale_words(const InstructionTarget& t, int rows);  // rows * k / bl
 TileBatch make_batch(const InstructionTarget& t, std::size_t tiles);  // zero-filled
 
 // The emulator's D for every tile (tiles * m * n accumulator codes), via emulator::mma (f64 targets:
-// emulator::mma_f64; with model_params set, emulate_tiles_by_dot), in parallel over tiles; the bits
-// do not depend on the thread count.
+// emulator::mma_f64; sparse targets: emulator::mma_sparse; with model_params set,
+// emulate_tiles_by_dot), in parallel over tiles; the bits do not depend on the thread count.
 std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileBatch& batch);
 // Every output as one emulator::fdpa call with parameters `p` (f64 targets: one emulator::dot_f64
-// call, `p` unused). With c_after, C is left out of the fused sum (the chain) and added afterwards
-// by one RNE add (a perturbation the self-test device uses).
+// call, `p` unused; sparse targets: over the stored values and the B codes at the positions
+// a_index selects, gathered here). With c_after, C is left out of the fused sum (the chain) and
+// added afterwards by one RNE add (a perturbation the self-test device uses).
 std::vector<std::uint32_t> emulate_tiles_by_dot(const InstructionTarget& t, const TileBatch& batch,
                                                 const emulator::FdpaParams& p, bool c_after = false);
 
