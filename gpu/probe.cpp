@@ -178,11 +178,68 @@ void add_mma_sync_f64(std::vector<ProbeKernel>& v) {
   }
 }
 
+// The sparse forms of sm_90a (PTX ISA 9.7.14.6 mma.sp::ordered_metadata, 9.7.15.5.2
+// wgmma.mma_async.sp), every operand mix the emulator table has a sparse form for.
+void add_sparse(std::vector<ProbeKernel>& v) {
+  const std::string metadata =
+      "metadata registers with sparsity selector 0 in the layout docs/emulator.md \"Sparse MMA\" gives; the "
+      "threads that selector leaves out hold 0xEEEEEEEE, a valid pattern the model would notice if they were read";
+  auto add = [&](ProbeFamily family, int m, int n, int k, Format a, Format b, Format d, const std::string& note) {
+    ProbeKernel p;
+    p.family = family;
+    p.arch = Arch::sm_90a;
+    p.m = m, p.n = n, p.k = k;
+    p.a = a, p.b = b, p.c = d, p.d = d;
+    p.sparse = true;
+    p.sparse_group = a == Format::tfloat32 ? 2 : 4;
+    if (family == ProbeFamily::mma_sync) {
+      p.ptx = "mma.sp::ordered_metadata.sync.aligned." + shape(m, n, k) + ".row.col." + sname(d) + "." + sname(a) +
+              "." + sname(b) + "." + sname(d);
+      p.name = "sm_90a mma.sp::ordered_metadata.sync.aligned " + shape(m, n, k) + " " + sname(d) + " " + sname(a) +
+               " " + sname(b);
+    } else {
+      p.ptx = "wgmma.mma_async.sp.sync.aligned." + shape(m, n, k) + "." + sname(d) + "." + sname(a) + "." + sname(b);
+      p.name = "sm_90a wgmma.mma_async.sp " + shape(m, n, k) + " " + sname(d) + " " + sname(a) + " " + sname(b);
+    }
+    p.note = note + "; " + metadata;
+    v.push_back(p);
+  };
+  const std::string mma_note =
+      "one warp per tile; compressed A fragment = the dense fragment of K/2, B and C/D fragments of the logical K "
+      "(PTX ISA 9.7.14.6)";
+  const std::string mma_fp8_note =
+      mma_note + "; compiler-emulated on sm_90a (F2FP unpack, two HMMA.SP.16832.F32, then C added by FADD)";
+  for (int k : {32, 16}) {
+    add(ProbeFamily::mma_sync, 16, 8, k, Format::float16, Format::float16, Format::float32, mma_note);
+    add(ProbeFamily::mma_sync, 16, 8, k, Format::bfloat16, Format::bfloat16, Format::float32, mma_note);
+    add(ProbeFamily::mma_sync, 16, 8, k, Format::float16, Format::float16, Format::float16, mma_note);
+  }
+  add(ProbeFamily::mma_sync, 16, 8, 16, Format::tfloat32, Format::tfloat32, Format::float32, mma_note);
+  add(ProbeFamily::mma_sync, 16, 8, 8, Format::tfloat32, Format::tfloat32, Format::float32, mma_note);
+  // ptxas refuses the f16 accumulator of fp8 mma.sp on sm_90a.
+  for (Format a : kFp8)
+    for (Format b : kFp8) add(ProbeFamily::mma_sync, 16, 8, 64, a, b, Format::float32, mma_fp8_note);
+  const std::string wgmma_note =
+      "one warpgroup per tile; A (K/2 stored values) and B from shared memory, no-swizzle K-major core matrices "
+      "(A: LBO 128 B, SBO 256 B; B: LBO 128 B, SBO 512 B); C loaded into the accumulator and issued with scale-d = "
+      "1 (ProbeInputs::accumulate = false: scale-d = 0)";
+  for (int n : {8, 64, 256}) {
+    for (Format a : kFp8)
+      for (Format b : kFp8)
+        for (Format d : {Format::float32, Format::float16}) add(ProbeFamily::wgmma, 64, n, 64, a, b, d, wgmma_note);
+    add(ProbeFamily::wgmma, 64, n, 32, Format::float16, Format::float16, Format::float32, wgmma_note);
+    add(ProbeFamily::wgmma, 64, n, 32, Format::bfloat16, Format::bfloat16, Format::float32, wgmma_note);
+    add(ProbeFamily::wgmma, 64, n, 32, Format::float16, Format::float16, Format::float16, wgmma_note);
+    add(ProbeFamily::wgmma, 64, n, 16, Format::tfloat32, Format::tfloat32, Format::float32, wgmma_note);
+  }
+}
+
 std::vector<ProbeKernel> build_catalogue() {
   std::vector<ProbeKernel> v;
   add_mma_sync(v);
   add_mma_sync_f64(v);
   add_wgmma(v);
+  add_sparse(v);
   add_tcgen05(v);
   return v;
 }
@@ -204,36 +261,38 @@ void check_codes(const char* what, const std::vector<std::uint32_t>& codes, Form
   }
 }
 
-// One operand row (k codes) as the 32 bytes the instruction reads.
-void pack_row(const ProbeKernel& p, Format f, const std::uint32_t* codes, std::uint8_t* out) {
-  std::memset(out, 0, detail::kProbeRowBytes);
+// One operand row (`count` codes: k, or a sparse A row's k / 2) as the `row_bytes` bytes the
+// instruction reads (32; a sparse B row 64).
+void pack_row(const ProbeKernel& p, Format f, const std::uint32_t* codes, int count, std::uint8_t* out,
+              int row_bytes) {
+  std::memset(out, 0, static_cast<std::size_t>(row_bytes));
   const bool packed_fp4 = p.family == ProbeFamily::tcgen05 &&
                           (p.tcgen05_kind == Tcgen05Kind::mxf4 || p.tcgen05_kind == Tcgen05Kind::mxf4nvf4);
   switch (f) {
     case Format::float8_e4m3fn:
     case Format::float8_e5m2:
-      for (int i = 0; i < p.k; ++i) out[i] = static_cast<std::uint8_t>(codes[i]);
+      for (int i = 0; i < count; ++i) out[i] = static_cast<std::uint8_t>(codes[i]);
       return;
     case Format::float16:
     case Format::bfloat16:
-      for (int i = 0; i < p.k; ++i) {
+      for (int i = 0; i < count; ++i) {
         out[2 * i] = static_cast<std::uint8_t>(codes[i]);
         out[2 * i + 1] = static_cast<std::uint8_t>(codes[i] >> 8);
       }
       return;
     case Format::tfloat32:
-      for (int i = 0; i < p.k; ++i)
+      for (int i = 0; i < count; ++i)
         for (int b = 0; b < 4; ++b) out[4 * i + b] = static_cast<std::uint8_t>(codes[i] >> (8 * b));
       return;
     case Format::float4_e2m1fn:
       if (packed_fp4) {
         // kind::mxf4 / mxf4nvf4: two per byte, element 2i in the low nibble, no padding (PTX
         // 9.7.16.10.4.5-6; layouts.md P1).
-        for (int i = 0; i < p.k / 2; ++i) out[i] = static_cast<std::uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
+        for (int i = 0; i < count / 2; ++i) out[i] = static_cast<std::uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
       } else {
         // kind::f8f6f4 / mxf8f6f4: each 16 elements packed into 8 bytes, then 8 bytes of padding
         // (PTX 9.7.16.10.4.4; layouts.md P2).
-        for (int g = 0; g < p.k / 16; ++g)
+        for (int g = 0; g < count / 16; ++g)
           for (int i = 0; i < 8; ++i)
             out[16 * g + i] = static_cast<std::uint8_t>(codes[16 * g + 2 * i] | (codes[16 * g + 2 * i + 1] << 4));
       }
@@ -242,7 +301,7 @@ void pack_row(const ProbeKernel& p, Format f, const std::uint32_t* codes, std::u
     case Format::float6_e3m2fn:
       // Each 16 elements packed LSB-first into 12 bytes (element i at bits [6i, 6i+6)), then 4
       // bytes of padding (PTX 9.7.16.10.4.4; layouts.md P3).
-      for (int g = 0; g < p.k / 16; ++g) {
+      for (int g = 0; g < count / 16; ++g) {
         for (int i = 0; i < 16; ++i) {
           const int bit = 6 * i;
           const std::uint32_t c = codes[16 * g + i];
@@ -264,6 +323,73 @@ void pack_scale_atoms(const std::uint8_t* scales, int rows, int per_row, Format 
   for (int r = 0; r < rows; ++r)
     for (int j = 0; j < per_row; ++j)
       out[(r / 128) * detail::kScaleAtomBytes + (r % 32) * 16 + ((r % 128) / 32) * 4 + j] = scales[r * per_row + j];
+}
+
+}  // namespace
+
+namespace {
+
+// The metadata rules (PTX ISA 9.7.14.6.1): a position inside its group, increasing within a 2:4
+// group (::ordered_metadata; equal indices are undefined).
+void check_positions(const ProbeKernel& p, const ProbeInputs& in) {
+  const std::size_t per_group = static_cast<std::size_t>(p.sparse_group) / 2, stored = probe_stored_k(p);
+  for (std::size_t i = 0; i < in.a_index.size(); ++i) {
+    const std::size_t row = i / stored, s = i % stored;
+    const auto where = [&] {
+      return "probe '" + p.name + "': a_index of tile " + std::to_string(row / std::size_t(p.m)) + ", A row " +
+             std::to_string(row % std::size_t(p.m)) + ", group " + std::to_string(s / per_group);
+    };
+    if (in.a_index[i] >= p.sparse_group) {
+      throw std::invalid_argument(where() + " is " + std::to_string(in.a_index[i]) + ", outside a group of " +
+                                  std::to_string(p.sparse_group) + " K positions");
+    }
+    if (per_group == 2 && s % 2 == 1 && in.a_index[i] <= in.a_index[i - 1]) {
+      throw std::invalid_argument(where() + ": positions " + std::to_string(in.a_index[i - 1]) + ", " +
+                                  std::to_string(in.a_index[i]) +
+                                  " are not increasing (mma.sp::ordered_metadata; equal positions are undefined)");
+    }
+  }
+}
+
+// A group's metadata nibble: 2:4 i0 | i1 << 2; tf32 1:2 0x4 for position 0 and 0xE for position 1
+// (PTX ISA 9.7.14.6.1).
+std::uint32_t metadata_nibble(const ProbeKernel& p, const std::uint8_t* pos) {
+  if (p.sparse_group == 2) return pos[0] == 0 ? 0x4u : 0xEu;
+  return std::uint32_t(pos[0]) | std::uint32_t(pos[1]) << 2;
+}
+
+// Every thread's metadata register for one tile (sparsity selector 0), in the layout measured on
+// an H100 (docs/emulator.md, "Sparse MMA"); lane = 4g + t of warp w covers A rows 16w + g and
+// 16w + g + 8:
+//   16 groups per row (fp8 k64): thread t holds row g + 8 (t % 2), groups 8 (t / 2) + j in nibble j;
+//    8 groups per row (16-bit k32, tf32 k16): threads t = 0, 1 hold groups 4t + j, row g in nibble j
+//      and row g + 8 in nibble 4 + j;
+//    4 groups per row (16-bit k16, tf32 k8): thread 0 holds group j, row g in nibble j and row
+//      g + 8 in nibble 4 + j.
+// The other threads get kUnusedMetadata.
+constexpr std::uint32_t kUnusedMetadata = 0xEEEEEEEEu;
+void pack_metadata(const ProbeKernel& p, const std::uint8_t* index, std::uint32_t* words) {
+  const int per_group = p.sparse_group / 2, stored = p.k / 2, groups = p.k / p.sparse_group;
+  const auto nibble = [&](int row, int group) {
+    return metadata_nibble(p, index + std::size_t(row) * std::size_t(stored) + std::size_t(group * per_group));
+  };
+  for (int w = 0; w < p.m / 16; ++w) {
+    for (int lane = 0; lane < 32; ++lane) {
+      const int g = lane / 4, t = lane % 4, r0 = 16 * w + g, r1 = r0 + 8;
+      std::uint32_t word = kUnusedMetadata;
+      if (groups == 16) {
+        word = 0;
+        for (int j = 0; j < 8; ++j) word |= nibble(t % 2 ? r1 : r0, 8 * (t / 2) + j) << (4 * j);
+      } else if (groups == 8 && t < 2) {
+        word = 0;
+        for (int j = 0; j < 4; ++j) word |= nibble(r0, 4 * t + j) << (4 * j) | nibble(r1, 4 * t + j) << (16 + 4 * j);
+      } else if (groups == 4 && t == 0) {
+        word = 0;
+        for (int j = 0; j < 4; ++j) word |= nibble(r0, j) << (4 * j) | nibble(r1, j) << (16 + 4 * j);
+      }
+      words[32 * w + lane] = word;
+    }
+  }
 }
 
 }  // namespace
@@ -294,6 +420,8 @@ void validate_probe_inputs(const ProbeKernel& p, const ProbeInputs& in) {
   need("c", in.c.size(), probe_c_size(p));
   need("sfa", in.sfa.size(), probe_sfa_size(p));
   need("sfb", in.sfb.size(), probe_sfb_size(p));
+  need("a_index", in.a_index.size(), probe_a_index_size(p));
+  if (p.sparse) check_positions(p, in);
   if (!p.f64) {  // every pair of words is a binary64 pattern
     check_codes("a", in.a, p.a);
     check_codes("b", in.b, p.b);
@@ -338,10 +466,17 @@ std::vector<std::uint32_t> run_probe(const ProbeKernel& p, const ProbeInputs& in
   if (p.f64) return run_probe_f64(p, in, device);
 
   const std::size_t T = in.tiles;
-  const int rb = detail::kProbeRowBytes;
-  std::vector<std::uint8_t> a_img(T * p.m * rb), b_img(T * p.n * rb);
-  for (std::size_t r = 0; r < T * p.m; ++r) pack_row(p, p.a, &in.a[r * p.k], &a_img[r * rb]);
-  for (std::size_t r = 0; r < T * p.n; ++r) pack_row(p, p.b, &in.b[r * p.k], &b_img[r * rb]);
+  const int rb = detail::kProbeRowBytes, brb = p.sparse ? detail::kSparseBRowBytes : rb;
+  const int stored = static_cast<int>(probe_stored_k(p));
+  std::vector<std::uint8_t> a_img(T * p.m * rb), b_img(T * p.n * brb);
+  for (std::size_t r = 0; r < T * p.m; ++r) pack_row(p, p.a, &in.a[r * stored], stored, &a_img[r * rb], rb);
+  for (std::size_t r = 0; r < T * p.n; ++r) pack_row(p, p.b, &in.b[r * p.k], p.k, &b_img[r * brb], brb);
+  std::vector<std::uint32_t> meta;
+  if (p.sparse) {
+    const int words = detail::probe_metadata_words(p.m);
+    meta.resize(T * words);
+    for (std::size_t t = 0; t < T; ++t) pack_metadata(p, &in.a_index[t * probe_a_index_size(p)], &meta[t * words]);
+  }
 
   const std::size_t cbytes = p.c == Format::float16 ? 2 : 4;
   std::vector<std::uint8_t> c_img(T * probe_c_size(p) * cbytes);
@@ -362,7 +497,8 @@ std::vector<std::uint32_t> run_probe(const ProbeKernel& p, const ProbeInputs& in
   }
 
   detail::DeviceBuffer da(a_img.size()), db(b_img.size()), dc(c_img.size()), dd(c_img.size());
-  detail::DeviceBuffer dsfa(sfa_img.size()), dsfb(sfb_img.size());
+  detail::DeviceBuffer dsfa(sfa_img.size()), dsfb(sfb_img.size()), dmeta(meta.size() * 4);
+  if (p.sparse) dmeta.upload(meta.data(), dmeta.bytes());
   da.upload(a_img.data(), a_img.size());
   db.upload(b_img.data(), b_img.size());
   dc.upload(c_img.data(), c_img.size());
@@ -379,6 +515,7 @@ std::vector<std::uint32_t> run_probe(const ProbeKernel& p, const ProbeInputs& in
   args.d = dd.get();
   args.sfa = dsfa.as<std::uint8_t>();
   args.sfb = dsfb.as<std::uint8_t>();
+  args.metadata = dmeta.as<std::uint32_t>();
   args.tiles = T;
   args.scale_d = in.accumulate ? 1u : 0u;
   BLOCKSCALE_CUDA(cudaDeviceGetAttribute(&args.multiprocessors, cudaDevAttrMultiProcessorCount, device));

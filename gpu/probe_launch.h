@@ -27,6 +27,17 @@ __host__ __device__ constexpr std::uint32_t probe_smem_offset(int row, int half)
   return std::uint32_t(row / 8) * kProbeSbo + std::uint32_t(half) * kProbeLbo + std::uint32_t(row % 8) * 16;
 }
 
+// Sparse probes: A's rows hold the K/2 stored values (32 bytes, the images above); B's rows hold
+// the logical K (16-bit k32, tf32 k16, fp8 k64: 64 bytes; the half-K mma.sp shapes use the first
+// 32). In shared memory (wgmma.sp) a B row is four core matrices along K: LBO 128 B, SBO 512 B.
+inline constexpr int kSparseBRowBytes = 64;
+inline constexpr std::uint32_t kSparseBSbo = 512;
+__host__ __device__ constexpr std::uint32_t sparse_b_smem_offset(int row, int chunk) {
+  return std::uint32_t(row / 8) * kSparseBSbo + std::uint32_t(chunk) * kProbeLbo + std::uint32_t(row % 8) * 16;
+}
+// Metadata registers per tile: one per thread (mma.sp: a warp, wgmma.sp: a warpgroup).
+inline int probe_metadata_words(int m) { return m == 64 ? 128 : 32; }
+
 // tcgen05 block-scaled probes: per tile, the scale bytes of A (one 512-byte 128x4 atom: byte
 // (r % 32) * 16 + (r / 32) * 4 + j holds scale j of row r, the tcgen05.cp.32x128b.warpx4 source)
 // and of B (one atom per 128 columns).
@@ -35,13 +46,14 @@ inline int probe_sfb_atoms(int n) { return (n + 127) / 128; }
 
 struct ProbeDeviceArgs {
   const std::uint8_t* a_rows = nullptr;  // tiles * m * 32
-  const std::uint8_t* b_rows = nullptr;  // tiles * n * 32
+  const std::uint8_t* b_rows = nullptr;  // tiles * n * 32 (sparse probes: kSparseBRowBytes)
   const void* c = nullptr;               // tiles * m * n codes, 4 bytes (f32) or 2 (f16)
   void* d = nullptr;                     // tiles * m * n codes, as c
   const std::uint8_t* sfa = nullptr;     // tiles * 512
   const std::uint8_t* sfb = nullptr;     // tiles * 512 * probe_sfb_atoms(n)
   const double* a_f64 = nullptr;         // f64 probes: tiles * m * k, row-major (c and d: tiles * m * n)
   const double* b_f64 = nullptr;         // f64 probes: tiles * n * k (B^T rows)
+  const std::uint32_t* metadata = nullptr;  // sparse probes: tiles * probe_metadata_words(m), by thread
   std::size_t tiles = 0;
   std::uint32_t idesc = 0;               // tcgen05 instruction descriptor
   std::uint32_t scale_d = 1;             // wgmma: 0 issues scale-d = 0 (D = A*B)

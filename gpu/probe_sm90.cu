@@ -286,6 +286,191 @@ __global__ void __launch_bounds__(128) wgmma_probe_kernel(const std::uint8_t* __
   }
 }
 
+// ---- mma.sp::ordered_metadata ----------------------------------------------------------------
+//
+// PTX ISA 9.7.14.6 with g = lane / 4, t = lane % 4: the compressed A fragment is the dense
+// fragment of K/2 over the 32-byte rows of stored values (four registers, or two for the half-K
+// shapes m16n8k16 16-bit and m16n8k8 tf32: words t (and t + 4) of rows g and g + 8); B register j
+// is word t + 4j of B^T row g in the 64-byte rows (four registers, two for the half-K shapes); C/D
+// as mma.sync. `e` is this thread's metadata register, the sparsity selector 0.
+
+enum class MmaSp {
+  k32_f32_f16, k32_f32_bf16, k32_f16_f16, k16_f32_f16, k16_f32_bf16, k16_f16_f16, k16_f32_tf32, k8_f32_tf32,
+  k64_f32_e4m3_e4m3, k64_f32_e4m3_e5m2, k64_f32_e5m2_e4m3, k64_f32_e5m2_e5m2,
+};
+
+constexpr bool mma_sp_f32(MmaSp op) { return op != MmaSp::k32_f16_f16 && op != MmaSp::k16_f16_f16; }
+constexpr int mma_sp_regs(MmaSp op) {  // A and B registers each
+  return op == MmaSp::k16_f32_f16 || op == MmaSp::k16_f32_bf16 || op == MmaSp::k16_f16_f16 ||
+                 op == MmaSp::k8_f32_tf32
+             ? 2
+             : 4;
+}
+
+template <MmaSp Op>
+__device__ __forceinline__ void mma_sp_f32(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[4],
+                                           std::uint32_t e) {
+#define BLOCKSCALE_MMA_SP_F32(OPCODE)                                                                        \
+  asm volatile(OPCODE " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                              \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e))
+#define BLOCKSCALE_MMA_SP_F32_HALF_K(OPCODE)                                                                 \
+  asm volatile(OPCODE " {%0, %1, %2, %3}, {%4, %5}, {%6, %7}, {%0, %1, %2, %3}, %8, 0x0;"                    \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                              \
+               : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(e))
+  if constexpr (Op == MmaSp::k32_f32_f16) {
+    BLOCKSCALE_MMA_SP_F32("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32");
+  } else if constexpr (Op == MmaSp::k32_f32_bf16) {
+    BLOCKSCALE_MMA_SP_F32("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32");
+  } else if constexpr (Op == MmaSp::k16_f32_tf32) {
+    BLOCKSCALE_MMA_SP_F32("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32");
+  } else if constexpr (Op == MmaSp::k64_f32_e4m3_e4m3) {
+    BLOCKSCALE_MMA_SP_F32("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e4m3.f32");
+  } else if constexpr (Op == MmaSp::k64_f32_e4m3_e5m2) {
+    BLOCKSCALE_MMA_SP_F32("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32");
+  } else if constexpr (Op == MmaSp::k64_f32_e5m2_e4m3) {
+    BLOCKSCALE_MMA_SP_F32("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32");
+  } else if constexpr (Op == MmaSp::k64_f32_e5m2_e5m2) {
+    BLOCKSCALE_MMA_SP_F32("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e5m2.f32");
+  } else if constexpr (Op == MmaSp::k16_f32_f16) {
+    BLOCKSCALE_MMA_SP_F32_HALF_K("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  } else if constexpr (Op == MmaSp::k16_f32_bf16) {
+    BLOCKSCALE_MMA_SP_F32_HALF_K("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+  } else {
+    static_assert(Op == MmaSp::k8_f32_tf32);
+    BLOCKSCALE_MMA_SP_F32_HALF_K("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+  }
+#undef BLOCKSCALE_MMA_SP_F32_HALF_K
+#undef BLOCKSCALE_MMA_SP_F32
+}
+
+template <MmaSp Op>
+__device__ __forceinline__ void mma_sp_f16(std::uint32_t (&d)[2], const std::uint32_t (&a)[4],
+                                           const std::uint32_t (&b)[4], std::uint32_t e) {
+  if constexpr (Op == MmaSp::k32_f16_f16) {
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, "
+        "{%6, %7, %8, %9}, {%0, %1}, %10, 0x0;"
+        : "+r"(d[0]), "+r"(d[1])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+  } else {
+    static_assert(Op == MmaSp::k16_f16_f16);
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3}, {%4, %5}, "
+        "{%0, %1}, %6, 0x0;"
+        : "+r"(d[0]), "+r"(d[1])
+        : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(b[1]), "r"(e));
+  }
+}
+
+template <MmaSp Op>
+__global__ void __launch_bounds__(32 * kMmaSyncWarpsPerBlock)
+    mma_sp_probe_kernel(const std::uint8_t* __restrict__ a_rows, const std::uint8_t* __restrict__ b_rows,
+                        const std::uint32_t* __restrict__ metadata, const void* __restrict__ c, void* __restrict__ d,
+                        std::size_t tiles) {
+  constexpr int kBWords = kSparseBRowBytes / 4;
+  const int lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const std::size_t warps = std::size_t(gridDim.x) * kMmaSyncWarpsPerBlock;
+  for (std::size_t tile = std::size_t(blockIdx.x) * kMmaSyncWarpsPerBlock + threadIdx.x / 32; tile < tiles;
+       tile += warps) {
+    const auto* aw = reinterpret_cast<const std::uint32_t*>(a_rows + tile * 16 * kProbeRowBytes);
+    const auto* bw = reinterpret_cast<const std::uint32_t*>(b_rows + tile * 8 * kSparseBRowBytes);
+    std::uint32_t a[4], b[4];
+    if constexpr (mma_sp_regs(Op) == 4) {
+      a[0] = aw[g * 8 + t], a[1] = aw[(g + 8) * 8 + t], a[2] = aw[g * 8 + t + 4], a[3] = aw[(g + 8) * 8 + t + 4];
+    } else {
+      a[0] = aw[g * 8 + t], a[1] = aw[(g + 8) * 8 + t], a[2] = 0, a[3] = 0;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) b[j] = j < mma_sp_regs(Op) ? bw[g * kBWords + t + 4 * j] : 0u;
+    const std::uint32_t e = metadata[tile * 32 + lane];
+    if constexpr (mma_sp_f32(Op)) {
+      const auto* cf = static_cast<const float*>(c) + tile * 128;
+      float acc[4] = {cf[g * 8 + 2 * t], cf[g * 8 + 2 * t + 1], cf[(g + 8) * 8 + 2 * t], cf[(g + 8) * 8 + 2 * t + 1]};
+      mma_sp_f32<Op>(acc, a, b, e);
+      auto* df = static_cast<float*>(d) + tile * 128;
+      df[g * 8 + 2 * t] = acc[0];
+      df[g * 8 + 2 * t + 1] = acc[1];
+      df[(g + 8) * 8 + 2 * t] = acc[2];
+      df[(g + 8) * 8 + 2 * t + 1] = acc[3];
+    } else {
+      const auto* cw = static_cast<const std::uint32_t*>(c) + tile * 64;
+      std::uint32_t acc[2] = {cw[g * 4 + t], cw[(g + 8) * 4 + t]};
+      mma_sp_f16<Op>(acc, a, b, e);
+      auto* dw = static_cast<std::uint32_t*>(d) + tile * 64;
+      dw[g * 4 + t] = acc[0];
+      dw[(g + 8) * 4 + t] = acc[1];
+    }
+  }
+}
+
+// ---- wgmma.mma_async.sp ------------------------------------------------------------------------
+//
+// As wgmma_probe_kernel, with A's 32-byte rows of stored values and B's 64-byte rows of the logical
+// K (sparse_b_smem_offset), and each thread's metadata register (warp w: rows 16w..16w+15, the
+// mma.sp layout per warp).
+
+template <class Op>
+__global__ void __launch_bounds__(128) wgmma_sp_probe_kernel(const std::uint8_t* __restrict__ a_rows,
+                                                             const std::uint8_t* __restrict__ b_rows,
+                                                             const std::uint32_t* __restrict__ metadata,
+                                                             const void* __restrict__ c, void* __restrict__ d,
+                                                             std::size_t tiles, std::uint32_t scale_d) {
+  constexpr int N = Op::kN;
+  __shared__ alignas(128) std::uint8_t sa[64 * kProbeRowBytes];
+  __shared__ alignas(128) std::uint8_t sb[N * kSparseBRowBytes];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int row0 = 16 * warp + lane / 4;
+  const std::uint64_t a_desc = desc::pack_wgmma_desc(smem_addr(sa), kProbeLbo, kProbeSbo, desc::WgmmaSwizzle::none);
+  const std::uint64_t b_desc =
+      desc::pack_wgmma_desc(smem_addr(sb), kProbeLbo, kSparseBSbo, desc::WgmmaSwizzle::none);
+
+  for (std::size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const auto* ga = reinterpret_cast<const uint4*>(a_rows + tile * 64 * kProbeRowBytes);
+    const auto* gb = reinterpret_cast<const uint4*>(b_rows + tile * N * kSparseBRowBytes);
+    for (int q = tid; q < 64 * 2; q += 128) *reinterpret_cast<uint4*>(sa + probe_smem_offset(q / 2, q % 2)) = ga[q];
+    for (int q = tid; q < N * 4; q += 128) *reinterpret_cast<uint4*>(sb + sparse_b_smem_offset(q / 4, q % 4)) = gb[q];
+    const std::uint32_t e = metadata[tile * 128 + tid];
+
+    typename Op::Reg acc[Op::kRegs];
+    if constexpr (Op::kF32) {
+      const auto* cf = static_cast<const float*>(c) + tile * 64 * N;
+#pragma unroll
+      for (int i = 0; i < Op::kRegs; ++i) {
+        acc[i] = cf[(row0 + 8 * ((i % 4) / 2)) * N + 8 * (i / 4) + 2 * (lane % 4) + (i % 2)];
+      }
+    } else {
+      const auto* cw = static_cast<const std::uint32_t*>(c) + tile * 64 * N / 2;
+#pragma unroll
+      for (int j = 0; j < Op::kRegs; ++j) acc[j] = cw[((row0 + 8 * (j % 2)) * N + 8 * (j / 2) + 2 * (lane % 4)) / 2];
+    }
+    fence_proxy_async_shared();
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < Op::kRegs; ++i) reg_fence(acc[i]);
+    wgmma_fence();
+    Op::mma(acc, a_desc, b_desc, e, scale_d);
+    wgmma_commit();
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < Op::kRegs; ++i) reg_fence(acc[i]);
+
+    if constexpr (Op::kF32) {
+      auto* df = static_cast<float*>(d) + tile * 64 * N;
+#pragma unroll
+      for (int i = 0; i < Op::kRegs; ++i) {
+        df[(row0 + 8 * ((i % 4) / 2)) * N + 8 * (i / 4) + 2 * (lane % 4) + (i % 2)] = acc[i];
+      }
+    } else {
+      auto* dw = static_cast<std::uint32_t*>(d) + tile * 64 * N / 2;
+#pragma unroll
+      for (int j = 0; j < Op::kRegs; ++j) dw[((row0 + 8 * (j % 2)) * N + 8 * (j / 2) + 2 * (lane % 4)) / 2] = acc[j];
+    }
+    __syncthreads();
+  }
+}
+
 // ---- dispatch --------------------------------------------------------------------------------
 
 // mma.sync probes (one warp per tile): enough blocks for every tile, at most 16 per SM (the
@@ -381,6 +566,100 @@ bool dispatch_wgmma_n(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   return false;
 }
 
+template <MmaSp Op>
+void launch_mma_sp(const ProbeDeviceArgs& a, const char* name) {
+  mma_sp_probe_kernel<Op><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(a.a_rows, a.b_rows, a.metadata,
+                                                                                          a.c, a.d, a.tiles);
+  BLOCKSCALE_CUDA_LAUNCHED(name);
+}
+
+bool dispatch_mma_sp(const ProbeKernel& p, const ProbeDeviceArgs& a) {
+  using F = Format;
+  const char* nm = p.name.c_str();
+  const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
+#define BLOCKSCALE_CASE(K, A, B, D, OP)                          \
+  if (p.k == (K) && p.a == (A) && p.b == (B) && p.d == (D)) {   \
+    launch_mma_sp<MmaSp::OP>(a, nm);                             \
+    return true;                                                 \
+  }
+  BLOCKSCALE_CASE(32, F::float16, F::float16, F::float32, k32_f32_f16)
+  BLOCKSCALE_CASE(32, F::bfloat16, F::bfloat16, F::float32, k32_f32_bf16)
+  BLOCKSCALE_CASE(32, F::float16, F::float16, F::float16, k32_f16_f16)
+  BLOCKSCALE_CASE(16, F::float16, F::float16, F::float32, k16_f32_f16)
+  BLOCKSCALE_CASE(16, F::bfloat16, F::bfloat16, F::float32, k16_f32_bf16)
+  BLOCKSCALE_CASE(16, F::float16, F::float16, F::float16, k16_f16_f16)
+  BLOCKSCALE_CASE(16, F::tfloat32, F::tfloat32, F::float32, k16_f32_tf32)
+  BLOCKSCALE_CASE(8, F::tfloat32, F::tfloat32, F::float32, k8_f32_tf32)
+  BLOCKSCALE_CASE(64, e4, e4, F::float32, k64_f32_e4m3_e4m3)
+  BLOCKSCALE_CASE(64, e4, e5, F::float32, k64_f32_e4m3_e5m2)
+  BLOCKSCALE_CASE(64, e5, e4, F::float32, k64_f32_e5m2_e4m3)
+  BLOCKSCALE_CASE(64, e5, e5, F::float32, k64_f32_e5m2_e5m2)
+#undef BLOCKSCALE_CASE
+  return false;
+}
+
+template <class Op>
+void launch_wgmma_sp(const ProbeDeviceArgs& a, const char* name) {
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(a.tiles, std::size_t(a.multiprocessors) * 8));
+  wgmma_sp_probe_kernel<Op><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, a.metadata, a.c, a.d, a.tiles, a.scale_d);
+  BLOCKSCALE_CUDA_LAUNCHED(name);
+}
+
+template <int N>
+bool dispatch_wgmma_sp_n(const ProbeKernel& p, const ProbeDeviceArgs& a) {
+  using F = Format;
+  const char* nm = p.name.c_str();
+  const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
+#define BLOCKSCALE_CASE(A, B, D, OP)                 \
+  if (p.a == (A) && p.b == (B) && p.d == (D)) {     \
+    launch_wgmma_sp<OP>(a, nm);                      \
+    return true;                                     \
+  }
+  if constexpr (N == 8) {
+    BLOCKSCALE_CASE(e4, e4, F::float32, WgmmaSp_m64n8k64_f32_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e4, F::float16, WgmmaSp_m64n8k64_f16_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float32, WgmmaSp_m64n8k64_f32_e4m3_e5m2)
+    BLOCKSCALE_CASE(e4, e5, F::float16, WgmmaSp_m64n8k64_f16_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float32, WgmmaSp_m64n8k64_f32_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e4, F::float16, WgmmaSp_m64n8k64_f16_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float32, WgmmaSp_m64n8k64_f32_e5m2_e5m2)
+    BLOCKSCALE_CASE(e5, e5, F::float16, WgmmaSp_m64n8k64_f16_e5m2_e5m2)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float32, WgmmaSp_m64n8k32_f32_f16_f16)
+    BLOCKSCALE_CASE(F::bfloat16, F::bfloat16, F::float32, WgmmaSp_m64n8k32_f32_bf16_bf16)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float16, WgmmaSp_m64n8k32_f16_f16_f16)
+    BLOCKSCALE_CASE(F::tfloat32, F::tfloat32, F::float32, WgmmaSp_m64n8k16_f32_tf32_tf32)
+  } else if constexpr (N == 64) {
+    BLOCKSCALE_CASE(e4, e4, F::float32, WgmmaSp_m64n64k64_f32_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e4, F::float16, WgmmaSp_m64n64k64_f16_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float32, WgmmaSp_m64n64k64_f32_e4m3_e5m2)
+    BLOCKSCALE_CASE(e4, e5, F::float16, WgmmaSp_m64n64k64_f16_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float32, WgmmaSp_m64n64k64_f32_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e4, F::float16, WgmmaSp_m64n64k64_f16_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float32, WgmmaSp_m64n64k64_f32_e5m2_e5m2)
+    BLOCKSCALE_CASE(e5, e5, F::float16, WgmmaSp_m64n64k64_f16_e5m2_e5m2)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float32, WgmmaSp_m64n64k32_f32_f16_f16)
+    BLOCKSCALE_CASE(F::bfloat16, F::bfloat16, F::float32, WgmmaSp_m64n64k32_f32_bf16_bf16)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float16, WgmmaSp_m64n64k32_f16_f16_f16)
+    BLOCKSCALE_CASE(F::tfloat32, F::tfloat32, F::float32, WgmmaSp_m64n64k16_f32_tf32_tf32)
+  } else {
+    static_assert(N == 256);
+    BLOCKSCALE_CASE(e4, e4, F::float32, WgmmaSp_m64n256k64_f32_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e4, F::float16, WgmmaSp_m64n256k64_f16_e4m3_e4m3)
+    BLOCKSCALE_CASE(e4, e5, F::float32, WgmmaSp_m64n256k64_f32_e4m3_e5m2)
+    BLOCKSCALE_CASE(e4, e5, F::float16, WgmmaSp_m64n256k64_f16_e4m3_e5m2)
+    BLOCKSCALE_CASE(e5, e4, F::float32, WgmmaSp_m64n256k64_f32_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e4, F::float16, WgmmaSp_m64n256k64_f16_e5m2_e4m3)
+    BLOCKSCALE_CASE(e5, e5, F::float32, WgmmaSp_m64n256k64_f32_e5m2_e5m2)
+    BLOCKSCALE_CASE(e5, e5, F::float16, WgmmaSp_m64n256k64_f16_e5m2_e5m2)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float32, WgmmaSp_m64n256k32_f32_f16_f16)
+    BLOCKSCALE_CASE(F::bfloat16, F::bfloat16, F::float32, WgmmaSp_m64n256k32_f32_bf16_bf16)
+    BLOCKSCALE_CASE(F::float16, F::float16, F::float16, WgmmaSp_m64n256k32_f16_f16_f16)
+    BLOCKSCALE_CASE(F::tfloat32, F::tfloat32, F::float32, WgmmaSp_m64n256k16_f32_tf32_tf32)
+  }
+#undef BLOCKSCALE_CASE
+  return false;
+}
+
 bool dispatch_mma_sync(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   using F = Format;
   const char* nm = p.name.c_str();
@@ -423,7 +702,11 @@ bool dispatch_mma_sync(const ProbeKernel& p, const ProbeDeviceArgs& a) {
 void launch_probe_sm90(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   bool ok = false;
   if (p.family == ProbeFamily::mma_sync) {
-    ok = p.f64 ? dispatch_mma_sync_f64(p, a) : dispatch_mma_sync(p, a);
+    ok = p.f64 ? dispatch_mma_sync_f64(p, a) : p.sparse ? dispatch_mma_sp(p, a) : dispatch_mma_sync(p, a);
+  } else if (p.sparse) {
+    if (p.n == 8) ok = dispatch_wgmma_sp_n<8>(p, a);
+    if (p.n == 64) ok = dispatch_wgmma_sp_n<64>(p, a);
+    if (p.n == 256) ok = dispatch_wgmma_sp_n<256>(p, a);
   } else if (p.family == ProbeFamily::wgmma) {
     if (p.n == 8) ok = dispatch_wgmma_n<8>(p, a);
     if (p.n == 64) ok = dispatch_wgmma_n<64>(p, a);

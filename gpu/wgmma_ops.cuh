@@ -1686,4 +1686,688 @@ struct Wgmma_m64n256k8_f32_tf32_tf32 {
   }
 };
 
+struct WgmmaSp_m64n8k64_f32_e4m3_e4m3 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 4;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[4], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e4m3 {%0, %1, %2, %3}, %4, %5, %6, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k64_f16_e4m3_e4m3 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 2;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[2], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e4m3 {%0, %1}, %2, %3, %4, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k64_f32_e4m3_e5m2 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 4;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[4], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e5m2 {%0, %1, %2, %3}, %4, %5, %6, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k64_f16_e4m3_e5m2 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 2;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[2], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e5m2 {%0, %1}, %2, %3, %4, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k64_f32_e5m2_e4m3 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 4;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[4], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e4m3 {%0, %1, %2, %3}, %4, %5, %6, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k64_f16_e5m2_e4m3 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 2;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[2], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e4m3 {%0, %1}, %2, %3, %4, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k64_f32_e5m2_e5m2 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 4;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[4], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e5m2 {%0, %1, %2, %3}, %4, %5, %6, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k64_f16_e5m2_e5m2 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 2;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[2], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e5m2 {%0, %1}, %2, %3, %4, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k32_f32_f16_f16 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 4;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[4], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, %6, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k32_f16_f16_f16 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 2;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k32.f16.f16.f16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[2], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k32.f16.f16.f16 {%0, %1}, %2, %3, %4, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+r"(d[0]), "+r"(d[1])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k32_f32_bf16_bf16 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 4;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[4], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, %6, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n8k16_f32_tf32_tf32 {
+  static constexpr int kN = 8;
+  static constexpr int kK = 16;
+  static constexpr int kRegs = 4;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[4], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %7, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32 {%0, %1, %2, %3}, %4, %5, %6, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k64_f32_e4m3_e4m3 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 32;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %35, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, %34, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k64_f16_e4m3_e4m3 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %19, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, %18, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k64_f32_e4m3_e5m2 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 32;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %35, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, %34, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k64_f16_e4m3_e5m2 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %19, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, %18, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k64_f32_e5m2_e4m3 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 32;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %35, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, %34, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k64_f16_e5m2_e4m3 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %19, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, %18, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k64_f32_e5m2_e5m2 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 32;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %35, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, %34, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k64_f16_e5m2_e5m2 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %19, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, %18, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k32_f32_f16_f16 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 32;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %35, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, %34, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k32_f16_f16_f16 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 16;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k32.f16.f16.f16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[16], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %19, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k32.f16.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, %18, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k32_f32_bf16_bf16 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 32;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.bf16.bf16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %35, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, %34, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n64k16_f32_tf32_tf32 {
+  static constexpr int kN = 64;
+  static constexpr int kK = 16;
+  static constexpr int kRegs = 32;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k16.f32.tf32.tf32";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[32], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %35, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n64k16.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, %34, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k64_f32_e4m3_e4m3 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 128;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, %130, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k64_f16_e4m3_e4m3 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 64;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[64], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, %66, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k64_f32_e4m3_e5m2 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 128;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, %130, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k64_f16_e4m3_e5m2 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 64;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[64], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, %66, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k64_f32_e5m2_e4m3 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 128;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, %130, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k64_f16_e5m2_e4m3 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 64;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e4m3";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[64], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, %66, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k64_f32_e5m2_e5m2 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 128;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, %130, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k64_f16_e5m2_e5m2 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 64;
+  static constexpr int kRegs = 64;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e5m2";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[64], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, %66, 0, p, 1, 1;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k32_f32_f16_f16 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 128;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, %130, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k32_f16_f16_f16 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 64;
+  static constexpr bool kF32 = false;
+  using Reg = std::uint32_t;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k32.f16.f16.f16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[64], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %67, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k32.f16.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, %66, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k32_f32_bf16_bf16 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 32;
+  static constexpr int kRegs = 128;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, %130, 0, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
+struct WgmmaSp_m64n256k16_f32_tf32_tf32 {
+  static constexpr int kN = 256;
+  static constexpr int kK = 16;
+  static constexpr int kRegs = 128;
+  static constexpr bool kF32 = true;
+  using Reg = float;
+  static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k16.f32.tf32.tf32";
+  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
+  __device__ static void mma(Reg (&d)[128], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
+                             std::uint32_t scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %131, 0;\n"
+        "wgmma.mma_async.sp.sync.aligned.m64n256k16.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, %130, 0, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : "memory");
+  }
+};
+
 }  // namespace blockscale::gpu::detail

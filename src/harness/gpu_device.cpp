@@ -104,6 +104,7 @@ class GpuDevice final : public Device {
     in.c = batch.c;
     in.sfa = batch.sfa;
     in.sfb = batch.sfb;
+    in.a_index = batch.a_index;
     return gpu::run_probe(gpu::find_probe(t.name), in);
   }
 

@@ -118,7 +118,9 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
   in.c.resize(tiles * gpu::probe_c_size(p));
   in.sfa.resize(tiles * gpu::probe_sfa_size(p));
   in.sfb.resize(tiles * gpu::probe_sfb_size(p));
+  in.a_index.resize(tiles * gpu::probe_a_index_size(p));
   const std::size_t na = gpu::probe_a_size(p), nb = gpu::probe_b_size(p), nc = gpu::probe_c_size(p);
+  const std::size_t ni = gpu::probe_a_index_size(p);
   const std::size_t nsa = gpu::probe_sfa_size(p), nsb = gpu::probe_sfb_size(p);
   // Each tile has its own generator, so the tiles can be made in parallel with the same bits.
 #pragma omp parallel for schedule(dynamic, 16)
@@ -146,6 +148,16 @@ gpu::ProbeInputs make_probe_inputs(const gpu::ProbeKernel& p, std::size_t tiles,
     const double sa = std::ldexp(1.0, static_cast<int>(r.below(7)) - 3);
     const double sb = std::ldexp(1.0, static_cast<int>(r.below(7)) - 3);
     for (std::size_t i = 0; i < na; ++i) in.a[t * na + i] = element(p.a, sa);
+    // Sparse probes: each group's positions at random (2:4 an increasing pair, tf32 1:2 either).
+    for (std::size_t i = 0; i < ni; i += std::size_t(p.sparse_group / 2)) {
+      if (p.sparse_group == 2) {
+        in.a_index[t * ni + i] = static_cast<std::uint8_t>(r.below(2));
+      } else {
+        const std::uint8_t first = static_cast<std::uint8_t>(r.below(3));
+        in.a_index[t * ni + i] = first;
+        in.a_index[t * ni + i + 1] = static_cast<std::uint8_t>(first + 1 + r.below(3 - first));
+      }
+    }
     for (std::size_t i = 0; i < nb; ++i) in.b[t * nb + i] = element(p.b, sb);
     for (std::size_t i = 0; i < nc; ++i) {
       switch (data) {
@@ -196,6 +208,7 @@ gpu::ProbeInputs probe_inputs(const harness::TileBatch& batch) {
   in.c = batch.c;
   in.sfa = batch.sfa;
   in.sfb = batch.sfb;
+  in.a_index = batch.a_index;
   return in;
 }
 
@@ -208,6 +221,7 @@ std::vector<std::uint32_t> emulate_probe(const gpu::ProbeKernel& p, const gpu::P
   batch.c = in.c;
   batch.sfa = in.sfa;
   batch.sfb = in.sfb;
+  batch.a_index = in.a_index;
   harness::InstructionTarget t = harness::instruction_target(p.name);
   t.model_params = params;
   return harness::emulate_tiles(t, batch);

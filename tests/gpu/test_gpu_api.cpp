@@ -32,13 +32,19 @@ TEST(ProbeCatalogue, NamesAreUniqueAndEveryOneIsAnEmulatorInstruction) {
     EXPECT_EQ(ins.n, p.n) << p.name;
     EXPECT_EQ(ins.k, p.k) << p.name;
     EXPECT_EQ(ins.block_scaled(), p.block_scaled) << p.name;
+    EXPECT_EQ(ins.sparse, p.sparse) << p.name;
+    if (p.sparse) {
+      EXPECT_EQ(ins.sparse_group(), p.sparse_group) << p.name;
+    }
     (p.arch == Arch::sm_90a ? sm90 : sm100)++;
   }
   // sm_90a: 24 mma.sync (fp8 at k32 and k16, f16 and bf16 at k16 and k8, tf32 at k8 and k4), 4
-  // mma.sync f64 (m8n8k4, m16n8k4, m16n8k8, m16n8k16) + 12 wgmma forms x N in {8, 64, 256}.
+  // mma.sync f64 (m8n8k4, m16n8k4, m16n8k8, m16n8k16) + 12 wgmma forms x N in {8, 64, 256}; sparse:
+  // 12 mma.sp (f16/bf16 -> f32 and f16 -> f16 at k32 and k16, tf32 at k16 and k8, 4 fp8 mixes at
+  // k64) + 12 wgmma.sp forms x N in {8, 64, 256}.
   // sm_100a: f16, bf16, tf32 and 25 f8f6f4 mixes, 25 mxf8f6f4 mixes, mxf4, mxf4nvf4 x 3, each at
   // two N.
-  EXPECT_EQ(sm90, 24 + 4 + 36);
+  EXPECT_EQ(sm90, 24 + 4 + 36 + 12 + 36);
   EXPECT_EQ(sm100, 2 * (3 + 25 + 25 + 4));
   EXPECT_EQ(&find_probe("sm_90a wgmma.mma_async m64n256k32 f32 e5m2 e4m3"), &find_probe("sm_90a wgmma.mma_async m64n256k32 f32 e5m2 e4m3"));
   EXPECT_THROW(find_probe("sm_90a wgmma.mma_async m64n12k32 f32 e5m2 e4m3"), std::invalid_argument);
@@ -94,6 +100,50 @@ TEST(ProbeInputs, ValidationNamesTheRuleBroken) {
   s.sfa.assign(probe_sfa_size(scaled), 0x38);
   s.sfb.assign(probe_sfb_size(scaled), 0x38);
   EXPECT_NO_THROW(validate_probe_inputs(scaled, s));
+}
+
+// Sparse probes take A's stored values and their positions; positions break the metadata rules
+// with a message naming the tile, row and group.
+TEST(ProbeInputs, SparsePositionsFollowTheMetadataRules) {
+  const ProbeKernel& p = find_probe("sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e4m3");
+  ASSERT_TRUE(p.sparse);
+  EXPECT_EQ(probe_a_size(p), 64u * 32u);
+  EXPECT_EQ(probe_b_size(p), 8u * 64u);
+  ProbeInputs in;
+  in.tiles = 2;
+  in.a.assign(2 * probe_a_size(p), 0);
+  in.b.assign(2 * probe_b_size(p), 0);
+  in.c.assign(2 * probe_c_size(p), 0);
+  const auto rejects = [&](const std::string& part) {
+    try {
+      validate_probe_inputs(p, in);
+      ADD_FAILURE() << "accepted positions that break: " << part;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), part)) << e.what();
+    }
+  };
+  rejects("a_index has 0 elements");
+  for (std::size_t i = 0; i < 2 * probe_a_index_size(p); ++i) in.a_index.push_back(i % 2 == 0 ? 1 : 3);
+  EXPECT_NO_THROW(validate_probe_inputs(p, in));
+  in.a_index[64 * 32 + 5 * 32 + 7] = 4;  // tile 1, row 5, group 3
+  rejects("tile 1, A row 5, group 3 is 4, outside a group of 4");
+  in.a_index[64 * 32 + 5 * 32 + 7] = 1;  // equal to its pair's first position
+  rejects("positions 1, 1 are not increasing");
+  const ProbeKernel& tf = find_probe("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k8 f32 tf32 tf32");
+  ProbeInputs t;
+  t.tiles = 1;
+  t.a.assign(probe_a_size(tf), 0);
+  t.b.assign(probe_b_size(tf), 0);
+  t.c.assign(probe_c_size(tf), 0);
+  t.a_index.assign(probe_a_index_size(tf), 1);
+  EXPECT_NO_THROW(validate_probe_inputs(tf, t));
+  t.a_index[3] = 2;
+  try {
+    validate_probe_inputs(tf, t);
+    ADD_FAILURE() << "accepted a tf32 position 2";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "outside a group of 2")) << e.what();
+  }
 }
 
 TEST(Availability, KernelsSayWhatTheyNeedAndWhatIsPresent) {

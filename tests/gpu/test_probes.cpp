@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every sm_90a probe on the GPU: exact small-integer tiles (a check of operand and fragment
-// layouts that needs no model), then >= 2^20 outputs of random bit patterns, random finite codes
+// Every sm_90a probe on the GPU (sparse forms included): exact small-integer tiles (a check of
+// operand, fragment and metadata layouts that needs no model), then >= 2^20 outputs of random bit patterns, random finite codes
 // and realistic data compared bit for bit with the emulator's model of the instruction.
 #include <gtest/gtest.h>
 
@@ -82,8 +82,13 @@ TEST_P(HopperProbe, SmallIntegerTilesGiveTheExactSum) {
     for (int i = 0; i < p.m; ++i)
       for (int j = 0; j < p.n; ++j) {
         double s = word_value(p.c, in.c[(t * p.m + i) * p.n + j]);
-        for (int kk = 0; kk < p.k; ++kk) {
-          s += word_value(p.a, in.a[(t * p.m + i) * p.k + kk]) * word_value(p.b, in.b[(t * p.n + j) * p.k + kk]);
+        // Sparse probes: stored value s of the row multiplies B row (s / (group / 2)) * group +
+        // a_index[s], which checks the metadata layout without a model.
+        const int stored = static_cast<int>(probe_stored_k(p));
+        for (int kk = 0; kk < stored; ++kk) {
+          const std::size_t at = (t * p.m + i) * stored + kk;
+          const int row = p.sparse ? kk / (p.sparse_group / 2) * p.sparse_group + in.a_index[at] : kk;
+          s += word_value(p.a, in.a[at]) * word_value(p.b, in.b[(t * p.n + j) * p.k + row]);
         }
         want[(t * p.m + i) * p.n + j] =
             p.d == Format::float16 ? convert(Format::float16, s) : convert(Format::float32, s);

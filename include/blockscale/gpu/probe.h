@@ -17,6 +17,10 @@
 // the 32-bit word and ignores (truncates) its low 13 bits, which is itself something to probe.
 // f64 probes (the DMMA shapes of mma.sync .f64) take every element of A, B and C, and return every
 // element of D, as a binary64 bit pattern in two consecutive words, the low word first.
+// Sparse probes (mma.sp::ordered_metadata, wgmma.mma_async.sp; k is the logical K) take A as its
+// stored values, a[t][i][s] (m x k/2), with a_index[t][i][s] the position of each inside its group
+// of k positions (4, or 2 for tf32; increasing within a 2:4 group); run_probe packs the positions
+// into each thread's metadata register (docs/emulator.md, "Sparse MMA").
 // Includable without CUDA.
 #pragma once
 
@@ -55,6 +59,9 @@ struct ProbeKernel {
   // An f64 probe (mma.sync .f64, DMMA): a, b, c and d above are unused, elements are binary64
   // patterns in two words each (probe_words_per_element).
   bool f64 = false;
+  // A sparse probe: k is the logical K; A holds k / 2 values per row (ProbeInputs::a_index).
+  bool sparse = false;
+  int sparse_group = 0;  // K positions per metadata group: 4, or 2 for tf32
 };
 
 // Every probe this build has, sm_90a first. Names are unique.
@@ -66,6 +73,7 @@ struct ProbeInputs {
   std::size_t tiles = 0;
   std::vector<std::uint32_t> a, b, c;
   std::vector<std::uint8_t> sfa, sfb;  // block-scaled kinds only (otherwise empty)
+  std::vector<std::uint8_t> a_index;   // sparse probes only: tiles * m * k/2 positions
   // wgmma only: false issues the instruction with scale-d = 0 (D = A*B: the accumulator registers,
   // loaded with c, are not read), as kernels do for the first MMA of a tile. mma.sync always adds C.
   bool accumulate = true;
@@ -73,7 +81,11 @@ struct ProbeInputs {
 
 // Word counts per tile (elements times probe_words_per_element).
 inline std::size_t probe_words_per_element(const ProbeKernel& p) { return p.f64 ? 2 : 1; }
-inline std::size_t probe_a_size(const ProbeKernel& p) { return std::size_t(p.m) * p.k * probe_words_per_element(p); }
+inline std::size_t probe_stored_k(const ProbeKernel& p) { return std::size_t(p.sparse ? p.k / 2 : p.k); }
+inline std::size_t probe_a_size(const ProbeKernel& p) {
+  return std::size_t(p.m) * probe_stored_k(p) * probe_words_per_element(p);
+}
+inline std::size_t probe_a_index_size(const ProbeKernel& p) { return p.sparse ? std::size_t(p.m) * p.k / 2 : 0; }
 inline std::size_t probe_b_size(const ProbeKernel& p) { return std::size_t(p.n) * p.k * probe_words_per_element(p); }
 inline std::size_t probe_c_size(const ProbeKernel& p) { return std::size_t(p.m) * p.n * probe_words_per_element(p); }
 inline std::size_t probe_sfa_size(const ProbeKernel& p) {
