@@ -27,78 +27,62 @@ SPARSE_INPUTS = [(a, b, 2 * k, trans) for a, b, k, trans in INPUTS]
 DTYPES = {"e4m3": ["f32", "f16"], "e5m2": ["f32", "f16"], "f16": ["f32", "f16"], "bf16": ["f32"], "tf32": ["f32"]}
 
 
-def struct_name(n, d, a, b, k):
-    return f"Wgmma_m64n{n}k{k}_{d}_{a}_{b}"
+def struct_name(n, d, a, b, k, sparse=False):
+    return f"Wgmma{'Sp' if sparse else ''}_m64n{n}k{k}_{d}_{a}_{b}"
 
 
-def emit(n, d, a, b, k, trans):
+def emit(n, d, a, b, k, trans, sparse=False):
     regs = n // 2 if d == "f32" else n // 4
     ctype = "float" if d == "f32" else "std::uint32_t"
     cons = '"+f"' if d == "f32" else '"+r"'
     reglist = ", ".join(f"%{i}" for i in range(regs))
-    ia, ib, isd = regs, regs + 1, regs + 2
+    ia, ib = regs, regs + 1
     tail = ", 0, 0" if trans else ""
-    opcode = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{d}.{a}.{b}"
+    opcode = f"wgmma.mma_async{'.sp' if sparse else ''}.sync.aligned.m64n{n}k{k}.{d}.{a}.{b}"
     outs = ", ".join(f"{cons}(d[{i}])" for i in range(regs))
     outs_w = ", ".join(f"{cons.replace('+', '=')}(d[{i}])" for i in range(regs))
-    name = struct_name(n, d, a, b, k)
-    return f"""struct {name} {{
-  static constexpr int kN = {n};
-  static constexpr int kK = {k};
-  static constexpr int kRegs = {regs};
-  static constexpr bool kF32 = {"true" if d == "f32" else "false"};
-  using Reg = {ctype};
-  static constexpr const char* kPtx = "{opcode}";
-  // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
-  __device__ static void mma(Reg (&d)[{regs}], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d) {{
-    asm volatile(
-        "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{isd}, 0;\\n"
-        "{opcode} {{{reglist}}}, %{ia}, %{ib}, p, 1, 1{tail};\\n}}\\n"
-        : {outs}
-        : "l"(a_desc), "l"(b_desc), "r"(scale_d)
-        : "memory");
-  }}
-  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
+    if sparse:
+        # sp-meta, then sp-sel = 0, before scale-d.
+        isd = regs + 3
+        params = "std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,\n                             std::uint32_t scale_d"
+        operands = f"%{ia}, %{ib}, %{regs + 2}, 0"
+        inputs = '"l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)'
+        comment = "meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D."
+    else:
+        isd = regs + 2
+        params = "std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t scale_d"
+        operands = f"%{ia}, %{ib}"
+        inputs = '"l"(a_desc), "l"(b_desc), "r"(scale_d)'
+        comment = "scale_d = 0: D = A*B; scale_d = 1: D = A*B + D."
+    fresh = "" if sparse else f"""  // D = A*B into a fresh accumulator: d is write-only here, so the compiler moves no old values
   // into it between wgmma.fence and the instruction (which would serialise the wgmma pipeline).
   __device__ static void mma_fresh(Reg (&d)[{regs}], std::uint64_t a_desc, std::uint64_t b_desc) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, 0, 0;\\n"
-        "{opcode} {{{reglist}}}, %{ia}, %{ib}, p, 1, 1{tail};\\n}}\\n"
+        "{opcode} {{{reglist}}}, {operands}, p, 1, 1{tail};\\n}}\\n"
         : {outs_w}
         : "l"(a_desc), "l"(b_desc)
         : "memory");
   }}
-}};
 """
-
-
-def emit_sparse(n, d, a, b, k, trans):
-    regs = n // 2 if d == "f32" else n // 4
-    ctype = "float" if d == "f32" else "std::uint32_t"
-    cons = '"+f"' if d == "f32" else '"+r"'
-    reglist = ", ".join(f"%{i}" for i in range(regs))
-    ia, ib, ie, isd = regs, regs + 1, regs + 2, regs + 3
-    tail = ", 0, 0" if trans else ""
-    opcode = f"wgmma.mma_async.sp.sync.aligned.m64n{n}k{k}.{d}.{a}.{b}"
-    outs = ", ".join(f"{cons}(d[{i}])" for i in range(regs))
-    return f"""struct WgmmaSp_m64n{n}k{k}_{d}_{a}_{b} {{
+    return f"""struct {struct_name(n, d, a, b, k, sparse)} {{
   static constexpr int kN = {n};
   static constexpr int kK = {k};
   static constexpr int kRegs = {regs};
   static constexpr bool kF32 = {"true" if d == "f32" else "false"};
+  static constexpr bool kSparse = {"true" if sparse else "false"};
   using Reg = {ctype};
   static constexpr const char* kPtx = "{opcode}";
-  // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
-  __device__ static void mma(Reg (&d)[{regs}], std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t meta,
-                             std::uint32_t scale_d) {{
+  // {comment}
+  __device__ static void mma(Reg (&d)[{regs}], {params}) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{isd}, 0;\\n"
-        "{opcode} {{{reglist}}}, %{ia}, %{ib}, %{ie}, 0, p, 1, 1{tail};\\n}}\\n"
+        "{opcode} {{{reglist}}}, {operands}, p, 1, 1{tail};\\n}}\\n"
         : {outs}
-        : "l"(a_desc), "l"(b_desc), "r"(meta), "r"(scale_d)
+        : {inputs}
         : "memory");
   }}
-}};
+{fresh}}};
 """
 
 
@@ -113,7 +97,7 @@ def main():
     for n in SPARSE_SHAPES_N:
         for a, b, k, trans in SPARSE_INPUTS:
             for d in DTYPES[a]:
-                print(emit_sparse(n, d, a, b, k, trans))
+                print(emit(n, d, a, b, k, trans, sparse=True))
     print("}  // namespace blockscale::gpu::detail")
 
 

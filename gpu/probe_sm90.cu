@@ -127,6 +127,28 @@ __device__ __forceinline__ void mma_sync_f16(std::uint32_t (&d)[2], const std::u
 
 constexpr int kMmaSyncWarpsPerBlock = 8;
 
+// C and D of the m16n8 shapes (mma.sync and mma.sp alike), tile `tile` of the row-major 16 x 8
+// arrays: f32 c0, c1 = row g columns 2t, 2t+1 and c2, c3 = row g+8; f16 pairs (columns 2t, 2t+1)
+// are adjacent, one 32-bit word each.
+__device__ __forceinline__ void load_m16n8(float (&acc)[4], const void* c, std::size_t tile, int g, int t) {
+  const auto* cf = static_cast<const float*>(c) + tile * 128;
+  acc[0] = cf[g * 8 + 2 * t], acc[1] = cf[g * 8 + 2 * t + 1];
+  acc[2] = cf[(g + 8) * 8 + 2 * t], acc[3] = cf[(g + 8) * 8 + 2 * t + 1];
+}
+__device__ __forceinline__ void store_m16n8(const float (&acc)[4], void* d, std::size_t tile, int g, int t) {
+  auto* df = static_cast<float*>(d) + tile * 128;
+  df[g * 8 + 2 * t] = acc[0], df[g * 8 + 2 * t + 1] = acc[1];
+  df[(g + 8) * 8 + 2 * t] = acc[2], df[(g + 8) * 8 + 2 * t + 1] = acc[3];
+}
+__device__ __forceinline__ void load_m16n8(std::uint32_t (&acc)[2], const void* c, std::size_t tile, int g, int t) {
+  const auto* cw = static_cast<const std::uint32_t*>(c) + tile * 64;
+  acc[0] = cw[g * 4 + t], acc[1] = cw[(g + 8) * 4 + t];
+}
+__device__ __forceinline__ void store_m16n8(const std::uint32_t (&acc)[2], void* d, std::size_t tile, int g, int t) {
+  auto* dw = static_cast<std::uint32_t*>(d) + tile * 64;
+  dw[g * 4 + t] = acc[0], dw[(g + 8) * 4 + t] = acc[1];
+}
+
 template <MmaSync Op>
 __global__ void __launch_bounds__(32 * kMmaSyncWarpsPerBlock)
     mma_sync_probe_kernel(const std::uint8_t* __restrict__ a_rows, const std::uint8_t* __restrict__ b_rows,
@@ -141,22 +163,15 @@ __global__ void __launch_bounds__(32 * kMmaSyncWarpsPerBlock)
     const std::uint32_t a[4] = {aw[g * 8 + t], aw[(g + 8) * 8 + t], aw[g * 8 + t + 4], aw[(g + 8) * 8 + t + 4]};
     const std::uint32_t b[2] = {bw[g * 8 + t], bw[g * 8 + t + 4]};
     if constexpr (mma_sync_f32(Op)) {
-      const auto* cf = static_cast<const float*>(c) + tile * 128;
-      float acc[4] = {cf[g * 8 + 2 * t], cf[g * 8 + 2 * t + 1], cf[(g + 8) * 8 + 2 * t], cf[(g + 8) * 8 + 2 * t + 1]};
+      float acc[4];
+      load_m16n8(acc, c, tile, g, t);
       mma_sync_f32<Op>(acc, a, b);
-      auto* df = static_cast<float*>(d) + tile * 128;
-      df[g * 8 + 2 * t] = acc[0];
-      df[g * 8 + 2 * t + 1] = acc[1];
-      df[(g + 8) * 8 + 2 * t] = acc[2];
-      df[(g + 8) * 8 + 2 * t + 1] = acc[3];
+      store_m16n8(acc, d, tile, g, t);
     } else {
-      // f16 pairs (columns 2t, 2t+1) are adjacent in the row-major tile: one 32-bit word each.
-      const auto* cw = static_cast<const std::uint32_t*>(c) + tile * 64;
-      std::uint32_t acc[2] = {cw[g * 4 + t], cw[(g + 8) * 4 + t]};
+      std::uint32_t acc[2];
+      load_m16n8(acc, c, tile, g, t);
       mma_sync_f16<Op>(acc, a, b);
-      auto* dw = static_cast<std::uint32_t*>(d) + tile * 64;
-      dw[g * 4 + t] = acc[0];
-      dw[(g + 8) * 4 + t] = acc[1];
+      store_m16n8(acc, d, tile, g, t);
     }
   }
 }
@@ -222,31 +237,42 @@ __global__ void __launch_bounds__(32 * kMmaSyncWarpsPerBlock)
   }
 }
 
-// ---- wgmma -----------------------------------------------------------------------------------
+// ---- wgmma and wgmma.sp ------------------------------------------------------------------------
 //
 // Accumulator fragment (PTX ISA 9.7.15.5.1, m64nNk*): warp w of the warpgroup owns rows
 // 16w..16w+15; f32 register i holds row 16w + lane/4 + 8*((i%4)/2), column 8*(i/4) + 2*(lane%4) +
 // (i%2). The f16 accumulator packs the same element pairs (i, i+1) into one register.
+// Sparse forms (Op::kSparse, 9.7.15.5.2): A's rows hold the K/2 stored values (the dense images),
+// B's rows the logical K (kSparseBRowBytes, sparse_b_smem_offset), and each thread passes its
+// metadata register (warp w: rows 16w..16w+15, the mma.sp layout per warp).
 
 template <class Op>
 __global__ void __launch_bounds__(128) wgmma_probe_kernel(const std::uint8_t* __restrict__ a_rows,
                                                           const std::uint8_t* __restrict__ b_rows,
+                                                          const std::uint32_t* __restrict__ metadata,
                                                           const void* __restrict__ c, void* __restrict__ d,
                                                           std::size_t tiles, std::uint32_t scale_d) {
   constexpr int N = Op::kN;
+  constexpr int kBRowBytes = Op::kSparse ? kSparseBRowBytes : kProbeRowBytes;
+  constexpr int kBChunks = kBRowBytes / 16;  // 16-byte core-matrix rows along K
   __shared__ alignas(128) std::uint8_t sa[64 * kProbeRowBytes];
-  __shared__ alignas(128) std::uint8_t sb[N * kProbeRowBytes];
+  __shared__ alignas(128) std::uint8_t sb[N * kBRowBytes];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int row0 = 16 * warp + lane / 4;
   const std::uint64_t a_desc = desc::pack_wgmma_desc(smem_addr(sa), kProbeLbo, kProbeSbo, desc::WgmmaSwizzle::none);
-  const std::uint64_t b_desc = desc::pack_wgmma_desc(smem_addr(sb), kProbeLbo, kProbeSbo, desc::WgmmaSwizzle::none);
+  const std::uint64_t b_desc = desc::pack_wgmma_desc(smem_addr(sb), kProbeLbo, Op::kSparse ? kSparseBSbo : kProbeSbo,
+                                                     desc::WgmmaSwizzle::none);
 
   for (std::size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    // 16-byte chunks: chunk q is row q / 2, K-half q % 2.
+    // 16-byte chunks: chunk q is row q / chunks, K-chunk q % chunks.
     const auto* ga = reinterpret_cast<const uint4*>(a_rows + tile * 64 * kProbeRowBytes);
-    const auto* gb = reinterpret_cast<const uint4*>(b_rows + tile * N * kProbeRowBytes);
+    const auto* gb = reinterpret_cast<const uint4*>(b_rows + tile * N * kBRowBytes);
     for (int q = tid; q < 64 * 2; q += 128) *reinterpret_cast<uint4*>(sa + probe_smem_offset(q / 2, q % 2)) = ga[q];
-    for (int q = tid; q < N * 2; q += 128) *reinterpret_cast<uint4*>(sb + probe_smem_offset(q / 2, q % 2)) = gb[q];
+    for (int q = tid; q < N * kBChunks; q += 128) {
+      const int row = q / kBChunks, chunk = q % kBChunks;
+      *reinterpret_cast<uint4*>(sb + (Op::kSparse ? sparse_b_smem_offset(row, chunk) : probe_smem_offset(row, chunk))) =
+          gb[q];
+    }
 
     typename Op::Reg acc[Op::kRegs];
     if constexpr (Op::kF32) {
@@ -265,7 +291,12 @@ __global__ void __launch_bounds__(128) wgmma_probe_kernel(const std::uint8_t* __
 #pragma unroll
     for (int i = 0; i < Op::kRegs; ++i) reg_fence(acc[i]);
     wgmma_fence();
-    Op::mma(acc, a_desc, b_desc, scale_d);  // scale-d = 0: the loaded C is not read
+    // scale-d = 0: the loaded C is not read
+    if constexpr (Op::kSparse) {
+      Op::mma(acc, a_desc, b_desc, metadata[tile * 128 + tid], scale_d);
+    } else {
+      Op::mma(acc, a_desc, b_desc, scale_d);
+    }
     wgmma_commit();
     wgmma_wait<0>();
 #pragma unroll
@@ -386,88 +417,16 @@ __global__ void __launch_bounds__(32 * kMmaSyncWarpsPerBlock)
     for (int j = 0; j < 4; ++j) b[j] = j < mma_sp_regs(Op) ? bw[g * kBWords + t + 4 * j] : 0u;
     const std::uint32_t e = metadata[tile * 32 + lane];
     if constexpr (mma_sp_f32(Op)) {
-      const auto* cf = static_cast<const float*>(c) + tile * 128;
-      float acc[4] = {cf[g * 8 + 2 * t], cf[g * 8 + 2 * t + 1], cf[(g + 8) * 8 + 2 * t], cf[(g + 8) * 8 + 2 * t + 1]};
+      float acc[4];
+      load_m16n8(acc, c, tile, g, t);
       mma_sp_f32<Op>(acc, a, b, e);
-      auto* df = static_cast<float*>(d) + tile * 128;
-      df[g * 8 + 2 * t] = acc[0];
-      df[g * 8 + 2 * t + 1] = acc[1];
-      df[(g + 8) * 8 + 2 * t] = acc[2];
-      df[(g + 8) * 8 + 2 * t + 1] = acc[3];
+      store_m16n8(acc, d, tile, g, t);
     } else {
-      const auto* cw = static_cast<const std::uint32_t*>(c) + tile * 64;
-      std::uint32_t acc[2] = {cw[g * 4 + t], cw[(g + 8) * 4 + t]};
+      std::uint32_t acc[2];
+      load_m16n8(acc, c, tile, g, t);
       mma_sp_f16<Op>(acc, a, b, e);
-      auto* dw = static_cast<std::uint32_t*>(d) + tile * 64;
-      dw[g * 4 + t] = acc[0];
-      dw[(g + 8) * 4 + t] = acc[1];
+      store_m16n8(acc, d, tile, g, t);
     }
-  }
-}
-
-// ---- wgmma.mma_async.sp ------------------------------------------------------------------------
-//
-// As wgmma_probe_kernel, with A's 32-byte rows of stored values and B's 64-byte rows of the logical
-// K (sparse_b_smem_offset), and each thread's metadata register (warp w: rows 16w..16w+15, the
-// mma.sp layout per warp).
-
-template <class Op>
-__global__ void __launch_bounds__(128) wgmma_sp_probe_kernel(const std::uint8_t* __restrict__ a_rows,
-                                                             const std::uint8_t* __restrict__ b_rows,
-                                                             const std::uint32_t* __restrict__ metadata,
-                                                             const void* __restrict__ c, void* __restrict__ d,
-                                                             std::size_t tiles, std::uint32_t scale_d) {
-  constexpr int N = Op::kN;
-  __shared__ alignas(128) std::uint8_t sa[64 * kProbeRowBytes];
-  __shared__ alignas(128) std::uint8_t sb[N * kSparseBRowBytes];
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int row0 = 16 * warp + lane / 4;
-  const std::uint64_t a_desc = desc::pack_wgmma_desc(smem_addr(sa), kProbeLbo, kProbeSbo, desc::WgmmaSwizzle::none);
-  const std::uint64_t b_desc =
-      desc::pack_wgmma_desc(smem_addr(sb), kProbeLbo, kSparseBSbo, desc::WgmmaSwizzle::none);
-
-  for (std::size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const auto* ga = reinterpret_cast<const uint4*>(a_rows + tile * 64 * kProbeRowBytes);
-    const auto* gb = reinterpret_cast<const uint4*>(b_rows + tile * N * kSparseBRowBytes);
-    for (int q = tid; q < 64 * 2; q += 128) *reinterpret_cast<uint4*>(sa + probe_smem_offset(q / 2, q % 2)) = ga[q];
-    for (int q = tid; q < N * 4; q += 128) *reinterpret_cast<uint4*>(sb + sparse_b_smem_offset(q / 4, q % 4)) = gb[q];
-    const std::uint32_t e = metadata[tile * 128 + tid];
-
-    typename Op::Reg acc[Op::kRegs];
-    if constexpr (Op::kF32) {
-      const auto* cf = static_cast<const float*>(c) + tile * 64 * N;
-#pragma unroll
-      for (int i = 0; i < Op::kRegs; ++i) {
-        acc[i] = cf[(row0 + 8 * ((i % 4) / 2)) * N + 8 * (i / 4) + 2 * (lane % 4) + (i % 2)];
-      }
-    } else {
-      const auto* cw = static_cast<const std::uint32_t*>(c) + tile * 64 * N / 2;
-#pragma unroll
-      for (int j = 0; j < Op::kRegs; ++j) acc[j] = cw[((row0 + 8 * (j % 2)) * N + 8 * (j / 2) + 2 * (lane % 4)) / 2];
-    }
-    fence_proxy_async_shared();
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < Op::kRegs; ++i) reg_fence(acc[i]);
-    wgmma_fence();
-    Op::mma(acc, a_desc, b_desc, e, scale_d);
-    wgmma_commit();
-    wgmma_wait<0>();
-#pragma unroll
-    for (int i = 0; i < Op::kRegs; ++i) reg_fence(acc[i]);
-
-    if constexpr (Op::kF32) {
-      auto* df = static_cast<float*>(d) + tile * 64 * N;
-#pragma unroll
-      for (int i = 0; i < Op::kRegs; ++i) {
-        df[(row0 + 8 * ((i % 4) / 2)) * N + 8 * (i / 4) + 2 * (lane % 4) + (i % 2)] = acc[i];
-      }
-    } else {
-      auto* dw = static_cast<std::uint32_t*>(d) + tile * 64 * N / 2;
-#pragma unroll
-      for (int j = 0; j < Op::kRegs; ++j) dw[((row0 + 8 * (j % 2)) * N + 8 * (j / 2) + 2 * (lane % 4)) / 2] = acc[j];
-    }
-    __syncthreads();
   }
 }
 
@@ -505,7 +464,7 @@ bool dispatch_mma_sync_f64(const ProbeKernel& p, const ProbeDeviceArgs& a) {
 template <class Op>
 void launch_wgmma(const ProbeDeviceArgs& a, const char* name) {
   const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(a.tiles, std::size_t(a.multiprocessors) * 8));
-  wgmma_probe_kernel<Op><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles, a.scale_d);
+  wgmma_probe_kernel<Op><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, a.metadata, a.c, a.d, a.tiles, a.scale_d);
   BLOCKSCALE_CUDA_LAUNCHED(name);
 }
 
@@ -598,13 +557,6 @@ bool dispatch_mma_sp(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   return false;
 }
 
-template <class Op>
-void launch_wgmma_sp(const ProbeDeviceArgs& a, const char* name) {
-  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(a.tiles, std::size_t(a.multiprocessors) * 8));
-  wgmma_sp_probe_kernel<Op><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, a.metadata, a.c, a.d, a.tiles, a.scale_d);
-  BLOCKSCALE_CUDA_LAUNCHED(name);
-}
-
 template <int N>
 bool dispatch_wgmma_sp_n(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   using F = Format;
@@ -612,7 +564,7 @@ bool dispatch_wgmma_sp_n(const ProbeKernel& p, const ProbeDeviceArgs& a) {
   const F e4 = F::float8_e4m3fn, e5 = F::float8_e5m2;
 #define BLOCKSCALE_CASE(A, B, D, OP)                 \
   if (p.a == (A) && p.b == (B) && p.d == (D)) {     \
-    launch_wgmma_sp<OP>(a, nm);                      \
+    launch_wgmma<OP>(a, nm);                         \
     return true;                                     \
   }
   if constexpr (N == 8) {

@@ -11,6 +11,7 @@ struct Wgmma_m64n8k32_f32_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -39,6 +40,7 @@ struct Wgmma_m64n8k32_f16_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -67,6 +69,7 @@ struct Wgmma_m64n8k32_f32_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -95,6 +98,7 @@ struct Wgmma_m64n8k32_f16_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -123,6 +127,7 @@ struct Wgmma_m64n8k32_f32_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -151,6 +156,7 @@ struct Wgmma_m64n8k32_f16_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -179,6 +185,7 @@ struct Wgmma_m64n8k32_f32_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -207,6 +214,7 @@ struct Wgmma_m64n8k32_f16_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -235,6 +243,7 @@ struct Wgmma_m64n8k16_f32_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -263,6 +272,7 @@ struct Wgmma_m64n8k16_f16_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -291,6 +301,7 @@ struct Wgmma_m64n8k16_f32_bf16_bf16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -319,6 +330,7 @@ struct Wgmma_m64n8k8_f32_tf32_tf32 {
   static constexpr int kK = 8;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -347,6 +359,7 @@ struct Wgmma_m64n32k32_f32_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -375,6 +388,7 @@ struct Wgmma_m64n32k32_f16_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 8;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -403,6 +417,7 @@ struct Wgmma_m64n32k32_f32_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -431,6 +446,7 @@ struct Wgmma_m64n32k32_f16_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 8;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -459,6 +475,7 @@ struct Wgmma_m64n32k32_f32_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -487,6 +504,7 @@ struct Wgmma_m64n32k32_f16_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 8;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -515,6 +533,7 @@ struct Wgmma_m64n32k32_f32_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f32.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -543,6 +562,7 @@ struct Wgmma_m64n32k32_f16_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 8;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k32.f16.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -571,6 +591,7 @@ struct Wgmma_m64n32k16_f32_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -599,6 +620,7 @@ struct Wgmma_m64n32k16_f16_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 8;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k16.f16.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -627,6 +649,7 @@ struct Wgmma_m64n32k16_f32_bf16_bf16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -655,6 +678,7 @@ struct Wgmma_m64n32k8_f32_tf32_tf32 {
   static constexpr int kK = 8;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -683,6 +707,7 @@ struct Wgmma_m64n64k32_f32_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -711,6 +736,7 @@ struct Wgmma_m64n64k32_f16_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -739,6 +765,7 @@ struct Wgmma_m64n64k32_f32_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -767,6 +794,7 @@ struct Wgmma_m64n64k32_f16_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -795,6 +823,7 @@ struct Wgmma_m64n64k32_f32_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -823,6 +852,7 @@ struct Wgmma_m64n64k32_f16_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k32.f16.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -851,6 +881,7 @@ struct Wgmma_m64n64k32_f32_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -879,6 +910,7 @@ struct Wgmma_m64n64k32_f16_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k32.f16.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -907,6 +939,7 @@ struct Wgmma_m64n64k16_f32_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -935,6 +968,7 @@ struct Wgmma_m64n64k16_f16_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -963,6 +997,7 @@ struct Wgmma_m64n64k16_f32_bf16_bf16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -991,6 +1026,7 @@ struct Wgmma_m64n64k8_f32_tf32_tf32 {
   static constexpr int kK = 8;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1019,6 +1055,7 @@ struct Wgmma_m64n128k32_f32_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1047,6 +1084,7 @@ struct Wgmma_m64n128k32_f16_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1075,6 +1113,7 @@ struct Wgmma_m64n128k32_f32_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1103,6 +1142,7 @@ struct Wgmma_m64n128k32_f16_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1131,6 +1171,7 @@ struct Wgmma_m64n128k32_f32_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1159,6 +1200,7 @@ struct Wgmma_m64n128k32_f16_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k32.f16.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1187,6 +1229,7 @@ struct Wgmma_m64n128k32_f32_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1215,6 +1258,7 @@ struct Wgmma_m64n128k32_f16_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k32.f16.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1243,6 +1287,7 @@ struct Wgmma_m64n128k16_f32_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1271,6 +1316,7 @@ struct Wgmma_m64n128k16_f16_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1299,6 +1345,7 @@ struct Wgmma_m64n128k16_f32_bf16_bf16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1327,6 +1374,7 @@ struct Wgmma_m64n128k8_f32_tf32_tf32 {
   static constexpr int kK = 8;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1355,6 +1403,7 @@ struct Wgmma_m64n256k32_f32_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1383,6 +1432,7 @@ struct Wgmma_m64n256k32_f16_e4m3_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1411,6 +1461,7 @@ struct Wgmma_m64n256k32_f32_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1439,6 +1490,7 @@ struct Wgmma_m64n256k32_f16_e4m3_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1467,6 +1519,7 @@ struct Wgmma_m64n256k32_f32_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1495,6 +1548,7 @@ struct Wgmma_m64n256k32_f16_e5m2_e4m3 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k32.f16.e5m2.e4m3";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1523,6 +1577,7 @@ struct Wgmma_m64n256k32_f32_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1551,6 +1606,7 @@ struct Wgmma_m64n256k32_f16_e5m2_e5m2 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k32.f16.e5m2.e5m2";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1579,6 +1635,7 @@ struct Wgmma_m64n256k16_f32_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1607,6 +1664,7 @@ struct Wgmma_m64n256k16_f16_f16_f16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = false;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1635,6 +1693,7 @@ struct Wgmma_m64n256k16_f32_bf16_bf16 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1663,6 +1722,7 @@ struct Wgmma_m64n256k8_f32_tf32_tf32 {
   static constexpr int kK = 8;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = false;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32";
   // scale_d = 0: D = A*B; scale_d = 1: D = A*B + D.
@@ -1691,6 +1751,7 @@ struct WgmmaSp_m64n8k64_f32_e4m3_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1710,6 +1771,7 @@ struct WgmmaSp_m64n8k64_f16_e4m3_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1729,6 +1791,7 @@ struct WgmmaSp_m64n8k64_f32_e4m3_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e4m3.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1748,6 +1811,7 @@ struct WgmmaSp_m64n8k64_f16_e4m3_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e4m3.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1767,6 +1831,7 @@ struct WgmmaSp_m64n8k64_f32_e5m2_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1786,6 +1851,7 @@ struct WgmmaSp_m64n8k64_f16_e5m2_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1805,6 +1871,7 @@ struct WgmmaSp_m64n8k64_f32_e5m2_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f32.e5m2.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1824,6 +1891,7 @@ struct WgmmaSp_m64n8k64_f16_e5m2_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k64.f16.e5m2.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1843,6 +1911,7 @@ struct WgmmaSp_m64n8k32_f32_f16_f16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1862,6 +1931,7 @@ struct WgmmaSp_m64n8k32_f16_f16_f16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 2;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k32.f16.f16.f16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1881,6 +1951,7 @@ struct WgmmaSp_m64n8k32_f32_bf16_bf16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1900,6 +1971,7 @@ struct WgmmaSp_m64n8k16_f32_tf32_tf32 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 4;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1919,6 +1991,7 @@ struct WgmmaSp_m64n64k64_f32_e4m3_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1938,6 +2011,7 @@ struct WgmmaSp_m64n64k64_f16_e4m3_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1957,6 +2031,7 @@ struct WgmmaSp_m64n64k64_f32_e4m3_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e4m3.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1976,6 +2051,7 @@ struct WgmmaSp_m64n64k64_f16_e4m3_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e4m3.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -1995,6 +2071,7 @@ struct WgmmaSp_m64n64k64_f32_e5m2_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2014,6 +2091,7 @@ struct WgmmaSp_m64n64k64_f16_e5m2_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2033,6 +2111,7 @@ struct WgmmaSp_m64n64k64_f32_e5m2_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f32.e5m2.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2052,6 +2131,7 @@ struct WgmmaSp_m64n64k64_f16_e5m2_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k64.f16.e5m2.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2071,6 +2151,7 @@ struct WgmmaSp_m64n64k32_f32_f16_f16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2090,6 +2171,7 @@ struct WgmmaSp_m64n64k32_f16_f16_f16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 16;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k32.f16.f16.f16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2109,6 +2191,7 @@ struct WgmmaSp_m64n64k32_f32_bf16_bf16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.bf16.bf16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2128,6 +2211,7 @@ struct WgmmaSp_m64n64k16_f32_tf32_tf32 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 32;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n64k16.f32.tf32.tf32";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2147,6 +2231,7 @@ struct WgmmaSp_m64n256k64_f32_e4m3_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2166,6 +2251,7 @@ struct WgmmaSp_m64n256k64_f16_e4m3_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2185,6 +2271,7 @@ struct WgmmaSp_m64n256k64_f32_e4m3_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e4m3.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2204,6 +2291,7 @@ struct WgmmaSp_m64n256k64_f16_e4m3_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e4m3.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2223,6 +2311,7 @@ struct WgmmaSp_m64n256k64_f32_e5m2_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2242,6 +2331,7 @@ struct WgmmaSp_m64n256k64_f16_e5m2_e4m3 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e4m3";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2261,6 +2351,7 @@ struct WgmmaSp_m64n256k64_f32_e5m2_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f32.e5m2.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2280,6 +2371,7 @@ struct WgmmaSp_m64n256k64_f16_e5m2_e5m2 {
   static constexpr int kK = 64;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k64.f16.e5m2.e5m2";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2299,6 +2391,7 @@ struct WgmmaSp_m64n256k32_f32_f16_f16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2318,6 +2411,7 @@ struct WgmmaSp_m64n256k32_f16_f16_f16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 64;
   static constexpr bool kF32 = false;
+  static constexpr bool kSparse = true;
   using Reg = std::uint32_t;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k32.f16.f16.f16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2337,6 +2431,7 @@ struct WgmmaSp_m64n256k32_f32_bf16_bf16 {
   static constexpr int kK = 32;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
@@ -2356,6 +2451,7 @@ struct WgmmaSp_m64n256k16_f32_tf32_tf32 {
   static constexpr int kK = 16;
   static constexpr int kRegs = 128;
   static constexpr bool kF32 = true;
+  static constexpr bool kSparse = true;
   using Reg = float;
   static constexpr const char* kPtx = "wgmma.mma_async.sp.sync.aligned.m64n256k16.f32.tf32.tf32";
   // meta: this thread's metadata register (sparsity selector 0). scale_d = 0: D = A*B; 1: D = A*B + D.
