@@ -19,8 +19,8 @@
 // element of D, as a binary64 bit pattern in two consecutive words, the low word first.
 // Sparse probes (mma.sp::ordered_metadata, wgmma.mma_async.sp; k is the logical K) take A as its
 // stored values, a[t][i][s] (m x k/2), with a_index[t][i][s] the position of each inside its group
-// of k positions (4, or 2 for tf32; increasing within a 2:4 group); run_probe packs the positions
-// into each thread's metadata register (docs/emulator.md, "Sparse MMA").
+// of sparse_group K positions (4, or 2 for tf32; increasing within a 2:4 group); run_probe packs the
+// positions into each thread's metadata register (docs/emulator.md, "Sparse MMA").
 // Includable without CUDA.
 #pragma once
 
