@@ -605,7 +605,6 @@ class Generator {
   // tf32 1:2: either position), the selected B rows hold d's B codes and the pruned rows random
   // codes of every class, NaN and Inf included (they must take no part in the result).
   void append_sparse(std::vector<std::uint64_t>& in, const Dot& d, int group) {
-    static constexpr std::uint8_t kPairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
     const std::size_t stored = d.a.size(), per_group = static_cast<std::size_t>(group) / 2;
     std::vector<std::uint64_t> index(stored), b(2 * stored);
     for (auto& w : b) w = random_word(ins_.b);
@@ -613,7 +612,7 @@ class Generator {
       if (per_group == 1) {
         index[first] = rng_.below(2);
       } else {
-        const auto& pair = kPairs[rng_.below(6)];
+        const auto& pair = emulator::kOrderedPairs[rng_.below(6)];
         index[first] = pair[0];
         index[first + 1] = pair[1];
       }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "blockscale/emulator/mma.h"
 #include "blockscale/formats/convert.h"
 #include "blockscale/harness/probes.h"
 #include "blockscale/quantize/block.h"
@@ -467,15 +468,13 @@ double magnitude(Format f, std::uint32_t w) {
   return std::isnan(v) ? std::numeric_limits<double>::infinity() : std::fabs(v);
 }
 
-constexpr std::uint8_t kOrderedPairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
-
 // Positions of the stored values of one group: 2:4 one of the six increasing pairs, tf32 1:2
 // either position (PTX ISA 9.7.14.6.1; ::ordered_metadata requires increasing indices).
 void draw_positions(const InstructionTarget& t, Rng& r, std::uint8_t* pos) {
   if (t.group == 2) {
     pos[0] = static_cast<std::uint8_t>(r.below(2));
   } else {
-    const auto& pair = kOrderedPairs[r.below(6)];
+    const auto& pair = emulator::kOrderedPairs[r.below(6)];
     pos[0] = pair[0];
     pos[1] = pair[1];
   }

@@ -19,6 +19,16 @@ using namespace blockscale::gpu;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// `tiles` tiles of zero A, B and C codes for probe p (scales and positions left to the caller).
+ProbeInputs zero_operands(const ProbeKernel& p, std::size_t tiles) {
+  ProbeInputs in;
+  in.tiles = tiles;
+  in.a.assign(tiles * probe_a_size(p), 0);
+  in.b.assign(tiles * probe_b_size(p), 0);
+  in.c.assign(tiles * probe_c_size(p), 0);
+  return in;
+}
+
 TEST(ProbeCatalogue, NamesAreUniqueAndEveryOneIsAnEmulatorInstruction) {
   std::set<std::string> names;
   int sm90 = 0, sm100 = 0;
@@ -52,11 +62,7 @@ TEST(ProbeCatalogue, NamesAreUniqueAndEveryOneIsAnEmulatorInstruction) {
 
 TEST(ProbeInputs, ValidationNamesTheRuleBroken) {
   const ProbeKernel& p = find_probe("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3");
-  ProbeInputs in;
-  in.tiles = 2;
-  in.a.assign(2 * probe_a_size(p), 0);
-  in.b.assign(2 * probe_b_size(p), 0);
-  in.c.assign(2 * probe_c_size(p), 0);
+  ProbeInputs in = zero_operands(p, 2);
   EXPECT_NO_THROW(validate_probe_inputs(p, in));
   in.a[17] = 0x100;  // not an e4m3 code
   try {
@@ -82,20 +88,12 @@ TEST(ProbeInputs, ValidationNamesTheRuleBroken) {
     EXPECT_TRUE(contains(e.what(), "scale-d = 0")) << e.what();
   }
   const ProbeKernel& wg = find_probe("sm_90a wgmma.mma_async m64n8k16 f32 bf16 bf16");
-  ProbeInputs w;
-  w.tiles = 1;
-  w.a.assign(probe_a_size(wg), 0);
-  w.b.assign(probe_b_size(wg), 0);
-  w.c.assign(probe_c_size(wg), 0);
+  ProbeInputs w = zero_operands(wg, 1);
   w.accumulate = false;
   EXPECT_NO_THROW(validate_probe_inputs(wg, w));
   const ProbeKernel& scaled =
       find_probe("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3");
-  ProbeInputs s;
-  s.tiles = 1;
-  s.a.assign(probe_a_size(scaled), 0);
-  s.b.assign(probe_b_size(scaled), 0);
-  s.c.assign(probe_c_size(scaled), 0);
+  ProbeInputs s = zero_operands(scaled, 1);
   EXPECT_THROW(validate_probe_inputs(scaled, s), std::invalid_argument);  // scales missing
   s.sfa.assign(probe_sfa_size(scaled), 0x38);
   s.sfb.assign(probe_sfb_size(scaled), 0x38);
@@ -109,11 +107,7 @@ TEST(ProbeInputs, SparsePositionsFollowTheMetadataRules) {
   ASSERT_TRUE(p.sparse);
   EXPECT_EQ(probe_a_size(p), 64u * 32u);
   EXPECT_EQ(probe_b_size(p), 8u * 64u);
-  ProbeInputs in;
-  in.tiles = 2;
-  in.a.assign(2 * probe_a_size(p), 0);
-  in.b.assign(2 * probe_b_size(p), 0);
-  in.c.assign(2 * probe_c_size(p), 0);
+  ProbeInputs in = zero_operands(p, 2);
   const auto rejects = [&](const std::string& part) {
     try {
       validate_probe_inputs(p, in);
@@ -130,11 +124,7 @@ TEST(ProbeInputs, SparsePositionsFollowTheMetadataRules) {
   in.a_index[64 * 32 + 5 * 32 + 7] = 1;  // equal to its pair's first position
   rejects("positions 1, 1 are not increasing");
   const ProbeKernel& tf = find_probe("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k8 f32 tf32 tf32");
-  ProbeInputs t;
-  t.tiles = 1;
-  t.a.assign(probe_a_size(tf), 0);
-  t.b.assign(probe_b_size(tf), 0);
-  t.c.assign(probe_c_size(tf), 0);
+  ProbeInputs t = zero_operands(tf, 1);
   t.a_index.assign(probe_a_index_size(tf), 1);
   EXPECT_NO_THROW(validate_probe_inputs(tf, t));
   t.a_index[3] = 2;

@@ -59,6 +59,10 @@ std::vector<std::uint32_t> mma(const Instruction& ins, const CodeMatrix& a, cons
 // FDPA chunks run over stored values, not over logical K positions, and pruned positions take no
 // part (not even as zero terms).
 
+// The six position pairs a 2:4 group may hold (i0 < i1, ::ordered_metadata), for generators that
+// draw sparsity patterns.
+inline constexpr std::uint8_t kOrderedPairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+
 // One output element: a_values and a_index hold K/2 entries, b the K codes of a B column.
 std::uint32_t dot_sparse(const Instruction& ins, std::span<const std::uint32_t> a_values,
                          std::span<const std::uint8_t> a_index, std::span<const std::uint32_t> b, std::uint32_t c);
