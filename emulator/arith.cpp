@@ -130,6 +130,12 @@ std::uint32_t add(const BinaryFormat& f, std::uint32_t x, std::uint32_t y) {
 
 std::uint32_t add_f32(std::uint32_t x, std::uint32_t y) { return add(kF32, x, y); }
 
+std::uint32_t sum_f32_pairwise(std::span<const std::uint32_t> p) {
+  if (p.size() == 1) return p[0];
+  const std::size_t first = (p.size() + 1) / 2;
+  return add_f32(sum_f32_pairwise(p.first(first)), sum_f32_pairwise(p.subspan(first)));
+}
+
 std::uint16_t add_f16(std::uint16_t x, std::uint16_t y) { return static_cast<std::uint16_t>(add(kF16, x, y)); }
 
 std::uint32_t mul_f32(std::uint32_t x, std::uint32_t y) {

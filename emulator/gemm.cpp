@@ -41,13 +41,6 @@ std::uint32_t acc_add(Format acc, std::uint32_t x, std::uint32_t y) {
   return acc == Format::float16 ? add_f16(static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y)) : add_f32(x, y);
 }
 
-// The pairwise tree of gemm.h over partials [lo, hi).
-std::uint32_t pairwise(const std::vector<std::uint32_t>& p, std::size_t lo, std::size_t hi) {
-  if (hi - lo == 1) return p[lo];
-  const std::size_t mid = lo + (hi - lo + 1) / 2;
-  return add_f32(pairwise(p, lo, mid), pairwise(p, mid, hi));
-}
-
 std::optional<GemmPath> parse_path(std::string_view v) {
   for (GemmPath p : {GemmPath::automatic, GemmPath::reference, GemmPath::portable, GemmPath::avx2, GemmPath::avx512}) {
     if (v == to_string(p)) return p;
@@ -338,7 +331,7 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
       const std::size_t u0 = std::min(units, s * per_slice), u1 = std::min(units, u0 + per_slice);
       partial.push_back(accumulate(u0, u1, 0u));
     }
-    if (schedule.reduction == SplitKReduction::pairwise) return add_f32(c, pairwise(partial, 0, partial.size()));
+    if (schedule.reduction == SplitKReduction::pairwise) return add_f32(c, sum_f32_pairwise(partial));
     std::uint32_t r = c;
     for (std::uint32_t x : partial) r = add_f32(r, x);
     return r;

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "blockscale/emulator/sparse_gemm.h"
+
+#include <array>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "blockscale/emulator/arith.h"
+#include "blockscale/emulator/mma.h"
+#include "blockscale/emulator/params.h"
+#include "blockscale/formats/convert.h"
+
+namespace blockscale::emulator {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& m) { throw std::invalid_argument(m); }
+
+std::string format_name(Format f) { return info(f).name; }
+
+// Rows of cusparselt_kernels(): cuSPARSELt 0.8.0 through torch 2.11.0+cu130 on an NVIDIA H100
+// 80GB HBM3 (driver 580.159.04), 2026-11-24, scripts/probe_sparse_mm.py; kernel names
+// sm90_xmma_sparse_gemm_<a><d>_<a><acc>_f32_tn_t_tilesize<M>x<N>x<K>_... Evidence counts are the
+// outputs of the data runs (Gaussian pruned by magnitude, per-element exponent spread, random
+// finite codes) equal bit for bit to cusparselt_sparse_mm with the slice count measured by the
+// probe sweep at that shape (docs/emulator.md, "2:4 sparse GEMMs").
+constexpr CusparseltKernel kKernels[] = {
+    {Format::float16, Format::float16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 f16 f16",
+     "H100: 128x128x2048 (S = 2; Gaussian, wide, random codes) and 64x64x8192 (S = 8; Gaussian, wide), two "
+     "seeds: 110,592 outputs bit-exact; slices added pairwise (in order or in reverse, 1-4 outputs of a run differ)"},
+    {Format::bfloat16, Format::bfloat16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 bf16 bf16",
+     "H100: 128x128x2048 and 64x64x8192 (S = 1), the same data kinds and seeds: 110,592 outputs bit-exact"},
+    {Format::float8_e4m3fn, Format::float8_e4m3fn, 256, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3",
+     "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 12), the same data kinds and seeds: 110,592 outputs "
+     "bit-exact; D saturates to +-448 (random codes)"},
+    {Format::float8_e4m3fn, Format::bfloat16, 256, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3",
+     "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 12), the same data kinds and seeds: 110,592 outputs "
+     "bit-exact"},
+    {Format::float8_e4m3fn, Format::float16, 128, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3",
+     "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 14), the same data kinds and seeds: 110,592 outputs "
+     "bit-exact"},
+    {Format::float8_e4m3fn, Format::float32, 128, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3",
+     "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 14), the same data kinds and seeds: 110,592 outputs "
+     "bit-exact"},
+};
+
+}  // namespace
+
+SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
+  const std::string who = "compress_sparse(" + ins.name() + ")";
+  if (!ins.sparse) fail(who + ": not a sparse instruction");
+  const Format af = *format_of(ins.a);
+  if (dense.empty()) fail(who + ": A is required");
+  if (dense.format() != af) fail(who + ": A must hold " + format_name(af) + " codes, got " + format_name(dense.format()));
+  dense.check_codes(who + ": A");
+  const std::size_t M = dense.rows(), K = dense.cols();
+  if (K == 0 || K % static_cast<std::size_t>(ins.k) != 0) {
+    fail(who + ": K must be a positive multiple of the instruction's K = " + std::to_string(ins.k) + ", got " +
+         std::to_string(K));
+  }
+  const auto group = static_cast<std::size_t>(ins.sparse_group());
+  const std::size_t stored = group / 2;
+  // A zero code: +0 and -0 both (the sign bit alone); tf32 words are fp32 bit patterns.
+  const std::uint32_t sign = af == Format::tfloat32 ? 0x80000000u : 1u << (info(af).storage_bits - 1);
+  std::vector<std::uint32_t> values(M * K / 2);
+  SparseOperand out;
+  out.index.resize(M * K / 2);
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t g = 0; g < K / group; ++g) {
+      std::size_t nonzero = 0;
+      for (std::size_t p = 0; p < group; ++p) nonzero += (dense.word(i, g * group + p) & ~sign) != 0;
+      if (nonzero > stored) {
+        fail(who + ": row " + std::to_string(i) + ", group " + std::to_string(g) + " (K " + std::to_string(g * group) +
+             ".." + std::to_string(g * group + group - 1) + ") holds " + std::to_string(nonzero) + " nonzero values: A is not " +
+             (group == 4 ? "2:4" : "1:2") + " sparse");
+      }
+      // Positions in increasing order: every nonzero one, and the lowest zero ones to fill the group.
+      std::array<std::uint8_t, 2> pos{};
+      std::size_t n = 0, fill = stored - nonzero;
+      for (std::size_t p = 0; p < group && n < stored; ++p) {
+        const bool zero = (dense.word(i, g * group + p) & ~sign) == 0;
+        if (zero && fill == 0) continue;
+        if (zero) --fill;
+        pos[n++] = static_cast<std::uint8_t>(p);
+      }
+      for (std::size_t s = 0; s < stored; ++s) {
+        const std::size_t at = i * K / 2 + g * stored + s;
+        values[at] = dense.word(i, g * group + pos[s]);
+        out.index[at] = pos[s];
+      }
+    }
+  }
+  // The operand owns its codes: CodeMatrix is a view, so the words live in a buffer kept beside it.
+  out.storage = std::make_shared<std::vector<std::uint32_t>>(std::move(values));
+  out.values = CodeMatrix(af, M, K / 2, std::span<const std::uint32_t>(*out.storage));
+  return out;
+}
+
+void SparseGemmSchedule::validate() const {
+  if (instruction.row == nullptr) fail("SparseGemmSchedule: no instruction");
+  const std::string who = instruction.name();
+  if (!instruction.sparse) fail(who + ": not a sparse instruction: use gemm (gemm.h)");
+  if (instruction.d != Type::f32) fail(who + ": sparse GEMM schedules accumulate in fp32: it needs an f32-output instruction");
+  if (slices < 1) fail("split-K slices must be >= 1, got " + std::to_string(slices));
+  if (tile_k < 0 || (tile_k > 0 && tile_k % instruction.k != 0)) {
+    fail("the tile must be 0 or a multiple of the instruction's K = " + std::to_string(instruction.k) + ", got " +
+         std::to_string(tile_k));
+  }
+}
+
+std::vector<int> SparseGemmSchedule::slice_starts(int k) const {
+  const int tile = tile_k == 0 ? instruction.k : tile_k;
+  if (k <= 0 || k % tile != 0) {
+    fail("K must be a positive multiple of the tile of " + std::to_string(tile) + " elements, got " + std::to_string(k));
+  }
+  const int tiles = k / tile;
+  if (slices > tiles) {
+    fail(std::to_string(slices) + " split-K slices need at least as many tiles of " + std::to_string(tile) +
+         " elements; K = " + std::to_string(k) + " has " + std::to_string(tiles));
+  }
+  const int base = tiles / slices, longer = tiles % slices;
+  std::vector<int> starts;
+  int at = 0;
+  for (int s = 0; s + 1 < slices; ++s) {
+    at += (s < slices - longer ? base : base + 1) * tile;
+    starts.push_back(at);
+  }
+  return starts;
+}
+
+std::string SparseGemmSchedule::name() const {
+  std::string s = "chain";
+  if (slices > 1) {
+    s += " split-K " + std::to_string(slices) + " of tiles of " + std::to_string(tile_k == 0 ? instruction.k : tile_k) +
+         (reduction == SplitKReduction::sequential ? " sequential" : " pairwise");
+  }
+  return s + " of " + instruction.name();
+}
+
+std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const SparseOperand& a, const CodeMatrix& b,
+                                       const CodeMatrix& c, const GemmOptions& /*options*/) {
+  schedule.validate();
+  const Instruction& ins = schedule.instruction;
+  const std::string who = "gemm_sparse(" + schedule.name() + ")";
+  if (a.values.empty() || b.empty()) fail(who + ": A's stored values and B are required");
+  const std::size_t M = a.values.rows(), K = b.rows(), N = b.cols();
+  if (a.values.cols() * 2 != K) {
+    fail(who + ": A's stored values must be M x K/2 for B's K = " + std::to_string(K) + ", got " +
+         std::to_string(M) + " x " + std::to_string(a.values.cols()));
+  }
+  if (a.index.size() != M * K / 2) {
+    fail(who + ": the positions of A's stored values must be M x K/2 = " + std::to_string(M * K / 2) + ", got " +
+         std::to_string(a.index.size()));
+  }
+  if (!c.empty() && (c.rows() != M || c.cols() != N || c.format() != Format::float32)) {
+    fail(who + ": C must be " + std::to_string(M) + " x " + std::to_string(N) + " f32 codes");
+  }
+  std::vector<int> bounds{0};
+  for (int s : schedule.slice_starts(static_cast<int>(K))) bounds.push_back(s);
+  bounds.push_back(static_cast<int>(K));
+
+  const Format af = *format_of(ins.a), bf = *format_of(ins.b);
+  if (a.values.format() != af) fail(who + ": A's stored values must hold " + format_name(af) + " codes, got " + format_name(a.values.format()));
+  if (b.format() != bf) fail(who + ": B must hold " + format_name(bf) + " codes, got " + format_name(b.format()));
+  a.values.check_codes(who + ": A's stored values");
+  b.check_codes(who + ": B");
+
+  // Each output: per slice, the chain of the instruction's steps from +0 (dot_sparse checks each
+  // step's positions against mma.h's rules), then the slices added in the schedule's order.
+  const auto step = static_cast<std::size_t>(ins.k);
+  std::vector<std::uint32_t> d(M * N), column(K), values(K / 2), partial(bounds.size() - 1);
+  std::vector<std::uint8_t> index(K / 2);
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t s = 0; s < K / 2; ++s) {
+      values[s] = a.values.word(i, s);
+      index[s] = a.index[i * K / 2 + s];
+    }
+    for (std::size_t j = 0; j < N; ++j) {
+      for (std::size_t t = 0; t < K; ++t) column[t] = b.word(t, j);
+      for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
+        std::uint32_t acc = 0;
+        for (auto k0 = static_cast<std::size_t>(bounds[s]); k0 < static_cast<std::size_t>(bounds[s + 1]); k0 += step) {
+          try {
+            acc = dot_sparse(ins, std::span<const std::uint32_t>(values).subspan(k0 / 2, step / 2),
+                             std::span<const std::uint8_t>(index).subspan(k0 / 2, step / 2),
+                             std::span<const std::uint32_t>(column).subspan(k0, step), acc);
+          } catch (const std::invalid_argument& e) {
+            fail(who + ": row " + std::to_string(i) + ", K " + std::to_string(k0) + ".." + std::to_string(k0 + step - 1) +
+                 ": " + e.what());
+          }
+        }
+        partial[s] = acc;
+      }
+      std::uint32_t sum = partial[0];
+      if (schedule.reduction == SplitKReduction::pairwise) {
+        sum = sum_f32_pairwise(partial);
+      } else {
+        for (std::size_t s = 1; s < partial.size(); ++s) sum = add_f32(sum, partial[s]);
+      }
+      d[i * N + j] = c.empty() ? sum : add_f32(c.word(i, j), sum);
+    }
+  }
+  return d;
+}
+
+std::span<const CusparseltKernel> cusparselt_kernels() { return kKernels; }
+
+const CusparseltKernel& cusparselt_kernel(Format input, Format output) {
+  if (input == Format::float32) {
+    fail("cuSPARSELt's f32 (tf32) sparse GEMM is not modelled: its dense operand is rounded to tf32 to nearest, but "
+         "its sparse operand's products match no rounding tried (docs/emulator.md, \"2:4 sparse GEMMs\")");
+  }
+  for (const CusparseltKernel& k : kKernels) {
+    if (k.input == input && k.output == output) return k;
+  }
+  std::string known;
+  for (const CusparseltKernel& k : kKernels) {
+    // Appends, not " " + string: GCC 12 warns falsely (-Wrestrict) on a literal plus a string.
+    known.append(" ").append(format_name(k.input)).append("->").append(format_name(k.output));
+  }
+  fail("torch._cslt_sparse_mm on sm_90a: no measured kernel for " + format_name(input) + " -> " + format_name(output) +
+       "; the table has" + known);
+}
+
+SparseGemmSchedule cusparselt_schedule(Format input, Format output, int slices) {
+  const CusparseltKernel& k = cusparselt_kernel(input, output);
+  SparseGemmSchedule s;
+  s.instruction = parse_instruction(k.instruction);
+  s.slices = slices;
+  s.tile_k = k.tile_k;
+  s.reduction = SplitKReduction::pairwise;
+  s.validate();
+  return s;
+}
+
+std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b, int slices,
+                                                const GemmOptions& options) {
+  if (dense_a.empty()) fail("cusparselt_sparse_mm: A is required");
+  if (!b.empty() && b.format() != dense_a.format()) {
+    fail("cusparselt_sparse_mm: A and B must have one format (torch._cslt_sparse_mm), got " +
+         format_name(dense_a.format()) + " and " + format_name(b.format()));
+  }
+  const SparseGemmSchedule schedule = cusparselt_schedule(dense_a.format(), output, slices);
+  std::vector<std::uint32_t> d = gemm_sparse(schedule, compress_sparse(schedule.instruction, dense_a), b, {}, options);
+  if (output == Format::float32) return d;
+  // The epilogue's conversion of the f32 accumulator: RNE; e4m3 cvt.rn.satfinite (random codes of
+  // the data runs overflow 448 and come back as +-448, never NaN).
+  ConvertOptions o;
+  if (output == Format::float8_e4m3fn) o.overflow = Overflow::saturate;
+  for (std::uint32_t& x : d) x = convert_code(output, Format::float32, x, o);
+  return d;
+}
+
+}  // namespace blockscale::emulator

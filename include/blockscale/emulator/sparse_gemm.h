@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// 2:4 sparse GEMMs: a whole D = A·B of any K computed as the chain of sparse instructions
+// (mma_sparse, mma.h) that a GPU kernel issues along K, optionally cut into split-K slices, and the
+// sparse GEMM of PyTorch's semi-structured sparsity (torch._cslt_sparse_mm, cuSPARSELt 0.8) on
+// Hopper, measured on an H100 (docs/emulator.md, "2:4 sparse GEMMs").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "blockscale/emulator/code_matrix.h"
+#include "blockscale/emulator/gemm.h"
+#include "blockscale/emulator/instruction.h"
+
+namespace blockscale::emulator {
+
+// A sparse A operand: for each row of the logical M x K matrix, the K/2 stored values and their
+// positions inside their groups (mma.h: 2:4 groups of 4 positions, tf32 1:2 pairs).
+struct SparseOperand {
+  CodeMatrix values;                // M x K/2 codes (a view: of the caller's words, or of `storage`)
+  std::vector<std::uint8_t> index;  // M x K/2 positions, row-major
+  std::shared_ptr<const std::vector<std::uint32_t>> storage;  // the words compress_sparse made
+};
+
+// The sparse operand of a pruned matrix as libraries take it (a dense M x K matrix whose pruned
+// positions hold zero): the stored values of a group are its nonzero codes, in position order;
+// a group with fewer nonzero codes than it stores is completed with the zeros at its lowest free
+// positions (a zero times a finite B element adds nothing). `dense` must have the instruction's A
+// format and a K that is a multiple of the instruction's K; a group with more nonzero codes than
+// the instruction stores (a matrix that is not 2:4 / 1:2 sparse) throws std::invalid_argument
+// naming the row and the group.
+SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense);
+
+// The accumulation of a sparse GEMM: K cut into T = K / tile_k tiles of tile_k elements, the tiles
+// dealt out to S slices in order, q = T / S tiles each and one more for each of the last T mod S
+// slices (the partition cuSPARSELt 0.8's split-K kernels use, measured at 90 shapes on an H100);
+// each slice is a chain of the sparse instruction from +0, and the slice results are added in fp32
+// (RNE) in the stated order (gemm.h). S = 1 is the plain chain over all of K.
+struct SparseGemmSchedule {
+  Instruction instruction;  // a sparse instruction (Instruction::sparse) with f32 accumulator
+  int slices = 1;           // S
+  int tile_k = 0;           // K elements per tile: a multiple of the instruction's K; 0 means the instruction's K
+  SplitKReduction reduction = SplitKReduction::pairwise;
+
+  // Throws std::invalid_argument naming the rule broken.
+  void validate() const;
+  // K offsets of the slice starts after the first, for a K (a multiple of the tile).
+  std::vector<int> slice_starts(int k) const;
+  std::string name() const;
+};
+
+// D (M x N f32 bits, row-major) = A·B + C for A in sparse form (M x K/2), B (K x N) and C (M x N
+// f32 bits, or absent: then D is the sum alone, a -0 included). Sizes, formats and positions are
+// checked (mma.h's rules). Each output is computed on its own in a fixed order: the bits do not
+// depend on options.threads.
+std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const SparseOperand& a, const CodeMatrix& b,
+                                       const CodeMatrix& c = {}, const GemmOptions& options = {});
+
+// ---- torch._cslt_sparse_mm (cuSPARSELt 0.8) on sm_90a.
+
+// One kernel family that cuSPARSELt 0.8 runs for an input and output type on Hopper (from the
+// kernel names: sm90_xmma_sparse_gemm_<a><d>_<compute>..._tilesize<M>x<N>x<K>), with the sparse
+// instruction whose chain reproduces it and the evidence.
+struct CusparseltKernel {
+  Format input;         // A and B
+  Format output;        // D
+  int tile_k;           // K elements per tile (the kernel name's tilesize third factor)
+  const char* instruction;
+  const char* evidence;
+};
+
+// Every input/output pair the table knows (f16 -> f16, bf16 -> bf16, e4m3 -> e4m3, bf16, f16, f32).
+std::span<const CusparseltKernel> cusparselt_kernels();
+
+// The kernel for an input and output format. f32 input (cuSPARSELt's tf32 kernels) is refused: its
+// dense operand is rounded to tf32 but its sparse operand's products do not match any rounding
+// tried (docs/emulator.md); every other pair not in the table is refused naming the pairs it has.
+const CusparseltKernel& cusparselt_kernel(Format input, Format output);
+
+// The schedule of that kernel with S split-K slices. S is cuSPARSELt's heuristic's choice and
+// depends on the shape (1 for most; 2 to 31 for long K on few output tiles): scripts/probe_sparse_mm.py
+// measures it ("sweep" mode), as recorded in docs/emulator.md. The slices are added pairwise (the
+// only order that fits every f16 run; the e4m3 runs fit each order tried).
+SparseGemmSchedule cusparselt_schedule(Format input, Format output, int slices = 1);
+
+// D (M x N codes of `output`) = A·B as torch._cslt_sparse_mm computes it for `dense_a` (M x K, zeros
+// at the pruned positions) and B (K x N): the schedule above, then the f32 result rounded to the
+// output format (RNE; e4m3 saturating to +-448, cvt.rn.satfinite).
+std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b,
+                                                int slices = 1, const GemmOptions& options = {});
+
+}  // namespace blockscale::emulator

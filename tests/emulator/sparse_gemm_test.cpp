@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+// 2:4 sparse GEMMs (sparse_gemm.h): the slice partition, the chain against a step-by-step
+// re-statement, compress_sparse's rules, and torch._cslt_sparse_mm (cuSPARSELt 0.8) on an H100:
+// tests/data/cusparselt_h100 holds sub-matrices of its runs (scripts/probe_sparse_mm.py,
+// scripts/cut_sparse_mm.py), every output reproduced bit for bit. BLOCKSCALE_SPARSE_MM_DIR names
+// a further directory of such files (the whole runs, for the record of docs/emulator.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "blockscale/emulator/arith.h"
+#include "blockscale/emulator/mma.h"
+#include "blockscale/emulator/sparse_gemm.h"
+#include "blockscale/formats/convert.h"
+#include "emulator/expect_throw.h"
+
+namespace bs = blockscale;
+namespace em = blockscale::emulator;
+using blockscale::emulator::test::expect_throw_with;
+
+namespace {
+
+// One run file (format: scripts/probe_sparse_mm.py).
+struct SparseMmRun {
+  std::map<std::string, std::string> meta;
+  int m = 0, n = 0, k = 0, slices = 1;
+  bs::Format input = bs::Format::float32, output = bs::Format::float32;
+  std::vector<std::uint32_t> a, b_t, d;  // M x K, N x K, M x N codes
+};
+
+bs::Format format_named(const std::string& s) {
+  if (s == "f16") return bs::Format::float16;
+  if (s == "bf16") return bs::Format::bfloat16;
+  if (s == "e4m3") return bs::Format::float8_e4m3fn;
+  if (s == "f32") return bs::Format::float32;
+  throw std::runtime_error("unknown format " + s);
+}
+
+SparseMmRun load(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head;
+  std::getline(in, head);
+  std::istringstream words(head);
+  std::string w;
+  words >> w >> w;
+  SparseMmRun r;
+  while (words >> w) {
+    const auto eq = w.find('=');
+    r.meta[w.substr(0, eq)] = w.substr(eq + 1);
+  }
+  r.m = std::stoi(r.meta.at("m"));
+  r.n = std::stoi(r.meta.at("n"));
+  r.k = std::stoi(r.meta.at("k"));
+  r.slices = std::stoi(r.meta.at("slices"));
+  r.input = format_named(r.meta.at("a"));
+  r.output = format_named(r.meta.at("out"));
+  const auto read = [&](std::size_t count, int bytes) {
+    std::vector<std::uint32_t> v(count);
+    for (auto& x : v) {
+      unsigned char buf[4] = {};
+      in.read(reinterpret_cast<char*>(buf), bytes);
+      for (int i = bytes - 1; i >= 0; --i) x = x << 8 | buf[i];
+    }
+    if (!in) throw std::runtime_error(path.string() + ": truncated");
+    return v;
+  };
+  const int wa = bs::info(r.input).storage_bits / 8, wd = bs::info(r.output).storage_bits / 8;
+  r.a = read(static_cast<std::size_t>(r.m) * r.k, wa);
+  r.b_t = read(static_cast<std::size_t>(r.n) * r.k, wa);
+  r.d = read(static_cast<std::size_t>(r.m) * r.n, wd);
+  return r;
+}
+
+em::CodeMatrix a_of(const SparseMmRun& r) {
+  return em::CodeMatrix(r.input, r.m, r.k, std::span<const std::uint32_t>(r.a));
+}
+em::CodeMatrix b_of(const SparseMmRun& r) {  // B (K x N) is B^T's rows read column-major
+  return em::CodeMatrix(r.input, r.k, r.n, std::span<const std::uint32_t>(r.b_t), em::Order::col_major);
+}
+
+std::filesystem::path samples_dir() {
+  const char* src = std::getenv("BLOCKSCALE_SOURCE_DIR");
+  if (src == nullptr) throw std::runtime_error("BLOCKSCALE_SOURCE_DIR is not set (blockscale_add_test sets it)");
+  return std::filesystem::path(src) / "tests" / "data" / "cusparselt_h100";
+}
+
+std::vector<std::filesystem::path> run_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".sparse_mm") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::size_t mismatches(const std::vector<std::uint32_t>& got, const std::vector<std::uint32_t>& want) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) n += got[i] != want[i];
+  return n;
+}
+
+// Random 2:4 sparse M x K e4m3 codes (zeros at the pruned positions, nonzero finite kept codes)
+// and their expected positions. K blocks [128, 256) and [448, 640) hold tiny codes (exponent field
+// 0 or 1), the others large ones (field >= 12), so that the slices of the test below differ by
+// 2^20 and more and their fp32 sums round differently in different orders.
+std::vector<std::uint32_t> random_sparse(std::mt19937& rng, int m, int k, std::vector<std::uint8_t>& index) {
+  std::vector<std::uint32_t> a(static_cast<std::size_t>(m) * k, 0);
+  index.clear();
+  for (int i = 0; i < m; ++i) {
+    for (int g = 0; g < k / 4; ++g) {
+      const auto& pair = em::kOrderedPairs[rng() % 6];
+      for (int s = 0; s < 2; ++s) {
+        const int at = g * 4;
+        const bool tiny = (at >= 128 && at < 256) || at >= 448;
+        std::uint32_t code = 0;
+        while ((code & 0x7F) == 0 || (code & 0x7F) == 0x7F) code = tiny ? rng() & 0x8F : (rng() & 0xFF) | 0x60;
+        a[static_cast<std::size_t>(i) * k + g * 4 + pair[s]] = code;
+        index.push_back(pair[s]);
+      }
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+TEST(SparseGemm, SlicesAreBalancedWithTheLongerOnesLast) {
+  // The partitions the H100 probe sweep measured (docs/emulator.md): e4m3 -> f32 at K = 16384 in
+  // 14 slices of 128-element tiles (12 of 9 tiles, 2 of 10); e4m3 -> e4m3 in 12 slices of 256 (8 of
+  // 5, 4 of 6); f16 1024^2 x 4096 in 3 slices of 64 (21, 21, 22 tiles).
+  em::SparseGemmSchedule s = em::cusparselt_schedule(bs::Format::float8_e4m3fn, bs::Format::float32, 14);
+  std::vector<int> want;
+  for (int i = 1; i <= 12; ++i) want.push_back(1152 * i);
+  want.push_back(13824 + 1280);
+  EXPECT_EQ(s.slice_starts(16384), want);
+  s = em::cusparselt_schedule(bs::Format::float8_e4m3fn, bs::Format::float8_e4m3fn, 12);
+  EXPECT_EQ(s.slice_starts(16384),
+            (std::vector<int>{1280, 2560, 3840, 5120, 6400, 7680, 8960, 10240, 11776, 13312, 14848}));
+  s = em::cusparselt_schedule(bs::Format::float16, bs::Format::float16, 3);
+  EXPECT_EQ(s.slice_starts(4096), (std::vector<int>{1344, 2688}));
+  s.slices = 1;
+  EXPECT_TRUE(s.slice_starts(4096).empty());
+  expect_throw_with([&] { (void)s.slice_starts(4000); }, "multiple of the tile of 64");
+  s.slices = 65;
+  expect_throw_with([&] { (void)s.slice_starts(4096); }, "65 split-K slices need at least as many tiles");
+}
+
+TEST(SparseGemm, IsTheChainOfItsInstructionsSlicedAndSummedPairwise) {
+  // A re-statement one output at a time: dot_sparse per instruction step, slices from +0 at the
+  // tile bounds written out by hand, the tree of four slices (P0 + P1) + (P2 + P3).
+  std::mt19937 rng(42);
+  const int m = 6, n = 5, k = 10 * 64;  // 10 tiles of 64 = 10 steps of wgmma.sp k64
+  std::vector<std::uint8_t> index;
+  const std::vector<std::uint32_t> a = random_sparse(rng, m, k, index);
+  std::vector<std::uint32_t> b(static_cast<std::size_t>(k) * n);
+  for (auto& x : b) {
+    do x = rng() & 0xFF; while ((x & 0x7F) == 0x7F);  // every finite e4m3 code
+  }
+  for (int t = 0; t < 4; ++t) b[static_cast<std::size_t>(t) * n] = 0x7F;  // NaN in column 0's first group
+  const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3");
+  em::SparseGemmSchedule s{ins, 4, 64, em::SplitKReduction::pairwise};
+  const em::CodeMatrix dense(bs::Format::float8_e4m3fn, m, k, std::span<const std::uint32_t>(a));
+  const em::CodeMatrix bm(bs::Format::float8_e4m3fn, k, n, std::span<const std::uint32_t>(b));
+  const em::SparseOperand sp = em::compress_sparse(ins, dense);
+  EXPECT_EQ(sp.index, index);
+  const std::vector<std::uint32_t> d = em::gemm_sparse(s, sp, bm);
+  s.reduction = em::SplitKReduction::sequential;
+  const std::vector<std::uint32_t> d_seq = em::gemm_sparse(s, sp, bm);
+  s.slices = 1;
+  const std::vector<std::uint32_t> d_chain = em::gemm_sparse(s, sp, bm);
+  const int bounds[] = {0, 128, 256, 448, 640};  // 10 tiles in 4 slices: 2, 2, 3, 3
+  std::size_t nan_outputs = 0, pairwise_differs = 0;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      std::uint32_t part[4], chain = 0;
+      for (int sl = 0; sl < 4; ++sl) {
+        part[sl] = 0;
+        for (int k0 = bounds[sl]; k0 < bounds[sl + 1]; k0 += 64) {
+          std::vector<std::uint32_t> vals(32), col(64);
+          std::vector<std::uint8_t> idx(32);
+          for (int t = 0; t < 32; ++t) {
+            vals[t] = sp.values.word(i, k0 / 2 + t);
+            idx[t] = index[static_cast<std::size_t>(i) * k / 2 + k0 / 2 + t];
+          }
+          for (int t = 0; t < 64; ++t) col[t] = b[static_cast<std::size_t>(k0 + t) * n + j];
+          part[sl] = em::dot_sparse(ins, vals, idx, col, part[sl]);
+          chain = em::dot_sparse(ins, vals, idx, col, chain);
+        }
+      }
+      const std::size_t o = static_cast<std::size_t>(i) * n + j;
+      EXPECT_EQ(d[o], em::add_f32(em::add_f32(part[0], part[1]), em::add_f32(part[2], part[3]))) << i << "," << j;
+      EXPECT_EQ(d_seq[o], em::add_f32(em::add_f32(em::add_f32(part[0], part[1]), part[2]), part[3])) << i << "," << j;
+      pairwise_differs += d[o] != d_seq[o];
+      EXPECT_EQ(d_chain[o], chain) << i << "," << j;
+      nan_outputs += (d[o] & 0x7FFFFFFF) > 0x7F800000;
+    }
+  }
+  EXPECT_EQ(nan_outputs, static_cast<std::size_t>(m));  // column 0: the NaN path
+  EXPECT_GT(pairwise_differs, 0u);                     // the two orders are told apart
+}
+
+TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheLowestZeros) {
+  const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16");
+  // One row of K = 32: groups with two nonzero codes, one (-0 counts as zero), none.
+  std::vector<std::uint32_t> a(32, 0);
+  a[1] = 0x3C00, a[3] = 0xBC00;          // group 0: positions 1, 3
+  a[4 + 2] = 0x4000, a[4 + 0] = 0x8000;  // group 1: 2 and a -0 at 0: positions 0, 2
+  const em::CodeMatrix dense(bs::Format::float16, 1, 32, std::span<const std::uint32_t>(a));
+  const em::SparseOperand sp = em::compress_sparse(ins, dense);
+  EXPECT_EQ(std::vector<std::uint8_t>(sp.index.begin(), sp.index.begin() + 6), (std::vector<std::uint8_t>{1, 3, 0, 2, 0, 1}));
+  EXPECT_EQ(sp.values.word(0, 0), 0x3C00u);
+  EXPECT_EQ(sp.values.word(0, 1), 0xBC00u);
+  EXPECT_EQ(sp.values.word(0, 2), 0x8000u);
+  EXPECT_EQ(sp.values.word(0, 3), 0x4000u);
+  a[2] = 0x3C00;  // group 0 now holds three nonzero values
+  const em::CodeMatrix bad(bs::Format::float16, 1, 32, std::span<const std::uint32_t>(a));
+  expect_throw_with([&] { (void)em::compress_sparse(ins, bad); }, "row 0, group 0 (K 0..3) holds 3 nonzero values: A is not 2:4 sparse");
+  const em::CodeMatrix wrong_k(bs::Format::float16, 1, 16, std::span<const std::uint32_t>(a).first(16));
+  expect_throw_with([&] { (void)em::compress_sparse(ins, wrong_k); }, "K must be a positive multiple of the instruction's K = 32");
+  const em::CodeMatrix wrong_format(bs::Format::bfloat16, 1, 32, std::span<const std::uint32_t>(a));
+  expect_throw_with([&] { (void)em::compress_sparse(ins, wrong_format); }, "A must hold float16 codes, got bfloat16");
+  // tf32 keeps one of each pair.
+  const em::Instruction tf32 = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k16 f32 tf32 tf32");
+  std::vector<std::uint32_t> t(16, 0);
+  t[1] = 0x3F800000, t[2] = 0x40000000;
+  const em::SparseOperand tsp = em::compress_sparse(tf32, em::CodeMatrix(bs::Format::tfloat32, 1, 16, std::span<const std::uint32_t>(t)));
+  EXPECT_EQ(std::vector<std::uint8_t>(tsp.index.begin(), tsp.index.begin() + 3), (std::vector<std::uint8_t>{1, 0, 0}));
+  t[0] = 0x3F800000;
+  expect_throw_with([&] { (void)em::compress_sparse(tf32, em::CodeMatrix(bs::Format::tfloat32, 1, 16, std::span<const std::uint32_t>(t))); },
+                    "holds 2 nonzero values: A is not 1:2 sparse");
+}
+
+TEST(SparseGemm, RefusesWhatItDoesNotModel) {
+  const em::Instruction dense = em::parse_instruction("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3");
+  expect_throw_with([&] { em::SparseGemmSchedule{dense, 1, 0, em::SplitKReduction::pairwise}.validate(); }, "not a sparse instruction");
+  const em::Instruction f16acc = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f16 f16 f16");
+  expect_throw_with([&] { em::SparseGemmSchedule{f16acc, 1, 0, em::SplitKReduction::pairwise}.validate(); }, "f32-output instruction");
+  const em::Instruction sp = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e4m3");
+  expect_throw_with([&] { em::SparseGemmSchedule{sp, 0, 0, em::SplitKReduction::pairwise}.validate(); }, "slices must be >= 1");
+  expect_throw_with([&] { em::SparseGemmSchedule{sp, 1, 96, em::SplitKReduction::pairwise}.validate(); }, "multiple of the instruction's K = 64");
+  expect_throw_with([&] { (void)em::cusparselt_kernel(bs::Format::float32, bs::Format::float32); }, "f32 (tf32) sparse GEMM is not modelled");
+  expect_throw_with([&] { (void)em::cusparselt_kernel(bs::Format::float16, bs::Format::float32); },
+                    "no measured kernel for float16 -> float32");
+  const std::vector<std::uint32_t> z(64 * 8, 0);
+  const em::CodeMatrix a(bs::Format::float8_e4m3fn, 8, 64, std::span<const std::uint32_t>(z));
+  const em::CodeMatrix b16(bs::Format::float16, 64, 8, std::span<const std::uint32_t>(z));
+  expect_throw_with([&] { (void)em::cusparselt_sparse_mm(bs::Format::float32, a, b16); }, "A and B must have one format");
+  const em::CodeMatrix b_short(bs::Format::float8_e4m3fn, 32, 8, std::span<const std::uint32_t>(z).first(256));
+  const em::SparseOperand op = em::compress_sparse(sp, a);
+  expect_throw_with([&] { (void)em::gemm_sparse(em::cusparselt_schedule(bs::Format::float8_e4m3fn, bs::Format::float32), op, b_short); },
+                    "A's stored values must be M x K/2 for B's K = 32");
+}
+
+TEST(SparseGemm, ReproducesTorchCsltSparseMmOnAnH100) {
+  std::vector<std::filesystem::path> files = run_files(samples_dir());
+  ASSERT_GE(files.size(), 11u);
+  if (const char* extra = std::getenv("BLOCKSCALE_SPARSE_MM_DIR")) {
+    for (const auto& f : run_files(extra)) files.push_back(f);
+  }
+  std::size_t outputs = 0;
+  for (const auto& path : files) {
+    const SparseMmRun r = load(path);
+    const std::vector<std::uint32_t> d = em::cusparselt_sparse_mm(r.output, a_of(r), b_of(r), r.slices);
+    EXPECT_EQ(mismatches(d, r.d), 0u) << path.filename();
+    outputs += d.size();
+  }
+  std::printf("%zu outputs of %zu runs bit-exact\n", outputs, files.size());
+}
+
+TEST(SparseGemm, TheSamplesTellTheScheduleApart) {
+  // The committed samples fail the nearest wrong schedules: f16's slices added in order instead of
+  // pairwise, e4m3 -> f32 without its 14 slices, and e4m3 -> e4m3 converted without saturation.
+  const SparseMmRun f16 = load(samples_dir() / "f16_gaussian_64x64x8192.sparse_mm");
+  em::SparseGemmSchedule s = em::cusparselt_schedule(f16.input, f16.output, f16.slices);
+  const em::CodeMatrix a16 = a_of(f16);
+  s.reduction = em::SplitKReduction::sequential;
+  std::vector<std::uint32_t> d = em::gemm_sparse(s, em::compress_sparse(s.instruction, a16), b_of(f16));
+  for (auto& x : d) x = bs::convert_code(bs::Format::float16, bs::Format::float32, x);
+  EXPECT_GT(mismatches(d, f16.d), 0u);
+
+  const SparseMmRun e4 = load(samples_dir() / "e4m3_f32_wide_64x64x16384.sparse_mm");
+  EXPECT_GT(mismatches(em::cusparselt_sparse_mm(e4.output, a_of(e4), b_of(e4), 1), e4.d), 0u);
+
+  const SparseMmRun sat = load(samples_dir() / "e4m3_e4m3_random_128x128x2048.sparse_mm");
+  s = em::cusparselt_schedule(sat.input, sat.output, sat.slices);
+  d = em::gemm_sparse(s, em::compress_sparse(s.instruction, a_of(sat)), b_of(sat));
+  for (auto& x : d) x = bs::convert_code(bs::Format::float8_e4m3fn, bs::Format::float32, x);  // overflow -> NaN
+  EXPECT_GT(mismatches(d, sat.d), 0u);
+}
