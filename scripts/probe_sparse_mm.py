@@ -3,7 +3,7 @@
 """What bits does a 2:4 sparse GEMM of PyTorch produce? Runs of torch's semi-structured sparse
 matmul (cuSPARSELt through torch._cslt_sparse_mm, and the CUTLASS backend of
 torch.sparse.to_sparse_semi_structured) for `blockscale`'s sparse GEMM models
-(docs/conformance.md, "2:4 sparse GEMMs of PyTorch").
+(docs/emulator.md, "2:4 sparse GEMMs").
 
 Runs on a Hopper GPU with PyTorch (the device machine; nothing here runs in CI). A (M x K) is the
 sparse operand, B (K x N) the dense one, D = A B. Every 4-element group along K of every row of A
