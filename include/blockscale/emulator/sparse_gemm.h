@@ -54,8 +54,9 @@ struct SparseGemmSchedule {
 
 // D (M x N f32 bits, row-major) = A·B + C for A in sparse form (M x K/2), B (K x N) and C (M x N
 // f32 bits, or absent: then D is the sum alone, a -0 included). Sizes, formats and positions are
-// checked (mma.h's rules). Each output is computed on its own in a fixed order: the bits do not
-// depend on options.threads.
+// checked (mma.h's rules). Each output is computed on its own in a fixed order on the reference
+// engine, one thread (`options` is taken for the signature gemm() has; its path and thread count
+// change nothing here).
 std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const SparseOperand& a, const CodeMatrix& b,
                                        const CodeMatrix& c = {}, const GemmOptions& options = {});
 
