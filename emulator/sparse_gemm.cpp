@@ -18,8 +18,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& m) { throw std::invalid_argument(m); }
 
-std::string format_name(Format f) { return info(f).name; }
-
 // Rows of cusparselt_kernels(): cuSPARSELt 0.8.0 through torch 2.11.0+cu130 on an NVIDIA H100
 // 80GB HBM3 (driver 580.159.04), 2026-11-24, scripts/probe_sparse_mm.py; kernel names
 // sm90_xmma_sparse_gemm_<a><d>_<a><acc>_f32_tn_t_tilesize<M>x<N>x<K>_... Evidence counts are the
@@ -53,7 +51,7 @@ SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
   if (!ins.sparse) fail(who + ": not a sparse instruction");
   const Format af = *format_of(ins.a);
   if (dense.empty()) fail(who + ": A is required");
-  if (dense.format() != af) fail(who + ": A must hold " + format_name(af) + " codes, got " + format_name(dense.format()));
+  if (dense.format() != af) fail(who + ": A must hold " + blockscale::to_string(af) + " codes, got " + blockscale::to_string(dense.format()));
   dense.check_codes(who + ": A");
   const std::size_t M = dense.rows(), K = dense.cols();
   if (K == 0 || K % static_cast<std::size_t>(ins.k) != 0) {
@@ -162,15 +160,20 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
   bounds.push_back(static_cast<int>(K));
 
   const Format af = *format_of(ins.a), bf = *format_of(ins.b);
-  if (a.values.format() != af) fail(who + ": A's stored values must hold " + format_name(af) + " codes, got " + format_name(a.values.format()));
-  if (b.format() != bf) fail(who + ": B must hold " + format_name(bf) + " codes, got " + format_name(b.format()));
+  if (a.values.format() != af) fail(who + ": A's stored values must hold " + blockscale::to_string(af) + " codes, got " + blockscale::to_string(a.values.format()));
+  if (b.format() != bf) fail(who + ": B must hold " + blockscale::to_string(bf) + " codes, got " + blockscale::to_string(b.format()));
   a.values.check_codes(who + ": A's stored values");
   b.check_codes(who + ": B");
 
   // Each output: per slice, the chain of the instruction's steps from +0 (dot_sparse checks each
   // step's positions against mma.h's rules), then the slices added in the schedule's order.
   const auto step = static_cast<std::size_t>(ins.k);
-  std::vector<std::uint32_t> d(M * N), column(K), values(K / 2), partial(bounds.size() - 1);
+  // B's columns gathered once (each is read by every row of A), then each row of A once.
+  std::vector<std::uint32_t> columns(N * K);
+  for (std::size_t j = 0; j < N; ++j) {
+    for (std::size_t t = 0; t < K; ++t) columns[j * K + t] = b.word(t, j);
+  }
+  std::vector<std::uint32_t> d(M * N), values(K / 2), partial(bounds.size() - 1);
   std::vector<std::uint8_t> index(K / 2);
   for (std::size_t i = 0; i < M; ++i) {
     for (std::size_t s = 0; s < K / 2; ++s) {
@@ -178,14 +181,14 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
       index[s] = a.index[i * K / 2 + s];
     }
     for (std::size_t j = 0; j < N; ++j) {
-      for (std::size_t t = 0; t < K; ++t) column[t] = b.word(t, j);
+      const std::span<const std::uint32_t> column(columns.data() + j * K, K);
       for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
         std::uint32_t acc = 0;
         for (auto k0 = static_cast<std::size_t>(bounds[s]); k0 < static_cast<std::size_t>(bounds[s + 1]); k0 += step) {
           try {
             acc = dot_sparse(ins, std::span<const std::uint32_t>(values).subspan(k0 / 2, step / 2),
                              std::span<const std::uint8_t>(index).subspan(k0 / 2, step / 2),
-                             std::span<const std::uint32_t>(column).subspan(k0, step), acc);
+                             column.subspan(k0, step), acc);
           } catch (const std::invalid_argument& e) {
             fail(who + ": row " + std::to_string(i) + ", K " + std::to_string(k0) + ".." + std::to_string(k0 + step - 1) +
                  ": " + e.what());
@@ -218,9 +221,9 @@ const CusparseltKernel& cusparselt_kernel(Format input, Format output) {
   std::string known;
   for (const CusparseltKernel& k : kKernels) {
     // Appends, not " " + string: GCC 12 warns falsely (-Wrestrict) on a literal plus a string.
-    known.append(" ").append(format_name(k.input)).append("->").append(format_name(k.output));
+    known.append(" ").append(blockscale::to_string(k.input)).append("->").append(blockscale::to_string(k.output));
   }
-  fail("torch._cslt_sparse_mm on sm_90a: no measured kernel for " + format_name(input) + " -> " + format_name(output) +
+  fail("torch._cslt_sparse_mm on sm_90a: no measured kernel for " + blockscale::to_string(input) + " -> " + blockscale::to_string(output) +
        "; the table has" + known);
 }
 
@@ -240,7 +243,7 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix&
   if (dense_a.empty()) fail("cusparselt_sparse_mm: A is required");
   if (!b.empty() && b.format() != dense_a.format()) {
     fail("cusparselt_sparse_mm: A and B must have one format (torch._cslt_sparse_mm), got " +
-         format_name(dense_a.format()) + " and " + format_name(b.format()));
+         blockscale::to_string(dense_a.format()) + " and " + blockscale::to_string(b.format()));
   }
   const SparseGemmSchedule schedule = cusparselt_schedule(dense_a.format(), output, slices);
   std::vector<std::uint32_t> d = gemm_sparse(schedule, compress_sparse(schedule.instruction, dense_a), b, {}, options);
