@@ -12,9 +12,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "blockscale/emulator/code_matrix.h"
+#include "blockscale/emulator/instruction.h"
 #include "blockscale/emulator/params.h"
 
 namespace blockscale::emulator::detail {
@@ -95,6 +97,12 @@ std::uint32_t run_instruction(const FdpaParams& p, Format acc, const ElementVec&
 
 // The output conversion rho (b.6) of the exact value S * 2^g.
 std::uint32_t encode_output(std::int64_t S, int g, OutputRounding r, UnderflowZero uz);
+
+// Checks the positions of a sparse instruction's stored values (PTX ISA 9.7.14.6.1: each inside its
+// group, a 2:4 group's two increasing) and writes the B row, counted from the first group of
+// `index`, that each one selects; throws std::invalid_argument naming A row `row` (-1: no row).
+void sparse_rows(const Instruction& ins, std::span<const std::uint8_t> index, std::span<std::size_t> b_rows,
+                 long long row);
 
 // Canonical NaN and signed infinity codes of an accumulator format.
 std::uint32_t canonical_nan(Format acc);

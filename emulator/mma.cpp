@@ -149,30 +149,29 @@ std::vector<std::uint32_t> mma(const Instruction& ins, const CodeMatrix& a, cons
   return gemm(KernelSchedule::chain(ins), GemmOperands{a, b, scale_a, scale_b, c});
 }
 
-namespace {
+namespace detail {
 
-// Checks the positions of one row's stored values (PTX ISA 9.7.14.6.1) and writes the B row each
-// one selects; `row` names the A row in messages (-1 for a single dot product).
 void sparse_rows(const Instruction& ins, std::span<const std::uint8_t> index, std::span<std::size_t> b_rows,
                  long long row) {
   const int group = ins.sparse_group(), per_group = group / 2;
-  const std::string where = ins.name() + (row < 0 ? std::string() : ": A row " + std::to_string(row));
+  // The message prefix is built only for a message: this check runs once per instruction step.
+  const auto where = [&] { return ins.name() + (row < 0 ? std::string() : ": A row " + std::to_string(row)); };
   for (std::size_t s = 0; s < index.size(); ++s) {
     const std::size_t g = s / static_cast<std::size_t>(per_group);
     if (index[s] >= group) {
-      fail(where + ": stored value " + std::to_string(s) + " has position " + std::to_string(index[s]) +
+      fail(where() + ": stored value " + std::to_string(s) + " has position " + std::to_string(index[s]) +
            " in its group of " + std::to_string(group) + " (positions 0.." + std::to_string(group - 1) + ")");
     }
     // ::ordered_metadata: the two positions of a 2:4 group increase (equal ones are undefined).
     if (per_group == 2 && s % 2 == 1 && index[s] <= index[s - 1]) {
-      fail(where + ": group " + std::to_string(g) + " has positions " + std::to_string(index[s - 1]) + " and " +
+      fail(where() + ": group " + std::to_string(g) + " has positions " + std::to_string(index[s - 1]) + " and " +
            std::to_string(index[s]) + ": mma.sp::ordered_metadata and wgmma.sp need them increasing");
     }
     b_rows[s] = g * static_cast<std::size_t>(group) + index[s];
   }
 }
 
-}  // namespace
+}  // namespace detail
 
 std::uint32_t dot_sparse(const Instruction& ins, std::span<const std::uint32_t> a_values,
                          std::span<const std::uint8_t> a_index, std::span<const std::uint32_t> b, std::uint32_t c) {
@@ -184,7 +183,7 @@ std::uint32_t dot_sparse(const Instruction& ins, std::span<const std::uint32_t> 
          " and " + std::to_string(b.size()));
   }
   std::vector<std::size_t> rows(K / 2);
-  sparse_rows(ins, a_index, rows, -1);
+  detail::sparse_rows(ins, a_index, rows, -1);
   std::vector<std::uint32_t> selected(K / 2);
   for (std::size_t s = 0; s < K / 2; ++s) selected[s] = b[rows[s]];
   return dot(ins.dense_form(), a_values, selected, c);
@@ -217,7 +216,7 @@ std::vector<std::uint32_t> mma_sparse(const Instruction& ins, const CodeMatrix& 
   std::vector<std::uint32_t> d(M * N), values(K / 2), selected(K / 2);
   std::vector<std::size_t> rows(K / 2);
   for (std::size_t i = 0; i < M; ++i) {
-    sparse_rows(ins, a_index.subspan(i * K / 2, K / 2), rows, static_cast<long long>(i));
+    detail::sparse_rows(ins, a_index.subspan(i * K / 2, K / 2), rows, static_cast<long long>(i));
     for (std::size_t s = 0; s < K / 2; ++s) values[s] = a_values.word(i, s);
     for (std::size_t j = 0; j < N; ++j) {
       for (std::size_t s = 0; s < K / 2; ++s) selected[s] = b.word(rows[s], j);

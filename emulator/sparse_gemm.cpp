@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "blockscale/emulator/sparse_gemm.h"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <stdexcept>
@@ -11,6 +12,8 @@
 #include "blockscale/emulator/mma.h"
 #include "blockscale/emulator/params.h"
 #include "blockscale/formats/convert.h"
+#include "engine.h"
+#include "fast_gemm.h"
 
 namespace blockscale::emulator {
 
@@ -138,7 +141,7 @@ std::string SparseGemmSchedule::name() const {
 }
 
 std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const SparseOperand& a, const CodeMatrix& b,
-                                       const CodeMatrix& c, const GemmOptions& /*options*/) {
+                                       const CodeMatrix& c, const GemmOptions& options) {
   schedule.validate();
   const Instruction& ins = schedule.instruction;
   const std::string who = "gemm_sparse(" + schedule.name() + ")";
@@ -159,50 +162,81 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
   for (int s : schedule.slice_starts(static_cast<int>(K))) bounds.push_back(s);
   bounds.push_back(static_cast<int>(K));
 
-  const Format af = *format_of(ins.a), bf = *format_of(ins.b);
-  if (a.values.format() != af) fail(who + ": A's stored values must hold " + blockscale::to_string(af) + " codes, got " + blockscale::to_string(a.values.format()));
-  if (b.format() != bf) fail(who + ": B must hold " + blockscale::to_string(bf) + " codes, got " + blockscale::to_string(b.format()));
+  const Format a_format = *format_of(ins.a), b_format = *format_of(ins.b);
+  if (a.values.format() != a_format) fail(who + ": A's stored values must hold " + blockscale::to_string(a_format) + " codes, got " + blockscale::to_string(a.values.format()));
+  if (b.format() != b_format) fail(who + ": B must hold " + blockscale::to_string(b_format) + " codes, got " + blockscale::to_string(b.format()));
   a.values.check_codes(who + ": A's stored values");
   b.check_codes(who + ": B");
 
-  // Each output: per slice, the chain of the instruction's steps from +0 (dot_sparse checks each
-  // step's positions against mma.h's rules), then the slices added in the schedule's order.
+  // The positions, checked once per row and instruction step before any work (dot_sparse's rules
+  // and messages), so that the parallel loop below cannot throw.
   const auto step = static_cast<std::size_t>(ins.k);
-  // B's columns gathered once (each is read by every row of A), then each row of A once.
-  std::vector<std::uint32_t> columns(N * K);
-  for (std::size_t j = 0; j < N; ++j) {
-    for (std::size_t t = 0; t < K; ++t) columns[j * K + t] = b.word(t, j);
-  }
-  std::vector<std::uint32_t> d(M * N), values(K / 2), partial(bounds.size() - 1);
-  std::vector<std::uint8_t> index(K / 2);
+  std::vector<std::size_t> step_rows(step / 2);
   for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t s = 0; s < K / 2; ++s) {
-      values[s] = a.values.word(i, s);
-      index[s] = a.index[i * K / 2 + s];
+    for (std::size_t k0 = 0; k0 < K; k0 += step) {
+      try {
+        detail::sparse_rows(ins, std::span<const std::uint8_t>(a.index).subspan(i * K / 2 + k0 / 2, step / 2), step_rows, -1);
+      } catch (const std::invalid_argument& e) {
+        fail(who + ": row " + std::to_string(i) + ", K " + std::to_string(k0) + ".." + std::to_string(k0 + step - 1) +
+             ": " + e.what());
+      }
     }
-    for (std::size_t j = 0; j < N; ++j) {
-      const std::span<const std::uint32_t> column(columns.data() + j * K, K);
-      for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
-        std::uint32_t acc = 0;
-        for (auto k0 = static_cast<std::size_t>(bounds[s]); k0 < static_cast<std::size_t>(bounds[s + 1]); k0 += step) {
-          try {
-            acc = dot_sparse(ins, std::span<const std::uint32_t>(values).subspan(k0 / 2, step / 2),
-                             std::span<const std::uint8_t>(index).subspan(k0 / 2, step / 2),
-                             column.subspan(k0, step), acc);
-          } catch (const std::invalid_argument& e) {
-            fail(who + ": row " + std::to_string(i) + ", K " + std::to_string(k0) + ".." + std::to_string(k0 + step - 1) +
-                 ": " + e.what());
+  }
+
+  // Each output: per slice, the chain of the instruction's steps from +0, then the slices added in
+  // the schedule's order. A step is dot_sparse: the dense form's dot product (mma.h) of the stored
+  // values with the B elements their positions select. Here the selected B elements of a whole row
+  // of A are gathered and decoded once per block of columns, and each step runs the engine on them
+  // (the decoding is per element, so a step reads exactly what dot_sparse would decode; fp8 -> f16
+  // rows (b.9) order each 2L elements, and the dense form's K is a multiple of 2L).
+  const Instruction dense = ins.dense_form();
+  const FdpaParams& p = dense.params();
+  const Format acc_format = accumulator_format(p.rounding);
+  const std::size_t b9_half = p.algorithm == Algorithm::fp8_via_f16 ? static_cast<std::size_t>(p.L) : 0;
+  const int group = ins.sparse_group(), per_group = group / 2;
+  const std::size_t half = K / 2, dense_k = step / 2;
+  constexpr std::size_t kColumnBlock = 64;
+  std::vector<std::uint32_t> d(M * N);
+  const int threads = detail::resolve_threads(options.threads);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+  for (long long row = 0; row < static_cast<long long>(M); ++row) {
+    const auto i = static_cast<std::size_t>(row);
+    std::vector<std::uint32_t> values(half), selected(half * kColumnBlock), partial(bounds.size() - 1);
+    std::vector<std::size_t> b_row(half);
+    for (std::size_t s = 0; s < half; ++s) {
+      values[s] = a.values.word(i, s);
+      b_row[s] = s / static_cast<std::size_t>(per_group) * static_cast<std::size_t>(group) + a.index[i * half + s];
+    }
+    detail::Panel pa, pb;
+    pa.decode(CodeMatrix(a_format, 1, half, std::span<const std::uint32_t>(values)), true, half,
+              detail::decomposition_format(p.algorithm, a_format), b9_half);
+    const detail::ElementVec va = pa.vec(0);
+    for (std::size_t j0 = 0; j0 < N; j0 += kColumnBlock) {
+      const std::size_t cols = std::min(kColumnBlock, N - j0);
+      for (std::size_t j = 0; j < cols; ++j) {
+        for (std::size_t s = 0; s < half; ++s) selected[j * half + s] = b.word(b_row[s], j0 + j);
+      }
+      pb.decode(CodeMatrix(b_format, half, cols, std::span<const std::uint32_t>(selected.data(), half * cols), Order::col_major),
+                false, half, detail::decomposition_format(p.algorithm, b_format), b9_half);
+      for (std::size_t j = 0; j < cols; ++j) {
+        const detail::ElementVec vb = pb.vec(j);
+        for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
+          std::uint32_t acc = 0;
+          for (auto k0 = static_cast<std::size_t>(bounds[s]); k0 < static_cast<std::size_t>(bounds[s + 1]); k0 += step) {
+            acc = detail::run_instruction(p, acc_format, va, vb, k0 / 2, dense_k, nullptr, nullptr, acc);
           }
+          partial[s] = acc;
         }
-        partial[s] = acc;
+        std::uint32_t sum = partial[0];
+        if (schedule.reduction == SplitKReduction::pairwise) {
+          sum = sum_f32_pairwise(partial);
+        } else {
+          for (std::size_t s = 1; s < partial.size(); ++s) sum = add_f32(sum, partial[s]);
+        }
+        d[i * N + j0 + j] = c.empty() ? sum : add_f32(c.word(i, j0 + j), sum);
       }
-      std::uint32_t sum = partial[0];
-      if (schedule.reduction == SplitKReduction::pairwise) {
-        sum = sum_f32_pairwise(partial);
-      } else {
-        for (std::size_t s = 1; s < partial.size(); ++s) sum = add_f32(sum, partial[s]);
-      }
-      d[i * N + j] = c.empty() ? sum : add_f32(c.word(i, j), sum);
     }
   }
   return d;
@@ -241,12 +275,18 @@ SparseGemmSchedule cusparselt_schedule(Format input, Format output, int slices) 
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b, int slices,
                                                 const GemmOptions& options) {
   if (dense_a.empty()) fail("cusparselt_sparse_mm: A is required");
-  if (!b.empty() && b.format() != dense_a.format()) {
-    fail("cusparselt_sparse_mm: A and B must have one format (torch._cslt_sparse_mm), got " +
-         blockscale::to_string(dense_a.format()) + " and " + blockscale::to_string(b.format()));
-  }
   const SparseGemmSchedule schedule = cusparselt_schedule(dense_a.format(), output, slices);
-  std::vector<std::uint32_t> d = gemm_sparse(schedule, compress_sparse(schedule.instruction, dense_a), b, {}, options);
+  return cusparselt_sparse_mm(output, compress_sparse(schedule.instruction, dense_a), b, slices, options);
+}
+
+std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOperand& a, const CodeMatrix& b, int slices,
+                                                const GemmOptions& options) {
+  if (a.values.empty()) fail("cusparselt_sparse_mm: A is required");
+  if (!b.empty() && b.format() != a.values.format()) {
+    fail("cusparselt_sparse_mm: A and B must have one format (torch._cslt_sparse_mm), got " +
+         blockscale::to_string(a.values.format()) + " and " + blockscale::to_string(b.format()));
+  }
+  std::vector<std::uint32_t> d = gemm_sparse(cusparselt_schedule(a.values.format(), output, slices), a, b, {}, options);
   if (output == Format::float32) return d;
   // The epilogue's conversion of the f32 accumulator: RNE; e4m3 cvt.rn.satfinite (random codes of
   // the data runs overflow 448 and come back as +-448, never NaN).

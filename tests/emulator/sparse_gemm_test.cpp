@@ -209,6 +209,114 @@ TEST(SparseGemm, IsTheChainOfItsInstructionsSlicedAndSummedPairwise) {
   EXPECT_GT(pairwise_differs, 0u);                     // the two orders are told apart
 }
 
+TEST(SparseGemm, EverySparseInstructionMatchesItsStepByStepChainAtAnyThreadCount) {
+  // gemm_sparse gathers and decodes a row's selected B elements once and runs the engine on them;
+  // here each output is re-stated with dot_sparse (which checks and decodes every step on its own),
+  // for every sparse family with an f32 accumulator, including tf32 1:2 pairs and the fp8 -> f16
+  // path of mma.sp m16n8k64 (b.9). Random codes of every class (about 1 in 64 NaN or Inf, the rest
+  // finite with subnormals and zeros), random positions, C or none. A small shape takes 1-3 slices
+  // of single steps in both orders on 1, 2 and 3 threads (N = 70: beyond one block of 64 gathered
+  // columns); a large one (16 x 130 x 64 steps, 5 slices) brings the steps re-stated to about 1.4e5
+  // per family, 1e6 in all.
+  const char* names[] = {
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k16 f32 f16 f16",
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 bf16 bf16",
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k8 f32 tf32 tf32",
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k64 f32 e4m3 e5m2",
+      "sm_90a wgmma.mma_async.sp m64n8k16 f32 tf32 tf32",
+      "sm_90a wgmma.mma_async.sp m64n8k32 f32 bf16 bf16",
+      "sm_90a wgmma.mma_async.sp m64n8k64 f32 e5m2 e4m3",
+  };
+  struct Shape {
+    int m, n, steps;
+    std::vector<int> slices;
+    std::vector<em::SplitKReduction> orders;
+    std::vector<bool> with_c;
+    std::vector<int> threads;
+  };
+  const std::vector<Shape> shapes = {
+      {5, 70, 3, {1, 2, 3}, {em::SplitKReduction::pairwise, em::SplitKReduction::sequential}, {false, true}, {1, 2, 3}},
+      {16, 130, 64, {5}, {em::SplitKReduction::pairwise}, {true}, {2}},
+  };
+  std::mt19937 rng(7);
+  const auto draw = [&](bs::Format f) {
+    for (;;) {
+      const std::uint32_t code = f == bs::Format::tfloat32 ? rng() & 0xFFFFE000u : rng() & bs::code_mask(f);
+      const bs::ValueClass c = bs::classify(f, code);
+      const bool special = c == bs::ValueClass::nan || c == bs::ValueClass::infinite;
+      if (!special || rng() % 64 == 0) return code;
+    }
+  };
+  for (const char* name : names) {
+    SCOPED_TRACE(name);
+    const em::Instruction ins = em::parse_instruction(name);
+    const bs::Format fa = *em::format_of(ins.a), fb = *em::format_of(ins.b);
+    for (const Shape& shape : shapes) {
+      const int m = shape.m, n = shape.n, k = shape.steps * ins.k, group = ins.sparse_group();
+      std::vector<std::uint32_t> values(static_cast<std::size_t>(m) * k / 2), b(static_cast<std::size_t>(k) * n),
+          c(static_cast<std::size_t>(m) * n);
+      std::vector<std::uint8_t> index;
+      for (auto& x : values) x = draw(fa);
+      for (auto& x : b) x = draw(fb);
+      for (auto& x : c) x = draw(bs::Format::float32);
+      for (int i = 0; i < m * k / group; ++i) {
+        if (group == 2) {
+          index.push_back(static_cast<std::uint8_t>(rng() % 2));
+        } else {
+          const auto& pair = em::kOrderedPairs[rng() % 6];
+          index.push_back(pair[0]);
+          index.push_back(pair[1]);
+        }
+      }
+      const em::SparseOperand sp{em::CodeMatrix(fa, m, k / 2, std::span<const std::uint32_t>(values)), index, nullptr};
+      const em::CodeMatrix bm(fb, k, n, std::span<const std::uint32_t>(b));
+      const em::CodeMatrix cm(bs::Format::float32, m, n, std::span<const std::uint32_t>(c));
+      for (const int slices : shape.slices) {
+        for (const em::SplitKReduction order : shape.orders) {
+          if (slices == 1 && order == em::SplitKReduction::sequential) continue;
+          const em::SparseGemmSchedule s{ins, slices, 0, order};
+          std::vector<int> bounds{0};
+          for (int at : s.slice_starts(k)) bounds.push_back(at);
+          bounds.push_back(k);
+          for (const bool with_c : shape.with_c) {
+            std::vector<std::uint32_t> want(static_cast<std::size_t>(m) * n);
+            for (int i = 0; i < m; ++i) {
+              for (int j = 0; j < n; ++j) {
+                std::vector<std::uint32_t> part;
+                for (std::size_t sl = 0; sl + 1 < bounds.size(); ++sl) {
+                  std::uint32_t acc = 0;
+                  for (int k0 = bounds[sl]; k0 < bounds[sl + 1]; k0 += ins.k) {
+                    const std::size_t at = static_cast<std::size_t>(i) * k / 2 + k0 / 2;
+                    std::vector<std::uint32_t> col(static_cast<std::size_t>(ins.k));
+                    for (int t = 0; t < ins.k; ++t) col[t] = b[static_cast<std::size_t>(k0 + t) * n + j];
+                    acc = em::dot_sparse(ins, std::span<const std::uint32_t>(values).subspan(at, ins.k / 2),
+                                         std::span<const std::uint8_t>(index).subspan(at, ins.k / 2), col, acc);
+                  }
+                  part.push_back(acc);
+                }
+                std::uint32_t sum = part[0];
+                if (order == em::SplitKReduction::pairwise) {
+                  sum = em::sum_f32_pairwise(part);
+                } else {
+                  for (std::size_t q = 1; q < part.size(); ++q) sum = em::add_f32(sum, part[q]);
+                }
+                const std::size_t o = static_cast<std::size_t>(i) * n + j;
+                want[o] = with_c ? em::add_f32(c[o], sum) : sum;
+              }
+            }
+            for (const int threads : shape.threads) {
+              em::GemmOptions o;
+              o.threads = threads;
+              EXPECT_EQ(em::gemm_sparse(s, sp, bm, with_c ? cm : em::CodeMatrix{}, o), want)
+                  << s.name() << (with_c ? " + C" : "") << ", " << threads << " threads";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheLowestZeros) {
   const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16");
   // One row of K = 32: groups with two nonzero codes, one (-0 counts as zero), none.

@@ -54,9 +54,9 @@ struct SparseGemmSchedule {
 
 // D (M x N f32 bits, row-major) = A·B + C for A in sparse form (M x K/2), B (K x N) and C (M x N
 // f32 bits, or absent: then D is the sum alone, a -0 included). Sizes, formats and positions are
-// checked (mma.h's rules). Each output is computed on its own in a fixed order on the reference
-// engine, one thread (`options` is taken for the signature gemm() has; its path and thread count
-// change nothing here).
+// checked (mma.h's rules) before any work. Each output is computed on its own in a fixed order on
+// the reference engine; rows of D are shared among options.threads threads, which changes no bit
+// (options.path is not used: there is no fast path for sparse instructions).
 std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const SparseOperand& a, const CodeMatrix& b,
                                        const CodeMatrix& c = {}, const GemmOptions& options = {});
 
@@ -92,5 +92,9 @@ SparseGemmSchedule cusparselt_schedule(Format input, Format output, int slices =
 // output format (RNE; e4m3 saturating to +-448, cvt.rn.satfinite).
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b,
                                                 int slices = 1, const GemmOptions& options = {});
+// The same for an A already in sparse form (compress_sparse of the kernel's instruction), for callers
+// that run one operand with several slice counts.
+std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOperand& a, const CodeMatrix& b, int slices = 1,
+                                                const GemmOptions& options = {});
 
 }  // namespace blockscale::emulator
