@@ -45,7 +45,10 @@ const char* kUsage =
     "                        regular expression over the device's instruction targets\n"
     "  --external            cuBLASLt fp8 GEMMs (per-tensor with and without FAST_ACCUM,\n"
     "                        VEC128_32F, BLK128x128_32F) fitted to emulator schedules\n"
-    "  --external-dir DIR    torch._scaled_mm runs written by scripts/conform_scaled_mm.py\n"
+    "  --external-dir DIR    runs written on the GPU machine: torch._scaled_mm (*.scaled_mm, by\n"
+    "                        scripts/conform_scaled_mm.py), fitted like --external; torch._cslt_sparse_mm\n"
+    "                        (*.sparse_mm, by scripts/probe_sparse_mm.py), each checked against the\n"
+    "                        emulator's cuSPARSELt model with every split-K slice count S up to 64\n"
     "  --self-test           run against the emulator itself (no GPU needed): CI's check of case\n"
     "                        generation, comparison and reporting\n"
     "  --perturb KIND        with --self-test: perturb the self-test device so that it must be\n"
@@ -66,7 +69,8 @@ const char* kUsage =
     "  --quiet               no progress lines\n"
     "\n"
     "exit status: 0 all outputs agree (and discovery agrees with the table); 1 a mismatch, a\n"
-    "disagreement or a kernel error; 2 bad usage or input; 3 no GPU (use --self-test).";
+    "disagreement, a kernel error or a modelled .sparse_mm run that no S reproduces; 2 bad usage or\n"
+    "input; 3 no GPU (use --self-test).";
 
 // The data sets of a comma list, each once, in the order first named ("all" names the four).
 std::vector<DataKind> parse_data(const std::string& s) {
@@ -272,13 +276,19 @@ int run(const std::vector<std::string>& argv) {
       runs = run_cublaslt(o.seed, why);
       if (runs.empty()) ses.external_note = "cuBLASLt study not run: " + why;
     }
+    std::vector<SparseMmRun> sparse_runs;
     if (const auto dir = args.get("external-dir")) {
       // A bad directory spoils only its own part of the study (the cuBLASLt runs are still fitted).
       try {
         for (ExternalRun& r : read_scaled_mm_runs(*dir)) runs.push_back(std::move(r));
+        sparse_runs = read_sparse_mm_runs(*dir);
+        if (runs.empty() && sparse_runs.empty()) {
+          throw std::invalid_argument("no .scaled_mm or .sparse_mm files (scripts/conform_scaled_mm.py, scripts/probe_sparse_mm.py)");
+        }
       } catch (const std::exception& e) {
         std::fprintf(stderr, "blockscale conform: --external-dir %s: %s\n", dir->c_str(), e.what());
         ses.external_note += (ses.external_note.empty() ? "" : "; ") + std::string("torch runs not read: ") + e.what();
+        sparse_runs.clear();
         status = kExitUsage;
       }
     }
@@ -287,6 +297,15 @@ int run(const std::vector<std::string>& argv) {
       ses.external.push_back(fit_schedules(std::move(r)));
     }
     std::printf("\n%s%s\n", ses.external_note.c_str(), external_table(ses.external).c_str());
+    // The sparse runs are checked against a committed model (the cuSPARSELt rows of
+    // emulator/sparse_gemm.h): a modelled run that no slice count reproduces is a mismatch.
+    for (std::size_t i = 0; i < sparse_runs.size(); ++i) {
+      if (!quiet) std::fprintf(stderr, "[%zu/%zu] fitting %s ...\n", i + 1, sparse_runs.size(), sparse_runs[i].file.c_str());
+      ses.sparse_mm.push_back(fit_sparse_mm(std::move(sparse_runs[i])));
+      const SparseMmStudy& st = ses.sparse_mm.back();
+      if (st.run.error.empty() && st.why_not.empty() && !st.bit_exact() && status == kExitOk) status = kExitMismatch;
+    }
+    if (!ses.sparse_mm.empty()) std::printf("%s\n", sparse_mm_table(ses.sparse_mm).c_str());
   }
 
   if (const auto path = args.get("json")) write_file(*path, to_json(ses));

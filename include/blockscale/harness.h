@@ -11,4 +11,5 @@
 #include "blockscale/harness/failures.h"
 #include "blockscale/harness/probes.h"
 #include "blockscale/harness/report.h"
+#include "blockscale/harness/sparse_mm.h"
 #include "blockscale/harness/target.h"

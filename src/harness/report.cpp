@@ -233,7 +233,21 @@ std::string to_json(const Session& ses) {
     }
     s << "]}";
   }
-  s << "\n  ],\n  \"external_note\": " << q(ses.external_note) << "\n}\n";
+  s << "\n  ],\n  \"external_note\": " << q(ses.external_note) << ",\n  \"sparse_mm\": [";
+  for (std::size_t i = 0; i < ses.sparse_mm.size(); ++i) {
+    const SparseMmStudy& st = ses.sparse_mm[i];
+    const SparseMmRun& r = st.run;
+    s << (i ? "," : "") << "\n    {\"file\": " << q(r.file) << ", \"library\": " << q(r.library) << ", \"backend\": "
+      << q(r.backend) << ", \"gpu\": " << q(r.gpu) << ", \"kernel\": " << q(r.kernel) << ", \"error\": " << q(r.error)
+      << ", \"input\": " << q(to_string(r.input)) << ", \"output\": " << q(r.error.empty() ? to_string(r.output) : "")
+      << ", \"m\": " << r.m << ", \"n\": " << r.n << ", \"k\": " << r.k << ", \"header_slices\": " << r.slices
+      << ", \"repeats_identical\": " << (r.repeats_identical ? "true" : "false") << ", \"model\": " << q(st.model)
+      << ", \"why_not\": " << q(st.why_not) << ", \"tiles\": " << st.tiles << ", \"tried\": " << st.tried
+      << ", \"bit_exact\": " << (st.bit_exact() ? "true" : "false") << ", \"exact_slices\": [";
+    for (std::size_t j = 0; j < st.exact.size(); ++j) s << (j ? ", " : "") << st.exact[j];
+    s << "], \"best_slices\": " << st.best << ", \"matches\": " << st.matches << ", \"outputs\": " << st.outputs << "}";
+  }
+  s << "\n  ]\n}\n";
   return s.str();
 }
 
@@ -300,6 +314,25 @@ std::string to_markdown(const Session& ses) {
       }
       s << "\n";
     }
+  }
+  if (!ses.sparse_mm.empty()) {
+    s << "#### External 2:4 sparse GEMMs\n\n"
+      << "| run | library | input -> D | M x N x K | S that reproduce every output | best S: matching outputs |\n"
+      << "|---|---|---|---|---|---:|\n";
+    for (const SparseMmStudy& st : ses.sparse_mm) {
+      const SparseMmRun& r = st.run;
+      s << "| " << md_escape(r.file) << " | " << md_escape(r.library) << " | " << to_string(r.input)
+        << (r.error.empty() ? " -> " + to_string(r.output) : "") << " | " << r.m << " x " << r.n << " x " << r.k << " | ";
+      if (!r.error.empty()) {
+        s << "not run: " << md_escape(r.error) << " | |\n";
+      } else if (!st.why_not.empty()) {
+        s << "no model: " << md_escape(st.why_not) << " | |\n";
+      } else {
+        s << (st.exact.empty() ? "none" : st.exact_text()) << " (of 1.." << st.tried << ") | " << st.best << ": " << st.matches << " / "
+          << st.outputs << " |\n";
+      }
+    }
+    s << "\n";
   }
   return s.str();
 }

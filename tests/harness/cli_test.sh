@@ -96,6 +96,26 @@ expect 1 "a zero floor off by one is caught under --data all" "$bin" conform --s
 expect 0 "discovery agrees with the table" "$bin" conform --self-test --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet
 expect 1 "discovery flags a wrong F" "$bin" conform --self-test --perturb fraction-bits --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet
 
+# Runs written on a GPU machine (--external-dir): the committed H100 torch._cslt_sparse_mm samples
+# reproduce (exit 0, JSON and Markdown), one flipped output bit is a mismatch (exit 1), and a
+# directory without runs is bad input (exit 2).
+samples="$(cd "$(dirname "$0")/../data/cusparselt_h100" && pwd)"
+expect 0 "the cuSPARSELt samples reproduce" "$bin" conform --external-dir "$samples" --quiet --json "$scratch/sp.json" \
+  --markdown "$scratch/sp.md"
+grep -q '"file": "f16_gaussian_64x64x8192.sparse_mm".*"exact_slices": \[8\]' "$scratch/sp.json" ||
+  { echo "FAIL: the JSON lacks the f16 run fitted to S = 8"; fail=1; }
+grep -q '^#### External 2:4 sparse GEMMs' "$scratch/sp.md" || { echo "FAIL: the Markdown lacks the sparse table"; fail=1; }
+mkdir -p "$scratch/flipped" "$scratch/no_runs"
+run="$scratch/flipped/f16_gaussian_64x64x8192.sparse_mm"
+cp "$samples/f16_gaussian_64x64x8192.sparse_mm" "$run"
+size=$(stat -c %s "$run")
+last=$(tail -c 1 "$run" | od -An -tu1 | tr -d ' ')
+printf "\\x$(printf %02x $((last ^ 1)))" | dd of="$run" bs=1 seek=$((size - 1)) conv=notrunc status=none
+expect 1 "a flipped output bit of a sparse run" "$bin" conform --external-dir "$scratch/flipped" --quiet
+grep -q "MISMATCH: best S = 8, 24/25 outputs match" "$scratch/out.txt" || { echo "FAIL: the mismatch is not reported"; fail=1; }
+expect 2 "a directory without runs" "$bin" conform --external-dir "$scratch/no_runs" --quiet
+grep -q "no .scaled_mm or .sparse_mm files" "$scratch/out.txt" || { echo "FAIL: the empty directory is not named"; fail=1; }
+
 # Bad usage: exit 2 with a message naming the rule.
 expect 2 "unknown data set" "$bin" conform --self-test --data nonsense
 expect 2 "bad regular expression" "$bin" conform --self-test --kernels '('

@@ -9,6 +9,7 @@
 #include "blockscale/harness/conform.h"
 #include "blockscale/harness/discover.h"
 #include "blockscale/harness/external.h"
+#include "blockscale/harness/sparse_mm.h"
 
 namespace blockscale::harness {
 
@@ -21,6 +22,7 @@ struct Session {
   std::vector<Discovery> discoveries;
   std::vector<ExternalStudy> external;
   std::string external_note;  // why an external study did not run, when it did not
+  std::vector<SparseMmStudy> sparse_mm;  // torch._cslt_sparse_mm runs (--external-dir)
 };
 
 // The per-target table: target, cases, outputs, mismatches, worst ulps, status; then totals.

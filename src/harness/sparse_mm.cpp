@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "blockscale/harness/sparse_mm.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "blockscale/emulator/code_matrix.h"
+#include "blockscale/emulator/sparse_gemm.h"
+
+namespace blockscale::harness {
+
+namespace em = blockscale::emulator;
+
+namespace {
+
+// The format names of scripts/probe_sparse_mm.py.
+Format format_named(const std::string& file, const std::string& key, const std::string& name) {
+  if (name == "f16") return Format::float16;
+  if (name == "bf16") return Format::bfloat16;
+  if (name == "e4m3") return Format::float8_e4m3fn;
+  if (name == "f32") return Format::float32;
+  throw std::invalid_argument(file + ": " + key + "=" + name + " is not a format of the probe (f16, bf16, e4m3, f32)");
+}
+
+const char* format_label(Format f) {
+  switch (f) {
+    case Format::float16: return "f16";
+    case Format::bfloat16: return "bf16";
+    case Format::float8_e4m3fn: return "e4m3";
+    default: return "f32";
+  }
+}
+
+std::size_t code_bytes(Format f) { return static_cast<std::size_t>(info(f).storage_bits / 8); }
+
+// Little-endian codes of `bytes` bytes each.
+std::vector<std::uint32_t> codes(const std::string& raw, std::size_t& at, std::size_t count, std::size_t bytes) {
+  std::vector<std::uint32_t> v(count);
+  for (std::uint32_t& x : v) {
+    for (std::size_t i = bytes; i-- > 0;) x = x << 8 | static_cast<unsigned char>(raw[at + i]);
+    at += bytes;
+  }
+  return v;
+}
+
+std::uint64_t count_matches(const std::vector<std::uint32_t>& got, const std::vector<std::uint32_t>& want,
+                            std::size_t outputs) {
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < outputs; ++i) n += got[i] == want[i];
+  return n;
+}
+
+// "1-4, 6, 10-64": ascending counts with runs of consecutive ones joined.
+std::string ranges(const std::vector<int>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    // Appends, not a literal plus a string: GCC 12 warns falsely (-Wrestrict) on those.
+    if (!s.empty()) s.append(", ");
+    s.append(std::to_string(v[i]));
+    if (j > i) s.append("-").append(std::to_string(v[j]));
+    i = j + 1;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string SparseMmStudy::exact_text() const { return ranges(exact); }
+
+bool SparseMmStudy::header_slices_fit() const {
+  return run.slices > 0 && std::find(exact.begin(), exact.end(), run.slices) != exact.end();
+}
+
+SparseMmRun read_sparse_mm_file(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(file + ": cannot be opened");
+  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t eol = raw.find('\n');
+  if (eol == std::string::npos) throw std::invalid_argument(file + ": no header line (an empty or truncated file)");
+  std::istringstream header(raw.substr(0, eol));
+  std::string magic, version;
+  header >> magic >> version;
+  if (magic != "blockscale-sparse-mm" || version != "1") {
+    throw std::invalid_argument(file + ": the first line must start with 'blockscale-sparse-mm 1'");
+  }
+  std::map<std::string, std::string> kv;
+  for (std::string token; header >> token;) {
+    const auto eq = token.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::invalid_argument(file + ": header item '" + token + "' is not key=value");
+    kv[token.substr(0, eq)] = token.substr(eq + 1);
+  }
+  const auto get = [&](const std::string& key) {
+    const auto it = kv.find(key);
+    if (it == kv.end()) throw std::invalid_argument(file + ": the header lacks '" + key + "'");
+    return it->second;
+  };
+  // A count of the header: digits only, 1 .. 2^20 (so that the sizes below cannot overflow).
+  const auto count = [&](const std::string& key) {
+    const std::string v = get(key);
+    if (v.empty() || v.size() > 7 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::stol(v) < 1 || std::stol(v) > (1 << 20)) {
+      throw std::invalid_argument(file + ": " + key + "=" + v + " must be a whole number from 1 to 1048576");
+    }
+    return static_cast<int>(std::stol(v));
+  };
+
+  SparseMmRun r;
+  r.file = path.filename().string();
+  r.library = get("library");
+  r.backend = get("backend");
+  r.gpu = kv.count("gpu") ? kv["gpu"] : "";
+  r.kernel = kv.count("kernel") ? kv["kernel"] : "";
+  r.input = format_named(file, "a", get("a"));
+  if (format_named(file, "b", get("b")) != r.input) {
+    throw std::invalid_argument(file + ": a=" + get("a") + " and b=" + get("b") +
+                                ": torch._cslt_sparse_mm takes one format for A and B");
+  }
+  r.m = count("m"), r.n = count("n"), r.k = count("k");
+  if (kv.count("error")) {
+    r.error = kv["error"];
+    std::replace(r.error.begin(), r.error.end(), '_', ' ');
+    if (raw.size() != eol + 1) throw std::invalid_argument(file + ": a refused call (error=) carries no arrays");
+    return r;
+  }
+  r.output = format_named(file, "out", get("out"));
+  if (kv.count("slices")) r.slices = count("slices");
+  if (kv.count("repeats_identical")) {
+    const std::string same = kv["repeats_identical"];
+    if (same != "0" && same != "1") throw std::invalid_argument(file + ": repeats_identical=" + same + " must be 0 or 1");
+    r.repeats_identical = same == "1";
+  }
+  const std::size_t m = static_cast<std::size_t>(r.m), n = static_cast<std::size_t>(r.n), k = static_cast<std::size_t>(r.k);
+  const std::size_t in_bytes = code_bytes(r.input), out_bytes = code_bytes(r.output);
+  const std::size_t want = (m * k + n * k) * in_bytes + m * n * out_bytes, have = raw.size() - eol - 1;
+  if (have != want) {
+    throw std::invalid_argument(file + ": " + std::to_string(have) + " bytes after the header; A (" + std::to_string(m) +
+                                " x " + std::to_string(k) + "), B^T (" + std::to_string(n) + " x " + std::to_string(k) +
+                                ") and D (" + std::to_string(m) + " x " + std::to_string(n) + ") need " + std::to_string(want) +
+                                (have < want ? " (truncated)" : " (trailing bytes)"));
+  }
+  std::size_t at = eol + 1;
+  r.a = codes(raw, at, m * k, in_bytes);
+  r.b_t = codes(raw, at, n * k, in_bytes);
+  r.d = codes(raw, at, m * n, out_bytes);
+  return r;
+}
+
+std::vector<SparseMmRun> read_sparse_mm_runs(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".sparse_mm") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<SparseMmRun> runs;
+  for (const auto& path : files) runs.push_back(read_sparse_mm_file(path));
+  return runs;
+}
+
+SparseMmStudy fit_sparse_mm(SparseMmRun run, int max_slices) {
+  if (max_slices < 1) throw std::invalid_argument("fit_sparse_mm: max_slices must be >= 1, got " + std::to_string(max_slices));
+  SparseMmStudy st;
+  st.run = std::move(run);
+  const auto finish = [&st] {
+    st.run.a.clear();
+    st.run.b_t.clear();
+    st.run.d.clear();
+    return std::move(st);
+  };
+  const SparseMmRun& r = st.run;
+  if (!r.error.empty()) return finish();
+  em::SparseGemmSchedule schedule;
+  try {
+    schedule = em::cusparselt_schedule(r.input, r.output, 1);
+  } catch (const std::invalid_argument& e) {
+    st.why_not = e.what();
+    return finish();
+  }
+  st.model = schedule.name() + ", split-K S of tiles of " + std::to_string(schedule.tile_k) + " added pairwise, D " +
+             format_label(r.output) + (r.output == Format::float8_e4m3fn ? " (RNE, saturating)" : r.output == Format::float32 ? "" : " (RNE)");
+  if (r.k % schedule.tile_k != 0) {
+    st.why_not = "K = " + std::to_string(r.k) + " is not a multiple of the kernel's K tile of " + std::to_string(schedule.tile_k);
+    return finish();
+  }
+  st.tiles = r.k / schedule.tile_k;
+  st.tried = std::min(st.tiles, max_slices);
+  std::vector<int> candidates;
+  for (int s = 1; s <= st.tried; ++s) candidates.push_back(s);
+  if (r.slices > st.tried && r.slices <= st.tiles) candidates.push_back(r.slices);
+
+  const std::size_t m = static_cast<std::size_t>(r.m), n = static_cast<std::size_t>(r.n), k = static_cast<std::size_t>(r.k);
+  const em::CodeMatrix b(r.input, k, n, std::span<const std::uint32_t>(r.b_t), em::Order::col_major);
+  // Each output depends on its row of A only, so D is checked in blocks of rows, 1, 3, 12, 48, ...
+  // (each block three times the rows before it), and an S leaves at the first block where it
+  // misses an output: a wrong S costs only the rows up to its first miss. When every S has left,
+  // those that left last (they matched every row before that block) are run on the whole matrix,
+  // and the best is the one with the most matching outputs (the smallest S among equals).
+  st.outputs = m * n;
+  std::size_t r0 = 0;
+  std::vector<int> left_last;
+  while (r0 < m && !candidates.empty()) {
+    const std::size_t r1 = std::min(m, r0 == 0 ? 1 : 4 * r0);
+    em::SparseOperand a;
+    try {
+      a = em::compress_sparse(schedule.instruction, em::CodeMatrix(r.input, r1 - r0, k,
+                                                                   std::span<const std::uint32_t>(r.a).subspan(r0 * k, (r1 - r0) * k)));
+    } catch (const std::invalid_argument& e) {
+      st.why_not = "A of this run is not the library's input: rows from " + std::to_string(r0) + ": " + e.what();
+      return finish();
+    }
+    const std::vector<std::uint32_t> want(r.d.begin() + static_cast<std::ptrdiff_t>(r0 * n),
+                                          r.d.begin() + static_cast<std::ptrdiff_t>(r1 * n));
+    std::vector<int> stay;
+    for (int s : candidates) {
+      if (count_matches(em::cusparselt_sparse_mm(r.output, a, b, s), want, want.size()) == want.size()) stay.push_back(s);
+    }
+    left_last = std::move(candidates);
+    candidates = std::move(stay);
+    r0 = r1;
+  }
+  if (!candidates.empty()) {
+    st.exact = candidates;
+    st.best = candidates.front();
+    st.matches = st.outputs;
+    return finish();
+  }
+  const em::SparseOperand a = em::compress_sparse(schedule.instruction, em::CodeMatrix(r.input, m, k, std::span<const std::uint32_t>(r.a)));
+  for (int s : left_last) {
+    const std::uint64_t matches = count_matches(em::cusparselt_sparse_mm(r.output, a, b, s), r.d, st.outputs);
+    if (st.best == 0 || matches > st.matches) st.best = s, st.matches = matches;
+  }
+  return finish();
+}
+
+std::string sparse_mm_table(const std::vector<SparseMmStudy>& studies) {
+  std::ostringstream s;
+  for (const SparseMmStudy& st : studies) {
+    const SparseMmRun& r = st.run;
+    s << r.file << ": " << r.backend << " " << format_label(r.input);
+    if (r.error.empty()) s << " -> " << format_label(r.output);
+    s << ", " << r.m << " x " << r.n << " x " << r.k << " (" << r.library << ")\n";
+    if (!r.error.empty()) {
+      s << "    not run: " << r.error << "\n";
+      continue;
+    }
+    if (!st.why_not.empty()) {
+      s << "    no model: " << st.why_not << "\n";
+      continue;
+    }
+    s << "    model: " << st.model << "\n";
+    if (st.bit_exact()) {
+      s << "    BIT-EXACT " << st.outputs << " outputs with S = " << st.exact_text()
+        << (st.exact.size() > 1 ? " (the data do not tell these apart)" : "");
+    } else {
+      s << "    MISMATCH: best S = " << st.best << ", " << st.matches << "/" << st.outputs << " outputs match";
+    }
+    s << " (S = 1.." << st.tried << (r.slices > st.tried && r.slices <= st.tiles ? " and " + std::to_string(r.slices) : "")
+      << " tried of " << st.tiles << " tiles";
+    if (r.slices > 0) s << "; the header's slices=" << r.slices << (st.header_slices_fit() ? " fits" : " does not fit");
+    s << ")\n";
+    if (!r.repeats_identical) s << "    note: the library's repeated calls gave different bits\n";
+  }
+  return s.str();
+}
+
+}  // namespace blockscale::harness
