@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -27,22 +28,28 @@ namespace {
 // outputs of the data runs (Gaussian pruned by magnitude, per-element exponent spread, random
 // finite codes) equal bit for bit to cusparselt_sparse_mm with the slice count measured by the
 // probe sweep at that shape (docs/emulator.md, "2:4 sparse GEMMs").
+constexpr CusparseltRounding kGiven = CusparseltRounding::as_given;
 constexpr CusparseltKernel kKernels[] = {
-    {Format::float16, Format::float16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 f16 f16",
+    {Format::float16, Format::float16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 f16 f16", kGiven, kGiven,
      "H100: 128x128x2048 (S = 2; Gaussian, wide, random codes) and 64x64x8192 (S = 8; Gaussian, wide), two "
      "seeds: 110,592 outputs bit-exact; slices added pairwise (in order or in reverse, 1-4 outputs of a run differ)"},
-    {Format::bfloat16, Format::bfloat16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 bf16 bf16",
+    {Format::bfloat16, Format::bfloat16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 bf16 bf16", kGiven, kGiven,
      "H100: 128x128x2048 and 64x64x8192 (S = 1), the same data kinds and seeds: 110,592 outputs bit-exact"},
-    {Format::float8_e4m3fn, Format::float8_e4m3fn, 256, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3",
+    {Format::float32, Format::float32, 32, "sm_90a wgmma.mma_async.sp m64n256k16 f32 tf32 tf32",
+     CusparseltRounding::tf32_cusparselt_sparse, CusparseltRounding::tf32_nearest_even,
+     "H100: 128x128x2048 (S = 2; Gaussian, wide, random codes), 64x64x4096 (S = 4), A or B +-1 at 64x64x256, and "
+     "one-product probes of A's rounding (1,024 random patterns, every 10-bit fraction with 4 low parts and both "
+     "signs, 64 special values) and of B's (65,536 patterns): 716,800 outputs bit-exact"},
+    {Format::float8_e4m3fn, Format::float8_e4m3fn, 256, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3", kGiven, kGiven,
      "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 12), the same data kinds and seeds: 110,592 outputs "
      "bit-exact; D saturates to +-448 (random codes)"},
-    {Format::float8_e4m3fn, Format::bfloat16, 256, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3",
+    {Format::float8_e4m3fn, Format::bfloat16, 256, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3", kGiven, kGiven,
      "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 12), the same data kinds and seeds: 110,592 outputs "
      "bit-exact"},
-    {Format::float8_e4m3fn, Format::float16, 128, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3",
+    {Format::float8_e4m3fn, Format::float16, 128, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3", kGiven, kGiven,
      "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 14), the same data kinds and seeds: 110,592 outputs "
      "bit-exact"},
-    {Format::float8_e4m3fn, Format::float32, 128, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3",
+    {Format::float8_e4m3fn, Format::float32, 128, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3", kGiven, kGiven,
      "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 14), the same data kinds and seeds: 110,592 outputs "
      "bit-exact"},
 };
@@ -245,10 +252,6 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
 std::span<const CusparseltKernel> cusparselt_kernels() { return kKernels; }
 
 const CusparseltKernel& cusparselt_kernel(Format input, Format output) {
-  if (input == Format::float32) {
-    fail("cuSPARSELt's f32 (tf32) sparse GEMM is not modelled: its dense operand is rounded to tf32 to nearest, but "
-         "its sparse operand's products match no rounding tried (docs/emulator.md, \"2:4 sparse GEMMs\")");
-  }
   for (const CusparseltKernel& k : kKernels) {
     if (k.input == input && k.output == output) return k;
   }
@@ -272,21 +275,91 @@ SparseGemmSchedule cusparselt_schedule(Format input, Format output, int slices) 
   return s;
 }
 
+std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word) {
+  switch (r) {
+    case CusparseltRounding::as_given:
+      return word;
+    case CusparseltRounding::tf32_nearest_even:
+      return to_storage(Format::tfloat32, convert_code(Format::tfloat32, Format::float32, word));
+    case CusparseltRounding::tf32_cusparselt_sparse:
+      break;
+  }
+  // Measured with one nonzero product per output (scripts/probe_sparse_mm.py, single_a*; the
+  // CusparseltRounding comment has the rule).
+  // A NaN is returned as a tf32 NaN (fraction bits above the 13 dropped ones), so that the
+  // instruction, which drops those bits, still reads a NaN (0x7F800001 gave NaN on the H100).
+  constexpr std::uint32_t kSign = 0x80000000u, kExponent = 0x7F800000u, kDropped = 0x1FFFu, kNaN = 0x7FFFE000u;
+  const std::uint32_t magnitude = word & ~kSign;
+  if ((word & kExponent) == 0) return 0;                        // zero or subnormal: +0
+  if (magnitude > kExponent) return kNaN;                       // NaN stays NaN
+  if (magnitude == kExponent) return word == kExponent ? word : kNaN;  // +Inf; -Inf becomes NaN
+  const std::uint32_t rounded = (magnitude + kDropped + (magnitude >> 13 & 1u)) & ~kDropped;
+  if (rounded >= kExponent) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08X", word);
+    fail(std::string("cuSPARSELt's tf32 kernel rounds the sparse operand's ") + hex +
+         " beyond the largest tf32 value, and its result there (+Inf or NaN) was not pinned down: not modelled");
+  }
+  return rounded | (word & kSign);
+}
+
+SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
+  if (dense_a.empty()) fail("cusparselt_compress: A is required");
+  const CusparseltKernel* kernel = nullptr;
+  for (const CusparseltKernel& k : kKernels) {
+    if (k.input == dense_a.format()) {
+      kernel = &k;
+      break;
+    }
+  }
+  // cusparselt_kernel names the pairs the table has.
+  if (kernel == nullptr) (void)cusparselt_kernel(dense_a.format(), dense_a.format());
+  const Instruction ins = parse_instruction(kernel->instruction);
+  if (kernel->a_rounding == CusparseltRounding::as_given) return compress_sparse(ins, dense_a);
+  const std::size_t M = dense_a.rows(), K = dense_a.cols();
+  std::vector<std::uint32_t> words(M * K);
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t k = 0; k < K; ++k) {
+      try {
+        words[i * K + k] = cusparselt_round(kernel->a_rounding, dense_a.word(i, k));
+      } catch (const std::invalid_argument& e) {
+        fail("cusparselt_compress: A row " + std::to_string(i) + ", column " + std::to_string(k) + ": " + e.what());
+      }
+    }
+  }
+  return compress_sparse(ins, CodeMatrix(*format_of(ins.a), M, K, std::span<const std::uint32_t>(words)));
+}
+
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b, int slices,
                                                 const GemmOptions& options) {
   if (dense_a.empty()) fail("cusparselt_sparse_mm: A is required");
-  const SparseGemmSchedule schedule = cusparselt_schedule(dense_a.format(), output, slices);
-  return cusparselt_sparse_mm(output, compress_sparse(schedule.instruction, dense_a), b, slices, options);
+  if (!b.empty() && b.format() != dense_a.format()) {
+    fail("cusparselt_sparse_mm: A and B must have one format (torch._cslt_sparse_mm), got " +
+         blockscale::to_string(dense_a.format()) + " and " + blockscale::to_string(b.format()));
+  }
+  return cusparselt_sparse_mm(output, cusparselt_compress(dense_a), b, slices, options);
 }
 
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOperand& a, const CodeMatrix& b, int slices,
                                                 const GemmOptions& options) {
-  if (a.values.empty()) fail("cusparselt_sparse_mm: A is required");
-  if (!b.empty() && b.format() != a.values.format()) {
-    fail("cusparselt_sparse_mm: A and B must have one format (torch._cslt_sparse_mm), got " +
-         blockscale::to_string(a.values.format()) + " and " + blockscale::to_string(b.format()));
+  if (a.values.empty() || b.empty()) fail("cusparselt_sparse_mm: A and B are required");
+  const CusparseltKernel& kernel = cusparselt_kernel(b.format(), output);
+  const SparseGemmSchedule schedule = cusparselt_schedule(b.format(), output, slices);
+  if (a.values.format() != *format_of(schedule.instruction.a)) {
+    fail("cusparselt_sparse_mm: A's stored values must be " + blockscale::to_string(*format_of(schedule.instruction.a)) +
+         " codes for " + blockscale::to_string(b.format()) + " input (use cusparselt_compress), got " +
+         blockscale::to_string(a.values.format()));
   }
-  std::vector<std::uint32_t> d = gemm_sparse(cusparselt_schedule(a.values.format(), output, slices), a, b, {}, options);
+  std::vector<std::uint32_t> b_words;
+  CodeMatrix b_read = b;
+  if (kernel.b_rounding != CusparseltRounding::as_given) {
+    b_words.resize(b.rows() * b.cols());
+    for (std::size_t k = 0; k < b.rows(); ++k) {
+      for (std::size_t j = 0; j < b.cols(); ++j) b_words[k * b.cols() + j] = cusparselt_round(kernel.b_rounding, b.word(k, j));
+    }
+    b_read = CodeMatrix(*format_of(schedule.instruction.b), b.rows(), b.cols(), std::span<const std::uint32_t>(b_words));
+  }
+  std::vector<std::uint32_t> d = gemm_sparse(schedule, a, b_read, {}, options);
   if (output == Format::float32) return d;
   // The epilogue's conversion of the f32 accumulator: RNE; e4m3 cvt.rn.satfinite (random codes of
   // the data runs overflow 448 and come back as +-448, never NaN).

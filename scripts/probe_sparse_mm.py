@@ -22,8 +22,10 @@ Data kinds:
   output is the small product exactly when step s starts a new partial sum (a split-K slice).
 * unit_a, unit_b (f32 only): A (or B) +-1, the other Gaussian: which operand is rounded how.
 
-Modes: "data" writes every run's inputs and outputs (below); "sweep" runs probe_step over shapes
-and writes DIR/split_sweep.json, each call's restarts (the K offsets where a new slice begins).
+Modes: "data" writes every run's inputs and outputs (below); "tf32" does so for f32 input only, with
+conversion probes (single_a, single_a_grid, single_a_special, single_b: one nonzero product per output, so D shows
+what the kernel makes of one element of A or of B); "sweep" runs probe_step over shapes and writes
+DIR/split_sweep.json, each call's restarts (the K offsets where a new slice begins).
 
 File format (DIR/<name>.sparse_mm): one ASCII header line
   blockscale-sparse-mm 1 key=value ...   (library backend kernel a b out m n k step_k repeats
@@ -32,7 +34,7 @@ followed by A (M x K codes, row-major, pruned positions +0), B transposed (N x K
 and D (M x N codes, row-major), little-endian, each code as wide as its format (f32 4 bytes,
 f16/bf16 2, e4m3 1).
 
-usage: probe_sparse_mm.py DIR [SEED] [REPEATS] [data|sweep]
+usage: probe_sparse_mm.py DIR [SEED] [REPEATS] [data|tf32|sweep]
 """
 import os
 import sys
@@ -201,6 +203,78 @@ def data_jobs(gen):
     return jobs
 
 
+def f32_patterns(count, gen):
+    """f32 values for the conversion probes: random significands with exponents 2^-20..2^20 and
+    either sign; a quarter with the 13 bits below tf32's 10-bit fraction set to an exact tie
+    (0x1000), an eighth just below and just above a tie (0x0FFF, 0x1001), a few subnormals."""
+    mant = torch.randint(0, 1 << 23, (count,), generator=gen, dtype=torch.int64)
+    low = torch.randint(0, 8, (count,), generator=gen, dtype=torch.int64)
+    mant = torch.where(low < 2, (mant & ~0x1FFF) | 0x1000, mant)
+    mant = torch.where(low == 2, (mant & ~0x1FFF) | 0x0FFF, mant)
+    mant = torch.where(low == 3, (mant & ~0x1FFF) | 0x1001, mant)
+    exp = torch.randint(127 - 20, 127 + 21, (count,), generator=gen, dtype=torch.int64)
+    exp[:8] = 0  # subnormals
+    sign = torch.randint(0, 2, (count,), generator=gen, dtype=torch.int64)
+    bits = (sign << 31) | (exp << 23) | mant
+    bits = torch.where(bits >= 1 << 31, bits - (1 << 32), bits).to(torch.int32)
+    v = bits.view(torch.float32)
+    return torch.where(v == 0, torch.ones(()), v)
+
+
+def grid_patterns():
+    """Every 10-bit tf32 fraction h with each of four low parts (the 13 bits tf32 drops: 0, 1,
+    0x1000, 0x1FFF), positive with exponent 0, then the same negative with exponent 6: 8192 values."""
+    i = torch.arange(4096, dtype=torch.int64)
+    low = torch.tensor([0, 1, 0x1000, 0x1FFF], dtype=torch.int64)[i // 1024]
+    mant = ((i % 1024) << 13) | low
+    bits = torch.cat([(127 << 23) | mant, (1 << 31) | (133 << 23) | mant])
+    return torch.where(bits >= 1 << 31, bits - (1 << 32), bits).to(torch.int32).view(torch.float32)
+
+
+def special_patterns():
+    """Infinities, NaNs, the largest finite values and their neighbours (where tf32 rounding can
+    overflow), the smallest normal values and subnormals, each with both signs: 64 values."""
+    mags = [0x7F800000, 0x7FC00000, 0x7F800001, 0x7FFFFFFF, 0x7F7FFFFF, 0x7F7FE000, 0x7F7FE001, 0x7F7FDFFF,
+            0x7F7FC000, 0x7F7FD000, 0x7F7FF000, 0x00800000, 0x00800001, 0x00801FFF, 0x00802000, 0x00803000,
+            0x007FFFFF, 0x00000001, 0x00001000, 0x00002000, 0x00003000, 0x3F800000, 0x3F801000, 0x3F803000,
+            0x3F7FFFFF, 0x3F7FE000, 0x3F7FF000, 0x3F7FF001, 0x4B7FFFFF, 0x4B7FE000, 0x33800000, 0x33801000]
+    bits = torch.tensor(mags + [x | (1 << 31) for x in mags], dtype=torch.int64)
+    return torch.where(bits >= 1 << 31, bits - (1 << 32), bits).to(torch.int32).view(torch.float32)
+
+
+def single_operand(kind, gen):
+    """single_a: each row of A holds one nonzero value (a pattern; single_a_grid: grid_patterns;
+    single_a_special: special_patterns), B is all ones, so D(i, j) is what the kernel makes of a_i.
+    single_b: each row of A holds one 1.0, B random patterns, so D(i, j) is what it makes of B's
+    element in that row of K."""
+    k = 256
+    if kind in ("single_a", "single_a_grid", "single_a_special"):
+        values = {"single_a": lambda: f32_patterns(1024, gen), "single_a_grid": grid_patterns,
+                  "single_a_special": special_patterns}[kind]()
+        m, n = len(values), 64
+        a = torch.zeros(m, k)
+        pos = (torch.arange(m) * 2 + (torch.arange(m) // (k // 2)) % 2) % k
+        a[torch.arange(m), pos] = values
+        return m, n, k, a, torch.ones(n, k)
+    m, n = 64, 1024
+    a = torch.zeros(m, k)
+    a[torch.arange(m), (torch.arange(m) * 4) % k] = 1.0
+    return m, n, k, a, f32_patterns(n * k, gen).reshape(n, k)
+
+
+def tf32_jobs(gen):
+    """f32 input (cuSPARSELt's tf32 kernels): the data runs and the two conversion probes."""
+    jobs = []
+    for kind, m, n, k in [("gaussian", 128, 128, 2048), ("wide", 128, 128, 2048), ("random", 128, 128, 2048),
+                          ("gaussian", 64, 64, 4096), ("unit_a", 64, 64, 256), ("unit_b", 64, 64, 256)]:
+        a, b_t = operands("f32", kind, m, n, k, gen)
+        jobs.append(("f32", kind, m, n, k, a, b_t, None))
+    for kind in ("single_a", "single_a_grid", "single_a_special", "single_b"):
+        m, n, k, a, b_t = single_operand(kind, gen)
+        jobs.append(("f32", kind, m, n, k, a, b_t, None))
+    return jobs
+
+
 def sweep_jobs():
     """Probe runs over shapes: where does cuSPARSELt cut K?"""
     jobs = []
@@ -226,7 +300,8 @@ def main(out_dir, seed, repeats, mode):
     gpu = torch.cuda.get_device_name(0)
     print(f"{gpu}; {library}", flush=True)
     summary = []
-    for name, kind, m, n, k, a, b_t, out in (data_jobs(gen) if mode == "data" else sweep_jobs()):
+    jobs = {"data": data_jobs, "tf32": tf32_jobs, "sweep": lambda _: sweep_jobs()}[mode](gen)
+    for name, kind, m, n, k, a, b_t, out in jobs:
         out_name = {None: "default", torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}[out]
         tag = f"cusparselt_{name}_{kind}_{m}x{n}x{k}_out-{out_name}"
         meta = {"library": library, "backend": "cusparselt", "gpu": gpu, "a": name, "b": name, "m": m, "n": n,
@@ -243,7 +318,7 @@ def main(out_dir, seed, repeats, mode):
             except Exception as e:  # noqa: BLE001
                 kernel = f"unknown({str(e)[:60]})"
         except Exception as e:  # noqa: BLE001 - a refused call is recorded, not fatal
-            if mode == "data":
+            if mode != "sweep":
                 write(path, dict(meta, error=str(e).splitlines()[0][:200]))
             print(f"{tag}: refused: {str(e).splitlines()[0][:200]}", flush=True)
             continue
@@ -253,7 +328,7 @@ def main(out_dir, seed, repeats, mode):
         out_fmt = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
                    torch.float8_e4m3fn: "e4m3"}[d.dtype]
         meta.update(out=out_fmt, repeats=repeats, repeats_identical=int(same), kernel=kernel)
-        if mode == "data":
+        if mode != "sweep":
             write(path, meta, a_q, b_q, d)
             print(f"{tag}: written, out {out_fmt}, {repeats} calls {'identical' if same else 'DIFFER'}; {kernel}",
                   flush=True)

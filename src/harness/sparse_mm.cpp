@@ -186,6 +186,9 @@ SparseMmStudy fit_sparse_mm(SparseMmRun run, int max_slices) {
   }
   st.model = schedule.name() + ", split-K S of tiles of " + std::to_string(schedule.tile_k) + " added pairwise, D " +
              format_label(r.output) + (r.output == Format::float8_e4m3fn ? " (RNE, saturating)" : r.output == Format::float32 ? "" : " (RNE)");
+  if (em::cusparselt_kernel(r.input, r.output).a_rounding == em::CusparseltRounding::tf32_cusparselt_sparse) {
+    st.model += "; A rounded to tf32 as cuSPARSELt's sparse operand, B to nearest even";
+  }
   if (r.k % schedule.tile_k != 0) {
     st.why_not = "K = " + std::to_string(r.k) + " is not a multiple of the kernel's K tile of " + std::to_string(schedule.tile_k);
     return finish();
@@ -204,18 +207,20 @@ SparseMmStudy fit_sparse_mm(SparseMmRun run, int max_slices) {
   // those that left last (they matched every row before that block) are run on the whole matrix,
   // and the best is the one with the most matching outputs (the smallest S among equals).
   st.outputs = m * n;
+  // The whole of A first: an element or group the model refuses is named by its row in A.
+  em::SparseOperand whole;
+  try {
+    whole = em::cusparselt_compress(em::CodeMatrix(r.input, m, k, std::span<const std::uint32_t>(r.a)));
+  } catch (const std::invalid_argument& e) {
+    st.why_not = std::string("A of this run is outside the model: ") + e.what();
+    return finish();
+  }
   std::size_t r0 = 0;
   std::vector<int> left_last;
   while (r0 < m && !candidates.empty()) {
     const std::size_t r1 = std::min(m, r0 == 0 ? 1 : 4 * r0);
-    em::SparseOperand a;
-    try {
-      a = em::compress_sparse(schedule.instruction, em::CodeMatrix(r.input, r1 - r0, k,
-                                                                   std::span<const std::uint32_t>(r.a).subspan(r0 * k, (r1 - r0) * k)));
-    } catch (const std::invalid_argument& e) {
-      st.why_not = "A of this run is not the library's input: rows from " + std::to_string(r0) + ": " + e.what();
-      return finish();
-    }
+    const em::SparseOperand a = em::cusparselt_compress(
+        em::CodeMatrix(r.input, r1 - r0, k, std::span<const std::uint32_t>(r.a).subspan(r0 * k, (r1 - r0) * k)));
     const std::vector<std::uint32_t> want(r.d.begin() + static_cast<std::ptrdiff_t>(r0 * n),
                                           r.d.begin() + static_cast<std::ptrdiff_t>(r1 * n));
     std::vector<int> stay;
@@ -232,9 +237,8 @@ SparseMmStudy fit_sparse_mm(SparseMmRun run, int max_slices) {
     st.matches = st.outputs;
     return finish();
   }
-  const em::SparseOperand a = em::compress_sparse(schedule.instruction, em::CodeMatrix(r.input, m, k, std::span<const std::uint32_t>(r.a)));
   for (int s : left_last) {
-    const std::uint64_t matches = count_matches(em::cusparselt_sparse_mm(r.output, a, b, s), r.d, st.outputs);
+    const std::uint64_t matches = count_matches(em::cusparselt_sparse_mm(r.output, whole, b, s), r.d, st.outputs);
     if (st.best == 0 || matches > st.matches) st.best = s, st.matches = matches;
   }
   return finish();

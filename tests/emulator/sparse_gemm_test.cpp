@@ -317,6 +317,44 @@ TEST(SparseGemm, EverySparseInstructionMatchesItsStepByStepChainAtAnyThreadCount
   }
 }
 
+TEST(SparseGemm, TheTf32KernelReadsItsOperandsAsTheH100Did) {
+  // Pairs read off the one-product probes on the H100 (scripts/probe_sparse_mm.py single_a_grid,
+  // single_a_special, single_b; the committed samples hold their rows): A (the sparse operand) is
+  // rounded up in magnitude unless its 13 dropped bits are 0 and the last kept bit is 0.
+  const auto a = [](std::uint32_t x) { return em::cusparselt_round(em::CusparseltRounding::tf32_cusparselt_sparse, x); };
+  EXPECT_EQ(a(0x3F800000u), 0x3F800000u);  // exact, last bit 0: kept
+  EXPECT_EQ(a(0x3F802000u), 0x3F804000u);  // exact, last bit 1: up
+  EXPECT_EQ(a(0x3F800001u), 0x3F802000u);  // any dropped bit: up
+  EXPECT_EQ(a(0x3F801000u), 0x3F802000u);
+  EXPECT_EQ(a(0x3F803000u), 0x3F804000u);  // a tie: up, not to even
+  EXPECT_EQ(a(0xBF7FF001u), 0xBF800000u);  // the sign kept, carried into the exponent
+  EXPECT_EQ(a(0x00800001u), 0x00802000u);
+  EXPECT_EQ(a(0x7F7FDFFFu), 0x7F7FE000u);  // up to the largest tf32 value
+  EXPECT_EQ(a(0x007FFFFFu), 0u);           // subnormals: +0
+  EXPECT_EQ(a(0x80000001u), 0u);
+  EXPECT_EQ(a(0x7F800000u), 0x7F800000u);  // +Inf
+  EXPECT_EQ(a(0xFF800000u), 0x7FFFE000u);  // -Inf: NaN
+  EXPECT_EQ(a(0x7F800001u), 0x7FFFE000u);  // a NaN whose fraction sits in the dropped bits stays NaN
+  expect_throw_with([&] { (void)a(0x7F7FE000u); }, "0x7F7FE000 beyond the largest tf32 value");
+  expect_throw_with([&] { (void)a(0xFF7FFFFFu); }, "0xFF7FFFFF beyond the largest tf32 value");
+  // B (the dense operand): to nearest, ties to even, subnormals kept.
+  const auto b = [](std::uint32_t x) { return em::cusparselt_round(em::CusparseltRounding::tf32_nearest_even, x); };
+  EXPECT_EQ(b(0x3F801000u), 0x3F800000u);
+  EXPECT_EQ(b(0x3F803000u), 0x3F804000u);
+  EXPECT_EQ(b(0x3F801001u), 0x3F802000u);
+  EXPECT_EQ(b(0x800258F3u), 0x80026000u);
+  // Through the GEMM: A = 1 + 2^-10 (exact, last bit 1) times B = 1 + 2^-11 (a tie) over one step.
+  std::vector<std::uint32_t> dense(32, 0), ones(32 * 8, 0x3F801000u);
+  dense[0] = 0x3F802000u;
+  const em::CodeMatrix am(bs::Format::float32, 1, 32, std::span<const std::uint32_t>(dense));
+  const em::CodeMatrix bm(bs::Format::float32, 32, 8, std::span<const std::uint32_t>(ones));
+  EXPECT_EQ(em::cusparselt_sparse_mm(bs::Format::float32, am, bm)[0], 0x3F804000u);  // (1 + 2^-9) x 1
+  dense[1] = 0x7F7FE000u;  // its pair partner is zero, so this is the stored value
+  dense[0] = 0;
+  expect_throw_with([&] { (void)em::cusparselt_compress(em::CodeMatrix(bs::Format::float32, 1, 32, std::span<const std::uint32_t>(dense))); },
+                    "cusparselt_compress: A row 0, column 1: cuSPARSELt's tf32 kernel rounds");
+}
+
 TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheLowestZeros) {
   const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16");
   // One row of K = 32: groups with two nonzero codes, one (-0 counts as zero), none.
@@ -356,7 +394,6 @@ TEST(SparseGemm, RefusesWhatItDoesNotModel) {
   const em::Instruction sp = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e4m3");
   expect_throw_with([&] { em::SparseGemmSchedule{sp, 0, 0, em::SplitKReduction::pairwise}.validate(); }, "slices must be >= 1");
   expect_throw_with([&] { em::SparseGemmSchedule{sp, 1, 96, em::SplitKReduction::pairwise}.validate(); }, "multiple of the instruction's K = 64");
-  expect_throw_with([&] { (void)em::cusparselt_kernel(bs::Format::float32, bs::Format::float32); }, "f32 (tf32) sparse GEMM is not modelled");
   expect_throw_with([&] { (void)em::cusparselt_kernel(bs::Format::float16, bs::Format::float32); },
                     "no measured kernel for float16 -> float32");
   const std::vector<std::uint32_t> z(64 * 8, 0);
@@ -387,7 +424,8 @@ TEST(SparseGemm, ReproducesTorchCsltSparseMmOnAnH100) {
 
 TEST(SparseGemm, TheSamplesTellTheScheduleApart) {
   // The committed samples fail the nearest wrong schedules: f16's slices added in order instead of
-  // pairwise, e4m3 -> f32 without its 14 slices, and e4m3 -> e4m3 converted without saturation.
+  // pairwise, e4m3 -> f32 without its 14 slices, tf32's sparse operand rounded to nearest even, and
+  // e4m3 -> e4m3 converted without saturation.
   const SparseMmRun f16 = load(samples_dir() / "f16_gaussian_64x64x8192.sparse_mm");
   em::SparseGemmSchedule s = em::cusparselt_schedule(f16.input, f16.output, f16.slices);
   const em::CodeMatrix a16 = a_of(f16);
@@ -399,6 +437,16 @@ TEST(SparseGemm, TheSamplesTellTheScheduleApart) {
   const SparseMmRun e4 = load(samples_dir() / "e4m3_f32_wide_64x64x16384.sparse_mm");
   EXPECT_GT(mismatches(em::cusparselt_sparse_mm(e4.output, a_of(e4), b_of(e4), 1), e4.d), 0u);
 
+  // f32 input: A rounded to nearest even (as B is) instead of as the tf32 kernel reads its sparse
+  // operand misses outputs of the rounding probe.
+  const SparseMmRun grid = load(samples_dir() / "f32_single_a_grid_8192x64x256.sparse_mm");
+  std::vector<std::uint32_t> nearest(grid.a);
+  for (std::uint32_t& x : nearest) x = em::cusparselt_round(em::CusparseltRounding::tf32_nearest_even, x);
+  const em::SparseGemmSchedule tf32 = em::cusparselt_schedule(bs::Format::float32, bs::Format::float32, 1);
+  const em::SparseOperand rne = em::compress_sparse(
+      tf32.instruction, em::CodeMatrix(bs::Format::tfloat32, grid.m, grid.k, std::span<const std::uint32_t>(nearest)));
+  EXPECT_GT(mismatches(em::cusparselt_sparse_mm(grid.output, rne, b_of(grid), 1), grid.d), 0u);
+  EXPECT_EQ(mismatches(em::cusparselt_sparse_mm(grid.output, a_of(grid), b_of(grid), 1), grid.d), 0u);
   const SparseMmRun sat = load(samples_dir() / "e4m3_e4m3_random_128x128x2048.sparse_mm");
   s = em::cusparselt_schedule(sat.input, sat.output, sat.slices);
   d = em::gemm_sparse(s, em::compress_sparse(s.instruction, a_of(sat)), b_of(sat));

@@ -66,13 +66,17 @@ void expect_refused(const std::filesystem::path& path, const std::string& messag
 
 TEST(SparseMmRuns, TheH100SamplesFitTheirMeasuredSliceCounts) {
   const std::vector<SparseMmRun> runs = read_sparse_mm_runs(samples_dir());
-  ASSERT_EQ(runs.size(), 11u);
+  ASSERT_EQ(runs.size(), 21u);
   // The runs whose data leave one slice count (docs/emulator.md: the sweep measured these S).
   const std::map<std::string, std::vector<int>> only = {
       {"e4m3_bf16_wide_64x64x16384.sparse_mm", {12}},
       {"e4m3_f16_wide_64x64x16384.sparse_mm", {14}},
       {"e4m3_f32_wide_64x64x16384.sparse_mm", {14}},
       {"f16_gaussian_64x64x8192.sparse_mm", {8}},
+      {"f32_gaussian_128x128x2048.sparse_mm", {2}},
+      {"f32_gaussian_64x64x4096.sparse_mm", {4}},
+      {"f32_random_128x128x2048.sparse_mm", {2}},
+      {"f32_wide_128x128x2048.sparse_mm", {2}},
   };
   std::vector<SparseMmStudy> studies;
   for (const SparseMmRun& run : runs) {
@@ -137,11 +141,22 @@ TEST(SparseMmRuns, SmallRunsAndWhatHasNoModel) {
   st = fit_sparse_mm(refused);
   EXPECT_EQ(st.tried, 0);
   EXPECT_NE(sparse_mm_table({st}).find("not run: Supported only"), std::string::npos);
-  // f32 input (tf32 kernels): no model, said why.
+  // f32 input whose sparse operand would round past the largest tf32 value: outside the model, said why.
   std::string f32_body(static_cast<std::size_t>(64 + 64 + 1) * 4, '\0');
+  f32_body[0] = '\xFF', f32_body[1] = '\xFF', f32_body[2] = '\x7F', f32_body[3] = '\x7F';  // A(0, 0) = 0x7F7FFFFF
   st = fit_sparse_mm(read_sparse_mm_file(s.write(
       "tf32.sparse_mm", "blockscale-sparse-mm 1 library=torch backend=cusparselt a=f32 b=f32 m=1 n=1 k=64 out=f32", f32_body)));
-  EXPECT_NE(st.why_not.find("f32 (tf32) sparse GEMM is not modelled"), std::string::npos) << st.why_not;
+  EXPECT_NE(st.why_not.find("A row 0, column 0: cuSPARSELt's tf32 kernel rounds the sparse operand's 0x7F7FFFFF beyond the "
+                            "largest tf32 value"),
+            std::string::npos)
+      << st.why_not;
+  // Another output format than the table has.
+  std::string body16 = f16_body(0x5000);
+  body16.resize(body16.size() - 2);
+  body16 += std::string(4, '\0');
+  st = fit_sparse_mm(read_sparse_mm_file(s.write(
+      "f16f32.sparse_mm", "blockscale-sparse-mm 1 library=torch backend=cusparselt a=f16 b=f16 m=1 n=1 k=64 out=f32", body16)));
+  EXPECT_NE(st.why_not.find("no measured kernel for float16 -> float32"), std::string::npos) << st.why_not;
   // K beyond the kernel's tile; A with three nonzero values in a group.
   std::string body = f16_body(0x5000);
   st = fit_sparse_mm(read_sparse_mm_file(s.write(

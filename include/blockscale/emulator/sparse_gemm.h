@@ -62,38 +62,67 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
 
 // ---- torch._cslt_sparse_mm (cuSPARSELt 0.8) on sm_90a.
 
+// How a kernel reads an operand given in the input format.
+enum class CusparseltRounding : std::uint8_t {
+  as_given,  // the codes as they are (f16, bf16, e4m3: the instruction's own types)
+  // f32 -> tf32 to nearest, ties to even; subnormals kept (the dense operand B of the tf32 kernel).
+  tf32_nearest_even,
+  // f32 -> tf32 as the tf32 kernel reads its sparse operand A, measured bit by bit on an H100:
+  // subnormals become zero; otherwise the magnitude is rounded up to the next tf32 value unless
+  // the 13 bits tf32 drops are zero and the kept fraction's last bit is 0, i.e. the word
+  // (x + 0x1FFF + bit 13 of x) with its 13 low bits cleared (the round-to-nearest-even bit trick
+  // with 0x1FFF in place of 0x0FFF). NaN stays NaN, +Inf stays +Inf, -Inf becomes NaN. A value
+  // whose rounding would pass the largest tf32 value is refused: the H100 gave +Inf for three such
+  // positive values and NaN for 0x7F7FFFFF and for each negative one, a rule the probes did not
+  // pin down.
+  tf32_cusparselt_sparse,
+};
+
 // One kernel family that cuSPARSELt 0.8 runs for an input and output type on Hopper (from the
 // kernel names: sm90_xmma_sparse_gemm_<a><d>_<compute>..._tilesize<M>x<N>x<K>), with the sparse
-// instruction whose chain reproduces it and the evidence.
+// instruction whose chain reproduces it, how it reads each operand, and the evidence.
 struct CusparseltKernel {
-  Format input;         // A and B
+  Format input;         // A and B as the caller gives them
   Format output;        // D
   int tile_k;           // K elements per tile (the kernel name's tilesize third factor)
   const char* instruction;
+  CusparseltRounding a_rounding, b_rounding;
   const char* evidence;
 };
 
-// Every input/output pair the table knows (f16 -> f16, bf16 -> bf16, e4m3 -> e4m3, bf16, f16, f32).
+// Every input/output pair the table knows (f16 -> f16, bf16 -> bf16, f32 -> f32 through tf32,
+// e4m3 -> e4m3, bf16, f16, f32).
 std::span<const CusparseltKernel> cusparselt_kernels();
 
-// The kernel for an input and output format. f32 input (cuSPARSELt's tf32 kernels) is refused: its
-// dense operand is rounded to tf32 but its sparse operand's products do not match any rounding
-// tried (docs/emulator.md); every other pair not in the table is refused naming the pairs it has.
+// The kernel for an input and output format; a pair not in the table is refused naming the pairs
+// it has.
 const CusparseltKernel& cusparselt_kernel(Format input, Format output);
 
 // The schedule of that kernel with S split-K slices. S is cuSPARSELt's heuristic's choice and
 // depends on the shape (1 for most; 2 to 31 for long K on few output tiles): scripts/probe_sparse_mm.py
-// measures it ("sweep" mode), as recorded in docs/emulator.md. The slices are added pairwise (the
-// only order that fits every f16 run; the e4m3 runs fit each order tried).
+// measures it ("sweep" mode), as recorded in docs/emulator.md, and `blockscale conform --external-dir`
+// finds it from a run's data. The slices are added pairwise (the only order that fits every f16
+// run; the e4m3 runs fit each order tried).
 SparseGemmSchedule cusparselt_schedule(Format input, Format output, int slices = 1);
 
+// A word of `input` as a kernel reads it (throws std::invalid_argument for a tf32_cusparselt_sparse
+// value whose rounding would pass the largest tf32 value).
+std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word);
+
+// torch._cslt_compress: the sparse operand of a dense M x K matrix (zeros at the pruned positions)
+// as the kernels of its format read it: each element rounded as a_rounding says, then
+// compress_sparse with the kernel's instruction. Every kernel of one input format reads A alike.
+// Errors name the row and column of an element refused, or the group that is not sparse.
+SparseOperand cusparselt_compress(const CodeMatrix& dense_a);
+
 // D (M x N codes of `output`) = A·B as torch._cslt_sparse_mm computes it for `dense_a` (M x K, zeros
-// at the pruned positions) and B (K x N): the schedule above, then the f32 result rounded to the
-// output format (RNE; e4m3 saturating to +-448, cvt.rn.satfinite).
+// at the pruned positions) and B (K x N) in one input format: the schedule above on the operands
+// as the kernel reads them, then the f32 result rounded to the output format (RNE; e4m3 saturating
+// to +-448, cvt.rn.satfinite).
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b,
                                                 int slices = 1, const GemmOptions& options = {});
-// The same for an A already in sparse form (compress_sparse of the kernel's instruction), for callers
-// that run one operand with several slice counts.
+// The same for an A from cusparselt_compress, for callers that run one operand with several slice
+// counts.
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOperand& a, const CodeMatrix& b, int slices = 1,
                                                 const GemmOptions& options = {});
 
