@@ -251,17 +251,26 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
 
 std::span<const CusparseltKernel> cusparselt_kernels() { return kKernels; }
 
-const CusparseltKernel& cusparselt_kernel(Format input, Format output) {
-  for (const CusparseltKernel& k : kKernels) {
-    if (k.input == input && k.output == output) return k;
-  }
+namespace {
+
+// " float16->float16 ...": the input/output pairs of the table, for messages.
+std::string known_pairs() {
   std::string known;
   for (const CusparseltKernel& k : kKernels) {
     // Appends, not " " + string: GCC 12 warns falsely (-Wrestrict) on a literal plus a string.
     known.append(" ").append(blockscale::to_string(k.input)).append("->").append(blockscale::to_string(k.output));
   }
+  return known;
+}
+
+}  // namespace
+
+const CusparseltKernel& cusparselt_kernel(Format input, Format output) {
+  for (const CusparseltKernel& k : kKernels) {
+    if (k.input == input && k.output == output) return k;
+  }
   fail("torch._cslt_sparse_mm on sm_90a: no measured kernel for " + blockscale::to_string(input) + " -> " + blockscale::to_string(output) +
-       "; the table has" + known);
+       "; the table has" + known_pairs());
 }
 
 SparseGemmSchedule cusparselt_schedule(Format input, Format output, int slices) {
@@ -312,8 +321,10 @@ SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
       break;
     }
   }
-  // cusparselt_kernel names the pairs the table has.
-  if (kernel == nullptr) (void)cusparselt_kernel(dense_a.format(), dense_a.format());
+  if (kernel == nullptr) {
+    fail("cusparselt_compress: no measured kernel takes " + blockscale::to_string(dense_a.format()) +
+         " input; the table has" + known_pairs());
+  }
   const Instruction ins = parse_instruction(kernel->instruction);
   if (kernel->a_rounding == CusparseltRounding::as_given) return compress_sparse(ins, dense_a);
   const std::size_t M = dense_a.rows(), K = dense_a.cols();

@@ -219,8 +219,14 @@ SparseMmStudy fit_sparse_mm(SparseMmRun run, int max_slices) {
   std::vector<int> left_last;
   while (r0 < m && !candidates.empty()) {
     const std::size_t r1 = std::min(m, r0 == 0 ? 1 : 4 * r0);
-    const em::SparseOperand a = em::cusparselt_compress(
-        em::CodeMatrix(r.input, r1 - r0, k, std::span<const std::uint32_t>(r.a).subspan(r0 * k, (r1 - r0) * k)));
+    // Rows r0 .. r1 of the compressed A, sharing its words (no second rounding or compression).
+    const std::size_t half = k / 2;
+    em::SparseOperand a;
+    a.storage = whole.storage;
+    a.values = em::CodeMatrix(whole.values.format(), r1 - r0, half,
+                              std::span<const std::uint32_t>(*whole.storage).subspan(r0 * half, (r1 - r0) * half));
+    a.index.assign(whole.index.begin() + static_cast<std::ptrdiff_t>(r0 * half),
+                   whole.index.begin() + static_cast<std::ptrdiff_t>(r1 * half));
     const std::vector<std::uint32_t> want(r.d.begin() + static_cast<std::ptrdiff_t>(r0 * n),
                                           r.d.begin() + static_cast<std::ptrdiff_t>(r1 * n));
     std::vector<int> stay;
