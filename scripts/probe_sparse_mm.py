@@ -24,8 +24,13 @@ Data kinds:
 
 Modes: "data" writes every run's inputs and outputs (below); "tf32" does so for f32 input only, with
 conversion probes (single_a, single_a_grid, single_a_special, single_b: one nonzero product per output, so D shows
-what the kernel makes of one element of A or of B); "sweep" runs probe_step over shapes and writes
-DIR/split_sweep.json, each call's restarts (the K offsets where a new slice begins).
+what the kernel makes of one element of A or of B); "edges" writes the runs that show what the compressor
+and the kernels do outside pruned finite data: fill (every group pattern of A over {+0, -0, 1, 2, -1}, 625 of
+them, against columns of B with Inf (e4m3: NaN) at one position, so that a NaN shows which zero positions the
+compressor keeps, and decode columns that show which nonzero ones it keeps when a group holds more than it
+stores; fill_subnormal: the same over {+0, s, -s, 1, S}, s and S the smallest and largest subnormal), single_a_overflow and single_a_overflow_neg_b (every f32 value whose tf32 rounding as A passes the
+largest tf32 value, both signs, and the special values, times B = 1 and B = -1) and single_b_special (specials and the largest values as B); "sweep" runs probe_step over shapes and
+writes DIR/split_sweep.json, each call's restarts (the K offsets where a new slice begins).
 
 File format (DIR/<name>.sparse_mm): one ASCII header line
   blockscale-sparse-mm 1 key=value ...   (library backend kernel a b out m n k step_k repeats
@@ -34,7 +39,7 @@ followed by A (M x K codes, row-major, pruned positions +0), B transposed (N x K
 and D (M x N codes, row-major), little-endian, each code as wide as its format (f32 4 bytes,
 f16/bf16 2, e4m3 1).
 
-usage: probe_sparse_mm.py DIR [SEED] [REPEATS] [data|tf32|sweep]
+usage: probe_sparse_mm.py DIR [SEED] [REPEATS] [data|tf32|edges|sweep]
 """
 import os
 import sys
@@ -239,7 +244,7 @@ def special_patterns():
             0x007FFFFF, 0x00000001, 0x00001000, 0x00002000, 0x00003000, 0x3F800000, 0x3F801000, 0x3F803000,
             0x3F7FFFFF, 0x3F7FE000, 0x3F7FF000, 0x3F7FF001, 0x4B7FFFFF, 0x4B7FE000, 0x33800000, 0x33801000]
     bits = torch.tensor(mags + [x | (1 << 31) for x in mags], dtype=torch.int64)
-    return torch.where(bits >= 1 << 31, bits - (1 << 32), bits).to(torch.int32).view(torch.float32)
+    return as_f32(bits)
 
 
 def single_operand(kind, gen):
@@ -275,6 +280,104 @@ def tf32_jobs(gen):
     return jobs
 
 
+def as_f32(bits):
+    """int64 bit patterns -> float32 values."""
+    bits = torch.as_tensor(bits, dtype=torch.int64)
+    return torch.where(bits >= 1 << 31, bits - (1 << 32), bits).to(torch.int32).view(torch.float32)
+
+
+def overflow_patterns():
+    """Every f32 value whose rounding as cuSPARSELt's sparse tf32 operand ((x + 0x1FFF + bit 13) with
+    the 13 low bits cleared) passes the largest tf32 value: exponent 254, the 10 kept fraction bits all
+    ones, any 13 low bits (bit 13 is 1, so even the exact one moves up); both signs, 16,384 values."""
+    mags = torch.arange(0x7F7FE000, 0x7F800000, dtype=torch.int64)
+    return as_f32(torch.cat([mags, mags | (1 << 31)]))
+
+
+def subnormals(name):
+    """The smallest and the largest positive subnormal value of the format."""
+    lo, hi = {"f16": (0x0001, 0x03FF), "bf16": (0x0001, 0x007F), "e4m3": (0x01, 0x07)}.get(name, (1, 0x7FFFFF))
+    if name == "f32":
+        return as_f32([lo])[0].item(), as_f32([hi])[0].item()
+    if name == "e4m3":
+        t = torch.tensor([lo, hi], dtype=torch.uint8).view(torch.float8_e4m3fn)
+    else:
+        t = torch.tensor([lo, hi], dtype=torch.int16).view(DTYPES[name])
+    return t.float()[0].item(), t.float()[1].item()
+
+
+def fill_run(name, subnormal=False):
+    """The compressor's choices. Row r < 625 holds group pattern r (base-5 digits over {+0, -0, 1, 2,
+    -1}, or with subnormal=True over {+0, s, -s, 1, S} for the smallest and largest subnormal s and S,
+    position 0 lowest) in its first group of 4 along K, row 625 + r the same pattern in group
+    1 + r mod 63, every other element +0. B (K = 256) has, for each group g and position q, a column
+    with Inf (e4m3: NaN) at K = 4g + q and zeros elsewhere (D is NaN where the kernel multiplies a kept
+    zero by it, +-Inf where a kept nonzero value; finite where that position is not kept), and per group
+    a decode column holding 1, 4, 16, 64 at its four positions (D is the sum of the kept values times
+    those: base-4 digits in {-1, 0, 1, 2}, one sum per kept set); then NaN and -Inf columns for group 0."""
+    k, groups = 256, 64
+    special = float("nan") if name == "e4m3" else float("inf")
+    if subnormal:
+        s_min, s_max = subnormals(name)
+        values = torch.tensor([0.0, s_min, -s_min, 1.0, s_max])
+    else:
+        values = torch.tensor([0.0, -0.0, 1.0, 2.0, -1.0])
+    m = 1280
+    a = torch.zeros(m, k)
+    for i in range(1250):
+        r = i % 625
+        g = 0 if i < 625 else 1 + r % 63
+        digits = [(r // 5 ** p) % 5 for p in range(4)]
+        a[i, 4 * g:4 * g + 4] = values[digits]
+    cols = []
+    for g in range(groups):
+        for q in range(4):
+            c = torch.zeros(k)
+            c[4 * g + q] = special
+            cols.append(c)
+        c = torch.zeros(k)
+        c[4 * g:4 * g + 4] = torch.tensor([1.0, 4.0, 16.0, 64.0])
+        cols.append(c)
+    for v in (float("nan"), -special if name != "e4m3" else float("nan")):
+        for q in range(4):
+            c = torch.zeros(k)
+            c[q] = v
+            cols.append(c)
+    while len(cols) % 16:
+        cols.append(torch.zeros(k))
+    return m, len(cols), k, a, torch.stack(cols)
+
+
+def edge_jobs():
+    """The "edges" runs: the fill probe for every input format (f32 out for e4m3, whose own D would
+    round the decode sums), tf32 overflow in A and specials in B."""
+    jobs = []
+    for name, out in (("f16", None), ("bf16", None), ("f32", None), ("e4m3", torch.float32)):
+        for kind in ("fill", "fill_subnormal"):
+            m, n, k, a, b_t = fill_run(name, kind == "fill_subnormal")
+            jobs.append((name, kind, m, n, k, a, b_t, out))
+    # A: one value at K = 1 of each row (its pair keeps it; the other pairs hold zeros), B all ones
+    # (single_a_overflow) or all minus ones (single_a_overflow_neg_b: a D of -Inf and one of NaN
+    # are told apart by the product's sign).
+    values = torch.cat([overflow_patterns(), special_patterns()])
+    m, k = len(values), 64
+    a = torch.zeros(m, k)
+    a[:, 1] = values
+    jobs.append(("f32", "single_a_overflow", m, 16, k, a, torch.ones(16, k), None))
+    jobs.append(("f32", "single_a_overflow_neg_b", m, 16, k, a, -torch.ones(16, k), None))
+    # B: every row of A holds 1.0 at K = 1, B column j holds value j at K = 1 (zeros elsewhere), so that
+    # D(i, j) is what the kernel makes of value j whatever the compressor keeps in the zero pairs.
+    values = torch.cat([special_patterns(), overflow_patterns(), as_f32([0x7F7FEFFF, 0x7F7FF000, 0x7F7FF001,
+                                                                         0xFF7FEFFF, 0xFF7FF000, 0xFF7FF001])])
+    n = -(-len(values) // 16) * 16
+    b_t = torch.zeros(n, k)
+    b_t[:len(values), 1] = values
+    a = torch.zeros(64, k)
+    a[:, 1] = 1.0
+    jobs.append(("f32", "single_b_special", 64, n, k, a, b_t, None))
+    return jobs
+
+
 def sweep_jobs():
     """Probe runs over shapes: where does cuSPARSELt cut K?"""
     jobs = []
@@ -300,7 +403,7 @@ def main(out_dir, seed, repeats, mode):
     gpu = torch.cuda.get_device_name(0)
     print(f"{gpu}; {library}", flush=True)
     summary = []
-    jobs = {"data": data_jobs, "tf32": tf32_jobs, "sweep": lambda _: sweep_jobs()}[mode](gen)
+    jobs = {"data": data_jobs, "tf32": tf32_jobs, "edges": lambda _: edge_jobs(), "sweep": lambda _: sweep_jobs()}[mode](gen)
     for name, kind, m, n, k, a, b_t, out in jobs:
         out_name = {None: "default", torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}[out]
         tag = f"cusparselt_{name}_{kind}_{m}x{n}x{k}_out-{out_name}"
