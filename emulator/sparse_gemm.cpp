@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -32,14 +31,17 @@ constexpr CusparseltRounding kGiven = CusparseltRounding::as_given;
 constexpr CusparseltKernel kKernels[] = {
     {Format::float16, Format::float16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 f16 f16", kGiven, kGiven,
      "H100: 128x128x2048 (S = 2; Gaussian, wide, random codes) and 64x64x8192 (S = 8; Gaussian, wide), two "
-     "seeds: 110,592 outputs bit-exact; slices added pairwise (in order or in reverse, 1-4 outputs of a run differ)"},
+     "seeds: 110,592 outputs bit-exact; slices added pairwise (in order or in reverse, 1-4 outputs of a run differ); edge probes (the compressor's fill over every zero pattern of a group, subnormals, Inf and NaN in B): 316,512 outputs"},
     {Format::bfloat16, Format::bfloat16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 bf16 bf16", kGiven, kGiven,
-     "H100: 128x128x2048 and 64x64x8192 (S = 1), the same data kinds and seeds: 110,592 outputs bit-exact"},
+     "H100: 128x128x2048 and 64x64x8192 (S = 1), the same data kinds and seeds: 110,592 outputs bit-exact"
+     "; edge probes (the compressor's fill over every zero pattern of a group, subnormals, Inf and NaN in B): 316,512 outputs"},
     {Format::float32, Format::float32, 32, "sm_90a wgmma.mma_async.sp m64n256k16 f32 tf32 tf32",
      CusparseltRounding::tf32_cusparselt_sparse, CusparseltRounding::tf32_nearest_even,
      "H100: 128x128x2048 (S = 2; Gaussian, wide, random codes), 64x64x4096 (S = 4), A or B +-1 at 64x64x256, and "
      "one-product probes of A's rounding (1,024 random patterns, every 10-bit fraction with 4 low parts and both "
-     "signs, 64 special values) and of B's (65,536 patterns): 716,800 outputs bit-exact"},
+     "signs, 64 special values) and of B's (65,536 patterns): 720,896 outputs bit-exact; edge probes (the compressor's "
+     "fill with zeros and subnormals, every A value past the largest tf32 value times B = 1 and B = -1, 16,464 special "
+     "B values): 2,159,296 outputs"},
     {Format::float8_e4m3fn, Format::float8_e4m3fn, 256, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3", kGiven, kGiven,
      "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 12), the same data kinds and seeds: 110,592 outputs "
      "bit-exact; D saturates to +-448 (random codes)"},
@@ -51,17 +53,15 @@ constexpr CusparseltKernel kKernels[] = {
      "bit-exact"},
     {Format::float8_e4m3fn, Format::float32, 128, "sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3", kGiven, kGiven,
      "H100: 128x128x2048 (S = 1) and 64x64x16384 (S = 14), the same data kinds and seeds: 110,592 outputs "
-     "bit-exact"},
+     "bit-exact; edge probes (the compressor's fill over every zero pattern of a group, subnormals, NaN in B): "
+     "316,512 outputs"},
 };
 
-}  // namespace
-
-SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
-  const std::string who = "compress_sparse(" + ins.name() + ")";
-  if (!ins.sparse) fail(who + ": not a sparse instruction");
-  const Format af = *format_of(ins.a);
-  if (dense.empty()) fail(who + ": A is required");
-  if (dense.format() != af) fail(who + ": A must hold " + blockscale::to_string(af) + " codes, got " + blockscale::to_string(dense.format()));
+// compress_sparse's work: the stored values are codes of `dense` (the instruction's A format), and
+// an element is a zero for the choice of positions where its word in `tested` (same shape) ANDed
+// with `zero_mask` is 0. `who` prefixes errors.
+SparseOperand compress_groups(const std::string& who, const Instruction& ins, const CodeMatrix& dense,
+                              const CodeMatrix& tested, std::uint32_t zero_mask) {
   dense.check_codes(who + ": A");
   const std::size_t M = dense.rows(), K = dense.cols();
   if (K == 0 || K % static_cast<std::size_t>(ins.k) != 0) {
@@ -70,28 +70,33 @@ SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
   }
   const auto group = static_cast<std::size_t>(ins.sparse_group());
   const std::size_t stored = group / 2;
-  // A zero code: +0 and -0 both (the sign bit alone); tf32 words are fp32 bit patterns.
-  const std::uint32_t sign = af == Format::tfloat32 ? 0x80000000u : 1u << (info(af).storage_bits - 1);
+  const Format af = dense.format();
   std::vector<std::uint32_t> values(M * K / 2);
   SparseOperand out;
   out.index.resize(M * K / 2);
   for (std::size_t i = 0; i < M; ++i) {
     for (std::size_t g = 0; g < K / group; ++g) {
       std::size_t nonzero = 0;
-      for (std::size_t p = 0; p < group; ++p) nonzero += (dense.word(i, g * group + p) & ~sign) != 0;
+      for (std::size_t p = 0; p < group; ++p) nonzero += (tested.word(i, g * group + p) & zero_mask) != 0;
       if (nonzero > stored) {
         fail(who + ": row " + std::to_string(i) + ", group " + std::to_string(g) + " (K " + std::to_string(g * group) +
              ".." + std::to_string(g * group + group - 1) + ") holds " + std::to_string(nonzero) + " nonzero values: A is not " +
              (group == 4 ? "2:4" : "1:2") + " sparse");
       }
-      // Positions in increasing order: every nonzero one, and the lowest zero ones to fill the group.
+      // Every nonzero position, and the highest zero ones to fill the group: the choice of
+      // cuSPARSELt 0.8's compressor (torch._cslt_compress), measured on an H100 for every pattern
+      // of zeros and nonzero values of a group (scripts/probe_sparse_mm.py edges, `fill`), which
+      // shows when B holds Inf or NaN there (a kept zero times Inf is NaN). Stored in increasing
+      // position order.
+      std::array<bool, 4> kept{};
+      for (std::size_t p = 0; p < group; ++p) kept[p] = (tested.word(i, g * group + p) & zero_mask) != 0;
+      for (std::size_t p = group, fill = stored - nonzero; p-- > 0 && fill > 0;) {
+        if (!kept[p]) kept[p] = true, --fill;
+      }
       std::array<std::uint8_t, 2> pos{};
-      std::size_t n = 0, fill = stored - nonzero;
-      for (std::size_t p = 0; p < group && n < stored; ++p) {
-        const bool zero = (dense.word(i, g * group + p) & ~sign) == 0;
-        if (zero && fill == 0) continue;
-        if (zero) --fill;
-        pos[n++] = static_cast<std::uint8_t>(p);
+      std::size_t n = 0;
+      for (std::size_t p = 0; p < group; ++p) {
+        if (kept[p]) pos[n++] = static_cast<std::uint8_t>(p);
       }
       for (std::size_t s = 0; s < stored; ++s) {
         const std::size_t at = i * K / 2 + g * stored + s;
@@ -104,6 +109,19 @@ SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
   out.storage = std::make_shared<std::vector<std::uint32_t>>(std::move(values));
   out.values = CodeMatrix(af, M, K / 2, std::span<const std::uint32_t>(*out.storage));
   return out;
+}
+
+}  // namespace
+
+SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
+  const std::string who = "compress_sparse(" + ins.name() + ")";
+  if (!ins.sparse) fail(who + ": not a sparse instruction");
+  const Format af = *format_of(ins.a);
+  if (dense.empty()) fail(who + ": A is required");
+  if (dense.format() != af) fail(who + ": A must hold " + blockscale::to_string(af) + " codes, got " + blockscale::to_string(dense.format()));
+  // A zero code: +0 and -0 both (the sign bit alone); tf32 words are fp32 bit patterns.
+  const std::uint32_t sign = af == Format::tfloat32 ? 0x80000000u : 1u << (info(af).storage_bits - 1);
+  return compress_groups(who, ins, dense, dense, ~sign);
 }
 
 void SparseGemmSchedule::validate() const {
@@ -293,22 +311,18 @@ std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word) {
     case CusparseltRounding::tf32_cusparselt_sparse:
       break;
   }
-  // Measured with one nonzero product per output (scripts/probe_sparse_mm.py, single_a*; the
-  // CusparseltRounding comment has the rule).
+  // Measured with one nonzero product per output (scripts/probe_sparse_mm.py: tf32 mode's single_a*,
+  // edges mode's single_a_overflow*; the CusparseltRounding comment has the rule). Written as the
+  // H100's results read: half a tf32 ulp (0x1000) added to the magnitude's bits, then rounded to
+  // nearest even; an addition that carries past the largest finite f32 makes a NaN's bits.
   // A NaN is returned as a tf32 NaN (fraction bits above the 13 dropped ones), so that the
   // instruction, which drops those bits, still reads a NaN (0x7F800001 gave NaN on the H100).
-  constexpr std::uint32_t kSign = 0x80000000u, kExponent = 0x7F800000u, kDropped = 0x1FFFu, kNaN = 0x7FFFE000u;
+  constexpr std::uint32_t kSign = 0x80000000u, kExponent = 0x7F800000u, kHalf = 0x1000u, kNaN = 0x7FFFE000u;
   const std::uint32_t magnitude = word & ~kSign;
-  if ((word & kExponent) == 0) return 0;                        // zero or subnormal: +0
-  if (magnitude > kExponent) return kNaN;                       // NaN stays NaN
-  if (magnitude == kExponent) return word == kExponent ? word : kNaN;  // +Inf; -Inf becomes NaN
-  const std::uint32_t rounded = (magnitude + kDropped + (magnitude >> 13 & 1u)) & ~kDropped;
-  if (rounded >= kExponent) {
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "0x%08X", word);
-    fail(std::string("cuSPARSELt's tf32 kernel rounds the sparse operand's ") + hex +
-         " beyond the largest tf32 value, and its result there (+Inf or NaN) was not pinned down: not modelled");
-  }
+  if (magnitude >= kExponent) return magnitude == kExponent ? word : kNaN;  // Inf kept, NaN stays NaN
+  const std::uint32_t biased = magnitude + kHalf;
+  if (biased > kExponent) return kNaN;             // 0x7F7FF001..0x7F7FFFFF
+  const std::uint32_t rounded = (biased + 0x0FFFu + (biased >> 13 & 1u)) & ~0x1FFFu;  // RNE; may reach Inf
   return rounded | (word & kSign);
 }
 
@@ -330,15 +344,14 @@ SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
   const std::size_t M = dense_a.rows(), K = dense_a.cols();
   std::vector<std::uint32_t> words(M * K);
   for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t k = 0; k < K; ++k) {
-      try {
-        words[i * K + k] = cusparselt_round(kernel->a_rounding, dense_a.word(i, k));
-      } catch (const std::invalid_argument& e) {
-        fail("cusparselt_compress: A row " + std::to_string(i) + ", column " + std::to_string(k) + ": " + e.what());
-      }
-    }
+    for (std::size_t k = 0; k < K; ++k) words[i * K + k] = cusparselt_round(kernel->a_rounding, dense_a.word(i, k));
   }
-  return compress_sparse(ins, CodeMatrix(*format_of(ins.a), M, K, std::span<const std::uint32_t>(words)));
+  // The compressor tells zeros from the f32 input with subnormals flushed: a subnormal is a zero for
+  // the choice of positions (beside a normal value it is dropped; in a pair of zeros it is kept
+  // only at the second position, the fill's choice), while a kept one is rounded like any other
+  // value (measured on the H100: edges mode's fill_subnormal, single_a_overflow's subnormal rows).
+  return compress_groups("cusparselt_compress", ins, CodeMatrix(*format_of(ins.a), M, K, std::span<const std::uint32_t>(words)),
+                         dense_a, 0x7F800000u);
 }
 
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b, int slices,
@@ -371,6 +384,14 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
     b_read = CodeMatrix(*format_of(schedule.instruction.b), b.rows(), b.cols(), std::span<const std::uint32_t>(b_words));
   }
   std::vector<std::uint32_t> d = gemm_sparse(schedule, a, b_read, {}, options);
+  // Every kernel returns NaN where the f32 sum is -Inf (+Inf stays): measured on the H100 for f16,
+  // bf16 and tf32 with Inf in either operand of either sign (edges mode: fill, single_a_overflow,
+  // single_b_special), while an f16 D that overflows to -Inf from a finite sum stays -Inf (data
+  // runs), so it happens to the f32 value, before the output conversion. (The e4m3 kernels cannot
+  // reach an f32 -Inf.) Since -Inf plus anything is -Inf or NaN, where along K it happens does not
+  // matter.
+  constexpr std::uint32_t kMinusInf = 0xFF800000u, kNaN = 0x7FFFFFFFu;
+  for (std::uint32_t& x : d) x = x == kMinusInf ? kNaN : x;
   if (output == Format::float32) return d;
   // The epilogue's conversion of the f32 accumulator: RNE; e4m3 cvt.rn.satfinite (random codes of
   // the data runs overflow 448 and come back as +-448, never NaN).

@@ -330,13 +330,20 @@ TEST(SparseGemm, TheTf32KernelReadsItsOperandsAsTheH100Did) {
   EXPECT_EQ(a(0xBF7FF001u), 0xBF800000u);  // the sign kept, carried into the exponent
   EXPECT_EQ(a(0x00800001u), 0x00802000u);
   EXPECT_EQ(a(0x7F7FDFFFu), 0x7F7FE000u);  // up to the largest tf32 value
-  EXPECT_EQ(a(0x007FFFFFu), 0u);           // subnormals: +0
-  EXPECT_EQ(a(0x80000001u), 0u);
-  EXPECT_EQ(a(0x7F800000u), 0x7F800000u);  // +Inf
-  EXPECT_EQ(a(0xFF800000u), 0x7FFFE000u);  // -Inf: NaN
+  EXPECT_EQ(a(0x007FFFFFu), 0x00800000u);  // subnormals by the same rule (the compressor's zero test
+  EXPECT_EQ(a(0x80000001u), 0x80002000u);  // drops most of them: below)
+  EXPECT_EQ(a(0x00002000u), 0x00004000u);
+  EXPECT_EQ(a(0x80000000u), 0x80000000u);
+  EXPECT_EQ(a(0x7F800000u), 0x7F800000u);  // Inf kept, either sign
+  EXPECT_EQ(a(0xFF800000u), 0xFF800000u);
   EXPECT_EQ(a(0x7F800001u), 0x7FFFE000u);  // a NaN whose fraction sits in the dropped bits stays NaN
-  expect_throw_with([&] { (void)a(0x7F7FE000u); }, "0x7F7FE000 beyond the largest tf32 value");
-  expect_throw_with([&] { (void)a(0xFF7FFFFFu); }, "0xFF7FFFFF beyond the largest tf32 value");
+  // Past the largest tf32 value (single_a_overflow*, all 16,384 such values): Inf of the sign up to
+  // 0x7F7FF000, NaN above.
+  EXPECT_EQ(a(0x7F7FE000u), 0x7F800000u);
+  EXPECT_EQ(a(0x7F7FF000u), 0x7F800000u);
+  EXPECT_EQ(a(0xFF7FE001u), 0xFF800000u);
+  EXPECT_EQ(a(0x7F7FF001u), 0x7FFFE000u);
+  EXPECT_EQ(a(0xFF7FFFFFu), 0x7FFFE000u);
   // B (the dense operand): to nearest, ties to even, subnormals kept.
   const auto b = [](std::uint32_t x) { return em::cusparselt_round(em::CusparseltRounding::tf32_nearest_even, x); };
   EXPECT_EQ(b(0x3F801000u), 0x3F800000u);
@@ -349,25 +356,54 @@ TEST(SparseGemm, TheTf32KernelReadsItsOperandsAsTheH100Did) {
   const em::CodeMatrix am(bs::Format::float32, 1, 32, std::span<const std::uint32_t>(dense));
   const em::CodeMatrix bm(bs::Format::float32, 32, 8, std::span<const std::uint32_t>(ones));
   EXPECT_EQ(em::cusparselt_sparse_mm(bs::Format::float32, am, bm)[0], 0x3F804000u);  // (1 + 2^-9) x 1
-  dense[1] = 0x7F7FE000u;  // its pair partner is zero, so this is the stored value
-  dense[0] = 0;
-  expect_throw_with([&] { (void)em::cusparselt_compress(em::CodeMatrix(bs::Format::float32, 1, 32, std::span<const std::uint32_t>(dense))); },
-                    "cusparselt_compress: A row 0, column 1: cuSPARSELt's tf32 kernel rounds");
+  // The compressor takes f32 subnormals for zeros (fill_subnormal): beside a normal value one is
+  // dropped, in a pair of zeros it is kept only at the second position (the fill's choice) and then
+  // rounded as above. Pairs: (1, s), (s, 0), (0, s), (s, s) with s = 2^-149.
+  std::vector<std::uint32_t> sub(32, 0);
+  sub[0] = 0x3F800000u, sub[1] = 1u, sub[2] = 1u, sub[5] = 1u, sub[6] = 1u, sub[7] = 1u;
+  const em::SparseOperand sop = em::cusparselt_compress(em::CodeMatrix(bs::Format::float32, 1, 32, std::span<const std::uint32_t>(sub)));
+  EXPECT_EQ(std::vector<std::uint8_t>(sop.index.begin(), sop.index.begin() + 4), (std::vector<std::uint8_t>{0, 1, 1, 1}));
+  EXPECT_EQ(sop.values.word(0, 0), 0x3F800000u);
+  EXPECT_EQ(sop.values.word(0, 1), 0u);
+  EXPECT_EQ(sop.values.word(0, 2), 0x2000u);
+  EXPECT_EQ(sop.values.word(0, 3), 0x2000u);
+  // A D of -Inf is returned as NaN, +Inf stays: A = -Inf (its pair partner is zero, so it is the
+  // stored value) times B = 1 and B = -1.
+  dense[0] = 0, dense[1] = 0xFF800000u;
+  std::vector<std::uint32_t> signs(32 * 8, 0x3F800000u);
+  for (std::size_t j = 4; j < 8; ++j) signs[32 * j] = signs[32 * j + 1] = 0xBF800000u;  // B is K x N column-major
+  const em::CodeMatrix inf_a(bs::Format::float32, 1, 32, std::span<const std::uint32_t>(dense));
+  const em::CodeMatrix sb(bs::Format::float32, 32, 8, std::span<const std::uint32_t>(signs), em::Order::col_major);
+  const std::vector<std::uint32_t> d = em::cusparselt_sparse_mm(bs::Format::float32, inf_a, sb);
+  EXPECT_EQ(d[0], 0x7FFFFFFFu);
+  EXPECT_EQ(d[4], 0x7F800000u);
+  // f16: -Inf x 1 is NaN too.
+  std::vector<std::uint32_t> h(64, 0), h_ones(64 * 8, 0x3C00u);
+  h[0] = 0xFC00u;
+  const em::CodeMatrix ha(bs::Format::float16, 1, 64, std::span<const std::uint32_t>(h));
+  const em::CodeMatrix hb(bs::Format::float16, 64, 8, std::span<const std::uint32_t>(h_ones));
+  EXPECT_EQ(em::cusparselt_sparse_mm(bs::Format::float16, ha, hb)[0], 0x7FFFu);
 }
 
-TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheLowestZeros) {
+TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheHighestZeros) {
   const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16");
   // One row of K = 32: groups with two nonzero codes, one (-0 counts as zero), none.
   std::vector<std::uint32_t> a(32, 0);
   a[1] = 0x3C00, a[3] = 0xBC00;          // group 0: positions 1, 3
-  a[4 + 2] = 0x4000, a[4 + 0] = 0x8000;  // group 1: 2 and a -0 at 0: positions 0, 2
+  a[4 + 2] = 0x4000, a[4 + 0] = 0x8000;  // group 1: 2 and a -0 at 0: positions 2, 3
+  a[8 + 3] = 0x4000, a[8 + 2] = 0x8000;  // group 2: 3 and a -0 at 2: positions 2, 3
+  a[12 + 0] = 0x4000;                    // group 3: 0 and the highest zero, 3
   const em::CodeMatrix dense(bs::Format::float16, 1, 32, std::span<const std::uint32_t>(a));
   const em::SparseOperand sp = em::compress_sparse(ins, dense);
-  EXPECT_EQ(std::vector<std::uint8_t>(sp.index.begin(), sp.index.begin() + 6), (std::vector<std::uint8_t>{1, 3, 0, 2, 0, 1}));
+  EXPECT_EQ(std::vector<std::uint8_t>(sp.index.begin(), sp.index.begin() + 10),
+            (std::vector<std::uint8_t>{1, 3, 2, 3, 2, 3, 0, 3, 2, 3}));  // group 4: none, positions 2, 3
   EXPECT_EQ(sp.values.word(0, 0), 0x3C00u);
   EXPECT_EQ(sp.values.word(0, 1), 0xBC00u);
-  EXPECT_EQ(sp.values.word(0, 2), 0x8000u);
-  EXPECT_EQ(sp.values.word(0, 3), 0x4000u);
+  EXPECT_EQ(sp.values.word(0, 2), 0x4000u);
+  EXPECT_EQ(sp.values.word(0, 3), 0x0000u);
+  EXPECT_EQ(sp.values.word(0, 4), 0x8000u);
+  EXPECT_EQ(sp.values.word(0, 5), 0x4000u);
+  a[12 + 0] = 0, a[8 + 2] = 0, a[4 + 0] = 0;
   a[2] = 0x3C00;  // group 0 now holds three nonzero values
   const em::CodeMatrix bad(bs::Format::float16, 1, 32, std::span<const std::uint32_t>(a));
   expect_throw_with([&] { (void)em::compress_sparse(ins, bad); }, "row 0, group 0 (K 0..3) holds 3 nonzero values: A is not 2:4 sparse");
@@ -375,12 +411,12 @@ TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheLowestZeros) {
   expect_throw_with([&] { (void)em::compress_sparse(ins, wrong_k); }, "K must be a positive multiple of the instruction's K = 32");
   const em::CodeMatrix wrong_format(bs::Format::bfloat16, 1, 32, std::span<const std::uint32_t>(a));
   expect_throw_with([&] { (void)em::compress_sparse(ins, wrong_format); }, "A must hold float16 codes, got bfloat16");
-  // tf32 keeps one of each pair.
+  // tf32 keeps one of each pair; a zero pair its second position.
   const em::Instruction tf32 = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k16 f32 tf32 tf32");
   std::vector<std::uint32_t> t(16, 0);
   t[1] = 0x3F800000, t[2] = 0x40000000;
   const em::SparseOperand tsp = em::compress_sparse(tf32, em::CodeMatrix(bs::Format::tfloat32, 1, 16, std::span<const std::uint32_t>(t)));
-  EXPECT_EQ(std::vector<std::uint8_t>(tsp.index.begin(), tsp.index.begin() + 3), (std::vector<std::uint8_t>{1, 0, 0}));
+  EXPECT_EQ(std::vector<std::uint8_t>(tsp.index.begin(), tsp.index.begin() + 3), (std::vector<std::uint8_t>{1, 0, 1}));
   t[0] = 0x3F800000;
   expect_throw_with([&] { (void)em::compress_sparse(tf32, em::CodeMatrix(bs::Format::tfloat32, 1, 16, std::span<const std::uint32_t>(t))); },
                     "holds 2 nonzero values: A is not 1:2 sparse");
@@ -424,8 +460,8 @@ TEST(SparseGemm, ReproducesTorchCsltSparseMmOnAnH100) {
 
 TEST(SparseGemm, TheSamplesTellTheScheduleApart) {
   // The committed samples fail the nearest wrong schedules: f16's slices added in order instead of
-  // pairwise, e4m3 -> f32 without its 14 slices, tf32's sparse operand rounded to nearest even, and
-  // e4m3 -> e4m3 converted without saturation.
+  // pairwise, e4m3 -> f32 without its 14 slices, tf32's sparse operand rounded to nearest even,
+  // e4m3 -> e4m3 converted without saturation, and (below) the fill probes' wrong rules.
   const SparseMmRun f16 = load(samples_dir() / "f16_gaussian_64x64x8192.sparse_mm");
   em::SparseGemmSchedule s = em::cusparselt_schedule(f16.input, f16.output, f16.slices);
   const em::CodeMatrix a16 = a_of(f16);
@@ -452,4 +488,24 @@ TEST(SparseGemm, TheSamplesTellTheScheduleApart) {
   d = em::gemm_sparse(s, em::compress_sparse(s.instruction, a_of(sat)), b_of(sat));
   for (auto& x : d) x = bs::convert_code(bs::Format::float8_e4m3fn, bs::Format::float32, x);  // overflow -> NaN
   EXPECT_GT(mismatches(d, sat.d), 0u);
+
+  // The fill probes (edges mode): a D that keeps -Inf, and a compressor that fills with the lowest
+  // zeros instead of the highest. The second is the model run on A and B with the positions of
+  // every group of four reversed: one instruction step sums its products as one fused sum, so only
+  // the fill changes.
+  for (const char* name : {"f16_fill_40rows.sparse_mm", "bf16_fill_subnormal_20rows.sparse_mm", "f32_fill_33rows.sparse_mm"}) {
+    const SparseMmRun fill = load(samples_dir() / name);
+    EXPECT_EQ(mismatches(em::cusparselt_sparse_mm(fill.output, a_of(fill), b_of(fill), fill.slices), fill.d), 0u) << name;
+    if (fill.input != bs::Format::float32) {
+      s = em::cusparselt_schedule(fill.input, fill.output, fill.slices);
+      d = em::gemm_sparse(s, em::cusparselt_compress(a_of(fill)), b_of(fill));
+      for (auto& x : d) x = bs::convert_code(fill.output, bs::Format::float32, x);
+      EXPECT_GT(mismatches(d, fill.d), 0u) << name << ": -Inf kept";
+    }
+    SparseMmRun mirrored = fill;
+    for (std::size_t at = 0; at < mirrored.a.size(); at += 4) std::reverse(mirrored.a.begin() + at, mirrored.a.begin() + at + 4);
+    for (std::size_t at = 0; at < mirrored.b_t.size(); at += 4) std::reverse(mirrored.b_t.begin() + at, mirrored.b_t.begin() + at + 4);
+    EXPECT_GT(mismatches(em::cusparselt_sparse_mm(fill.output, a_of(mirrored), b_of(mirrored), fill.slices), fill.d), 0u)
+        << name << ": the lowest zeros fill";
+  }
 }

@@ -66,7 +66,7 @@ void expect_refused(const std::filesystem::path& path, const std::string& messag
 
 TEST(SparseMmRuns, TheH100SamplesFitTheirMeasuredSliceCounts) {
   const std::vector<SparseMmRun> runs = read_sparse_mm_runs(samples_dir());
-  ASSERT_EQ(runs.size(), 21u);
+  ASSERT_EQ(runs.size(), 32u);
   // The runs whose data leave one slice count (docs/emulator.md: the sweep measured these S).
   const std::map<std::string, std::vector<int>> only = {
       {"e4m3_bf16_wide_64x64x16384.sparse_mm", {12}},
@@ -141,15 +141,20 @@ TEST(SparseMmRuns, SmallRunsAndWhatHasNoModel) {
   st = fit_sparse_mm(refused);
   EXPECT_EQ(st.tried, 0);
   EXPECT_NE(sparse_mm_table({st}).find("not run: Supported only"), std::string::npos);
-  // f32 input whose sparse operand would round past the largest tf32 value: outside the model, said why.
+  // f32 input whose sparse operand rounds past the largest tf32 value: the kernel reads 0x7F7FFFFF
+  // as NaN (measured), so D = NaN fits and D = +Inf does not.
   std::string f32_body(static_cast<std::size_t>(64 + 64 + 1) * 4, '\0');
   f32_body[0] = '\xFF', f32_body[1] = '\xFF', f32_body[2] = '\x7F', f32_body[3] = '\x7F';  // A(0, 0) = 0x7F7FFFFF
-  st = fit_sparse_mm(read_sparse_mm_file(s.write(
-      "tf32.sparse_mm", "blockscale-sparse-mm 1 library=torch backend=cusparselt a=f32 b=f32 m=1 n=1 k=64 out=f32", f32_body)));
-  EXPECT_NE(st.why_not.find("A row 0, column 0: cuSPARSELt's tf32 kernel rounds the sparse operand's 0x7F7FFFFF beyond the "
-                            "largest tf32 value"),
-            std::string::npos)
-      << st.why_not;
+  for (std::size_t at = 64 * 4; at < 128 * 4; at += 4) f32_body[at + 2] = '\x80', f32_body[at + 3] = '\x3F';  // B = 1
+  const std::size_t d_at = 128 * 4;
+  f32_body[d_at] = '\xFF', f32_body[d_at + 1] = '\xFF', f32_body[d_at + 2] = '\xFF', f32_body[d_at + 3] = '\x7F';
+  constexpr const char* kF32Header = "blockscale-sparse-mm 1 library=torch backend=cusparselt a=f32 b=f32 m=1 n=1 k=64 out=f32";
+  st = fit_sparse_mm(read_sparse_mm_file(s.write("tf32.sparse_mm", kF32Header, f32_body)));
+  EXPECT_TRUE(st.why_not.empty()) << st.why_not;
+  EXPECT_EQ(st.exact, (std::vector<int>{1, 2}));
+  f32_body[d_at] = '\0', f32_body[d_at + 1] = '\0', f32_body[d_at + 2] = '\x80';  // +Inf
+  st = fit_sparse_mm(read_sparse_mm_file(s.write("tf32_inf.sparse_mm", kF32Header, f32_body)));
+  EXPECT_FALSE(st.bit_exact());
   // Another output format than the table has.
   std::string body16 = f16_body(0x5000);
   body16.resize(body16.size() - 2);

@@ -26,9 +26,11 @@ struct SparseOperand {
 };
 
 // The sparse operand of a pruned matrix as libraries take it (a dense M x K matrix whose pruned
-// positions hold zero): the stored values of a group are its nonzero codes, in position order;
-// a group with fewer nonzero codes than it stores is completed with the zeros at its lowest free
-// positions (a zero times a finite B element adds nothing). `dense` must have the instruction's A
+// positions hold zero; -0 is a zero): the stored values of a group are its nonzero codes, in
+// position order; a group with fewer nonzero codes than it stores is completed with the zeros at
+// its highest free positions, as cuSPARSELt's compressor does (measured on an H100: a zero group
+// of four keeps positions 2 and 3, a zero tf32 pair its second position). Which zeros are kept
+// shows only where B holds Inf or NaN (a kept zero times Inf is NaN). `dense` must have the instruction's A
 // format and a K that is a multiple of the instruction's K; a group with more nonzero codes than
 // the instruction stores (a matrix that is not 2:4 / 1:2 sparse) throws std::invalid_argument
 // naming the row and the group.
@@ -71,10 +73,10 @@ enum class CusparseltRounding : std::uint8_t {
   // subnormals become zero; otherwise the magnitude is rounded up to the next tf32 value unless
   // the 13 bits tf32 drops are zero and the kept fraction's last bit is 0, i.e. the word
   // (x + 0x1FFF + bit 13 of x) with its 13 low bits cleared (the round-to-nearest-even bit trick
-  // with 0x1FFF in place of 0x0FFF). NaN stays NaN, +Inf stays +Inf, -Inf becomes NaN. A value
-  // whose rounding would pass the largest tf32 value is refused: the H100 gave +Inf for three such
-  // positive values and NaN for 0x7F7FFFFF and for each negative one, a rule the probes did not
-  // pin down.
+  // with 0x1FFF in place of 0x0FFF; equally: add half a tf32 ulp, then round to nearest even).
+  // Past the largest tf32 value, magnitudes 0x7F7FE000..0x7F7FF000 become Inf of their sign and
+  // 0x7F7FF001..0x7F7FFFFF NaN (the half-ulp addition carries into a NaN's bits). NaN stays NaN,
+  // Inf stays Inf. (The kernel's D turns an f32 -Inf into NaN: cusparselt_sparse_mm.)
   tf32_cusparselt_sparse,
 };
 
@@ -105,20 +107,20 @@ const CusparseltKernel& cusparselt_kernel(Format input, Format output);
 // run; the e4m3 runs fit each order tried).
 SparseGemmSchedule cusparselt_schedule(Format input, Format output, int slices = 1);
 
-// A word of `input` as a kernel reads it (throws std::invalid_argument for a tf32_cusparselt_sparse
-// value whose rounding would pass the largest tf32 value).
+// A word of an f32 (or the kernel's own) input as a kernel reads it.
 std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word);
 
 // torch._cslt_compress: the sparse operand of a dense M x K matrix (zeros at the pruned positions)
 // as the kernels of its format read it: each element rounded as a_rounding says, then
 // compress_sparse with the kernel's instruction. Every kernel of one input format reads A alike.
-// Errors name the row and column of an element refused, or the group that is not sparse.
+// Errors name the group that is not sparse.
 SparseOperand cusparselt_compress(const CodeMatrix& dense_a);
 
 // D (M x N codes of `output`) = A·B as torch._cslt_sparse_mm computes it for `dense_a` (M x K, zeros
 // at the pruned positions) and B (K x N) in one input format: the schedule above on the operands
-// as the kernel reads them, then the f32 result rounded to the output format (RNE; e4m3 saturating
-// to +-448, cvt.rn.satfinite).
+// as the kernel reads them; an f32 result of -Inf becomes NaN (+Inf stays), as every kernel measured
+// does; then the f32 result is rounded to the output format (RNE; e4m3 saturating to +-448,
+// cvt.rn.satfinite).
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b,
                                                 int slices = 1, const GemmOptions& options = {});
 // The same for an A from cusparselt_compress, for callers that run one operand with several slice
