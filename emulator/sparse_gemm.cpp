@@ -31,7 +31,8 @@ constexpr CusparseltRounding kGiven = CusparseltRounding::as_given;
 constexpr CusparseltKernel kKernels[] = {
     {Format::float16, Format::float16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 f16 f16", kGiven, kGiven,
      "H100: 128x128x2048 (S = 2; Gaussian, wide, random codes) and 64x64x8192 (S = 8; Gaussian, wide), two "
-     "seeds: 110,592 outputs bit-exact; slices added pairwise (in order or in reverse, 1-4 outputs of a run differ); edge probes (the compressor's fill over every zero pattern of a group, subnormals, Inf and NaN in B): 316,512 outputs"},
+     "seeds: 110,592 outputs bit-exact; slices added pairwise (in order or in reverse, 1-4 outputs of a run differ)"
+     "; edge probes (the compressor's fill over every zero pattern of a group, subnormals, Inf and NaN in B): 316,512 outputs"},
     {Format::bfloat16, Format::bfloat16, 64, "sm_90a wgmma.mma_async.sp m64n256k32 f32 bf16 bf16", kGiven, kGiven,
      "H100: 128x128x2048 and 64x64x8192 (S = 1), the same data kinds and seeds: 110,592 outputs bit-exact"
      "; edge probes (the compressor's fill over every zero pattern of a group, subnormals, Inf and NaN in B): 316,512 outputs"},
