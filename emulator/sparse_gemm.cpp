@@ -60,9 +60,10 @@ constexpr CusparseltKernel kKernels[] = {
 
 // compress_sparse's work: the stored values are codes of `dense` (the instruction's A format), and
 // an element is a zero for the choice of positions where its word in `tested` (same shape) ANDed
-// with `zero_mask` is 0. `who` prefixes errors.
+// with `zero_mask` is 0. `who` prefixes errors; `not_sparse_note` ends the one for a group with
+// too many nonzero values.
 SparseOperand compress_groups(const std::string& who, const Instruction& ins, const CodeMatrix& dense,
-                              const CodeMatrix& tested, std::uint32_t zero_mask) {
+                              const CodeMatrix& tested, std::uint32_t zero_mask, const char* not_sparse_note = "") {
   dense.check_codes(who + ": A");
   const std::size_t M = dense.rows(), K = dense.cols();
   if (K == 0 || K % static_cast<std::size_t>(ins.k) != 0) {
@@ -77,20 +78,19 @@ SparseOperand compress_groups(const std::string& who, const Instruction& ins, co
   out.index.resize(M * K / 2);
   for (std::size_t i = 0; i < M; ++i) {
     for (std::size_t g = 0; g < K / group; ++g) {
+      std::array<bool, 4> kept{};
       std::size_t nonzero = 0;
-      for (std::size_t p = 0; p < group; ++p) nonzero += (tested.word(i, g * group + p) & zero_mask) != 0;
+      for (std::size_t p = 0; p < group; ++p) nonzero += kept[p] = (tested.word(i, g * group + p) & zero_mask) != 0;
       if (nonzero > stored) {
         fail(who + ": row " + std::to_string(i) + ", group " + std::to_string(g) + " (K " + std::to_string(g * group) +
              ".." + std::to_string(g * group + group - 1) + ") holds " + std::to_string(nonzero) + " nonzero values: A is not " +
-             (group == 4 ? "2:4" : "1:2") + " sparse");
+             (group == 4 ? "2:4" : "1:2") + " sparse" + not_sparse_note);
       }
       // Every nonzero position, and the highest zero ones to fill the group: the choice of
       // cuSPARSELt 0.8's compressor (torch._cslt_compress), measured on an H100 for every pattern
       // of zeros and nonzero values of a group (scripts/probe_sparse_mm.py edges, `fill`), which
       // shows when B holds Inf or NaN there (a kept zero times Inf is NaN). Stored in increasing
       // position order.
-      std::array<bool, 4> kept{};
-      for (std::size_t p = 0; p < group; ++p) kept[p] = (tested.word(i, g * group + p) & zero_mask) != 0;
       for (std::size_t p = group, fill = stored - nonzero; p-- > 0 && fill > 0;) {
         if (!kept[p]) kept[p] = true, --fill;
       }
@@ -341,7 +341,13 @@ SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
          " input; the table has" + known_pairs());
   }
   const Instruction ins = parse_instruction(kernel->instruction);
-  if (kernel->a_rounding == CusparseltRounding::as_given) return compress_sparse(ins, dense_a);
+  // The H100 gave no rule for a group with more nonzero values than it stores (docs/emulator.md,
+  // "Zeros, subnormals, Inf and NaN").
+  constexpr const char* kNoRule = " (cuSPARSELt's result for such a group follows no rule: prune A first)";
+  if (kernel->a_rounding == CusparseltRounding::as_given) {
+    const std::uint32_t sign = 1u << (info(dense_a.format()).storage_bits - 1);
+    return compress_groups("compress_sparse(" + ins.name() + ")", ins, dense_a, dense_a, ~sign, kNoRule);
+  }
   const std::size_t M = dense_a.rows(), K = dense_a.cols();
   std::vector<std::uint32_t> words(M * K);
   for (std::size_t i = 0; i < M; ++i) {
@@ -352,7 +358,7 @@ SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
   // only at the second position, the fill's choice), while a kept one is rounded like any other
   // value (measured on the H100: edges mode's fill_subnormal, single_a_overflow's subnormal rows).
   return compress_groups("cusparselt_compress", ins, CodeMatrix(*format_of(ins.a), M, K, std::span<const std::uint32_t>(words)),
-                         dense_a, 0x7F800000u);
+                         dense_a, 0x7F800000u, kNoRule);
 }
 
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b, int slices,

@@ -113,7 +113,7 @@ std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word);
 // torch._cslt_compress: the sparse operand of a dense M x K matrix (zeros at the pruned positions)
 // as the kernels of its format read it: each element rounded as a_rounding says, then
 // compress_sparse with the kernel's instruction. Every kernel of one input format reads A alike.
-// Errors name the group that is not sparse.
+// Errors name the group that is not sparse (cuSPARSELt's result for one follows no rule).
 SparseOperand cusparselt_compress(const CodeMatrix& dense_a);
 
 // D (M x N codes of `output`) = A·B as torch._cslt_sparse_mm computes it for `dense_a` (M x K, zeros
