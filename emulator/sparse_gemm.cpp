@@ -400,12 +400,16 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
   constexpr std::uint32_t kMinusInf = 0xFF800000u, kNaN = 0x7FFFFFFFu;
   for (std::uint32_t& x : d) x = x == kMinusInf ? kNaN : x;
   if (output == Format::float32) return d;
+  for (std::uint32_t& x : d) x = cusparselt_output(output, x);
+  return d;
+}
+
+std::uint32_t cusparselt_output(Format output, std::uint32_t f32_word) {
   // The epilogue's conversion of the f32 accumulator: RNE; e4m3 cvt.rn.satfinite (random codes of
   // the data runs overflow 448 and come back as +-448, never NaN).
   ConvertOptions o;
   if (output == Format::float8_e4m3fn) o.overflow = Overflow::saturate;
-  for (std::uint32_t& x : d) x = convert_code(output, Format::float32, x, o);
-  return d;
+  return convert_code(output, Format::float32, f32_word, o);
 }
 
 }  // namespace blockscale::emulator

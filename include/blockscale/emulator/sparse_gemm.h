@@ -128,4 +128,8 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix&
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOperand& a, const CodeMatrix& b, int slices = 1,
                                                 const GemmOptions& options = {});
 
+// The kernels' conversion of an f32 result to the output format: RNE; for e4m3 saturating to
+// +-448 (cvt.rn.satfinite). cusparselt_sparse_mm applies the -Inf rule before it.
+std::uint32_t cusparselt_output(Format output, std::uint32_t f32_word);
+
 }  // namespace blockscale::emulator
