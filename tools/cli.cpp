@@ -9,7 +9,6 @@
 #include <optional>
 #include <stdexcept>
 
-#include "blockscale/harness/compare.h"
 
 namespace blockscale::cli {
 
@@ -148,14 +147,18 @@ std::string json_escape(const std::string& s) {
 void UlpComparison::add(std::uint32_t got, std::uint32_t reference) {
   ++outputs;
   if (got != reference) ++differ;
-  const std::optional<std::uint64_t> ulps = harness::ulp_distance(harness::OutputFormat::f32, got, reference);
-  if (!ulps) {  // NaN on one side only
+  const bool got_nan = is_nan(format, got), reference_nan = is_nan(format, reference);
+  if (got_nan != reference_nan) {  // NaN on one side only
     ++nan_mismatch;
     return;
   }
-  const std::uint64_t d = *ulps;
+  // Representable values between the two (sign-magnitude codes, +0 and -0 meet); NaNs are 0 apart.
+  const std::uint32_t sign = sign_mask(format), mx = got & magnitude_mask(format), my = reference & magnitude_mask(format);
+  const std::uint64_t d = got_nan                         ? 0
+                          : ((got ^ reference) & sign) == 0 ? (mx > my ? mx - my : my - mx)
+                                                          : std::uint64_t{mx} + my;
   if (d == 0 && got != reference) {
-    if ((got & 0x7FFFFFFFu) == 0) {
+    if (mx == 0) {
       ++zero_sign;
     } else {
       ++nan_payload;

@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "blockscale/formats/format.h"
+
 namespace blockscale::cli {
 
 inline constexpr int kExitOk = 0;
@@ -93,8 +95,7 @@ std::string json_escape(const std::string& s);
 // A number as JSON with `digits` significant digits; null for NaN and +-Inf, which JSON lacks.
 std::string json_number(double x, int digits = 6);
 
-// ---- How far f32 results are from the reference's, in ulps (`demo`, `gemm`; the distance is
-// harness::ulp_distance).
+// ---- How far results are from the reference's, in ulps of their format (`demo`, `gemm`).
 struct UlpBucket {
   const char* label;
   std::uint64_t lo, hi;  // inclusive
@@ -113,8 +114,10 @@ std::vector<double> order_statistics(std::span<const std::uint64_t> keys, std::s
 // sorts them by numeric distance, which is 0 for the two kinds of bit difference that it cannot
 // see, counted on their own: a zero of the other sign (zero_sign) and another NaN pattern
 // (nan_payload: the exact numerics write 0x7FC00000, the tensor-core models 0x7FFFFFFF).
-// nan_mismatch: a NaN on one side only (no ulp distance).
+// nan_mismatch: a NaN on one side only (no ulp distance). `format`: the format of both codes (f32,
+// or the output format of a kernel that writes f16, bf16 or e4m3); ulps are that format's.
 struct UlpComparison {
+  Format format = Format::float32;
   std::int64_t outputs = 0, differ = 0, nan_mismatch = 0, zero_sign = 0, nan_payload = 0;
   std::uint64_t max_ulp = 0;
   std::int64_t histogram[kUlpBucketCount] = {};

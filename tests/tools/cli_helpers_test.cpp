@@ -2,7 +2,7 @@
 // tools/cli: the statistics helpers that `blockscale gemm` and `demo` report with. order_statistics
 // against a full std::sort of the kept values (ties, zeros, +Inf, keys left out, one bin holding
 // everything, values spread over every exponent); UlpComparison::merge against one comparison over
-// all outputs.
+// all outputs; its distance in every output format against the count of the values between.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,9 +11,12 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <map>
 #include <vector>
 
 #include "../../tools/cli.h"
+#include "blockscale/formats/convert.h"
+#include "blockscale/harness/compare.h"
 
 namespace {
 
@@ -132,6 +135,55 @@ TEST(UlpComparison, CountsBitDifferencesThatAreZeroUlpsApart) {
   EXPECT_EQ(u.histogram[0], 5);
   EXPECT_EQ(u.histogram[1], 1);
   EXPECT_EQ(u.max_ulp, 1u);
+}
+
+// The distance in ulps of D's format (e4m3, f16, bf16 for the sparse kernels' D): every pair of
+// e4m3 codes and 2^20 pairs of f16 and bf16 codes (near each other or anywhere) against the
+// number of distinct values between them, counted on the sorted list of the format's values (+0 and
+// -0 one value); NaN against a number is a mismatch, NaN against NaN 0 apart. f32 pairs against
+// harness::ulp_distance.
+TEST(UlpComparison, DistanceInEachOutputFormat) {
+  using blockscale::Format;
+  for (const Format f : {Format::float8_e4m3fn, Format::float16, Format::bfloat16}) {
+    const int bits = f == Format::float8_e4m3fn ? 8 : 16;
+    std::map<double, std::int64_t> rank;  // value -> position among the distinct values
+    for (std::uint32_t c = 0; c < (1u << bits); ++c) {
+      const double v = blockscale::to_double(f, c);
+      if (!std::isnan(v)) rank.emplace(v, 0);
+    }
+    std::int64_t next = 0;
+    for (auto& [value, r] : rank) r = next++;
+    std::mt19937_64 rng(static_cast<std::uint64_t>(bits));
+    const std::int64_t pairs = bits == 8 ? 65536 : 1 << 20;
+    for (std::int64_t p = 0; p < pairs; ++p) {
+      const auto x = static_cast<std::uint32_t>(bits == 8 ? p & 0xFF : rng() & 0xFFFF);
+      const auto y = static_cast<std::uint32_t>(bits == 8 ? p >> 8 : (p & 1 ? rng() & 0xFFFF : (x + rng() % 64 - 32) & 0xFFFF));
+      UlpComparison u;
+      u.format = f;
+      u.add(x, y);
+      const double vx = blockscale::to_double(f, x), vy = blockscale::to_double(f, y);
+      if (std::isnan(vx) != std::isnan(vy)) {
+        ASSERT_EQ(u.nan_mismatch, 1) << x << " " << y;
+        continue;
+      }
+      const std::int64_t want = std::isnan(vx) ? 0 : std::abs(rank.at(vx) - rank.at(vy));
+      ASSERT_EQ(u.max_ulp, static_cast<std::uint64_t>(want)) << blockscale::to_string(f) << " " << x << " " << y;
+      ASSERT_EQ(u.differ, x != y ? 1 : 0);
+    }
+  }
+  std::mt19937_64 rng(5);
+  for (int p = 0; p < 1 << 20; ++p) {
+    const auto x = static_cast<std::uint32_t>(rng());
+    const auto y = static_cast<std::uint32_t>(p & 1 ? rng() : x + rng() % 64 - 32);
+    UlpComparison u;
+    u.add(x, y);
+    const std::optional<std::uint64_t> want = blockscale::harness::ulp_distance(blockscale::harness::OutputFormat::f32, x, y);
+    if (!want) {
+      ASSERT_EQ(u.nan_mismatch, 1);
+    } else {
+      ASSERT_EQ(u.max_ulp, *want) << x << " " << y;
+    }
+  }
 }
 
 }  // namespace
