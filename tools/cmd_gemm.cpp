@@ -39,6 +39,7 @@
 
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/emulator/library_fp8.h"
+#include "blockscale/emulator/sparse_gemm.h"
 #include "blockscale/harness/target.h"
 #include "blockscale/quantize.h"
 #include "blockscale/reference.h"
@@ -430,6 +431,7 @@ struct Numerics {
       rows;
   int min_chunk_rows = 1;  // below this a slice costs more than it computes (the emulator's B panels)
   int split_k = 0;         // a library model's split count; 0 for the others
+  Format d_format = Format::float32;  // the codes `rows` returns (a sparse kernel's f16, bf16 or e4m3 D)
 };
 
 // A function of A's rows [r0, r1) as a tensor of their own (the whole of A when that is all of
@@ -445,7 +447,9 @@ auto on_row_slices(const BlockScaledTensor& qa, F f) {
 struct Result {
   std::string name, definition;
   int split_k = 0;
-  std::vector<std::uint32_t> d;
+  std::vector<std::uint32_t> d;      // f32 words (the values of `codes` where D is not f32)
+  Format d_format = Format::float32;
+  std::vector<std::uint32_t> codes;  // D's codes in d_format; empty where that is f32
   double seconds = 0;
   emulator::GemmPathStats stats;
   bool has_stats = false;
@@ -587,6 +591,12 @@ Result run_numerics(const Numerics& n, std::int64_t M, const std::vector<std::ui
   }
   r.has_stats = r.stats.exact + r.stats.truncating + r.stats.special + r.stats.reference_outputs + r.stats.certified > 0;
   r.seconds = progress.finish();
+  if (n.d_format != Format::float32) {  // every f16, bf16 and e4m3 value (NaN included) is an f32 value
+    r.d_format = n.d_format;
+    r.codes = std::move(r.d);
+    r.d.resize(r.codes.size());
+    for (std::size_t i = 0; i < r.codes.size(); ++i) r.d[i] = convert_code(Format::float32, n.d_format, r.codes[i]);
+  }
   return r;
 }
 
@@ -651,16 +661,21 @@ ErrorStats error_stats(const std::vector<std::uint32_t>& d, const Fp64Product& r
   return e;
 }
 
-// Each numerics' distance from exact, output by output.
-UlpComparison ulps_from(const std::vector<std::uint32_t>& d, const std::vector<std::uint32_t>& exact) {
+// Each numerics' distance from exact, output by output, in ulps of D's format (both have it).
+UlpComparison ulps_from(const Result& r, const Result& exact) {
+  const std::vector<std::uint32_t>& d = r.codes.empty() ? r.d : r.codes;
+  const std::vector<std::uint32_t>& e = exact.codes.empty() ? exact.d : exact.codes;
   const std::int64_t chunks = stats_chunks(d.size());
   std::vector<UlpComparison> parts(static_cast<std::size_t>(chunks));
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = 0; c < chunks; ++c) {
+    UlpComparison& part = parts[static_cast<std::size_t>(c)];
+    part.format = r.d_format;
     const std::size_t end = std::min(d.size(), static_cast<std::size_t>((c + 1) * kStatsChunk));
-    for (std::size_t i = static_cast<std::size_t>(c * kStatsChunk); i < end; ++i) parts[static_cast<std::size_t>(c)].add(d[i], exact[i]);
+    for (std::size_t i = static_cast<std::size_t>(c * kStatsChunk); i < end; ++i) part.add(d[i], e[i]);
   }
   UlpComparison all;
+  all.format = r.d_format;
   for (const UlpComparison& part : parts) all.merge(part);
   return all;
 }
@@ -852,11 +867,512 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   return n;
 }
 
+// ---- What every family reports: its own header fields, then per numerics the error against an
+// fp64 product and the distance from exact (the first numerics, when exact runs).
+struct Report {
+  std::string json_fields;  // the family's JSON fields after the operands, each "\n  \"key\": value,"
+  std::string text_header;  // the family's lines after the operands' sources, each ending in a newline
+  std::string fp64_title;   // the fp64 product the errors are measured against
+  std::string ulp_title;    // what the ulps from exact show
+  std::vector<Result> results;
+  std::vector<ErrorStats> errors;
+  std::vector<UlpComparison> ulps;
+};
+
+void create_output_dir(const std::optional<std::string>& out_dir) {
+  if (!out_dir) return;
+  std::error_code ec;
+  std::filesystem::create_directories(*out_dir, ec);
+  if (ec) throw UsageError(*out_dir + ": cannot create the output directory: " + ec.message());
+}
+
+// Runs each numerics, writes its D under out_dir, and measures it against `ref` and exact.
+void run_and_measure(Report& report, const std::vector<Numerics>& numerics, const Problem& p,
+                     const std::vector<std::uint32_t>& c_bits, const Fp64Product& ref, bool with_exact,
+                     const std::optional<std::string>& out_dir, Progress& progress) {
+  for (const Numerics& n : numerics) report.results.push_back(run_numerics(n, p.M, c_bits, p.N, progress));
+  if (out_dir) {
+    for (const Result& r : report.results) write_npy_f32(output_path(*out_dir, r.name), p.M, p.N, r.d);
+  }
+  const std::size_t count = report.results.size();
+  report.errors.resize(count);
+  report.ulps.resize(count);
+  progress.start("statistics", static_cast<std::int64_t>(count));
+  for (std::size_t i = 0; i < count; ++i) {  // each on all threads
+    report.errors[i] = error_stats(report.results[i].d, ref);
+    if (with_exact) report.ulps[i] = ulps_from(report.results[i], report.results[0]);
+    progress.advance(static_cast<std::int64_t>(i + 1));
+  }
+  progress.finish();
+}
+
+void print_report_json(const Report& report, const Problem& p, bool with_exact, const std::optional<std::string>& out_dir) {
+  const double macs = static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
+  std::string c_json = "null";
+  if (!p.c.empty()) c_json = std::string(1, '"').append(json_escape(p.c_source)).append(1, '"');
+  std::printf("{\n  \"m\": %lld, \"n\": %lld, \"k\": %lld,\n  \"a\": \"%s\", \"b\": \"%s\", \"c\": %s,%s",
+              static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
+              json_escape(p.a_source).c_str(), json_escape(p.b_source).c_str(), c_json.c_str(), report.json_fields.c_str());
+  std::printf("\n  \"numerics\": [");
+  for (std::size_t i = 0; i < report.results.size(); ++i) {
+    const Result& r = report.results[i];
+    const ErrorStats& e = report.errors[i];
+    std::printf("%s\n    {\"name\": \"%s\", \"definition\": \"%s\", \"seconds\": %.6f, \"mac_per_second\": %.6g,\n"
+                "     \"vs_fp64\": {\"compared\": %lld, \"nonfinite\": %lld, \"relative_frobenius\": %s, "
+                "\"normalised_median\": %s, \"normalised_p99\": %s, \"normalised_max\": %s}",
+                i ? "," : "", json_escape(r.name).c_str(), json_escape(r.definition).c_str(), r.seconds,
+                macs / std::max(r.seconds, 1e-9), static_cast<long long>(e.compared),
+                static_cast<long long>(e.nonfinite), json_number(e.relative_frobenius).c_str(),
+                json_number(e.median).c_str(), json_number(e.p99).c_str(), json_number(e.max).c_str());
+    if (r.split_k > 0) std::printf(",\n     \"split_k\": %d", r.split_k);  // a library model's slices
+    if (with_exact) {
+      const UlpComparison& u = report.ulps[i];
+      std::printf(",\n     \"vs_exact\": {\"outputs\": %lld, \"differ\": %lld, \"nan_mismatches\": %lld, "
+                  "\"zero_sign_mismatches\": %lld, \"nan_payload_differences\": %lld, \"max_ulp\": %llu, "
+                  "\"ulp_histogram\": {",
+                  static_cast<long long>(u.outputs), static_cast<long long>(u.differ),
+                  static_cast<long long>(u.nan_mismatch), static_cast<long long>(u.zero_sign),
+                  static_cast<long long>(u.nan_payload), static_cast<unsigned long long>(u.max_ulp));
+      for (int b = 0; b < kUlpBucketCount; ++b)
+        std::printf("%s\"%s\": %lld", b ? ", " : "", kUlpBuckets[b].label, static_cast<long long>(u.histogram[b]));
+      std::printf("}}");
+    }
+    if (r.has_stats && r.name == "exact") {
+      // emulator::exact_gemm counts outputs: proved exact in double, settled as NaN / Inf, or
+      // recomputed by the reference engine; exact_fp8_scaled_gemm: certified in double, summed in
+      // its fixed point, or in reference::ExactSum.
+      std::printf(",\n     \"outputs\": {\"proved\": %llu, \"special\": %llu, \"reference\": %llu, \"certified\": %llu}",
+                  static_cast<unsigned long long>(r.stats.exact), static_cast<unsigned long long>(r.stats.special),
+                  static_cast<unsigned long long>(r.stats.reference_outputs),
+                  static_cast<unsigned long long>(r.stats.certified));
+    } else if (r.has_stats) {
+      std::printf(",\n     \"steps\": {\"exact\": %llu, \"truncating\": %llu, \"special\": %llu}",
+                  static_cast<unsigned long long>(r.stats.exact), static_cast<unsigned long long>(r.stats.truncating),
+                  static_cast<unsigned long long>(r.stats.special));
+    }
+    if (out_dir) std::printf(",\n     \"file\": \"%s\"", json_escape(output_path(*out_dir, r.name)).c_str());
+    std::printf("}");
+  }
+  std::printf("\n  ]\n}\n");
+}
+
+void print_report_text(const Report& report, const Problem& p, bool with_exact, const std::optional<std::string>& out_dir) {
+  const double macs = static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
+  const std::vector<Result>& results = report.results;
+  std::printf("blockscale gemm: D = A x B%s, M=%lld N=%lld K=%lld\n", p.c.empty() ? "" : " + C", static_cast<long long>(p.M),
+              static_cast<long long>(p.N), static_cast<long long>(p.K));
+  std::printf("  A: %s\n  B: %s\n", p.a_source.c_str(), p.b_source.c_str());
+  if (!p.c.empty()) std::printf("  C: %s\n", p.c_source.c_str());
+  std::printf("%s\n", report.text_header.c_str());
+  for (const Result& r : results) std::printf("  %-14s %s\n", r.name.c_str(), r.definition.c_str());
+  std::printf("\n  error against %s (normalised: |D - R| / (|A||B| + |C|) per output)\n", report.fp64_title.c_str());
+  std::printf("  %-14s %9s %10s %12s %11s %11s %11s\n", "numerics", "time", "MAC/s", "rel. Frob.", "norm. med", "norm. p99",
+              "norm. max");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const ErrorStats& e = report.errors[i];
+    std::printf("  %-14s %8.2fs %10.3g %12.4g %11.4g %11.4g %11.4g", results[i].name.c_str(), results[i].seconds,
+                macs / std::max(results[i].seconds, 1e-9), e.relative_frobenius, e.median, e.p99, e.max);
+    if (e.nonfinite) std::printf("  (%lld outputs NaN or Inf, left out)", static_cast<long long>(e.nonfinite));
+    std::printf("\n");
+  }
+  if (with_exact && results.size() > 1) {
+    std::printf("\n  %s\n", report.ulp_title.c_str());
+    std::printf("  %-14s %15s %9s  ", "numerics", "outputs differ", "max ulp");
+    for (const UlpBucket& b : kUlpBuckets) std::printf(" %8s", b.label);
+    std::printf("\n");
+    for (std::size_t i = 1; i < results.size(); ++i) {
+      const UlpComparison& u = report.ulps[i];
+      char differ[48];
+      std::snprintf(differ, sizeof differ, "%lld (%.1f%%)", static_cast<long long>(u.differ),
+                    100.0 * static_cast<double>(u.differ) / static_cast<double>(std::max<std::int64_t>(u.outputs, 1)));
+      std::printf("  %-14s %15s %9llu  ", results[i].name.c_str(), differ, static_cast<unsigned long long>(u.max_ulp));
+      for (const std::int64_t h : u.histogram) std::printf(" %8lld", static_cast<long long>(h));
+      print_bit_differences(u);
+      std::printf("\n");
+    }
+  }
+  if (out_dir) {
+    std::printf("\n  D written as f32 .npy files, one per numerics: %s ...\n", output_path(*out_dir, results[0].name).c_str());
+  }
+}
+
+void print_report(const Report& report, const Problem& p, bool with_exact, const std::optional<std::string>& out_dir, bool json) {
+  if (json) {
+    print_report_json(report, p, with_exact, out_dir);
+  } else {
+    print_report_text(report, p, with_exact, out_dir);
+  }
+}
+
+// ---- 2:4 sparse A: torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as measured on an H100
+// (emulator/sparse_gemm.h; docs/emulator.md, "2:4 sparse GEMMs").
+struct SparseInput {
+  const char* name;
+  Format format;
+};
+constexpr SparseInput kSparseInputs[] = {
+    {"f16", Format::float16}, {"bf16", Format::bfloat16}, {"f32", Format::float32}, {"e4m3", Format::float8_e4m3fn}};
+
+Format sparse_format(const std::string& option, const std::string& name) {
+  for (const SparseInput& s : kSparseInputs)
+    if (name == s.name) return s.format;
+  throw UsageError("--" + option + " '" + name + "': with --sparse, f16, bf16, f32 or e4m3 (torch._cslt_sparse_mm's types)");
+}
+
+const char* sparse_name(Format f) {
+  for (const SparseInput& s : kSparseInputs)
+    if (f == s.format) return s.name;
+  return "?";
+}
+
+// Magnitude pruning along K, as the sparse kernels need A: of each group of `group` values (4; 2 for
+// f32 input, which runs the tf32 kernel's 1:2 sparsity) the group / 2 largest magnitudes stay, ties
+// to the lower position, a NaN above any number; the others become +0. This is the mask of NVIDIA's
+// ASP (apex, m4n2_1d) and of scripts/probe_sparse_mm.py. Returns how many nonzero values it removed.
+std::int64_t prune_by_magnitude(WorkBuffer& a, std::int64_t M, std::int64_t K, int group) {
+  const auto larger = [](double x, double y) {  // |x| > |y|, NaN largest
+    if (std::isnan(x)) return !std::isnan(y);
+    return !std::isnan(y) && std::fabs(x) > std::fabs(y);
+  };
+  std::int64_t removed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : removed)
+  for (std::int64_t i = 0; i < M; ++i) {
+    for (std::int64_t g = 0; g < K; g += group) {
+      double* v = a.data() + i * K + g;
+      bool keep[4] = {};
+      for (int q = 0; q < group; ++q) {
+        int ahead = 0;  // values ranked before v[q]
+        for (int r = 0; r < group; ++r) ahead += larger(v[r], v[q]) || (r < q && !larger(v[q], v[r]));
+        keep[q] = ahead < group / 2;
+      }
+      for (int q = 0; q < group; ++q) {
+        if (keep[q]) continue;
+        removed += v[q] != 0.0;
+        v[q] = 0.0;
+      }
+    }
+  }
+  return removed;
+}
+
+// ||x - ref||_F / ||ref||_F over the outputs where both are finite, in chunks added in order (the
+// bits do not depend on the thread count).
+double relative_frobenius(const WorkBuffer& x, const WorkBuffer& ref) {
+  const std::int64_t chunks = stats_chunks(x.size());
+  std::vector<double> diff2(static_cast<std::size_t>(chunks)), ref2(static_cast<std::size_t>(chunks));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::size_t end = std::min(x.size(), static_cast<std::size_t>((c + 1) * kStatsChunk));
+    for (std::size_t i = static_cast<std::size_t>(c * kStatsChunk); i < end; ++i) {
+      if (!std::isfinite(x[i]) || !std::isfinite(ref[i])) continue;
+      diff2[static_cast<std::size_t>(c)] += (x[i] - ref[i]) * (x[i] - ref[i]);
+      ref2[static_cast<std::size_t>(c)] += ref[i] * ref[i];
+    }
+  }
+  double d = 0, r = 0;
+  for (std::size_t c = 0; c < diff2.size(); ++c) {
+    d += diff2[c];
+    r += ref2[c];
+  }
+  return r > 0 ? std::sqrt(d / r) : (d > 0 ? INFINITY : 0.0);
+}
+
+// The operands as the caller hands them to torch._cslt_compress and torch._cslt_sparse_mm: f32
+// values cast to the input type as a framework does (Tensor.to): f16 and bf16 to nearest even,
+// overflowing to Inf; e4m3 to nearest even, and NaN where the rounding passes 448 (magnitudes above
+// 464: torch 2.11's non-saturating Float8_e4m3fn cast, which ml_dtypes' default shares;
+// docs/formats.md); f32 as given (the tf32 kernel rounds its operands itself).
+struct SparseOperands {
+  Format input = Format::float16;
+  std::int64_t M = 0, N = 0, K = 0;
+  std::vector<std::uint32_t> a, b;  // M x K and K x N codes, row-major
+  std::int64_t changed = 0, nonfinite = 0;  // values the cast changed / made Inf or NaN
+};
+
+std::vector<std::uint32_t> cast_values(Format input, const FirstTouchVector<float>& v, std::int64_t& changed,
+                                       std::int64_t& nonfinite) {
+  const ConvertOptions o = input == Format::float8_e4m3fn ? presets::ml_dtypes(input) : presets::ieee();
+  std::vector<std::uint32_t> codes(v.size());
+  const auto n = static_cast<std::int64_t>(v.size());
+  std::int64_t c = 0, nf = 0;
+#pragma omp parallel for schedule(static) reduction(+ : c, nf)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto bits = std::bit_cast<std::uint32_t>(v[static_cast<std::size_t>(i)]);
+    const std::uint32_t code = input == Format::float32 ? bits : convert_code(input, Format::float32, bits, o);
+    codes[static_cast<std::size_t>(i)] = code;
+    const std::uint32_t back = convert_code(Format::float32, input, code);
+    c += back != bits && !(is_nan(Format::float32, back) && is_nan(Format::float32, bits));
+    const ValueClass cls = classify(input, code);
+    nf += std::isfinite(v[static_cast<std::size_t>(i)]) && (cls == ValueClass::infinite || cls == ValueClass::nan);
+  }
+  changed += c;
+  nonfinite += nf;
+  return codes;
+}
+
+Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op, Format d_format, int slices) {
+  Numerics n;
+  n.name = name;
+  n.d_format = d_format;
+  const std::string d_name = sparse_name(d_format);
+  const std::string d_conversion = d_format == Format::float32 ? std::string()
+                                   : ", then to " + d_name + " as the kernels convert (nearest even" +
+                                         (d_format == Format::float8_e4m3fn ? ", saturating)" : ")");
+  const reference::DType dtype = reference::dtype_of(op.input);
+  const auto to_d = [d_format](std::uint32_t f32) { return d_format == Format::float32 ? f32 : emulator::cusparselt_output(d_format, f32); };
+  if (name == "exact") {
+    n.definition = "the operands' exact sum, rounded once to f32 (nearest even)" + d_conversion;
+    n.min_chunk_rows = 64;
+    // Each product of two f16, bf16, e4m3 or f32 values is exact in double (at most 48 significand
+    // bits, exponents within double's range), so the double sum s of A's nonzero products in k order
+    // is within err = (n + 2) 2^-52 sum|p| of the exact sum (recursive summation, Higham 2nd ed.
+    // §4.2, with room for the rounding of sum|p| and of s +- err). Where s - err and s + err round to
+    // one f32, so does the exact sum. The other outputs (NaN or Inf in their row or column, an exact
+    // zero whose sign needs the zero products, or a rounding boundary inside the interval) are
+    // computed by reference::mma (ct::mma, exact numerics) from all of K.
+    struct DecodedB {
+      std::vector<double> values;        // K x N
+      std::vector<std::uint8_t> finite;  // per column: no NaN or Inf
+    };
+    auto decoded = std::make_shared<DecodedB>();
+    decoded->values.resize(op.b.size());
+    decoded->finite.assign(static_cast<std::size_t>(op.N), 1);
+    for (std::size_t i = 0; i < op.b.size(); ++i) {
+      decoded->values[i] = to_double(op.input, op.b[i]);
+      if (!std::isfinite(decoded->values[i])) decoded->finite[i % static_cast<std::size_t>(op.N)] = 0;
+    }
+    n.rows = [&op, decoded = std::shared_ptr<const DecodedB>(decoded), dtype, to_d](
+                 std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>, emulator::GemmPathStats* stats) {
+      const auto N = static_cast<std::size_t>(op.N), K = static_cast<std::size_t>(op.K);
+      std::vector<std::uint32_t> d(static_cast<std::size_t>(r1 - r0) * N);
+      std::uint64_t certified = 0, recomputed = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : certified, recomputed)
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const std::uint32_t* a = op.a.data() + static_cast<std::size_t>(i) * K;
+        std::vector<double> sum(N, 0.0), magnitude(N, 0.0);
+        bool row_finite = true;
+        double terms = 0;
+        for (std::size_t k = 0; k < K; ++k) {
+          const double x = to_double(op.input, a[k]);
+          if (!std::isfinite(x)) row_finite = false;
+          if (x == 0.0 || !row_finite) continue;
+          ++terms;
+          const double* b = decoded->values.data() + k * N;
+          for (std::size_t j = 0; j < N; ++j) {
+            const double product = x * b[j];
+            sum[j] += product;
+            magnitude[j] += std::fabs(product);
+          }
+        }
+        for (std::size_t j = 0; j < N; ++j) {
+          const double err = magnitude[j] * (terms + 2) * 0x1p-52;
+          const auto lo = std::bit_cast<std::uint32_t>(static_cast<float>(sum[j] - err));
+          const auto hi = std::bit_cast<std::uint32_t>(static_cast<float>(sum[j] + err));
+          std::uint32_t f32 = lo;
+          if (row_finite && decoded->finite[j] && magnitude[j] > 0 && magnitude[j] < 0x1p1000 && lo == hi) {
+            ++certified;
+          } else {
+            ++recomputed;
+            std::vector<std::uint64_t> row(a, a + K), column(K);
+            for (std::size_t k = 0; k < K; ++k) column[k] = op.b[k * N + j];
+            const reference::Tensor r = reference::mma(reference::Tensor(dtype, {1, op.K}, std::move(row)),
+                                                       reference::Tensor(dtype, {op.K, 1}, std::move(column)),
+                                                       reference::Tensor::zeros(reference::DType::float32, {1, 1}));
+            f32 = static_cast<std::uint32_t>(r.code(0));
+          }
+          d[static_cast<std::size_t>(i - r0) * N + j] = to_d(f32);
+        }
+      }
+      if (stats) {
+        stats->certified += certified;
+        stats->reference_outputs += recomputed;
+      }
+      return d;
+    };
+    return n;
+  }
+  if (name == "sequential_f32") {
+    // reference::mma (ct::mma, sequential numerics) on one row of A at a time, from +0.
+    n.definition = "the fp32 FMA chain in k order from +0, d = fmaf(a, b, d) over all of K (a naive host reference)" + d_conversion;
+    n.min_chunk_rows = 16;
+    std::vector<std::uint64_t> b_codes(op.b.begin(), op.b.end());
+    const auto rhs = std::make_shared<const reference::Tensor>(dtype, reference::Shape{op.K, op.N}, std::move(b_codes));
+    n.rows = [&op, rhs, dtype, to_d](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+                                    emulator::GemmPathStats*) {
+      const auto N = static_cast<std::size_t>(op.N), K = static_cast<std::size_t>(op.K);
+      std::vector<std::uint32_t> d(static_cast<std::size_t>(r1 - r0) * N);
+      const reference::Tensor zero = reference::Tensor::zeros(reference::DType::float32, {1, op.N});
+#pragma omp parallel for schedule(dynamic, 1)
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const auto row = op.a.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) * K);
+        const reference::Tensor lhs(dtype, {1, op.K}, std::vector<std::uint64_t>(row, row + static_cast<std::ptrdiff_t>(K)));
+        const reference::Tensor r = reference::mma(lhs, *rhs, zero, reference::Numerics::sequential());
+        for (std::size_t j = 0; j < N; ++j) {
+          d[static_cast<std::size_t>(i - r0) * N + j] = to_d(static_cast<std::uint32_t>(r.code(static_cast<std::int64_t>(j))));
+        }
+      }
+      return d;
+    };
+    return n;
+  }
+  if (name != "cusparselt") throw UsageError("unknown model '" + name + "' with --sparse (cusparselt, sequential_f32)");
+  const emulator::CusparseltKernel& kernel = emulator::cusparselt_kernel(op.input, d_format);
+  const emulator::SparseGemmSchedule schedule = emulator::cusparselt_schedule(op.input, d_format, slices);
+  n.split_k = slices;
+  n.definition = "torch._cslt_sparse_mm " + std::string(sparse_name(op.input)) + " -> " + d_name +
+                 " on sm_90a as measured on an H100 (cuSPARSELt 0.8, K tiles of " + std::to_string(kernel.tile_k) +
+                 "): " + schedule.name() +
+                 (op.input == Format::float32 ? "; A and B read as tf32 (A rounded up, B to nearest even)" : "") +
+                 "; an f32 -Inf becomes NaN" +
+                 (d_format == Format::float32 ? "" : std::string("; D rounded to ") + d_name + " (nearest even" +
+                                                         (d_format == Format::float8_e4m3fn ? ", saturating)" : ")"));
+  n.min_chunk_rows = 64;
+  n.rows = [&op, d_format, slices](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+                                   emulator::GemmPathStats*) {
+    const auto K = static_cast<std::size_t>(op.K);
+    const emulator::CodeMatrix a(op.input, static_cast<std::size_t>(r1 - r0), K,
+                                 std::span<const std::uint32_t>(op.a).subspan(static_cast<std::size_t>(r0) * K,
+                                                                               static_cast<std::size_t>(r1 - r0) * K));
+    const emulator::CodeMatrix b(op.input, K, static_cast<std::size_t>(op.N), std::span<const std::uint32_t>(op.b));
+    return emulator::cusparselt_sparse_mm(d_format, a, b, slices);
+  };
+  return n;
+}
+
+int run_sparse_gemm(const Args& args) {
+  for (const char* option : {"format-b", "recipe", "recipe-b", "cublaslt-workspace-mib"}) {
+    if (args.get(option)) {
+      throw UsageError(std::string("--") + option + " does not go with --sparse: torch._cslt_sparse_mm takes A and B "
+                       "unscaled in one --format, with cuSPARSELt's own workspace");
+    }
+  }
+  if (args.get("c")) throw UsageError("--c does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
+  const Format input = sparse_format("format", args.get_or("format", "f16"));
+  const Format d_format = sparse_format("d-type", args.get_or("d-type", sparse_name(input)));
+  const emulator::CusparseltKernel* kernel = nullptr;
+  try {
+    kernel = &emulator::cusparselt_kernel(input, d_format);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--format ") + sparse_name(input) + " --d-type " + sparse_name(d_format) + ": " + e.what());
+  }
+  const std::string prune = args.get_or("prune", "magnitude");
+  if (prune != "magnitude" && prune != "none") throw UsageError("--prune '" + prune + "': magnitude or none");
+  const int slices = static_cast<int>(args.get_int("split-k", 1, 1, 1 << 16));
+  const std::vector<std::string> model_names = split_models(args.get_or("models", "cusparselt"));
+  for (const std::string& m : model_names) {
+    if (m != "cusparselt" && m != "sequential_f32") {
+      throw UsageError("unknown model '" + m + "' with --sparse (cusparselt, sequential_f32)");
+    }
+  }
+  const bool with_exact = !args.flag("no-exact");
+  const std::optional<std::string> out_dir = args.get("out");
+  Progress progress(args.flag("quiet"));
+
+  Problem p = load_problem(args, progress);
+  // The kernel runs K in whole tiles; what it does with a ragged K was not measured.
+  if (p.K % kernel->tile_k != 0) {
+    throw UsageError("K = " + std::to_string(p.K) + ": torch._cslt_sparse_mm's " + sparse_name(input) + " -> " +
+                     sparse_name(d_format) + " kernel runs K in tiles of " + std::to_string(kernel->tile_k) +
+                     " and was measured on whole tiles only: K must be a multiple of " + std::to_string(kernel->tile_k));
+  }
+  if (slices > p.K / kernel->tile_k) {
+    throw UsageError("--split-k " + std::to_string(slices) + ": K = " + std::to_string(p.K) + " has " +
+                     std::to_string(p.K / kernel->tile_k) + " tiles of " + std::to_string(kernel->tile_k) +
+                     ", and each slice takes at least one");
+  }
+  const int group = input == Format::float32 ? 2 : 4;  // PTX ISA 9.7.14.6.1: tf32 is 1:2, the others 2:4
+
+  // Pruning: the fp64 product before and after it tells what pruning alone costs.
+  std::int64_t removed = 0;
+  double pruning_error = 0;
+  if (prune == "magnitude") {
+    {
+      const Fp64Product dense = fp64_product(p, progress);
+      progress.start("prune", 1);
+      removed = prune_by_magnitude(p.a, p.M, p.K, group);
+      progress.finish();
+      const Fp64Product pruned = fp64_product(p, progress);
+      pruning_error = relative_frobenius(pruned.value, dense.value);
+    }
+  }
+  std::int64_t rounded = 0;
+  SparseOperands op;
+  op.input = input;
+  op.M = p.M;
+  op.N = p.N;
+  op.K = p.K;
+  progress.start("cast", 2);
+  const Clock::time_point cast_start = Clock::now();
+  op.a = cast_values(input, to_f32(p.a, rounded), op.changed, op.nonfinite);
+  op.b = cast_values(input, to_f32(p.b, rounded), op.changed, op.nonfinite);
+  const double cast_seconds = seconds_since(cast_start);
+  progress.finish();
+  // A must be sparse as the compressor reads it (with --prune none, as given).
+  try {
+    (void)emulator::cusparselt_compress(
+        emulator::CodeMatrix(input, static_cast<std::size_t>(p.M), static_cast<std::size_t>(p.K), std::span<const std::uint32_t>(op.a)));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--prune none takes A as given: ") + e.what());
+  }
+
+  std::vector<Numerics> numerics;
+  if (with_exact) numerics.push_back(make_sparse_numerics("exact", op, d_format, slices));
+  for (const std::string& m : model_names) numerics.push_back(make_sparse_numerics(m, op, d_format, slices));
+  create_output_dir(out_dir);
+
+  Report report;
+  char text[480];
+  std::snprintf(text, sizeof text,
+                "\n  \"sparse\": {\"library\": \"torch._cslt_sparse_mm (cuSPARSELt 0.8) on sm_90a, measured on an H100\", "
+                "\"input\": \"%s\", \"d_type\": \"%s\", \"prune\": \"%s\", \"group\": %d, \"kept\": %d, \"values_pruned\": %lld, "
+                "\"pruning_relative_frobenius\": %s, \"split_k\": %d},",
+                sparse_name(input), sparse_name(d_format), prune.c_str(), group, group / 2, static_cast<long long>(removed),
+                json_number(pruning_error).c_str(), slices);
+  report.json_fields = text;
+  std::snprintf(text, sizeof text,
+                "\n  \"cast_seconds\": %.6f, \"inputs_rounded_to_f32\": %lld, \"inputs_changed_by_cast\": %lld, "
+                "\"inputs_nonfinite_after_cast\": %lld,",
+                cast_seconds, static_cast<long long>(rounded), static_cast<long long>(op.changed),
+                static_cast<long long>(op.nonfinite));
+  report.json_fields += text;
+  report.text_header = "  2:4 sparse A: torch._cslt_sparse_mm (cuSPARSELt 0.8) on sm_90a, as measured on an H100\n";
+  if (prune == "magnitude") {
+    std::snprintf(text, sizeof text,
+                  "  A pruned by magnitude: %d of each %d along K kept, %lld nonzero values removed; pruning alone\n"
+                  "  moves the fp64 product by %.4g (relative Frobenius)\n",
+                  group / 2, group, static_cast<long long>(removed), pruning_error);
+  } else {
+    std::snprintf(text, sizeof text, "  A taken as given: it is %d:%d sparse along K\n", group / 2, group);
+  }
+  report.text_header += text;
+  if (rounded) {
+    report.text_header += "  " + std::to_string(rounded) + " input values were rounded to f32 (nearest even) first\n";
+  }
+  if (input == Format::float32) {
+    std::snprintf(text, sizeof text, "  A and B in f32 as given; D in %s\n", sparse_name(d_format));
+  } else {
+    std::snprintf(text, sizeof text, "  A and B cast to %s (nearest even) in %.2f s: %lld values changed, %lld became Inf or NaN; D in %s\n",
+                  sparse_name(input), cast_seconds, static_cast<long long>(op.changed), static_cast<long long>(op.nonfinite),
+                  sparse_name(d_format));
+  }
+  report.text_header += text;
+  report.fp64_title = prune == "magnitude" ? "the fp64 product of the pruned A and B, before the cast" : "the fp64 product of A and B, before the cast";
+  report.ulp_title = std::string("ulps of D (") + sparse_name(d_format) + ") from exact (same operands: the difference is the kernel's accumulation" +
+                     (input == Format::float32 ? " and its tf32 reading of them)" : ")");
+
+  const Fp64Product ref = fp64_product(p, progress);
+  run_and_measure(report, numerics, p, {}, ref, with_exact, out_dir, progress);
+  print_report(report, p, with_exact, out_dir, args.flag("json"));
+  return kExitOk;
+}
+
 int run_gemm(const std::vector<std::string>& argv) {
   Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out",
-                   "split-k", "d-type", "cublaslt-workspace-mib"},
-            {"json", "no-exact", "quiet", "b-transposed"});
+                   "split-k", "d-type", "cublaslt-workspace-mib", "prune"},
+            {"json", "no-exact", "quiet", "b-transposed", "sparse"});
   args.no_positional();
+  if (args.flag("sparse")) return run_sparse_gemm(args);
+  if (args.get("prune")) throw UsageError("--prune: it chooses how --sparse prunes A");
   // Two families of operand formats: block formats (MX, NVFP4) on both sides, or fp8 with fp32
   // scales (per tensor, row or 128-block) on both.
   const std::string format_a = args.get_or("format", "mxfp8_e4m3"), format_b = args.get_or("format-b", format_a);
@@ -883,7 +1399,8 @@ int run_gemm(const std::vector<std::string>& argv) {
     for (const char* option : {"split-k", "d-type", "cublaslt-workspace-mib"}) {
       if (args.get(option)) {
         throw UsageError(std::string("--") + option +
-                         ": only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2) take it");
+                         ": only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2)" +
+                         (std::string(option) == "cublaslt-workspace-mib" ? "" : " and --sparse") + " take it");
       }
     }
     auto block_format = [&](const std::string& option, const std::string& name) {
@@ -891,7 +1408,7 @@ int run_gemm(const std::vector<std::string>& argv) {
       if (!f) {
         throw UsageError("unknown --" + option + " '" + name +
                          "' (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4; or fp8_e4m3, "
-                         "fp8_e5m2 with fp32 scales)");
+                         "fp8_e5m2 with fp32 scales; or f16, bf16, f32, e4m3 with --sparse)");
       }
       return *f;
     };
@@ -1011,133 +1528,44 @@ int run_gemm(const std::vector<std::string>& argv) {
     if (with_exact) numerics.push_back(make_numerics("exact", *fa, *fb, *qa, *qb, alpha));
     for (const std::string& m : model_names) numerics.push_back(make_numerics(m, *fa, *fb, *qa, *qb, alpha));
   }
-  if (out_dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(*out_dir, ec);
-    if (ec) throw UsageError(*out_dir + ": cannot create the output directory: " + ec.message());
+  create_output_dir(out_dir);
+
+  Report report;
+  char field[160];
+  std::snprintf(field, sizeof field, "%.6f", quantize_seconds);
+  const double alpha_value = std::bit_cast<float>(alpha);
+  report.json_fields = "\n  \"format_a\": \"" + json_escape(format_a) + "\", \"format_b\": \"" + json_escape(format_b) +
+                       "\", \"recipe_a\": \"" + json_escape(recipe_a) + "\", \"recipe_b\": \"" + json_escape(recipe_b) +
+                       "\",\n  \"quantize_seconds\": " + field + ", \"tensor_scale_alpha\": " + json_number(alpha_value, 9) +
+                       ",\n  \"inputs_rounded_to_f32\": " + std::to_string(rounded) + ",";
+  if (!call.gpu.empty()) {  // where each library model's split count came from
+    report.json_fields += "\n  \"recorded_split_k\": {\"gpu\": \"" + call.gpu + "\", \"d_type\": \"" +
+                          (call.bf16_d ? "bf16" : "f32") + "\", \"provenance\": \"" +
+                          json_escape(std::string(emulator::recorded_split_k_provenance())) + "\"},";
   }
+  if (rounded) {
+    report.text_header += "  " + std::to_string(rounded) + " input values were rounded to f32 (nearest even) before quantization\n";
+  }
+  char line[400];
+  if (format_a == format_b && recipe_a == recipe_b) {
+    std::snprintf(line, sizeof line, "  quantized to %s with recipe %s in %.2f s", format_a.c_str(), recipe_a.c_str(),
+                  quantize_seconds);
+  } else {
+    std::snprintf(line, sizeof line, "  quantized A to %s with recipe %s, B to %s with recipe %s in %.2f s",
+                  format_a.c_str(), recipe_a.c_str(), format_b.c_str(), recipe_b.c_str(), quantize_seconds);
+  }
+  report.text_header += line;
+  if (alpha != 0x3F800000u) {
+    std::snprintf(line, sizeof line, "; per-tensor scales applied in the epilogue: alpha = %.9g", alpha_value);
+    report.text_header += line;
+  }
+  report.text_header += "\n";
+  report.fp64_title = "the unquantized product in fp64";
+  report.ulp_title = "ulps from exact (same quantized operands: the difference is the kernel's accumulation)";
 
   const Fp64Product ref = fp64_product(p, progress);
-  std::vector<Result> results;
-  for (const Numerics& n : numerics) results.push_back(run_numerics(n, p.M, c_bits, p.N, progress));
-  if (out_dir) {
-    for (const Result& r : results) write_npy_f32(output_path(*out_dir, r.name), p.M, p.N, r.d);
-  }
-
-  const double macs = static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
-  std::vector<ErrorStats> errors(results.size());
-  std::vector<UlpComparison> ulps(results.size());
-  progress.start("statistics", static_cast<std::int64_t>(results.size()));
-  for (std::size_t i = 0; i < results.size(); ++i) {  // each on all threads
-    errors[i] = error_stats(results[i].d, ref);
-    if (with_exact) ulps[i] = ulps_from(results[i].d, results[0].d);
-    progress.advance(static_cast<std::int64_t>(i + 1));
-  }
-  progress.finish();
-  const double alpha_value = std::bit_cast<float>(alpha);
-
-  if (args.flag("json")) {
-    const std::string c_json = p.c.empty() ? "null" : "\"" + json_escape(p.c_source) + "\"";
-  std::printf("{\n  \"m\": %lld, \"n\": %lld, \"k\": %lld,\n  \"a\": \"%s\", \"b\": \"%s\", \"c\": %s,\n"
-                "  \"format_a\": \"%s\", \"format_b\": \"%s\", \"recipe_a\": \"%s\", \"recipe_b\": \"%s\",\n  \"quantize_seconds\": %.6f, \"tensor_scale_alpha\": %s,\n"
-                "  \"inputs_rounded_to_f32\": %lld,",
-                static_cast<long long>(p.M), static_cast<long long>(p.N), static_cast<long long>(p.K),
-                json_escape(p.a_source).c_str(), json_escape(p.b_source).c_str(), c_json.c_str(),
-                json_escape(format_a).c_str(), json_escape(format_b).c_str(), json_escape(recipe_a).c_str(),
-                json_escape(recipe_b).c_str(), quantize_seconds, json_number(alpha_value, 9).c_str(),
-                static_cast<long long>(rounded));
-    if (!call.gpu.empty()) {  // where each library model's split count came from
-      std::printf("\n  \"recorded_split_k\": {\"gpu\": \"%s\", \"d_type\": \"%s\", \"provenance\": \"%s\"},",
-                  call.gpu.c_str(), call.bf16_d ? "bf16" : "f32",
-                  json_escape(std::string(emulator::recorded_split_k_provenance())).c_str());
-    }
-    std::printf("\n  \"numerics\": [");
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const Result& r = results[i];
-      const ErrorStats& e = errors[i];
-      std::printf("%s\n    {\"name\": \"%s\", \"definition\": \"%s\", \"seconds\": %.6f, \"mac_per_second\": %.6g,\n"
-                  "     \"vs_fp64\": {\"compared\": %lld, \"nonfinite\": %lld, \"relative_frobenius\": %s, "
-                  "\"normalised_median\": %s, \"normalised_p99\": %s, \"normalised_max\": %s}",
-                  i ? "," : "", json_escape(r.name).c_str(), json_escape(r.definition).c_str(), r.seconds,
-                  macs / std::max(r.seconds, 1e-9), static_cast<long long>(e.compared),
-                  static_cast<long long>(e.nonfinite), json_number(e.relative_frobenius).c_str(),
-                  json_number(e.median).c_str(), json_number(e.p99).c_str(), json_number(e.max).c_str());
-      if (r.split_k > 0) std::printf(",\n     \"split_k\": %d", r.split_k);  // a library model's slices
-      if (with_exact) {
-        const UlpComparison& u = ulps[i];
-        std::printf(",\n     \"vs_exact\": {\"outputs\": %lld, \"differ\": %lld, \"nan_mismatches\": %lld, "
-                    "\"zero_sign_mismatches\": %lld, \"nan_payload_differences\": %lld, \"max_ulp\": %llu, "
-                    "\"ulp_histogram\": {",
-                    static_cast<long long>(u.outputs), static_cast<long long>(u.differ),
-                    static_cast<long long>(u.nan_mismatch), static_cast<long long>(u.zero_sign),
-                    static_cast<long long>(u.nan_payload), static_cast<unsigned long long>(u.max_ulp));
-        for (int b = 0; b < kUlpBucketCount; ++b)
-          std::printf("%s\"%s\": %lld", b ? ", " : "", kUlpBuckets[b].label, static_cast<long long>(u.histogram[b]));
-        std::printf("}}");
-      }
-      if (r.has_stats && r.name == "exact") {
-        // emulator::exact_gemm counts outputs: proved exact in double, settled as NaN / Inf, or
-        // recomputed by the reference engine; exact_fp8_scaled_gemm: certified in double, summed in
-        // its fixed point, or in reference::ExactSum.
-        std::printf(",\n     \"outputs\": {\"proved\": %llu, \"special\": %llu, \"reference\": %llu, \"certified\": %llu}",
-                    static_cast<unsigned long long>(r.stats.exact), static_cast<unsigned long long>(r.stats.special),
-                    static_cast<unsigned long long>(r.stats.reference_outputs),
-                    static_cast<unsigned long long>(r.stats.certified));
-      } else if (r.has_stats) {
-        std::printf(",\n     \"steps\": {\"exact\": %llu, \"truncating\": %llu, \"special\": %llu}",
-                    static_cast<unsigned long long>(r.stats.exact), static_cast<unsigned long long>(r.stats.truncating),
-                    static_cast<unsigned long long>(r.stats.special));
-      }
-      if (out_dir) std::printf(",\n     \"file\": \"%s\"", json_escape(output_path(*out_dir, r.name)).c_str());
-      std::printf("}");
-    }
-    std::printf("\n  ]\n}\n");
-    return kExitOk;
-  }
-
-  std::printf("blockscale gemm: D = A x B%s, M=%lld N=%lld K=%lld\n", p.c.empty() ? "" : " + C", static_cast<long long>(p.M),
-              static_cast<long long>(p.N), static_cast<long long>(p.K));
-  std::printf("  A: %s\n  B: %s\n", p.a_source.c_str(), p.b_source.c_str());
-  if (!p.c.empty()) std::printf("  C: %s\n", p.c_source.c_str());
-  if (rounded) std::printf("  %lld input values were rounded to f32 (nearest even) before quantization\n", static_cast<long long>(rounded));
-  if (format_a == format_b && recipe_a == recipe_b) {
-    std::printf("  quantized to %s with recipe %s in %.2f s", format_a.c_str(), recipe_a.c_str(), quantize_seconds);
-  } else {
-    std::printf("  quantized A to %s with recipe %s, B to %s with recipe %s in %.2f s", format_a.c_str(),
-                recipe_a.c_str(), format_b.c_str(), recipe_b.c_str(), quantize_seconds);
-  }
-  if (alpha != 0x3F800000u) std::printf("; per-tensor scales applied in the epilogue: alpha = %.9g", alpha_value);
-  std::printf("\n\n");
-  for (const Result& r : results) std::printf("  %-14s %s\n", r.name.c_str(), r.definition.c_str());
-  std::printf("\n  error against the unquantized product in fp64 (normalised: |D - R| / (|A||B| + |C|) per output)\n");
-  std::printf("  %-14s %9s %10s %12s %11s %11s %11s\n", "numerics", "time", "MAC/s", "rel. Frob.", "norm. med", "norm. p99",
-              "norm. max");
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const ErrorStats& e = errors[i];
-    std::printf("  %-14s %8.2fs %10.3g %12.4g %11.4g %11.4g %11.4g", results[i].name.c_str(), results[i].seconds,
-                macs / std::max(results[i].seconds, 1e-9), e.relative_frobenius, e.median, e.p99, e.max);
-    if (e.nonfinite) std::printf("  (%lld outputs NaN or Inf, left out)", static_cast<long long>(e.nonfinite));
-    std::printf("\n");
-  }
-  if (with_exact && results.size() > 1) {
-    std::printf("\n  ulps from exact (same quantized operands: the difference is the kernel's accumulation)\n");
-    std::printf("  %-14s %15s %9s  ", "numerics", "outputs differ", "max ulp");
-    for (const UlpBucket& b : kUlpBuckets) std::printf(" %8s", b.label);
-    std::printf("\n");
-    for (std::size_t i = 1; i < results.size(); ++i) {
-      const UlpComparison& u = ulps[i];
-      char differ[48];
-      std::snprintf(differ, sizeof differ, "%lld (%.1f%%)", static_cast<long long>(u.differ),
-                    100.0 * static_cast<double>(u.differ) / static_cast<double>(std::max<std::int64_t>(u.outputs, 1)));
-      std::printf("  %-14s %15s %9llu  ", results[i].name.c_str(), differ, static_cast<unsigned long long>(u.max_ulp));
-      for (const std::int64_t h : u.histogram) std::printf(" %8lld", static_cast<long long>(h));
-      print_bit_differences(u);
-      std::printf("\n");
-    }
-  }
-  if (out_dir) {
-    std::printf("\n  D written as f32 .npy files, one per numerics: %s ...\n", output_path(*out_dir, results[0].name).c_str());
-  }
+  run_and_measure(report, numerics, p, c_bits, ref, with_exact, out_dir, progress);
+  print_report(report, p, with_exact, out_dir, args.flag("json"));
   return kExitOk;
 }
 
@@ -1163,6 +1591,7 @@ const Registrar gemm_cmd(
      "                [--format mxfp8_e4m3] [--recipe NAME] [--format-b F] [--recipe-b NAME]\n"
      "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
      "                [--split-k S|h100|h200] [--d-type f32|bf16] [--cublaslt-workspace-mib 1|64]\n"
+     "                [--sparse [--format f16|bf16|f32|e4m3] [--prune magnitude|none]]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
      "  mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4) with --recipe (default te_mxfp8, or nvfp4_te for\n"
@@ -1200,6 +1629,18 @@ const Registrar gemm_cmd(
      "  --cublaslt-workspace-mib, default 64); other shapes: scripts/cublaslt_split_k.py query MxNxK\n"
      "  asks the GPU. --d-type bf16: the calls write D in bf16 (the f32 D rounded once to nearest even,\n"
      "  as measured; it can change S); exact stays f32.\n"
+     "  2:4 sparse A (--sparse): torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as measured on an\n"
+     "  H100. A is pruned by magnitude along K (--prune magnitude: of each group of 4 the 2 largest |a|\n"
+     "  stay, ties to the lower position; for f32, which runs the tf32 kernel, 1 of each pair) or taken\n"
+     "  as given (--prune none: it must be sparse). A and B are cast to --format f16 (default), bf16 or\n"
+     "  e4m3 as torch's Tensor.to does (nearest even; e4m3 gives NaN above 464), or stay f32. D comes in\n"
+     "  --d-type: the input's type (default), or for e4m3 also bf16, f16, f32. --models cusparselt\n"
+     "  (default), sequential_f32, beside exact (the cast operands' exact sum rounded to f32, then to\n"
+     "  D's type as the kernel converts). Errors are against the fp64 product of the pruned A; the report\n"
+     "  says what pruning alone costs. --split-k S: the split count cuSPARSELt's heuristic takes for the\n"
+     "  shape (1 for most; scripts/probe_sparse_mm.py sweep measures it on a GPU; docs/emulator.md gives\n"
+     "  those seen). K must be a multiple of the kernel's K tile (64 for f16 and bf16, 32 for f32, 128\n"
+     "  or 256 for e4m3). No --c, --recipe or --format-b.\n"
      "  Inputs: --a/--b (and --c, M x N) are 2-D .npy files of float16, float32 or float64 (float64\n"
      "  values are rounded to f32 before quantization; the fp64 product uses them as given);\n"
      "  --b-transposed: the --b file holds B^T (N x K), as a linear layer stores its weight. Without\n"

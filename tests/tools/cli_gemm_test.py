@@ -761,6 +761,200 @@ def check_fp8_scaled(tool, scratch):
           "run alone")
 
 
+# ---- --sparse: torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as docs/emulator.md states it:
+# magnitude pruning (2 of 4; 1 of 2 for f32), the cast, the chain of wgmma.sp steps (T-FDPA of the
+# accumulator and the step's kept products: f16/bf16 F = 25 and f32 results toward zero; e4m3 F = 13
+# and 13 fraction bits; tf32 reads A rounded up, (x + 0x1FFF + bit 13) with 13 bits cleared, and B to
+# nearest even), K tiles dealt to S slices (the longer ones last) summed pairwise, -Inf -> NaN, D
+# rounded to its type (e4m3 saturating).
+SPARSE = {  # input: (fraction bits, emin, instruction K, F, step result's fraction bits)
+    "f16": (10, -14, 32, 25, 23),
+    "bf16": (7, -126, 32, 25, 23),
+    "f32": (23, -126, 16, 25, 23),
+    "e4m3": (3, -6, 64, 13, 13),
+}
+D_TYPES = {"f16": (10, -14, Fraction(65504)), "bf16": (7, -126, None), "f32": (23, -126, None), "e4m3": (3, -6, Fraction(448))}
+
+
+def prune_oracle(a, group):
+    """Keep the group // 2 largest magnitudes of each group along K, ties to the lower position."""
+    a = a.copy()
+    removed = 0
+    for row in a:
+        for g in range(0, len(row), group):
+            order = sorted(range(group), key=lambda q: (-abs(row[g + q]), q))
+            for q in order[group // 2:]:
+                removed += row[g + q] != 0
+                row[g + q] = 0.0
+    return a, removed
+
+
+def cast_oracle(v, name):
+    """A value (Fraction of an f32) as torch's Tensor.to gives it (no overflow in these data)."""
+    bits, emin, _, _, _ = SPARSE[name]
+    return round_float(v, bits, emin, "rne")
+
+
+def tf32_bits(x, rule):
+    """An f32 value read as tf32: 'up' (the sparse A of cuSPARSELt) or 'rne'."""
+    w = f32_bits(x)
+    w = (w + (0x1FFF if rule == "up" else 0x0FFF) + ((w >> 13) & 1)) & ~0x1FFF & 0xFFFFFFFF
+    return Fraction(float(np.array(w, dtype=np.uint32).view(np.float32)))
+
+
+def d_convert(x, d_type):
+    """The f32 result x (a Fraction; None for NaN) in D's type, as an f32 bit pattern."""
+    if x is None:
+        return 0x7FFFFFFF
+    bits, emin, vmax = D_TYPES[d_type]
+    r = round_float(x, bits, emin, "rne")
+    if d_type == "e4m3":
+        r = max(-vmax, min(vmax, r))
+    return f32_bits(r)
+
+
+def sparse_oracle(a, b, name, d_type, tile, slices):
+    """a: M x K, b: K x N Fractions after the cast; returns {exact, cusparselt, sequential_f32} bits."""
+    _, emin, step, F, result_bits = SPARSE[name]
+    M, K, N = len(a), len(a[0]), len(b[0])
+    if name == "f32":
+        ka = [[tf32_bits(v, "up") for v in row] for row in a]
+        kb = [[tf32_bits(v, "rne") for v in row] for row in b]
+    else:
+        ka, kb = a, b
+    tiles = K // tile
+    counts = [tiles // slices + (1 if s >= slices - tiles % slices else 0) for s in range(slices)]
+    bounds, at = [], 0
+    for c in counts:
+        bounds.append((at * tile, (at + c) * tile))
+        at += c
+
+    def pairwise(xs):
+        if len(xs) == 1:
+            return xs[0]
+        h = (len(xs) + 1) // 2
+        return round_float(pairwise(xs[:h]) + pairwise(xs[h:]), 23, -126, "rne")
+
+    out = {"exact": {}, "cusparselt": {}, "sequential_f32": {}}
+    for i in range(M):
+        for j in range(N):
+            total = sum(a[i][k] * b[k][j] for k in range(K))
+            out["exact"][i, j] = d_convert(round_float(total, 23, -126, "rne"), d_type)
+            d = Fraction(0)
+            for k in range(K):
+                d = round_float(a[i][k] * b[k][j] + d, 23, -126, "rne")
+            out["sequential_f32"][i, j] = d_convert(d, d_type)
+            partial = []
+            for lo, hi in bounds:
+                acc = Fraction(0)
+                for k0 in range(lo, hi, step):
+                    terms = [sig_exp(acc, -126)]
+                    for k in range(k0, k0 + step):
+                        if ka[i][k] != 0:
+                            sa, ea = sig_exp(ka[i][k], emin)
+                            sb, eb = sig_exp(kb[k][j], emin)
+                            terms.append((sa * sb, ea + eb) if sb != 0 else (Fraction(0), E_ZERO))
+                    acc = round_float(truncated_sum(terms, F), result_bits, -126, "rz")
+                partial.append(acc)
+            out["cusparselt"][i, j] = d_convert(pairwise(partial), d_type)
+    return out
+
+
+def check_sparse(tool, scratch):
+    rng = np.random.default_rng(11)
+    cases = [("f16", "f16", 256, 64, 3), ("bf16", "bf16", 128, 64, 1), ("f32", "f32", 128, 32, 2),
+             ("e4m3", "f32", 512, 128, 3), ("e4m3", "e4m3", 512, 256, 2)]
+    for name, d_type, K, tile, slices in cases:
+        M, N = 8, 6
+        group = 2 if name == "f32" else 4
+        lo, hi = (-5, 4) if name == "e4m3" else (-6, 4)
+        a = rng.standard_normal((M, K)) * 2.0 ** rng.integers(lo, hi, (M, K))
+        b = (rng.standard_normal((K, N)) * 2.0 ** rng.integers(lo, hi, (K, N))).astype(np.float32)
+        a[0, 0:4] = [1.0, -1.0, 1.0, 0.5]  # ties keep the lower positions (0 and 1; for f32 0 and 2)
+        a[1, 4:8] = [0.25, -0.25, 0.25, -0.25]
+        if d_type == "e4m3":
+            b *= 8  # sums past 448: D saturates
+        if name in ("f16", "bf16"):  # D[2, 0]: +-64 products cancel, the small ones fall under the 2^(e_max - 25) grid
+            a[2, :] = np.tile([1.0, 1.0, 0.0, 0.0], K // 4)
+            b[0::4, 0] = 64.0 * (-1.0) ** np.arange(K // 4)
+            b[1::4, 0] = rng.standard_normal(K // 4) * 2.0 ** -16
+        if name != "f32":  # D[3, 1]: +-2 products whose exact sum is 0 (exact's certified path must defer)
+            a[3, :] = np.tile([1.0, 1.0, 0.0, 0.0], K // 4)
+            b[0::4, 1] = 2.0 * (-1.0) ** np.arange(K // 4)
+            b[1::4, 1] = 0.0
+        np.save(os.path.join(scratch, "sa.npy"), np.asfortranarray(a))
+        np.save(os.path.join(scratch, "sb.npy"), b)
+        out = os.path.join(scratch, "sparse_" + name + "_" + d_type)
+        args = ["gemm", "--sparse", "--a", os.path.join(scratch, "sa.npy"), "--b", os.path.join(scratch, "sb.npy"),
+                "--format", name, "--d-type", d_type, "--split-k", str(slices), "--models", "cusparselt,sequential_f32",
+                "--quiet"]
+        r = run(tool, args + ["--out", out])
+        assert r.returncode == 0, r.stderr
+        pruned, removed = prune_oracle(a.astype(np.float32).astype(np.float64), group)
+        assert list(pruned[0, 0:4] != 0) == ([True, True, False, False] if group == 4 else [True, False, True, False])
+        fa = [[cast_oracle(Fraction(float(v)), name) for v in row] for row in pruned.astype(np.float32)]
+        fb = [[cast_oracle(Fraction(float(v)), name) for v in row] for row in b]
+        want = sparse_oracle(fa, fb, name, d_type, tile, slices)
+        assert_files_match(out, want, M, N, f"sparse {name} -> {d_type}")
+        assert any(want["cusparselt"][key] != want["exact"][key] for key in want["exact"]), name + ": cusparselt equals exact here"
+        if d_type == "e4m3":
+            assert any(abs(np.array(want["cusparselt"][key], dtype=np.uint32).view(np.float32)) == 448 for key in want["exact"])
+        report = json.loads(run(tool, args + ["--json"]).stdout)
+        sp = report["sparse"]
+        assert (sp["input"], sp["d_type"], sp["group"], sp["kept"], sp["split_k"]) == (name, d_type, group, group // 2, slices), sp
+        assert sp["values_pruned"] == removed, (sp, removed)
+        outputs = report["numerics"][0]["outputs"]
+        assert outputs["certified"] + outputs["reference"] == M * N and outputs["reference"] >= (name != "f32"), outputs
+        for n in report["numerics"]:
+            differ = sum(want[n["name"]][key] != want["exact"][key] for key in want["exact"])
+            assert n["vs_exact"]["differ"] == differ, (name, n["name"], n["vs_exact"], differ)
+    # Row slices and threads change no bit (200 rows: exact's and cusparselt's slices of 64 rows).
+    files = []
+    for threads in ("1", "3"):
+        out = os.path.join(scratch, "sparse_threads_" + threads)
+        r = run(tool, ["gemm", "--sparse", "--m", "200", "--n", "16", "--k", "256", "--data", "heavy_tailed", "--split-k", "2",
+                       "--models", "cusparselt,sequential_f32", "--out", out, "--quiet"], env=dict(os.environ, OMP_NUM_THREADS=threads))
+        assert r.returncode == 0, r.stderr
+        files.append([open(os.path.join(out, f + ".npy"), "rb").read() for f in ("exact", "cusparselt", "sequential_f32")])
+    assert files[0] == files[1], "--sparse results depend on the thread count"
+    print(f"sparse: pruning, cast, exact, cusparselt (split-K 1-3, pairwise) and sequential_f32 agree bit for bit "
+          f"with the oracle for {len(cases)} input/D pairs")
+
+    # A NaN of B where A is pruned: the sparse kernel never reads it, exact (0 x NaN) is NaN; an e4m3
+    # cast above 464 gives NaN, 464 itself 448.
+    a = np.ones((2, 64), np.float32)
+    a[0, 3] = 0.5  # pruned in row 0 (the smallest of its group), kept in row 1
+    a[1, 0:4] = [0.5, 0.25, 0.125, 1.0]
+    b = np.ones((64, 2), np.float32)
+    b[3, 0] = np.nan
+    np.save(os.path.join(scratch, "na.npy"), a)
+    np.save(os.path.join(scratch, "nb.npy"), b)
+    out = os.path.join(scratch, "sparse_nan")
+    r = run(tool, ["gemm", "--sparse", "--a", os.path.join(scratch, "na.npy"), "--b", os.path.join(scratch, "nb.npy"),
+                   "--out", out, "--quiet", "--json"])
+    assert r.returncode == 0, r.stderr
+    exact, kernel = np.load(os.path.join(out, "exact.npy")), np.load(os.path.join(out, "cusparselt.npy"))
+    assert np.isnan(exact[0, 0]) and not np.isnan(kernel[0, 0]) and np.isnan(exact[1, 0]) and np.isnan(kernel[1, 0]), (exact, kernel)
+    report = json.loads(r.stdout)
+    assert report["numerics"][1]["vs_exact"]["nan_mismatches"] == 1, report["numerics"][1]
+    assert report["numerics"][0]["outputs"] == {"proved": 0, "special": 0, "reference": 2, "certified": 2}, report["numerics"][0]
+    a[0, 0], a[0, 1] = 470.0, 464.0
+    np.save(os.path.join(scratch, "na.npy"), a)
+    r = run(tool, ["gemm", "--sparse", "--format", "e4m3", "--a", os.path.join(scratch, "na.npy"), "--b",
+                   os.path.join(scratch, "nb.npy"), "--quiet"])
+    assert r.returncode == 2 and "multiple of 256" in r.stderr, r.stderr  # e4m3 -> e4m3 runs K in tiles of 256
+    a4, b4 = np.tile(a, (1, 4)), np.ones((256, 2), np.float32)
+    np.save(os.path.join(scratch, "na.npy"), a4)
+    np.save(os.path.join(scratch, "nb.npy"), b4)
+    r = run(tool, ["gemm", "--sparse", "--format", "e4m3", "--a", os.path.join(scratch, "na.npy"), "--b",
+                   os.path.join(scratch, "nb.npy"), "--quiet", "--json", "--out", out])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["inputs_nonfinite_after_cast"] == 4, r.stdout  # 470 in each of A's 4 copies of row 0
+    kernel = np.load(os.path.join(out, "cusparselt.npy"))
+    assert np.isnan(kernel[0]).all() and not np.isnan(kernel[1]).any(), kernel
+    print("sparse: a NaN of B at a pruned position reaches exact only; e4m3 casts 470 to NaN and 464 to 448")
+
+
 def check_errors(tool, scratch):
     def path(name):
         return os.path.join(scratch, name)
@@ -842,6 +1036,20 @@ def check_errors(tool, scratch):
         (["--format", "fp8_e4m3", "--d-type", "f16"], "--d-type 'f16': f32 or bf16"),
         (["--format", "fp8_e4m3", "--cublaslt-workspace-mib", "1"], "it selects the recorded split counts"),
         (["--format", "fp8_e4m3", "--split-k", "h100", "--cublaslt-workspace-mib", "32"], "recorded with 1 and 64 MiB"),
+        (["--sparse", "--format", "e5m2"], "with --sparse, f16, bf16, f32 or e4m3"),
+        (["--sparse", "--format", "bf16", "--d-type", "f16"], "no measured kernel for bfloat16 -> float16"),
+        (["--sparse", "--m", "8", "--n", "8", "--k", "100"], "K must be a multiple of 64"),
+        (["--sparse", "--m", "8", "--n", "8", "--k", "128", "--split-k", "3"], "K = 128 has 2 tiles of 64"),
+        (["--sparse", "--m", "8", "--n", "8", "--k", "64", "--prune", "none"],
+         "row 0, group 0 (K 0..3) holds 4 nonzero values: A is not 2:4 sparse"),
+        (["--sparse", "--format", "f32", "--m", "8", "--n", "8", "--k", "64", "--prune", "none"], "A is not 1:2 sparse"),
+        (["--sparse", "--prune", "rows"], "--prune 'rows': magnitude or none"),
+        (["--prune", "none"], "it chooses how --sparse prunes A"),
+        (["--sparse", "--recipe", "ocp"], "--recipe does not go with --sparse"),
+        (["--sparse", "--format-b", "f16"], "--format-b does not go with --sparse"),
+        (["--sparse", "--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c_bad.npy")], "bias was not measured"),
+        (["--sparse", "--models", "sm_100a"], "unknown model 'sm_100a' with --sparse"),
+        (["--format", "f16"], "or f16, bf16, f32, e4m3 with --sparse"),
         # A missing value does not take the next option (it once wrote into a directory "--json").
         (["--out", "--json"], "option --out needs a value, got the option --json"),
     ]
@@ -908,6 +1116,7 @@ def main():
     check_nvfp4(tool, scratch)
     check_fp6(tool, scratch)
     check_fp8_scaled(tool, scratch)
+    check_sparse(tool, scratch)
     check_slices_and_threads(tool, scratch)
     check_builtin_data(tool, scratch)
     check_errors(tool, scratch)
