@@ -40,6 +40,7 @@
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/emulator/library_fp8.h"
 #include "blockscale/emulator/sparse_gemm.h"
+#include "blockscale/harness/sparse_mm.h"
 #include "blockscale/harness/target.h"
 #include "blockscale/quantize.h"
 #include "blockscale/reference.h"
@@ -1006,23 +1007,9 @@ void print_report(const Report& report, const Problem& p, bool with_exact, const
 
 // ---- 2:4 sparse A: torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as measured on an H100
 // (emulator/sparse_gemm.h; docs/emulator.md, "2:4 sparse GEMMs").
-struct SparseInput {
-  const char* name;
-  Format format;
-};
-constexpr SparseInput kSparseInputs[] = {
-    {"f16", Format::float16}, {"bf16", Format::bfloat16}, {"f32", Format::float32}, {"e4m3", Format::float8_e4m3fn}};
-
 Format sparse_format(const std::string& option, const std::string& name) {
-  for (const SparseInput& s : kSparseInputs)
-    if (name == s.name) return s.format;
+  if (const std::optional<Format> f = harness::sparse_mm_format(name)) return *f;
   throw UsageError("--" + option + " '" + name + "': with --sparse, f16, bf16, f32 or e4m3 (torch._cslt_sparse_mm's types)");
-}
-
-const char* sparse_name(Format f) {
-  for (const SparseInput& s : kSparseInputs)
-    if (f == s.format) return s.name;
-  return "?";
 }
 
 // Magnitude pruning along K, as the sparse kernels need A: of each group of `group` values (4; 2 for
@@ -1114,7 +1101,7 @@ Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op,
   Numerics n;
   n.name = name;
   n.d_format = d_format;
-  const std::string d_name = sparse_name(d_format);
+  const std::string d_name = harness::sparse_mm_format_name(d_format);
   const std::string d_conversion = d_format == Format::float32 ? std::string()
                                    : ", then to " + d_name + " as the kernels convert (nearest even" +
                                          (d_format == Format::float8_e4m3fn ? ", saturating)" : ")");
@@ -1219,7 +1206,7 @@ Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op,
   const emulator::CusparseltKernel& kernel = emulator::cusparselt_kernel(op.input, d_format);
   const emulator::SparseGemmSchedule schedule = emulator::cusparselt_schedule(op.input, d_format, slices);
   n.split_k = slices;
-  n.definition = "torch._cslt_sparse_mm " + std::string(sparse_name(op.input)) + " -> " + d_name +
+  n.definition = "torch._cslt_sparse_mm " + std::string(harness::sparse_mm_format_name(op.input)) + " -> " + d_name +
                  " on sm_90a as measured on an H100 (cuSPARSELt 0.8, K tiles of " + std::to_string(kernel.tile_k) +
                  "): " + schedule.name() +
                  (op.input == Format::float32 ? "; A and B read as tf32 (A rounded up, B to nearest even)" : "") +
@@ -1248,12 +1235,14 @@ int run_sparse_gemm(const Args& args) {
   }
   if (args.get("c")) throw UsageError("--c does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
   const Format input = sparse_format("format", args.get_or("format", "f16"));
-  const Format d_format = sparse_format("d-type", args.get_or("d-type", sparse_name(input)));
+  const Format d_format = sparse_format("d-type", args.get_or("d-type", harness::sparse_mm_format_name(input)));
+  const char* const in_name = harness::sparse_mm_format_name(input);
+  const char* const d_name = harness::sparse_mm_format_name(d_format);
   const emulator::CusparseltKernel* kernel = nullptr;
   try {
     kernel = &emulator::cusparselt_kernel(input, d_format);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--format ") + sparse_name(input) + " --d-type " + sparse_name(d_format) + ": " + e.what());
+    throw UsageError(std::string("--format ") + in_name + " --d-type " + d_name + ": " + e.what());
   }
   const std::string prune = args.get_or("prune", "magnitude");
   if (prune != "magnitude" && prune != "none") throw UsageError("--prune '" + prune + "': magnitude or none");
@@ -1271,8 +1260,8 @@ int run_sparse_gemm(const Args& args) {
   Problem p = load_problem(args, progress);
   // The kernel runs K in whole tiles; what it does with a ragged K was not measured.
   if (p.K % kernel->tile_k != 0) {
-    throw UsageError("K = " + std::to_string(p.K) + ": torch._cslt_sparse_mm's " + sparse_name(input) + " -> " +
-                     sparse_name(d_format) + " kernel runs K in tiles of " + std::to_string(kernel->tile_k) +
+    throw UsageError("K = " + std::to_string(p.K) + ": torch._cslt_sparse_mm's " + in_name + " -> " +
+                     d_name + " kernel runs K in tiles of " + std::to_string(kernel->tile_k) +
                      " and was measured on whole tiles only: K must be a multiple of " + std::to_string(kernel->tile_k));
   }
   if (slices > p.K / kernel->tile_k) {
@@ -1328,7 +1317,7 @@ int run_sparse_gemm(const Args& args) {
                 "\n  \"sparse\": {\"library\": \"torch._cslt_sparse_mm (cuSPARSELt 0.8) on sm_90a, measured on an H100\", "
                 "\"input\": \"%s\", \"d_type\": \"%s\", \"prune\": \"%s\", \"group\": %d, \"kept\": %d, \"values_pruned\": %lld, "
                 "\"pruning_relative_frobenius\": %s, \"split_k\": %d},",
-                sparse_name(input), sparse_name(d_format), prune.c_str(), group, group / 2, static_cast<long long>(removed),
+                in_name, d_name, prune.c_str(), group, group / 2, static_cast<long long>(removed),
                 json_number(pruning_error).c_str(), slices);
   report.json_fields = text;
   std::snprintf(text, sizeof text,
@@ -1351,15 +1340,15 @@ int run_sparse_gemm(const Args& args) {
     report.text_header += "  " + std::to_string(rounded) + " input values were rounded to f32 (nearest even) first\n";
   }
   if (input == Format::float32) {
-    std::snprintf(text, sizeof text, "  A and B in f32 as given; D in %s\n", sparse_name(d_format));
+    std::snprintf(text, sizeof text, "  A and B in f32 as given; D in %s\n", d_name);
   } else {
     std::snprintf(text, sizeof text, "  A and B cast to %s (nearest even) in %.2f s: %lld values changed, %lld became Inf or NaN; D in %s\n",
-                  sparse_name(input), cast_seconds, static_cast<long long>(op.changed), static_cast<long long>(op.nonfinite),
-                  sparse_name(d_format));
+                  in_name, cast_seconds, static_cast<long long>(op.changed), static_cast<long long>(op.nonfinite),
+                  d_name);
   }
   report.text_header += text;
   report.fp64_title = prune == "magnitude" ? "the fp64 product of the pruned A and B, before the cast" : "the fp64 product of A and B, before the cast";
-  report.ulp_title = std::string("ulps of D (") + sparse_name(d_format) + ") from exact (same operands: the difference is the kernel's accumulation" +
+  report.ulp_title = std::string("ulps of D (") + d_name + ") from exact (same operands: the difference is the kernel's accumulation" +
                      (input == Format::float32 ? " and its tf32 reading of them)" : ")");
 
   run_and_measure(report, numerics, p, {}, *ref, with_exact, out_dir, progress);

@@ -327,14 +327,18 @@ ExternalStudy fit_schedules(ExternalRun run) {
   return study;
 }
 
-std::vector<ExternalRun> read_scaled_mm_runs(const std::filesystem::path& dir) {
+std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir, const std::string& extension) {
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() == ".scaled_mm") files.push_back(e.path());
+    if (e.path().extension() == extension) files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<ExternalRun> read_scaled_mm_runs(const std::filesystem::path& dir) {
   std::vector<ExternalRun> runs;
-  for (const auto& path : files) {
+  for (const auto& path : files_with_extension(dir, ".scaled_mm")) {
     std::ifstream in(path, std::ios::binary);
     std::string header;
     if (!std::getline(in, header)) throw std::invalid_argument(path.string() + ": empty file");

@@ -12,6 +12,7 @@
 
 #include "blockscale/emulator/code_matrix.h"
 #include "blockscale/emulator/sparse_gemm.h"
+#include "blockscale/harness/external.h"
 
 namespace blockscale::harness {
 
@@ -19,22 +20,10 @@ namespace em = blockscale::emulator;
 
 namespace {
 
-// The format names of scripts/probe_sparse_mm.py.
+// A format name of a probe file's header (sparse_mm_format), or an error naming the key.
 Format format_named(const std::string& file, const std::string& key, const std::string& name) {
-  if (name == "f16") return Format::float16;
-  if (name == "bf16") return Format::bfloat16;
-  if (name == "e4m3") return Format::float8_e4m3fn;
-  if (name == "f32") return Format::float32;
+  if (const std::optional<Format> f = sparse_mm_format(name)) return *f;
   throw std::invalid_argument(file + ": " + key + "=" + name + " is not a format of the probe (f16, bf16, e4m3, f32)");
-}
-
-const char* format_label(Format f) {
-  switch (f) {
-    case Format::float16: return "f16";
-    case Format::bfloat16: return "bf16";
-    case Format::float8_e4m3fn: return "e4m3";
-    default: return "f32";
-  }
 }
 
 std::size_t code_bytes(Format f) { return static_cast<std::size_t>(info(f).storage_bits / 8); }
@@ -72,6 +61,24 @@ std::string ranges(const std::vector<int>& v) {
 }
 
 }  // namespace
+
+std::optional<Format> sparse_mm_format(std::string_view name) {
+  if (name == "f16") return Format::float16;
+  if (name == "bf16") return Format::bfloat16;
+  if (name == "f32") return Format::float32;
+  if (name == "e4m3") return Format::float8_e4m3fn;
+  return std::nullopt;
+}
+
+const char* sparse_mm_format_name(Format f) {
+  switch (f) {
+    case Format::float16: return "f16";
+    case Format::bfloat16: return "bf16";
+    case Format::float32: return "f32";
+    case Format::float8_e4m3fn: return "e4m3";
+    default: return "?";
+  }
+}
 
 std::string SparseMmStudy::exact_text() const { return ranges(exact); }
 
@@ -155,13 +162,8 @@ SparseMmRun read_sparse_mm_file(const std::filesystem::path& path) {
 }
 
 std::vector<SparseMmRun> read_sparse_mm_runs(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() == ".sparse_mm") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());
   std::vector<SparseMmRun> runs;
-  for (const auto& path : files) runs.push_back(read_sparse_mm_file(path));
+  for (const auto& path : files_with_extension(dir, ".sparse_mm")) runs.push_back(read_sparse_mm_file(path));
   return runs;
 }
 
@@ -185,7 +187,7 @@ SparseMmStudy fit_sparse_mm(SparseMmRun run, int max_slices) {
     return finish();
   }
   st.model = schedule.name() + ", split-K S of tiles of " + std::to_string(schedule.tile_k) + " added pairwise, D " +
-             format_label(r.output) + (r.output == Format::float8_e4m3fn ? " (RNE, saturating)" : r.output == Format::float32 ? "" : " (RNE)");
+             sparse_mm_format_name(r.output) + (r.output == Format::float8_e4m3fn ? " (RNE, saturating)" : r.output == Format::float32 ? "" : " (RNE)");
   if (em::cusparselt_kernel(r.input, r.output).a_rounding == em::CusparseltRounding::tf32_cusparselt_sparse) {
     st.model += "; A rounded to tf32 as cuSPARSELt's sparse operand, B to nearest even";
   }
@@ -254,8 +256,8 @@ std::string sparse_mm_table(const std::vector<SparseMmStudy>& studies) {
   std::ostringstream s;
   for (const SparseMmStudy& st : studies) {
     const SparseMmRun& r = st.run;
-    s << r.file << ": " << r.backend << " " << format_label(r.input);
-    if (r.error.empty()) s << " -> " << format_label(r.output);
+    s << r.file << ": " << r.backend << " " << sparse_mm_format_name(r.input);
+    if (r.error.empty()) s << " -> " << sparse_mm_format_name(r.output);
     s << ", " << r.m << " x " << r.n << " x " << r.k << " (" << r.library << ")\n";
     if (!r.error.empty()) {
       s << "    not run: " << r.error << "\n";

@@ -81,6 +81,9 @@ ExternalStudy fit_schedules(ExternalRun run);
 // square and a skinny long-K shape. Empty with `why_not` set when this build or machine cannot.
 std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not);
 
+// The files of `dir` whose name ends in `extension` (".scaled_mm"), in name order.
+std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir, const std::string& extension);
+
 // Runs written by scripts/conform_scaled_mm.py (torch._scaled_mm on the device machine): every
 // *.scaled_mm file in `dir`. Throws std::invalid_argument for a malformed file.
 std::vector<ExternalRun> read_scaled_mm_runs(const std::filesystem::path& dir);

@@ -12,12 +12,19 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "blockscale/formats/format.h"
 
 namespace blockscale::harness {
+
+// The names of torch._cslt_sparse_mm's types as scripts/probe_sparse_mm.py and `blockscale gemm
+// --sparse` spell them: f16, bf16, f32, e4m3. nullopt for another name; "?" for another format.
+std::optional<Format> sparse_mm_format(std::string_view name);
+const char* sparse_mm_format_name(Format f);
 
 // One call of the library: D (M x N) = A (M x K, 2:4 sparse, zeros at the pruned positions) x B,
 // B given transposed (N x K), every array as codes of its format.
