@@ -1179,25 +1179,22 @@ Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op,
     return n;
   }
   if (name == "sequential_f32") {
-    // reference::mma (ct::mma, sequential numerics) on one row of A at a time, from +0.
+    // reference::mma (ct::mma, sequential numerics) on a slice of A's rows, from +0. One call per
+    // slice, not per row: the engine decodes all of B on every call, and it runs the slice's rows
+    // in parallel itself.
     n.definition = "the fp32 FMA chain in k order from +0, d = fmaf(a, b, d) over all of K (a naive host reference)" + d_conversion;
-    n.min_chunk_rows = 16;
+    n.min_chunk_rows = 64;
     std::vector<std::uint64_t> b_codes(op.b.begin(), op.b.end());
     const auto rhs = std::make_shared<const reference::Tensor>(dtype, reference::Shape{op.K, op.N}, std::move(b_codes));
     n.rows = [&op, rhs, dtype, to_d](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
                                     emulator::GemmPathStats*) {
-      const auto N = static_cast<std::size_t>(op.N), K = static_cast<std::size_t>(op.K);
-      std::vector<std::uint32_t> d(static_cast<std::size_t>(r1 - r0) * N);
-      const reference::Tensor zero = reference::Tensor::zeros(reference::DType::float32, {1, op.N});
-#pragma omp parallel for schedule(dynamic, 1)
-      for (std::int64_t i = r0; i < r1; ++i) {
-        const auto row = op.a.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) * K);
-        const reference::Tensor lhs(dtype, {1, op.K}, std::vector<std::uint64_t>(row, row + static_cast<std::ptrdiff_t>(K)));
-        const reference::Tensor r = reference::mma(lhs, *rhs, zero, reference::Numerics::sequential());
-        for (std::size_t j = 0; j < N; ++j) {
-          d[static_cast<std::size_t>(i - r0) * N + j] = to_d(static_cast<std::uint32_t>(r.code(static_cast<std::int64_t>(j))));
-        }
-      }
+      const auto K = static_cast<std::ptrdiff_t>(op.K);
+      const auto first = op.a.begin() + r0 * K, last = op.a.begin() + r1 * K;
+      const reference::Tensor lhs(dtype, {r1 - r0, op.K}, std::vector<std::uint64_t>(first, last));
+      const reference::Tensor r = reference::mma(lhs, *rhs, reference::Tensor::zeros(reference::DType::float32, {r1 - r0, op.N}),
+                                                 reference::Numerics::sequential());
+      std::vector<std::uint32_t> d(r.codes().size());
+      std::transform(r.codes().begin(), r.codes().end(), d.begin(), [&](std::uint64_t f32) { return to_d(static_cast<std::uint32_t>(f32)); });
       return d;
     };
     return n;

@@ -908,15 +908,30 @@ def check_sparse(tool, scratch):
         for n in report["numerics"]:
             differ = sum(want[n["name"]][key] != want["exact"][key] for key in want["exact"])
             assert n["vs_exact"]["differ"] == differ, (name, n["name"], n["vs_exact"], differ)
-    # Row slices and threads change no bit (200 rows: exact's and cusparselt's slices of 64 rows).
+    # Row slices and threads change no bit: 200 rows run in slices of 64 rows (every model), and
+    # each window of rows run alone gives the long run's rows.
+    a = (rng.standard_normal((200, 256)) * 2.0 ** rng.integers(-6, 7, (200, 256))).astype(np.float32)
+    b = (rng.standard_normal((256, 16)) * 2.0 ** rng.integers(-6, 7, (256, 16))).astype(np.float32)
+    np.save(os.path.join(scratch, "slice_a.npy"), a)
+    np.save(os.path.join(scratch, "slice_b.npy"), b)
+    models = ("exact", "cusparselt", "sequential_f32")
     files = []
     for threads in ("1", "3"):
         out = os.path.join(scratch, "sparse_threads_" + threads)
-        r = run(tool, ["gemm", "--sparse", "--m", "200", "--n", "16", "--k", "256", "--data", "heavy_tailed", "--split-k", "2",
-                       "--models", "cusparselt,sequential_f32", "--out", out, "--quiet"], env=dict(os.environ, OMP_NUM_THREADS=threads))
+        r = run(tool, ["gemm", "--sparse", "--a", os.path.join(scratch, "slice_a.npy"), "--b", os.path.join(scratch, "slice_b.npy"),
+                       "--split-k", "2", "--models", "cusparselt,sequential_f32", "--out", out, "--quiet"],
+                env=dict(os.environ, OMP_NUM_THREADS=threads))
         assert r.returncode == 0, r.stderr
-        files.append([open(os.path.join(out, f + ".npy"), "rb").read() for f in ("exact", "cusparselt", "sequential_f32")])
-    assert files[0] == files[1], "--sparse results depend on the thread count"
+        files.append([np.load(os.path.join(out, f + ".npy")) for f in models])
+    assert all(x.tobytes() == y.tobytes() for x, y in zip(*files)), "--sparse results depend on the thread count"
+    for lo, hi in ((0, 3), (63, 66), (128, 200)):
+        np.save(os.path.join(scratch, "slice_rows.npy"), a[lo:hi])
+        out = os.path.join(scratch, "sparse_rows")
+        r = run(tool, ["gemm", "--sparse", "--a", os.path.join(scratch, "slice_rows.npy"), "--b", os.path.join(scratch, "slice_b.npy"),
+                       "--split-k", "2", "--models", "cusparselt,sequential_f32", "--out", out, "--quiet"])
+        assert r.returncode == 0, r.stderr
+        for model, whole in zip(models, files[0]):
+            assert np.load(os.path.join(out, model + ".npy")).tobytes() == whole[lo:hi].tobytes(), f"{model}: rows {lo}..{hi} differ"
     print(f"sparse: pruning, cast, exact, cusparselt (split-K 1-3, pairwise) and sequential_f32 agree bit for bit "
           f"with the oracle for {len(cases)} input/D pairs")
 
