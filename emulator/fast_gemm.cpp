@@ -31,7 +31,7 @@ using fast::narrow_operand;
 bool wide_operand(Format f) { return f == Format::float16 || f == Format::bfloat16 || f == Format::tfloat32; }
 
 // The schedules the fast kernels compute; the limits keep every intermediate exact (fast_kernels.h).
-bool covered(const KernelSchedule& s) {
+bool covers(const KernelSchedule& s) {
   const Instruction& ins = s.instruction;
   const FdpaParams& p = ins.params();
   // f16 accumulators (RNE-FP16) come with T-FDPA and with b.9's HMMAs only (the table's rows).
@@ -337,9 +337,11 @@ struct Task {
 
 }  // namespace
 
+bool fast_gemm_covers(const KernelSchedule& schedule) { return covers(schedule); }
+
 bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath path, int threads,
                GemmPathStats* stats, std::vector<std::uint32_t>& d) {
-  if (!covered(schedule)) return false;
+  if (!covers(schedule)) return false;
   const Instruction& ins = schedule.instruction;
   const FdpaParams& p = ins.params();
   const fast::KernelSet& ks = kernels(path);

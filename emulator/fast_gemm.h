@@ -21,6 +21,10 @@ int resolve_threads(int requested);
 void check_tensor_pair(const std::string& who, const BlockScaledTensor& a, const BlockScaledTensor& b,
                        const CodeMatrix& c);
 
+// Whether the fast paths compute `schedule` (gemm.h, GemmPath, lists what they cover); fast_gemm
+// returns false exactly for the schedules this refuses.
+bool fast_gemm_covers(const KernelSchedule& schedule);
+
 // Computes gemm(schedule, ops) on the fast path `path` (portable, avx2 or avx512, available on
 // this CPU) into d (M x N) and returns true; returns false, touching nothing, when the schedule is
 // outside the fast paths (gemm.h GemmPath). The operands have been validated by gemm().

@@ -166,6 +166,220 @@ std::string SparseGemmSchedule::name() const {
   return s + " of " + instruction.name();
 }
 
+namespace {
+
+// The reference route, one output at a time: per slice, the chain of the instruction's steps from
+// +0, then the slices added in the schedule's order, then C. A step is dot_sparse: the dense form's
+// dot product (mma.h) of the stored values with the B elements their positions select. The
+// selected B elements of a row of A are gathered and decoded once per block of 64 of the requested
+// columns, and each step runs the engine on them (the decoding is per element, so a step reads
+// exactly what dot_sparse would decode; fp8 -> f16 rows (b.9) order each 2L elements, and the dense
+// form's K is a multiple of 2L). The positions have been checked, so nothing here throws.
+class SparseEngine {
+ public:
+  SparseEngine(const Instruction& ins, SplitKReduction reduction, const SparseOperand& a, const CodeMatrix& b,
+               const CodeMatrix& c, std::vector<int> bounds)
+      : ins_(ins), reduction_(reduction), a_(a), b_(b), c_(c), bounds_(std::move(bounds)) {}
+
+  // D[i, j] into d_row[j] for each listed column j.
+  void outputs(std::size_t i, std::span<const std::size_t> columns, std::uint32_t* d_row) const {
+    const Instruction dense = ins_.dense_form();
+    const FdpaParams& p = dense.params();
+    const Format acc_format = accumulator_format(p.rounding);
+    const Format a_format = a_.values.format(), b_format = b_.format();
+    const std::size_t b9_half = p.algorithm == Algorithm::fp8_via_f16 ? static_cast<std::size_t>(p.L) : 0;
+    const auto group = static_cast<std::size_t>(ins_.sparse_group()), per_group = group / 2;
+    const std::size_t half = b_.rows() / 2, step = static_cast<std::size_t>(ins_.k), dense_k = step / 2;
+    constexpr std::size_t kColumnBlock = 64;
+    std::vector<std::uint32_t> values(half), selected(half * kColumnBlock), partial(bounds_.size() - 1);
+    std::vector<std::size_t> b_row(half);
+    for (std::size_t s = 0; s < half; ++s) {
+      values[s] = a_.values.word(i, s);
+      b_row[s] = s / per_group * group + a_.index[i * half + s];
+    }
+    detail::Panel pa, pb;
+    pa.decode(CodeMatrix(a_format, 1, half, std::span<const std::uint32_t>(values)), true, half,
+              detail::decomposition_format(p.algorithm, a_format), b9_half);
+    const detail::ElementVec va = pa.vec(0);
+    for (std::size_t j0 = 0; j0 < columns.size(); j0 += kColumnBlock) {
+      const std::size_t cols = std::min(kColumnBlock, columns.size() - j0);
+      for (std::size_t j = 0; j < cols; ++j) {
+        for (std::size_t s = 0; s < half; ++s) selected[j * half + s] = b_.word(b_row[s], columns[j0 + j]);
+      }
+      pb.decode(CodeMatrix(b_format, half, cols, std::span<const std::uint32_t>(selected.data(), half * cols), Order::col_major),
+                false, half, detail::decomposition_format(p.algorithm, b_format), b9_half);
+      for (std::size_t j = 0; j < cols; ++j) {
+        const detail::ElementVec vb = pb.vec(j);
+        for (std::size_t s = 0; s + 1 < bounds_.size(); ++s) {
+          std::uint32_t acc = 0;
+          for (auto k0 = static_cast<std::size_t>(bounds_[s]); k0 < static_cast<std::size_t>(bounds_[s + 1]); k0 += step) {
+            acc = detail::run_instruction(p, acc_format, va, vb, k0 / 2, dense_k, nullptr, nullptr, acc);
+          }
+          partial[s] = acc;
+        }
+        const std::size_t column = columns[j0 + j];
+        const std::uint32_t sum = reduce(partial);
+        d_row[column] = c_.empty() ? sum : add_f32(c_.word(i, column), sum);
+      }
+    }
+  }
+
+  // The slice results added in the schedule's order (gemm.h, SplitKReduction).
+  std::uint32_t reduce(std::span<const std::uint32_t> partial) const {
+    if (reduction_ == SplitKReduction::pairwise) return sum_f32_pairwise(partial);
+    std::uint32_t sum = partial[0];
+    for (std::size_t s = 1; s < partial.size(); ++s) sum = add_f32(sum, partial[s]);
+    return sum;
+  }
+
+  const Instruction& instruction() const { return ins_; }
+  const SparseOperand& a() const { return a_; }
+  const CodeMatrix& b() const { return b_; }
+  const CodeMatrix& c() const { return c_; }
+  const std::vector<int>& bounds() const { return bounds_; }
+
+ private:
+  const Instruction& ins_;
+  SplitKReduction reduction_;
+  const SparseOperand& a_;
+  const CodeMatrix& b_;
+  const CodeMatrix& c_;
+  std::vector<int> bounds_;
+};
+
+// The fast route rests on this identity (docs/emulator.md, "2:4 sparse GEMMs"): a sparse T-FDPA
+// instruction of logical K whose dense form runs steps of L stored values equals the dense T-FDPA
+// instruction of the same row with K logical positions and steps of 2L products, applied to A
+// expanded to its logical K (each stored value at its position, +0 at the pruned ones), wherever B
+// is finite at the pruned positions. A step of L stored values covers L/2 groups of 4 positions
+// (tf32: L pairs), i.e. exactly the 2L positions of the expanded step, so the two steps have the
+// same nonzero terms; the pruned ones add only zero terms (a pruned zero times a finite B). A zero
+// term takes e_zero (numerics.md b.3 step 2), and it cannot move e_max: every step has C, which is
+// either a zero term itself or a nonzero f32 accumulator with e(C) >= -126 > e_zero = -133 on every
+// sparse row (the fast paths require e_zero <= -126). Zero terms add nothing to the truncated sum,
+// and the zero-sign rules look at the sum only. A pruned B that is Inf or NaN would add 0 x Inf =
+// NaN to the expanded step alone: those outputs go to the reference route. b.9 (fp8 mma.sp) orders
+// its two HMMAs by k mod 4, which the expansion changes, so it stays on the reference route.
+struct ExpandedForm {
+  InstructionRow row;       // the dense form's row with steps of 2L
+  KernelSchedule schedule;  // its chain, one instruction per logical K of the sparse instruction
+  bool applies = false;     // T-FDPA rows only
+
+  explicit ExpandedForm(const Instruction& sparse) {
+    const Instruction dense = sparse.dense_form();
+    row = dense.table_row();
+    const FdpaParams& p = dense.params();
+    applies = p.algorithm == Algorithm::t_fdpa;
+    // A T-FDPA instruction whose K is below L is one step of K (fast_gemm.cpp, step_length).
+    row.params.L = 2 * std::min(p.L, dense.k);
+    Instruction expanded = dense;
+    expanded.row = &row;
+    expanded.k = sparse.k;
+    schedule = KernelSchedule::chain(expanded);
+  }
+  ExpandedForm(const ExpandedForm&) = delete;  // schedule points at row
+  ExpandedForm& operator=(const ExpandedForm&) = delete;
+};
+
+// D on the fast path `path`: each slice a dense GEMM of the expanded form (detail::fast_gemm) on A
+// expanded to the slice's logical K and B's rows of the slice; the slices added per output in the
+// schedule's order, then C; then every output whose row prunes a position where its column of B
+// holds Inf or NaN recomputed on the reference route.
+GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine, GemmPath path, int threads,
+                            std::vector<std::uint32_t>& d) {
+  const SparseOperand& a = engine.a();
+  const CodeMatrix& b = engine.b();
+  const CodeMatrix& c = engine.c();
+  const std::vector<int>& bounds = engine.bounds();
+  const std::size_t M = a.values.rows(), K = b.rows(), N = b.cols(), half = K / 2;
+  const auto group = static_cast<std::size_t>(engine.instruction().sparse_group()), per_group = group / 2;
+  const Format a_format = a.values.format(), b_format = b.format();
+  // The logical position of stored value s of row i.
+  const auto position = [&](std::size_t i, std::size_t s) { return s / per_group * group + a.index[i * half + s]; };
+
+  GemmPathStats stats;
+  const std::size_t slices = bounds.size() - 1;
+  std::vector<std::vector<std::uint32_t>> partial(slices);
+  for (std::size_t sl = 0; sl < slices; ++sl) {
+    const auto k0 = static_cast<std::size_t>(bounds[sl]), k1 = static_cast<std::size_t>(bounds[sl + 1]), ks = k1 - k0;
+    std::vector<std::uint32_t> a_words(M * ks, 0), b_words(ks * N);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
+    for (long long row = 0; row < static_cast<long long>(M); ++row) {
+      const auto i = static_cast<std::size_t>(row);
+      for (std::size_t s = k0 / 2; s < k1 / 2; ++s) a_words[i * ks + position(i, s) - k0] = a.values.word(i, s);
+    }
+    for (std::size_t k = k0; k < k1; ++k) {
+      for (std::size_t j = 0; j < N; ++j) b_words[(k - k0) * N + j] = b.word(k, j);
+    }
+    const GemmOperands ops{CodeMatrix(a_format, M, ks, std::span<const std::uint32_t>(a_words)),
+                           CodeMatrix(b_format, ks, N, std::span<const std::uint32_t>(b_words)), {}, {}, {}};
+    GemmPathStats slice_stats;
+    if (!detail::fast_gemm(form.schedule, ops, path, threads, &slice_stats, partial[sl])) {
+      throw std::logic_error("gemm_sparse: the fast paths refused " + form.schedule.name());
+    }
+    stats.exact += slice_stats.exact;
+    stats.truncating += slice_stats.truncating;
+    stats.special += slice_stats.special;
+    stats.fp16 += slice_stats.fp16;
+    stats.reference_outputs += slice_stats.reference_outputs;
+  }
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
+  for (long long row = 0; row < static_cast<long long>(M); ++row) {
+    const auto i = static_cast<std::size_t>(row);
+    std::vector<std::uint32_t> part(slices);
+    for (std::size_t j = 0; j < N; ++j) {
+      for (std::size_t sl = 0; sl < slices; ++sl) part[sl] = partial[sl][i * N + j];
+      const std::uint32_t sum = engine.reduce(part);
+      d[i * N + j] = c.empty() ? sum : add_f32(c.word(i, j), sum);
+    }
+  }
+
+  // The positions of each column of B that hold Inf or NaN, and the outputs whose row prunes one.
+  // (A tf32 word is an fp32 bit pattern: CodeMatrix::word.)
+  const Format b_words_format = b_format == Format::tfloat32 ? Format::float32 : b_format;
+  std::vector<std::vector<std::size_t>> special(N);
+  bool any_special = false;
+  for (std::size_t k = 0; k < K; ++k) {
+    for (std::size_t j = 0; j < N; ++j) {
+      const ValueClass v = classify(b_words_format, b.word(k, j));
+      if (v == ValueClass::nan || v == ValueClass::infinite) {
+        special[j].push_back(k);
+        any_special = true;
+      }
+    }
+  }
+  if (!any_special) return stats;
+  std::size_t recomputed = 0;
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(+ : recomputed)
+#endif
+  for (long long row = 0; row < static_cast<long long>(M); ++row) {
+    const auto i = static_cast<std::size_t>(row);
+    const auto stored = [&](std::size_t k) {
+      const std::size_t first = k / group * per_group;
+      for (std::size_t s = first; s < first + per_group; ++s) {
+        if (position(i, s) == k) return true;
+      }
+      return false;
+    };
+    std::vector<std::size_t> columns;
+    for (std::size_t j = 0; j < N; ++j) {
+      if (std::any_of(special[j].begin(), special[j].end(), [&](std::size_t k) { return !stored(k); })) columns.push_back(j);
+    }
+    if (columns.empty()) continue;
+    engine.outputs(i, columns, d.data() + i * N);
+    recomputed += columns.size();
+  }
+  stats.reference_outputs += recomputed;
+  return stats;
+}
+
+}  // namespace
+
 std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const SparseOperand& a, const CodeMatrix& b,
                                        const CodeMatrix& c, const GemmOptions& options) {
   schedule.validate();
@@ -209,62 +423,26 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
     }
   }
 
-  // Each output: per slice, the chain of the instruction's steps from +0, then the slices added in
-  // the schedule's order. A step is dot_sparse: the dense form's dot product (mma.h) of the stored
-  // values with the B elements their positions select. Here the selected B elements of a whole row
-  // of A are gathered and decoded once per block of columns, and each step runs the engine on them
-  // (the decoding is per element, so a step reads exactly what dot_sparse would decode; fp8 -> f16
-  // rows (b.9) order each 2L elements, and the dense form's K is a multiple of 2L).
-  const Instruction dense = ins.dense_form();
-  const FdpaParams& p = dense.params();
-  const Format acc_format = accumulator_format(p.rounding);
-  const std::size_t b9_half = p.algorithm == Algorithm::fp8_via_f16 ? static_cast<std::size_t>(p.L) : 0;
-  const int group = ins.sparse_group(), per_group = group / 2;
-  const std::size_t half = K / 2, dense_k = step / 2;
-  constexpr std::size_t kColumnBlock = 64;
+  SparseEngine engine{ins, schedule.reduction, a, b, c, bounds};
   std::vector<std::uint32_t> d(M * N);
+  const GemmPath path = detail::resolve_path(options.path);
   const int threads = detail::resolve_threads(options.threads);
+  const ExpandedForm expanded(ins);
+  GemmPathStats stats;
+  if (path == GemmPath::reference || !expanded.applies || !detail::fast_gemm_covers(expanded.schedule)) {
+    std::vector<std::size_t> all(N);
+    for (std::size_t j = 0; j < N; ++j) all[j] = j;
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 #endif
-  for (long long row = 0; row < static_cast<long long>(M); ++row) {
-    const auto i = static_cast<std::size_t>(row);
-    std::vector<std::uint32_t> values(half), selected(half * kColumnBlock), partial(bounds.size() - 1);
-    std::vector<std::size_t> b_row(half);
-    for (std::size_t s = 0; s < half; ++s) {
-      values[s] = a.values.word(i, s);
-      b_row[s] = s / static_cast<std::size_t>(per_group) * static_cast<std::size_t>(group) + a.index[i * half + s];
+    for (long long row = 0; row < static_cast<long long>(M); ++row) {
+      engine.outputs(static_cast<std::size_t>(row), all, d.data() + static_cast<std::size_t>(row) * N);
     }
-    detail::Panel pa, pb;
-    pa.decode(CodeMatrix(a_format, 1, half, std::span<const std::uint32_t>(values)), true, half,
-              detail::decomposition_format(p.algorithm, a_format), b9_half);
-    const detail::ElementVec va = pa.vec(0);
-    for (std::size_t j0 = 0; j0 < N; j0 += kColumnBlock) {
-      const std::size_t cols = std::min(kColumnBlock, N - j0);
-      for (std::size_t j = 0; j < cols; ++j) {
-        for (std::size_t s = 0; s < half; ++s) selected[j * half + s] = b.word(b_row[s], j0 + j);
-      }
-      pb.decode(CodeMatrix(b_format, half, cols, std::span<const std::uint32_t>(selected.data(), half * cols), Order::col_major),
-                false, half, detail::decomposition_format(p.algorithm, b_format), b9_half);
-      for (std::size_t j = 0; j < cols; ++j) {
-        const detail::ElementVec vb = pb.vec(j);
-        for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
-          std::uint32_t acc = 0;
-          for (auto k0 = static_cast<std::size_t>(bounds[s]); k0 < static_cast<std::size_t>(bounds[s + 1]); k0 += step) {
-            acc = detail::run_instruction(p, acc_format, va, vb, k0 / 2, dense_k, nullptr, nullptr, acc);
-          }
-          partial[s] = acc;
-        }
-        std::uint32_t sum = partial[0];
-        if (schedule.reduction == SplitKReduction::pairwise) {
-          sum = sum_f32_pairwise(partial);
-        } else {
-          for (std::size_t s = 1; s < partial.size(); ++s) sum = add_f32(sum, partial[s]);
-        }
-        d[i * N + j0 + j] = c.empty() ? sum : add_f32(c.word(i, j0 + j), sum);
-      }
-    }
+    stats.reference_outputs = M * N;
+  } else {
+    stats = expanded_gemm(expanded, engine, path, threads, d);
   }
+  if (options.stats != nullptr) *options.stats = stats;
   return d;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -507,5 +508,204 @@ TEST(SparseGemm, TheSamplesTellTheScheduleApart) {
     for (std::size_t at = 0; at < mirrored.b_t.size(); at += 4) std::reverse(mirrored.b_t.begin() + at, mirrored.b_t.begin() + at + 4);
     EXPECT_GT(mismatches(em::cusparselt_sparse_mm(fill.output, a_of(mirrored), b_of(mirrored), fill.slices), fill.d), 0u)
         << name << ": the lowest zeros fill";
+  }
+}
+
+namespace {
+
+// A word of a 16- or 19-bit operand format from its fields (tf32: the fp32 pattern with the low
+// 13 bits clear, as CodeMatrix holds it).
+std::uint32_t wide_word(bs::Format f, bool negative, std::uint32_t field, std::uint32_t mantissa) {
+  switch (f) {
+    case bs::Format::float16: return (negative ? 0x8000u : 0u) | field << 10 | (mantissa & 0x3FFu);
+    case bs::Format::bfloat16: return (negative ? 0x8000u : 0u) | field << 7 | (mantissa & 0x7Fu);
+    default: return (negative ? 0x80000000u : 0u) | field << 23 | (mantissa & 0x3FFu) << 13;
+  }
+}
+
+// The data kinds of the fast-path comparison below, each aimed at a route of the expanded form
+// (sparse_gemm.cpp, ExpandedForm) or of the fast kernels (fast_kernels.h).
+enum class SparseData { realistic, wide, tiny, cancel, special, bits };
+
+struct SparseCase {
+  std::vector<std::uint32_t> values, b, c;
+  std::vector<std::uint8_t> index;
+};
+
+SparseCase sparse_case(std::mt19937_64& rng, SparseData kind, bs::Format f, int group, int m, int n, int k) {
+  const std::uint32_t top = f == bs::Format::float16 ? 31 : 255, bias = f == bs::Format::float16 ? 15 : 127;
+  const auto below = [&](std::uint32_t x) { return static_cast<std::uint32_t>(rng() % x); };
+  const auto finite = [&](std::uint32_t lo, std::uint32_t hi) {  // field in [lo, hi], clamped to the finite ones
+    hi = std::min(hi, top - 1);
+    lo = std::min(lo, hi);
+    return wide_word(f, rng() & 1, lo + below(hi - lo + 1), static_cast<std::uint32_t>(rng()));
+  };
+  const auto special = [&] {
+    return below(2) == 0 ? wide_word(f, rng() & 1, top, 0) : wide_word(f, rng() & 1, top, 1 + below(0x3FF));
+  };
+  std::vector<std::uint32_t> row_field(static_cast<std::size_t>(m)), col_field(static_cast<std::size_t>(n));
+  for (auto& x : row_field) x = bias - 4 + below(9);
+  for (auto& x : col_field) x = bias - 4 + below(9);
+  std::vector<std::uint32_t> row_value(static_cast<std::size_t>(m)), col_value(static_cast<std::size_t>(n));
+  for (auto& x : row_value) x = finite(bias - 2, bias + 2);
+  for (auto& x : col_value) x = finite(bias - 2, bias + 2) & ~(f == bs::Format::float16 || f == bs::Format::bfloat16 ? 0x8000u : 0x80000000u);
+  const std::uint32_t sign = f == bs::Format::float16 || f == bs::Format::bfloat16 ? 0x8000u : 0x80000000u;
+  const auto element = [&](std::size_t r, std::size_t col, bool is_a) -> std::uint32_t {
+    switch (kind) {
+      case SparseData::realistic: {
+        const std::uint32_t centre = is_a ? row_field[r] : col_field[col];
+        return finite(centre - 3, centre + 3);
+      }
+      case SparseData::wide: return below(16) == 0 ? (rng() & 1 ? sign : 0u) : finite(0, top - 1);
+      case SparseData::tiny:  // products below 2^-133 (bf16, tf32), subnormals (f16), and some of normal size
+        return below(4) == 0 ? finite(bias - 3, bias + 3) : finite(0, f == bs::Format::float16 ? 3 : 20);
+      case SparseData::cancel:  // one magnitude per row of A and per column of B: sums cancel to exact zeros
+        if (below(8) == 0) return rng() & 1 ? sign : 0u;
+        return (is_a ? row_value[r] : col_value[col]) ^ (rng() & 1 ? sign : 0u);
+      case SparseData::special: return below(24) == 0 ? special() : finite(bias - 6, bias + 6);
+      case SparseData::bits: {
+        const auto w = static_cast<std::uint32_t>(rng());
+        return f == bs::Format::float16 || f == bs::Format::bfloat16 ? w & 0xFFFFu : w & 0xFFFFE000u;
+      }
+    }
+    return 0;
+  };
+  SparseCase out;
+  out.values.resize(static_cast<std::size_t>(m) * k / 2);
+  for (int i = 0; i < m; ++i) {
+    for (int s = 0; s < k / 2; ++s) out.values[static_cast<std::size_t>(i) * k / 2 + s] = element(i, 0, true);
+    for (int g = 0; g < k / group; ++g) {
+      if (group == 2) {
+        out.index.push_back(static_cast<std::uint8_t>(rng() % 2));
+      } else {
+        const auto& pair = em::kOrderedPairs[rng() % 6];
+        out.index.push_back(pair[0]);
+        out.index.push_back(pair[1]);
+      }
+    }
+  }
+  out.b.resize(static_cast<std::size_t>(k) * n);
+  for (int kk = 0; kk < k; ++kk) {
+    for (int j = 0; j < n; ++j) out.b[static_cast<std::size_t>(kk) * n + j] = element(0, j, false);
+  }
+  if (below(2) == 0) {  // C: zeros of both signs, values of the products' size, huge ones, and for special NaN / Inf
+    out.c.resize(static_cast<std::size_t>(m) * n);
+    for (auto& x : out.c) {
+      const std::uint32_t s = rng() & 1 ? 0x80000000u : 0u;
+      switch (below(kind == SparseData::special ? 5 : 4)) {
+        case 0: x = s; break;
+        case 1: x = s | (127u - 2 + below(5)) << 23 | static_cast<std::uint32_t>(rng() & 0x7FFFFF); break;
+        case 2: x = s | (below(254) + 1) << 23 | static_cast<std::uint32_t>(rng() & 0x7FFFFF); break;
+        case 3: x = s | static_cast<std::uint32_t>(rng() & 0x7FFFFF); break;  // subnormal
+        default: x = below(2) == 0 ? (s | 0x7F800000u) : 0x7FC00001u;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<em::GemmPath> fast_paths() {
+  std::vector<em::GemmPath> paths{em::GemmPath::portable};
+  for (em::GemmPath p : {em::GemmPath::avx2, em::GemmPath::avx512}) {
+    if (em::gemm_path_available(p)) paths.push_back(p);
+  }
+  return paths;
+}
+
+}  // namespace
+
+TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
+  // The f16, bf16 and tf32 rows run on the fast paths as the dense GEMM of their expanded form
+  // (sparse_gemm.cpp); GemmPath::reference runs the engine, which the test above checks against
+  // dot_sparse. 10^6 outputs per sparse family, each of 1-6 instruction steps in 1-3 slices, with
+  // and without C, in six data kinds: realistic windows (the exact tier), any finite code
+  // (truncation), products below 2^-133 (where a pruned zero term would matter if it could move
+  // e_max), exact cancellation (zero sums), NaN and Inf in A, in B (also at pruned positions: those
+  // outputs go back to the engine) and in C, and uniform random bits. Every path must take each
+  // route: exact and truncating steps, special steps, and outputs sent back to the engine.
+  const char* names[] = {
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k16 f32 f16 f16",
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k16 f32 bf16 bf16",
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 f16 f16",
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 bf16 bf16",
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k8 f32 tf32 tf32",
+      "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k16 f32 tf32 tf32",
+      "sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16",
+      "sm_90a wgmma.mma_async.sp m64n8k32 f32 bf16 bf16",
+      "sm_90a wgmma.mma_async.sp m64n8k16 f32 tf32 tf32",
+  };
+  constexpr std::size_t kOutputs = 1000000;
+  const SparseData kinds[] = {SparseData::realistic, SparseData::wide,    SparseData::tiny,
+                              SparseData::cancel,    SparseData::special, SparseData::bits};
+  const std::vector<em::GemmPath> paths = fast_paths();
+  std::mt19937_64 rng(2026);
+  for (const char* name : names) {
+    SCOPED_TRACE(name);
+    const em::Instruction ins = em::parse_instruction(name);
+    const bs::Format f = *em::format_of(ins.a);
+    std::vector<em::GemmPathStats> total(paths.size());
+    std::size_t outputs = 0;
+    for (std::size_t round = 0; outputs < kOutputs; ++round) {
+      const SparseData kind = kinds[round % std::size(kinds)];
+      const int m = 40, n = 70, steps = 1 + static_cast<int>(rng() % 6), k = steps * ins.k;
+      const SparseCase data = sparse_case(rng, kind, f, ins.sparse_group(), m, n, k);
+      const em::SparseOperand sp{em::CodeMatrix(f, m, k / 2, std::span<const std::uint32_t>(data.values)), data.index, nullptr};
+      const em::CodeMatrix bm(f, k, n, std::span<const std::uint32_t>(data.b));
+      const em::CodeMatrix cm = data.c.empty() ? em::CodeMatrix{}
+                                               : em::CodeMatrix(bs::Format::float32, m, n, std::span<const std::uint32_t>(data.c));
+      const em::SparseGemmSchedule s{ins, 1 + static_cast<int>(rng() % std::min(steps, 3)), 0,
+                                     rng() & 1 ? em::SplitKReduction::pairwise : em::SplitKReduction::sequential};
+      em::GemmOptions o;
+      o.path = em::GemmPath::reference;
+      const std::vector<std::uint32_t> want = em::gemm_sparse(s, sp, bm, cm, o);
+      for (std::size_t p = 0; p < paths.size(); ++p) {
+        em::GemmPathStats stats;
+        o.path = paths[p];
+        o.stats = &stats;
+        const std::vector<std::uint32_t> got = em::gemm_sparse(s, sp, bm, cm, o);
+        ASSERT_EQ(mismatches(got, want), 0u) << em::to_string(paths[p]) << ", round " << round << ", " << s.name();
+        total[p].exact += stats.exact;
+        total[p].truncating += stats.truncating;
+        total[p].special += stats.special;
+        total[p].reference_outputs += stats.reference_outputs;
+      }
+      outputs += want.size();
+    }
+    for (std::size_t p = 0; p < paths.size(); ++p) {
+      SCOPED_TRACE(em::to_string(paths[p]));
+      std::printf("%-70s %-9s %zu outputs: steps %llu exact, %llu truncating, %llu special; %llu outputs by the engine\n", name,
+                  std::string(em::to_string(paths[p])).c_str(), outputs, static_cast<unsigned long long>(total[p].exact),
+                  static_cast<unsigned long long>(total[p].truncating), static_cast<unsigned long long>(total[p].special),
+                  static_cast<unsigned long long>(total[p].reference_outputs));
+      // The AVX-512 kernel of 16- and 19-bit operands has no exact tier (fast_kernels.h).
+      if (paths[p] != em::GemmPath::avx512) EXPECT_GT(total[p].exact, 0u);
+      EXPECT_GT(total[p].truncating, 0u);
+      EXPECT_GT(total[p].special, 0u);
+      EXPECT_GT(total[p].reference_outputs, 0u);
+      EXPECT_LT(total[p].reference_outputs, outputs / 2);  // pruned Inf / NaN of B: the special and bits kinds
+    }
+  }
+}
+
+TEST(SparseGemm, Fp8RowsTakeTheReferenceEngineOnEveryPath) {
+  // The fp8 rows' expanded steps (64 products; b.9's k mod 4 order) are outside the fast paths.
+  const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e4m3");
+  std::mt19937 rng(3);
+  std::vector<std::uint8_t> index;
+  const std::vector<std::uint32_t> a = random_sparse(rng, 8, 256, index);
+  std::vector<std::uint32_t> b(256 * 8);
+  for (auto& x : b) x = rng() & 0x77;
+  const em::CodeMatrix bm(bs::Format::float8_e4m3fn, 256, 8, std::span<const std::uint32_t>(b));
+  const em::SparseOperand sp = em::compress_sparse(ins, em::CodeMatrix(bs::Format::float8_e4m3fn, 8, 256, std::span<const std::uint32_t>(a)));
+  em::GemmOptions o;
+  o.path = em::GemmPath::reference;
+  const std::vector<std::uint32_t> want = em::gemm_sparse({ins, 2, 0, em::SplitKReduction::pairwise}, sp, bm, {}, o);
+  for (const em::GemmPath path : fast_paths()) {
+    em::GemmPathStats stats;
+    o.path = path;
+    o.stats = &stats;
+    EXPECT_EQ(em::gemm_sparse({ins, 2, 0, em::SplitKReduction::pairwise}, sp, bm, {}, o), want);
+    EXPECT_EQ(stats.reference_outputs, want.size());
+    EXPECT_EQ(stats.exact + stats.truncating + stats.special, 0u);
   }
 }
