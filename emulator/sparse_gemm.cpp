@@ -76,15 +76,22 @@ SparseOperand compress_groups(const std::string& who, const Instruction& ins, co
   std::vector<std::uint32_t> values(M * K / 2);
   SparseOperand out;
   out.index.resize(M * K / 2);
-  for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t g = 0; g < K / group; ++g) {
+  const std::size_t groups = K / group;
+  // Rows in parallel; a group with too many nonzero values is reported after the loop (an
+  // exception cannot leave an OpenMP loop), the first in row-major order whatever the threads.
+  std::size_t first_bad = M * groups;
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) reduction(min : first_bad)
+#endif
+  for (long long row = 0; row < static_cast<long long>(M); ++row) {
+    const auto i = static_cast<std::size_t>(row);
+    for (std::size_t g = 0; g < groups; ++g) {
       std::array<bool, 4> kept{};
       std::size_t nonzero = 0;
       for (std::size_t p = 0; p < group; ++p) nonzero += kept[p] = (tested.word(i, g * group + p) & zero_mask) != 0;
       if (nonzero > stored) {
-        fail(who + ": row " + std::to_string(i) + ", group " + std::to_string(g) + " (K " + std::to_string(g * group) +
-             ".." + std::to_string(g * group + group - 1) + ") holds " + std::to_string(nonzero) + " nonzero values: A is not " +
-             (group == 4 ? "2:4" : "1:2") + " sparse" + not_sparse_note);
+        first_bad = std::min(first_bad, i * groups + g);
+        break;
       }
       // Every nonzero position, and the highest zero ones to fill the group: the choice of
       // cuSPARSELt 0.8's compressor (torch._cslt_compress), measured on an H100 for every pattern
@@ -105,6 +112,14 @@ SparseOperand compress_groups(const std::string& who, const Instruction& ins, co
         out.index[at] = pos[s];
       }
     }
+  }
+  if (first_bad < M * groups) {
+    const std::size_t i = first_bad / groups, g = first_bad % groups;
+    std::size_t nonzero = 0;
+    for (std::size_t p = 0; p < group; ++p) nonzero += (tested.word(i, g * group + p) & zero_mask) != 0;
+    fail(who + ": row " + std::to_string(i) + ", group " + std::to_string(g) + " (K " + std::to_string(g * group) + ".." +
+         std::to_string(g * group + group - 1) + ") holds " + std::to_string(nonzero) + " nonzero values: A is not " +
+         (group == 4 ? "2:4" : "1:2") + " sparse" + not_sparse_note);
   }
   // The operand owns its codes: CodeMatrix is a view, so the words live in a buffer kept beside it.
   out.storage = std::make_shared<std::vector<std::uint32_t>>(std::move(values));
@@ -302,7 +317,7 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
   std::vector<std::vector<std::uint32_t>> partial(slices);
   for (std::size_t sl = 0; sl < slices; ++sl) {
     const auto k0 = static_cast<std::size_t>(bounds[sl]), k1 = static_cast<std::size_t>(bounds[sl + 1]), ks = k1 - k0;
-    std::vector<std::uint32_t> a_words(M * ks, 0), b_words(ks * N);
+    std::vector<std::uint32_t> a_words(M * ks, 0), b_words;
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
@@ -310,11 +325,20 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
       const auto i = static_cast<std::size_t>(row);
       for (std::size_t s = k0 / 2; s < k1 / 2; ++s) a_words[i * ks + position(i, s) - k0] = a.values.word(i, s);
     }
-    for (std::size_t k = k0; k < k1; ++k) {
-      for (std::size_t j = 0; j < N; ++j) b_words[(k - k0) * N + j] = b.word(k, j);
+    // B's rows of the slice: B itself for one slice, else a copy in B's own order (K-contiguous
+    // columns or N-contiguous rows), read along its unit stride.
+    CodeMatrix b_slice = b;
+    if (slices > 1) {
+      b_words.resize(ks * N);
+      const bool rows_contiguous = b.col_stride() == 1;
+      for (std::size_t x = 0; x < (rows_contiguous ? ks : N); ++x) {
+        for (std::size_t y = 0; y < (rows_contiguous ? N : ks); ++y) {
+          b_words[x * (rows_contiguous ? N : ks) + y] = rows_contiguous ? b.word(k0 + x, y) : b.word(k0 + y, x);
+        }
+      }
+      b_slice = CodeMatrix(b_format, ks, N, std::span<const std::uint32_t>(b_words), rows_contiguous ? Order::row_major : Order::col_major);
     }
-    const GemmOperands ops{CodeMatrix(a_format, M, ks, std::span<const std::uint32_t>(a_words)),
-                           CodeMatrix(b_format, ks, N, std::span<const std::uint32_t>(b_words)), {}, {}, {}};
+    const GemmOperands ops{CodeMatrix(a_format, M, ks, std::span<const std::uint32_t>(a_words)), b_slice, {}, {}, {}};
     GemmPathStats slice_stats;
     if (!detail::fast_gemm(form.schedule, ops, path, threads, &slice_stats, partial[sl])) {
       throw std::logic_error("gemm_sparse: the fast paths refused " + form.schedule.name());
@@ -325,32 +349,38 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
     stats.fp16 += slice_stats.fp16;
     stats.reference_outputs += slice_stats.reference_outputs;
   }
+  if (slices == 1 && c.empty()) {
+    d = std::move(partial[0]);
+  } else {
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
-  for (long long row = 0; row < static_cast<long long>(M); ++row) {
-    const auto i = static_cast<std::size_t>(row);
-    std::vector<std::uint32_t> part(slices);
-    for (std::size_t j = 0; j < N; ++j) {
-      for (std::size_t sl = 0; sl < slices; ++sl) part[sl] = partial[sl][i * N + j];
-      const std::uint32_t sum = engine.reduce(part);
-      d[i * N + j] = c.empty() ? sum : add_f32(c.word(i, j), sum);
+    for (long long row = 0; row < static_cast<long long>(M); ++row) {
+      const auto i = static_cast<std::size_t>(row);
+      std::vector<std::uint32_t> part(slices);
+      for (std::size_t j = 0; j < N; ++j) {
+        for (std::size_t sl = 0; sl < slices; ++sl) part[sl] = partial[sl][i * N + j];
+        const std::uint32_t sum = engine.reduce(part);
+        d[i * N + j] = c.empty() ? sum : add_f32(c.word(i, j), sum);
+      }
     }
   }
 
-  // The positions of each column of B that hold Inf or NaN, and the outputs whose row prunes one.
-  // (A tf32 word is an fp32 bit pattern: CodeMatrix::word.)
-  const Format b_words_format = b_format == Format::tfloat32 ? Format::float32 : b_format;
+  // The positions of each column of B that hold Inf or NaN (the exponent field all ones in these
+  // formats; a tf32 word is an fp32 pattern, CodeMatrix::word), and the outputs whose row prunes one.
+  const FormatInfo& fi = info(b_format == Format::tfloat32 ? Format::float32 : b_format);
+  const std::uint32_t exponent_field = ((1u << fi.exponent_bits) - 1u) << fi.mantissa_bits;
   std::vector<std::vector<std::size_t>> special(N);
-  bool any_special = false;
-  for (std::size_t k = 0; k < K; ++k) {
-    for (std::size_t j = 0; j < N; ++j) {
-      const ValueClass v = classify(b_words_format, b.word(k, j));
-      if (v == ValueClass::nan || v == ValueClass::infinite) {
-        special[j].push_back(k);
-        any_special = true;
-      }
+  int any_special = 0;
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(| : any_special)
+#endif
+  for (long long column = 0; column < static_cast<long long>(N); ++column) {
+    const auto j = static_cast<std::size_t>(column);
+    for (std::size_t k = 0; k < K; ++k) {
+      if ((b.word(k, j) & exponent_field) == exponent_field) special[j].push_back(k);
     }
+    any_special |= static_cast<int>(!special[j].empty());
   }
   if (!any_special) return stats;
   std::size_t recomputed = 0;
@@ -486,7 +516,11 @@ std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word) {
     case CusparseltRounding::as_given:
       return word;
     case CusparseltRounding::tf32_nearest_even:
-      return to_storage(Format::tfloat32, convert_code(Format::tfloat32, Format::float32, word));
+      // formats' f32 -> tf32 conversion (RNE; past the largest tf32 value Inf; a NaN quieted with
+      // its 13 low bits dropped) on the bit pattern: a quarter of a tf32 GEMM's time went to the
+      // generic conversion. tests/emulator/sparse_gemm_test.cpp compares the two.
+      if ((word & 0x7F800000u) == 0x7F800000u && (word & 0x007FFFFFu) != 0) return (word | 0x00400000u) & ~0x1FFFu;
+      return (word + 0x0FFFu + (word >> 13 & 1u)) & ~0x1FFFu;
     case CusparseltRounding::tf32_cusparselt_sparse:
       break;
   }
@@ -528,7 +562,11 @@ SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
   }
   const std::size_t M = dense_a.rows(), K = dense_a.cols();
   std::vector<std::uint32_t> words(M * K);
-  for (std::size_t i = 0; i < M; ++i) {
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+  for (long long row = 0; row < static_cast<long long>(M); ++row) {
+    const auto i = static_cast<std::size_t>(row);
     for (std::size_t k = 0; k < K; ++k) words[i * K + k] = cusparselt_round(kernel->a_rounding, dense_a.word(i, k));
   }
   // The compressor tells zeros from the f32 input with subnormals flushed: a subnormal is a zero for
@@ -562,11 +600,22 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
   std::vector<std::uint32_t> b_words;
   CodeMatrix b_read = b;
   if (kernel.b_rounding != CusparseltRounding::as_given) {
-    b_words.resize(b.rows() * b.cols());
-    for (std::size_t k = 0; k < b.rows(); ++k) {
-      for (std::size_t j = 0; j < b.cols(); ++j) b_words[k * b.cols() + j] = cusparselt_round(kernel.b_rounding, b.word(k, j));
+    // In B's own order (rows or K-contiguous columns), read along its unit stride.
+    const std::size_t K = b.rows(), N = b.cols();
+    const bool rows_contiguous = b.col_stride() == 1;
+    const std::size_t outer = rows_contiguous ? K : N, inner = rows_contiguous ? N : K;
+    b_words.resize(K * N);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(detail::resolve_threads(options.threads))
+#endif
+    for (long long x = 0; x < static_cast<long long>(outer); ++x) {
+      for (std::size_t y = 0; y < inner; ++y) {
+        const auto o = static_cast<std::size_t>(x);
+        b_words[o * inner + y] = cusparselt_round(kernel.b_rounding, rows_contiguous ? b.word(o, y) : b.word(y, o));
+      }
     }
-    b_read = CodeMatrix(*format_of(schedule.instruction.b), b.rows(), b.cols(), std::span<const std::uint32_t>(b_words));
+    b_read = CodeMatrix(*format_of(schedule.instruction.b), K, N, std::span<const std::uint32_t>(b_words),
+                        rows_contiguous ? Order::row_major : Order::col_major);
   }
   std::vector<std::uint32_t> d = gemm_sparse(schedule, a, b_read, {}, options);
   // Every kernel returns NaN where the f32 sum is -Inf (+Inf stays): measured on the H100 for f16,

@@ -18,6 +18,9 @@
 //   exact/<format>/<data>  mma_scaled's `exact` numerics (emulator::exact_gemm: the proved double
 //                   GEMM) on MXFP8 or NVFP4 operands; exact_share there is the share of outputs
 //                   proved (the rest: NaN / Inf settled, or the reference engine);
+//   sparse/<f16|bf16|tf32|e4m3>/<data>  torch._cslt_sparse_mm's model (cuSPARSELt 0.8 on sm_90a:
+//                   wgmma.sp chains, one slice) on A pruned 2:4 by magnitude (tf32: 1:2), D in the
+//                   input type (e4m3: f32); MAC/s of the dense shape's M N K;
 //   eigen           Eigen fp32 GEMM (this binary is compiled for the build machine's ISA, so Eigen
 //                   uses its widest SIMD: AVX-512 FMA on the reference machine; built with
 //                   -DBLOCKSCALE_BENCH_MARCH=x86-64-v3, AVX2 FMA, the baseline for the AVX2 path);
@@ -51,6 +54,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "blockscale/emulator.h"
@@ -300,6 +304,50 @@ void unit_scale_chain(benchmark::State& state, const char* instruction, Data dat
   measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
 }
 
+// torch._cslt_sparse_mm's model (emulator::cusparselt_sparse_mm, one slice) on A pruned 2:4 by
+// magnitude (tf32: 1:2), A and B rounded to `input` (RNE; e4m3 saturating), D in `output`. The
+// MAC count is the dense shape's M N K, so vs_eigen is Eigen's time for the dense fp32 GEMM over
+// the emulator's for the sparse one.
+void sparse(benchmark::State& state, Format input, Format output, Data data, GemmPath path) {
+  const Shape s = shape(state);
+  const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+  std::vector<float> a = values(s.M, s.K, 12, data);
+  const std::vector<float> bt = values(s.N, s.K, 13, data);  // B^T, N x K
+  const std::size_t group = input == Format::float32 ? 2 : 4;
+  for (std::size_t g = 0; g < a.size(); g += group) {  // keep the group / 2 largest magnitudes
+    std::vector<std::size_t> order(group);
+    for (std::size_t q = 0; q < group; ++q) order[q] = g + q;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return std::fabs(a[x]) > std::fabs(a[y]); });
+    for (std::size_t q = group / 2; q < group; ++q) a[order[q]] = 0.0f;
+  }
+  std::vector<std::uint32_t> ca(a.size()), cb(bt.size());
+  if (input == Format::float32) {
+    for (std::size_t i = 0; i < a.size(); ++i) ca[i] = std::bit_cast<std::uint32_t>(a[i]);
+    for (std::size_t i = 0; i < bt.size(); ++i) cb[i] = std::bit_cast<std::uint32_t>(bt[i]);
+  } else {  // the bulk conversions write words of the format's width
+    ConvertOptions o;
+    o.overflow = Overflow::saturate;
+    const auto widen = [&](const std::vector<float>& v, std::vector<std::uint32_t>& out) {
+      if (info(input).storage_bits == 16) {
+        std::vector<std::uint16_t> w(v.size());
+        convert(v, input, w, o);
+        std::copy(w.begin(), w.end(), out.begin());
+      } else {
+        std::vector<std::uint8_t> w(v.size());
+        convert(v, input, w, o);
+        std::copy(w.begin(), w.end(), out.begin());
+      }
+    };
+    widen(a, ca);
+    widen(bt, cb);
+  }
+  const CodeMatrix am(input, M, K, ca), bm(input, K, N, cb, Order::col_major);
+  GemmPathStats stats;
+  const GemmOptions options{s.threads, path, &stats};
+  measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(cusparselt_sparse_mm(output, am, bm, 1, options)); },
+          &stats);
+}
+
 void eigen_fp32(benchmark::State& state) {
   const Shape s = shape(state);
   Eigen::setNbThreads(s.threads);
@@ -344,6 +392,18 @@ void register_all() {
     benchmark::RegisterBenchmark(("exact/mxfp8/" + n).c_str(), exact, block_formats::mxfp8_e4m3, d, GemmPath::automatic)->Apply(big);
     benchmark::RegisterBenchmark(("exact/nvfp4/" + n).c_str(), exact, block_formats::nvfp4, d, GemmPath::automatic)->Apply(big);
   }
+  const std::tuple<const char*, Format, Format> sparse_kernels[] = {{"f16", Format::float16, Format::float16},
+                                                                   {"bf16", Format::bfloat16, Format::bfloat16},
+                                                                   {"tf32", Format::float32, Format::float32},
+                                                                   {"e4m3", Format::float8_e4m3fn, Format::float32}};
+  for (const auto& [kernel, input, output] : sparse_kernels) {
+    for (const auto& [name, d] : data) {
+      if (d == Data::bits) continue;
+      benchmark::RegisterBenchmark(("sparse/" + std::string(kernel) + "/" + name).c_str(), sparse, input, output, d,
+                                   GemmPath::automatic)
+          ->Apply(big);
+    }
+  }
   benchmark::RegisterBenchmark("eigen", eigen_fp32)->Apply(big);
   benchmark::RegisterBenchmark("reference/mxfp8/gaussian", block_scaled, block_formats::mxfp8_e4m3, Data::gaussian, GemmPath::reference)
       ->Apply(small);
@@ -358,6 +418,9 @@ void register_all() {
   benchmark::RegisterBenchmark("reference/mmasync-fp8/gaussian", unit_scale_chain, kMmaSyncFp8, Data::gaussian, GemmPath::reference)
       ->Apply(small);
   benchmark::RegisterBenchmark("reference/exact/mxfp8/gaussian", exact, block_formats::mxfp8_e4m3, Data::gaussian, GemmPath::reference)
+      ->Apply(small);
+  benchmark::RegisterBenchmark("reference/sparse/f16/gaussian", sparse, Format::float16, Format::float16, Data::gaussian,
+                               GemmPath::reference)
       ->Apply(small);
   benchmark::RegisterBenchmark("eigen", eigen_fp32)->Apply(small);
 }

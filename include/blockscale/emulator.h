@@ -11,4 +11,5 @@
 #include "blockscale/emulator/mma.h"
 #include "blockscale/emulator/params.h"
 #include "blockscale/emulator/reference_models.h"
+#include "blockscale/emulator/sparse_gemm.h"
 #include "blockscale/emulator/table.h"

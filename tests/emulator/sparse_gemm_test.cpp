@@ -386,6 +386,32 @@ TEST(SparseGemm, TheTf32KernelReadsItsOperandsAsTheH100Did) {
   EXPECT_EQ(em::cusparselt_sparse_mm(bs::Format::float16, ha, hb)[0], 0x7FFFu);
 }
 
+TEST(SparseGemm, TheDenseOperandsTf32RoundingIsTheFormatsConversion) {
+  // cusparselt_round(tf32_nearest_even) works on the bit pattern; the formats library's f32 -> tf32
+  // conversion (RNE, Inf past the largest value, NaN quieted) is the oracle. Every sign, exponent
+  // and kept 10-bit fraction with 24 patterns of the 13 dropped bits (zero, ties, one either side,
+  // the extremes, random ones): 2^24 words, NaN payloads included. (All 2^32 words agreed when the
+  // bit form was written.)
+  std::mt19937 rng(13);
+  std::size_t differ = 0;
+  for (std::uint32_t top = 0; top < (1u << 19); ++top) {
+    const std::uint32_t low[24] = {0,      1,      2,      0x0FFE, 0x0FFF, 0x1000, 0x1001, 0x1002,
+                                   0x1FFE, 0x1FFF, 0x0800, 0x17FF, static_cast<std::uint32_t>(rng() & 0x1FFF),
+                                   static_cast<std::uint32_t>(rng() & 0x1FFF), static_cast<std::uint32_t>(rng() & 0x1FFF),
+                                   static_cast<std::uint32_t>(rng() & 0x1FFF), static_cast<std::uint32_t>(rng() & 0x1FFF),
+                                   static_cast<std::uint32_t>(rng() & 0x1FFF), static_cast<std::uint32_t>(rng() & 0x1FFF),
+                                   static_cast<std::uint32_t>(rng() & 0x1FFF), static_cast<std::uint32_t>(rng() & 0x1FFF),
+                                   static_cast<std::uint32_t>(rng() & 0x1FFF), static_cast<std::uint32_t>(rng() & 0x1FFF),
+                                   static_cast<std::uint32_t>(rng() & 0x1FFF)};
+    for (const std::uint32_t l : low) {
+      const std::uint32_t w = top << 13 | l;
+      const std::uint32_t want = bs::to_storage(bs::Format::tfloat32, bs::convert_code(bs::Format::tfloat32, bs::Format::float32, w));
+      differ += em::cusparselt_round(em::CusparseltRounding::tf32_nearest_even, w) != want;
+    }
+  }
+  EXPECT_EQ(differ, 0u);
+}
+
 TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheHighestZeros) {
   const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16");
   // One row of K = 32: groups with two nonzero codes, one (-0 counts as zero), none.
@@ -618,7 +644,7 @@ TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
   // The f16, bf16 and tf32 rows run on the fast paths as the dense GEMM of their expanded form
   // (sparse_gemm.cpp); GemmPath::reference runs the engine, which the test above checks against
   // dot_sparse. 10^6 outputs per sparse family, each of 1-6 instruction steps in 1-3 slices, with
-  // and without C, in six data kinds: realistic windows (the exact tier), any finite code
+  // and without C, B in either order, in six data kinds: realistic windows (the exact tier), any finite code
   // (truncation), products below 2^-133 (where a pruned zero term would matter if it could move
   // e_max), exact cancellation (zero sums), NaN and Inf in A, in B (also at pruned positions: those
   // outputs go back to the engine) and in C, and uniform random bits. Every path must take each
@@ -650,7 +676,13 @@ TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
       const int m = 40, n = 70, steps = 1 + static_cast<int>(rng() % 6), k = steps * ins.k;
       const SparseCase data = sparse_case(rng, kind, f, ins.sparse_group(), m, n, k);
       const em::SparseOperand sp{em::CodeMatrix(f, m, k / 2, std::span<const std::uint32_t>(data.values)), data.index, nullptr};
-      const em::CodeMatrix bm(f, k, n, std::span<const std::uint32_t>(data.b));
+      // B row-major, or (odd rounds) K-contiguous columns as torch passes B^T.
+      std::vector<std::uint32_t> b_columns(data.b.size());
+      for (int kk = 0; kk < k; ++kk) {
+        for (int j = 0; j < n; ++j) b_columns[static_cast<std::size_t>(j) * k + kk] = data.b[static_cast<std::size_t>(kk) * n + j];
+      }
+      const em::CodeMatrix bm = round % 2 == 0 ? em::CodeMatrix(f, k, n, std::span<const std::uint32_t>(data.b))
+                                               : em::CodeMatrix(f, k, n, std::span<const std::uint32_t>(b_columns), em::Order::col_major);
       const em::CodeMatrix cm = data.c.empty() ? em::CodeMatrix{}
                                                : em::CodeMatrix(bs::Format::float32, m, n, std::span<const std::uint32_t>(data.c));
       const em::SparseGemmSchedule s{ins, 1 + static_cast<int>(rng() % std::min(steps, 3)), 0,
@@ -678,7 +710,9 @@ TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
                   static_cast<unsigned long long>(total[p].truncating), static_cast<unsigned long long>(total[p].special),
                   static_cast<unsigned long long>(total[p].reference_outputs));
       // The AVX-512 kernel of 16- and 19-bit operands has no exact tier (fast_kernels.h).
-      if (paths[p] != em::GemmPath::avx512) EXPECT_GT(total[p].exact, 0u);
+      if (paths[p] != em::GemmPath::avx512) {
+        EXPECT_GT(total[p].exact, 0u);
+      }
       EXPECT_GT(total[p].truncating, 0u);
       EXPECT_GT(total[p].special, 0u);
       EXPECT_GT(total[p].reference_outputs, 0u);
