@@ -434,6 +434,14 @@ TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheHighestZeros) {
   a[2] = 0x3C00;  // group 0 now holds three nonzero values
   const em::CodeMatrix bad(bs::Format::float16, 1, 32, std::span<const std::uint32_t>(a));
   expect_throw_with([&] { (void)em::compress_sparse(ins, bad); }, "row 0, group 0 (K 0..3) holds 3 nonzero values: A is not 2:4 sparse");
+  // Rows are compressed in parallel: of several bad groups the first in row-major order is named,
+  // on any thread count.
+  std::vector<std::uint32_t> many(64 * 32, 0);
+  for (const auto& [row, group] : {std::pair{40, 1}, std::pair{9, 6}, std::pair{9, 7}, std::pair{63, 0}}) {
+    for (int p = 0; p < 4; ++p) many[static_cast<std::size_t>(row) * 32 + group * 4 + p] = 0x3C00;
+  }
+  expect_throw_with([&] { (void)em::compress_sparse(ins, em::CodeMatrix(bs::Format::float16, 64, 32, std::span<const std::uint32_t>(many))); },
+                    "row 9, group 6 (K 24..27) holds 4 nonzero values");
   const em::CodeMatrix wrong_k(bs::Format::float16, 1, 16, std::span<const std::uint32_t>(a).first(16));
   expect_throw_with([&] { (void)em::compress_sparse(ins, wrong_k); }, "K must be a positive multiple of the instruction's K = 32");
   const em::CodeMatrix wrong_format(bs::Format::bfloat16, 1, 32, std::span<const std::uint32_t>(a));
