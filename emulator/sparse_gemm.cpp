@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "blockscale/emulator/arith.h"
@@ -57,6 +58,34 @@ constexpr CusparseltKernel kKernels[] = {
      "bit-exact; edge probes (the compressor's fill over every zero pattern of a group, subnormals, NaN in B): "
      "316,512 outputs"},
 };
+
+// The logical K position of stored value s of row i of `a` (groups of `group` positions holding
+// group / 2 values each, PTX ISA 9.7.14.6.1).
+std::size_t stored_position(const SparseOperand& a, std::size_t group, std::size_t i, std::size_t s) {
+  return s / (group / 2) * group + a.index[i * a.values.cols() + s];
+}
+
+// B's rows [k0, k1), each word passed through `f`, in B's own order (rows, or K-contiguous
+// columns as torch passes B^T) and read along its unit stride: the words, and that order.
+template <class F>
+std::pair<std::vector<std::uint32_t>, Order> b_rows(const CodeMatrix& b, std::size_t k0, std::size_t k1, int threads, F f) {
+  const bool rows_contiguous = b.col_stride() == 1;
+  const std::size_t rows = k1 - k0, N = b.cols();
+  const std::size_t outer = rows_contiguous ? rows : N, inner = rows_contiguous ? N : rows;
+  std::vector<std::uint32_t> words(rows * N);
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads)
+#endif
+  for (long long x = 0; x < static_cast<long long>(outer); ++x) {
+    const auto o = static_cast<std::size_t>(x);
+    for (std::size_t y = 0; y < inner; ++y) words[o * inner + y] = f(rows_contiguous ? b.word(k0 + o, y) : b.word(k0 + y, o));
+  }
+  return {std::move(words), rows_contiguous ? Order::row_major : Order::col_major};
+}
+
+// f32 -> tf32 to nearest, ties to even, on the bit pattern of a finite value or an Inf (the low
+// 13 bits cleared; a carry reaches the exponent, up to Inf past the largest tf32 value).
+std::uint32_t tf32_nearest_even_bits(std::uint32_t word) { return (word + 0x0FFFu + (word >> 13 & 1u)) & ~0x1FFFu; }
 
 // compress_sparse's work: the stored values are codes of `dense` (the instruction's A format), and
 // an element is a zero for the choice of positions where its word in `tested` (same shape) ANDed
@@ -203,14 +232,14 @@ class SparseEngine {
     const Format acc_format = accumulator_format(p.rounding);
     const Format a_format = a_.values.format(), b_format = b_.format();
     const std::size_t b9_half = p.algorithm == Algorithm::fp8_via_f16 ? static_cast<std::size_t>(p.L) : 0;
-    const auto group = static_cast<std::size_t>(ins_.sparse_group()), per_group = group / 2;
+    const auto group = static_cast<std::size_t>(ins_.sparse_group());
     const std::size_t half = b_.rows() / 2, step = static_cast<std::size_t>(ins_.k), dense_k = step / 2;
     constexpr std::size_t kColumnBlock = 64;
     std::vector<std::uint32_t> values(half), selected(half * kColumnBlock), partial(bounds_.size() - 1);
     std::vector<std::size_t> b_row(half);
     for (std::size_t s = 0; s < half; ++s) {
       values[s] = a_.values.word(i, s);
-      b_row[s] = s / per_group * group + a_.index[i * half + s];
+      b_row[s] = stored_position(a_, group, i, s);
     }
     detail::Panel pa, pb;
     pa.decode(CodeMatrix(a_format, 1, half, std::span<const std::uint32_t>(values)), true, half,
@@ -306,18 +335,17 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
   const CodeMatrix& b = engine.b();
   const CodeMatrix& c = engine.c();
   const std::vector<int>& bounds = engine.bounds();
-  const std::size_t M = a.values.rows(), K = b.rows(), N = b.cols(), half = K / 2;
+  const std::size_t M = a.values.rows(), K = b.rows(), N = b.cols();
   const auto group = static_cast<std::size_t>(engine.instruction().sparse_group()), per_group = group / 2;
   const Format a_format = a.values.format(), b_format = b.format();
-  // The logical position of stored value s of row i.
-  const auto position = [&](std::size_t i, std::size_t s) { return s / per_group * group + a.index[i * half + s]; };
+  const auto position = [&](std::size_t i, std::size_t s) { return stored_position(a, group, i, s); };
 
   GemmPathStats stats;
   const std::size_t slices = bounds.size() - 1;
   std::vector<std::vector<std::uint32_t>> partial(slices);
   for (std::size_t sl = 0; sl < slices; ++sl) {
     const auto k0 = static_cast<std::size_t>(bounds[sl]), k1 = static_cast<std::size_t>(bounds[sl + 1]), ks = k1 - k0;
-    std::vector<std::uint32_t> a_words(M * ks, 0), b_words;
+    std::vector<std::uint32_t> a_words(M * ks, 0);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
@@ -325,18 +353,12 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
       const auto i = static_cast<std::size_t>(row);
       for (std::size_t s = k0 / 2; s < k1 / 2; ++s) a_words[i * ks + position(i, s) - k0] = a.values.word(i, s);
     }
-    // B's rows of the slice: B itself for one slice, else a copy in B's own order (K-contiguous
-    // columns or N-contiguous rows), read along its unit stride.
+    // B's rows of the slice: B itself for one slice, else a copy.
+    std::pair<std::vector<std::uint32_t>, Order> b_words;
     CodeMatrix b_slice = b;
     if (slices > 1) {
-      b_words.resize(ks * N);
-      const bool rows_contiguous = b.col_stride() == 1;
-      for (std::size_t x = 0; x < (rows_contiguous ? ks : N); ++x) {
-        for (std::size_t y = 0; y < (rows_contiguous ? N : ks); ++y) {
-          b_words[x * (rows_contiguous ? N : ks) + y] = rows_contiguous ? b.word(k0 + x, y) : b.word(k0 + y, x);
-        }
-      }
-      b_slice = CodeMatrix(b_format, ks, N, std::span<const std::uint32_t>(b_words), rows_contiguous ? Order::row_major : Order::col_major);
+      b_words = b_rows(b, k0, k1, threads, [](std::uint32_t w) { return w; });
+      b_slice = CodeMatrix(b_format, ks, N, std::span<const std::uint32_t>(b_words.first), b_words.second);
     }
     const GemmOperands ops{CodeMatrix(a_format, M, ks, std::span<const std::uint32_t>(a_words)), b_slice, {}, {}, {}};
     GemmPathStats slice_stats;
@@ -520,7 +542,7 @@ std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word) {
       // its 13 low bits dropped) on the bit pattern: a quarter of a tf32 GEMM's time went to the
       // generic conversion. tests/emulator/sparse_gemm_test.cpp compares the two.
       if ((word & 0x7F800000u) == 0x7F800000u && (word & 0x007FFFFFu) != 0) return (word | 0x00400000u) & ~0x1FFFu;
-      return (word + 0x0FFFu + (word >> 13 & 1u)) & ~0x1FFFu;
+      return tf32_nearest_even_bits(word);
     case CusparseltRounding::tf32_cusparselt_sparse:
       break;
   }
@@ -535,8 +557,7 @@ std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word) {
   if (magnitude >= kExponent) return magnitude == kExponent ? word : kNaN;  // Inf kept, NaN stays NaN
   const std::uint32_t biased = magnitude + kHalf;
   if (biased > kExponent) return kNaN;             // 0x7F7FF001..0x7F7FFFFF
-  const std::uint32_t rounded = (biased + 0x0FFFu + (biased >> 13 & 1u)) & ~0x1FFFu;  // RNE; may reach Inf
-  return rounded | (word & kSign);
+  return tf32_nearest_even_bits(biased) | (word & kSign);  // may reach Inf
 }
 
 SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
@@ -597,25 +618,13 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
          " codes for " + blockscale::to_string(b.format()) + " input (use cusparselt_compress), got " +
          blockscale::to_string(a.values.format()));
   }
-  std::vector<std::uint32_t> b_words;
+  std::pair<std::vector<std::uint32_t>, Order> b_words;
   CodeMatrix b_read = b;
   if (kernel.b_rounding != CusparseltRounding::as_given) {
-    // In B's own order (rows or K-contiguous columns), read along its unit stride.
-    const std::size_t K = b.rows(), N = b.cols();
-    const bool rows_contiguous = b.col_stride() == 1;
-    const std::size_t outer = rows_contiguous ? K : N, inner = rows_contiguous ? N : K;
-    b_words.resize(K * N);
-#if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(detail::resolve_threads(options.threads))
-#endif
-    for (long long x = 0; x < static_cast<long long>(outer); ++x) {
-      for (std::size_t y = 0; y < inner; ++y) {
-        const auto o = static_cast<std::size_t>(x);
-        b_words[o * inner + y] = cusparselt_round(kernel.b_rounding, rows_contiguous ? b.word(o, y) : b.word(y, o));
-      }
-    }
-    b_read = CodeMatrix(*format_of(schedule.instruction.b), K, N, std::span<const std::uint32_t>(b_words),
-                        rows_contiguous ? Order::row_major : Order::col_major);
+    b_words = b_rows(b, 0, b.rows(), detail::resolve_threads(options.threads),
+                     [&](std::uint32_t w) { return cusparselt_round(kernel.b_rounding, w); });
+    b_read = CodeMatrix(*format_of(schedule.instruction.b), b.rows(), b.cols(), std::span<const std::uint32_t>(b_words.first),
+                        b_words.second);
   }
   std::vector<std::uint32_t> d = gemm_sparse(schedule, a, b_read, {}, options);
   // Every kernel returns NaN where the f32 sum is -Inf (+Inf stays): measured on the H100 for f16,
