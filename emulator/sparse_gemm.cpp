@@ -59,6 +59,16 @@ constexpr CusparseltKernel kKernels[] = {
      "316,512 outputs"},
 };
 
+// Below this many multiply-adds (or elements, for the passes over an operand) a call runs on one
+// thread. A caller that makes many small calls (harness::fit_sparse_mm: blocks of 1, 3, 12 rows
+// for each slice count) otherwise opens a dozen thread teams per call, and with two such
+// processes on two cores each team's barrier waited for a thread the other process had
+// descheduled: a test of 0.7 s ran past ctest's 600 s.
+constexpr std::size_t kParallelWork = std::size_t{1} << 22;
+
+// resolve_threads(requested) for `work` at or above kParallelWork, else 1.
+int threads_for(std::size_t work, int requested) { return work < kParallelWork ? 1 : detail::resolve_threads(requested); }
+
 // The logical K position of stored value s of row i of `a` (groups of `group` positions holding
 // group / 2 values each, PTX ISA 9.7.14.6.1).
 std::size_t stored_position(const SparseOperand& a, std::size_t group, std::size_t i, std::size_t s) {
@@ -110,7 +120,7 @@ SparseOperand compress_groups(const std::string& who, const Instruction& ins, co
   // exception cannot leave an OpenMP loop), the first in row-major order whatever the threads.
   std::size_t first_bad = M * groups;
 #if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) reduction(min : first_bad)
+#pragma omp parallel for schedule(static) num_threads(threads_for(M * K, 0)) reduction(min : first_bad)
 #endif
   for (long long row = 0; row < static_cast<long long>(M); ++row) {
     const auto i = static_cast<std::size_t>(row);
@@ -478,7 +488,7 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
   SparseEngine engine{ins, schedule.reduction, a, b, c, bounds};
   std::vector<std::uint32_t> d(M * N);
   const GemmPath path = detail::resolve_path(options.path);
-  const int threads = detail::resolve_threads(options.threads);
+  const int threads = threads_for(M * N * K / 2, options.threads);
   const ExpandedForm expanded(ins);
   GemmPathStats stats;
   if (path == GemmPath::reference || !expanded.applies || !detail::fast_gemm_covers(expanded.schedule)) {
@@ -584,7 +594,7 @@ SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
   const std::size_t M = dense_a.rows(), K = dense_a.cols();
   std::vector<std::uint32_t> words(M * K);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads_for(M * K, 0))
 #endif
   for (long long row = 0; row < static_cast<long long>(M); ++row) {
     const auto i = static_cast<std::size_t>(row);
@@ -621,7 +631,7 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
   std::pair<std::vector<std::uint32_t>, Order> b_words;
   CodeMatrix b_read = b;
   if (kernel.b_rounding != CusparseltRounding::as_given) {
-    b_words = b_rows(b, 0, b.rows(), detail::resolve_threads(options.threads),
+    b_words = b_rows(b, 0, b.rows(), threads_for(b.rows() * b.cols(), options.threads),
                      [&](std::uint32_t w) { return cusparselt_round(kernel.b_rounding, w); });
     b_read = CodeMatrix(*format_of(schedule.instruction.b), b.rows(), b.cols(), std::span<const std::uint32_t>(b_words.first),
                         b_words.second);

@@ -751,3 +751,27 @@ TEST(SparseGemm, Fp8RowsTakeTheReferenceEngineOnEveryPath) {
     EXPECT_EQ(stats.exact + stats.truncating + stats.special, 0u);
   }
 }
+
+TEST(SparseGemm, ThreadCountsGiveTheSameBitsAboveTheSerialThreshold) {
+  // Calls below 2^22 multiply-adds run on one thread (sparse_gemm.cpp, kParallelWork), so the
+  // thread counts of the tests above change nothing there; this one is above it on both routes:
+  // 128 x 130 x 1024 f16 (8.5e6 stored products) with NaN and Inf in A and B, 3 slices, C.
+  const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16");
+  std::mt19937_64 rng(99);
+  const int m = 128, n = 130, k = 1024;
+  const SparseCase data = sparse_case(rng, SparseData::special, bs::Format::float16, 4, m, n, k);
+  const em::SparseOperand sp{em::CodeMatrix(bs::Format::float16, m, k / 2, std::span<const std::uint32_t>(data.values)), data.index,
+                             nullptr};
+  const em::CodeMatrix bm(bs::Format::float16, k, n, std::span<const std::uint32_t>(data.b));
+  const em::SparseGemmSchedule s{ins, 3, 0, em::SplitKReduction::pairwise};
+  for (const em::GemmPath path : {em::GemmPath::reference, em::GemmPath::automatic}) {
+    em::GemmOptions o;
+    o.path = path;
+    o.threads = 1;
+    const std::vector<std::uint32_t> one = em::gemm_sparse(s, sp, bm, {}, o);
+    for (const int threads : {2, 3}) {
+      o.threads = threads;
+      EXPECT_EQ(em::gemm_sparse(s, sp, bm, {}, o), one) << em::to_string(path) << ", " << threads << " threads";
+    }
+  }
+}
