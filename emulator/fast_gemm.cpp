@@ -56,8 +56,9 @@ bool covers(const KernelSchedule& s) {
     return p.F <= 25 && p.F >= 1 && p.L <= 32 && whole_steps;
   }
   if (p.algorithm == Algorithm::t_fdpa || p.algorithm == Algorithm::st_fdpa) {
-    // int32 sums of 16 terms below 2^(F+2); float products exact with <= 8 significant bits.
-    if (!narrow_operand(fa) || !narrow_operand(fb) || p.F > 25 || p.F < 1 || p.L > 32) return false;
+    // int32 sums of 16 terms below 2^(F+2); float products exact with <= 8 significant bits; steps
+    // of up to 64 products (fast_kernels.h, kMaxStepProducts: Hopper's fp8 wgmma.sp, expanded).
+    if (!narrow_operand(fa) || !narrow_operand(fb) || p.F > 25 || p.F < 1 || p.L > fast::kMaxStepProducts) return false;
     if (!whole_steps) return false;
     if (p.algorithm == Algorithm::st_fdpa &&
         (ins.block() != p.L || *format_of(ins.scale_type()) != Format::float8_e8m0fnu)) {

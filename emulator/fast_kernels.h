@@ -8,7 +8,8 @@
 //   exact tier:      per-step exponent bounds prove that no product and not C loses a bit to the
 //                    2^(e_max - F) grid (numerics.md b.3 step 4). The step's value is then the
 //                    exact sum C + sum(a*b) * 2^(scale exponents), formed in double (every partial
-//                    sum fits in 53 bits, see fast_kernels.h: kExactSpan), and only the output
+//                    sum is a multiple of the grid below 2^(F + 8) grid units: at most 2^6 terms
+//                    below 2^(F + 2), F <= 25, well within 53 bits), and only the output
 //                    conversion rounds. e_max is not needed. (The AVX2 and AVX-512 kernels of
 //                    operands of at most 8 bits prove it per lane instead, from a bounds pass that
 //                    gives each lane its e_max and lowest product bit; their exact route
@@ -17,8 +18,8 @@
 //                    a*b*2^(F + scale exps - e_max) is formed in float (exact: a*b has at most 8
 //                    significant bits, 22 for f16, and a power of two that underflows only meets
 //                    terms that truncate to 0 anyway), truncated toward zero by the float->int32
-//                    conversion (b.3's sign-magnitude truncation), and summed in int32 (two
-//                    accumulators of at most 16 terms each below 2^(F+2), F <= 25; for
+//                    conversion (b.3's sign-magnitude truncation), and summed in int32 (one
+//                    accumulator per 16 terms, each below 2^(F+2), F <= 25, added in double; for
 //                    F <= kUnitsMaxF one for the whole step, with C and the output in grid units
 //                    where the output conversion is bare); for bf16 and
 //                    tf32 operands, whose products may leave float's range, the same where a
@@ -217,11 +218,23 @@ inline std::uint32_t as_bits(float f) {
   return u;
 }
 
-// The largest F whose T-FDPA step sums whole in int32 in the float form: L <= 32 terms (the fast
-// paths' bound, fast_gemm.cpp), each below 2^(F + 2), sum below 2^(F + 7) <= 2^23; with C's part
-// (below 2^(F + 1)) still an exact float. The kernels then keep the step, C and the output in grid
-// units (the Hopper and Ada fp8 rows, F = 13).
-inline constexpr int kUnitsMaxF = 16;
+// The most products in a T-/ST-FDPA step of operands of at most 8 bits on the fast paths: the
+// dense rows have L <= 32, and the expanded form of Hopper's fp8 wgmma.sp (sparse_gemm.cpp,
+// ExpandedForm) 64. f16 / bf16 / tf32 steps keep L <= 32 (fast_gemm.cpp, covers).
+inline constexpr int kMaxStepProducts = 64;
+
+// The largest F whose T-FDPA step sums whole in int32 in the float form: at most kMaxStepProducts
+// = 2^6 terms, each below 2^(F + 2), sum below 2^(F + 8); with C's part (below 2^(F + 1)) the
+// step's value in grid units lies below 2^(F + 9) <= 2^24, an exact float. The kernels then keep
+// the step, C and the output in grid units (the Hopper and Ada fp8 rows, F = 13; no row of the
+// table has F in 14..16, so the bound of 16 that steps of 32 would allow gains nothing).
+inline constexpr int kUnitsMaxF = 15;
+
+// The largest e_max at which the output conversion of a step may skip its Inf test (the bare
+// conversion of fast_kernels_portable.cpp, plain_row, and fast_kernels_avx512.cpp, plain_vector):
+// C lies below 2^(e_max + 1) and each of at most kMaxStepProducts = 2^6 products below
+// 2^(e_max + 2), so |V| < 2^(e_max + 1) + 2^(e_max + 8) < 2^(e_max + 9) <= 2^128.
+inline constexpr int kBareMaxEmax = 119;
 
 // 2^e as a double, from its bit pattern, with e clamped to the normal range -1022..1023: the
 // kernels scale nonzero values only by exponents well inside it (|e| < 700), and a zero stays zero.

@@ -145,7 +145,7 @@ BLOCKSCALE_AVX512_INLINE __m512i round16(__m512d lo, __m512d hi, __mmask16 nan, 
 // product. A lane whose lowest product bit lies on or above the grid 2^(e_max - F) truncates no
 // product (b.3 step 4), so its step value is C truncated to the grid plus the exact sum of the
 // products, which an fp64 FMA chain forms without rounding (every partial sum is a multiple of
-// the grid below 2^(F + 7) grid units, F <= 25). Vectors with a lane that truncates a product take
+// the grid below 2^(F + 8) grid units, F <= 25). Vectors with a lane that truncates a product take
 // the truncating computation; when more than two of the tile's vectors do, the whole tile takes
 // it, sharing each B load across the four rows.
 
@@ -155,7 +155,7 @@ static_assert(kTfdpaWidth == 32 && kRows == 4, "the AVX-512 T-FDPA kernel is wri
 // the step of the products times 2^grid_exp (per lane), each truncated toward zero, in grid units.
 // It reads the fp64 panels, which the fp64 sum of the same step has just brought into L1 (this
 // runs for the few vectors of a tile that truncate); products, grid multiples and the integer sum
-// (|term| < 2^(F+1), at most 32 terms) are exact in fp64.
+// (|term| < 2^(F+2), at most 64 terms) are exact in fp64.
 BLOCKSCALE_AVX512_INLINE void truncated_sum(const double* ad, const double* bd, std::size_t L, __m512d grid_lo,
                                             __m512d grid_hi, __m512d& lo, __m512d& hi) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -212,15 +212,14 @@ BLOCKSCALE_AVX512_INLINE __m512i step_output(__m512i c, __m512i c_exp, __m512i e
 }
 
 // Whether every lane of a vector can take step_output_plain (or step_output_units): C finite
-// (e(c) < 128) and F - 139 <= e_max <= 120. Then |V| < 2^(e_max + 8) (C below 2^(e_max + 1), at
-// most 32 products below 2^(e_max + 2)) cannot reach 2^128, and a nonzero V, a multiple of the grid
-// 2^(e_max - F), is at least 2^-139, so its RZ fp32 magnitude keeps a bit above the 10 that
-// RZ-E8M13 clears: no Inf, no NaN and no underflow zero can arise, and round16's fix-ups would
-// change nothing.
+// (e(c) < 128) and F - 139 <= e_max <= kBareMaxEmax. Then |V| cannot reach 2^128 (fast_kernels.h),
+// and a nonzero V, a multiple of the grid 2^(e_max - F), is at least 2^-139, so its RZ fp32
+// magnitude keeps a bit above the 10 that RZ-E8M13 clears: no Inf, no NaN and no underflow zero
+// can arise, and round16's fix-ups would change nothing.
 BLOCKSCALE_AVX512_INLINE bool plain_vector(__m512i c_exp, __m512i emax, int F) {
   const __mmask16 finite = _mm512_cmplt_epi32_mask(c_exp, _mm512_set1_epi32(128));
   const __m512i above_floor = _mm512_sub_epi32(emax, _mm512_set1_epi32(F - 139));  // unsigned range test
-  return _mm512_mask_cmple_epu32_mask(finite, above_floor, _mm512_set1_epi32(120 - (F - 139))) == 0xFFFF;
+  return _mm512_mask_cmple_epu32_mask(finite, above_floor, _mm512_set1_epi32(kBareMaxEmax - (F - 139))) == 0xFFFF;
 }
 
 // step_output for a vector that passed plain_vector. C's truncation keeps the fraction bits above
@@ -451,7 +450,7 @@ BLOCKSCALE_AVX512_INLINE void store_sums(__m512i (&part)[kRows][2], __m512i s00,
 }
 
 // The float form's int32 sums, over k in [k0, k1), of the terms a*b*grid truncated toward zero
-// (each below 2^(F + 2): at most 16 terms for F <= 25, 32 for F <= kUnitsMaxF), for the tile's
+// (each below 2^(F + 2): at most 16 terms for F <= 25, 64 for F <= kUnitsMaxF), for the tile's
 // eight vectors (row r, half h). Each B load serves the four rows. The sums are added in place by
 // inline assembly, as in bounds_pass: GCC 12 otherwise copied each of the eight loop-carried sums
 // to a new register in every k. With kNextBounds, the next step's bounds pass runs in the same
@@ -488,7 +487,7 @@ BLOCKSCALE_AVX512_INLINE void float_form_terms(const float* bv, const float* con
 //   * times 2^D (fp16 bits of 2^max(D, -25): 0 below 2^-24, where every term is below 2^-9) the
 //     term is exact where it is at least 1, and below 1 elsewhere;
 //   * vcvttph2w truncates it toward zero into int16 (|term| < 2^15), and vpdpwssd against ones
-//     adds two k of one output into int32 (the sum stays below 2^20).
+//     adds two k of one output into int32 (the sum of at most 64 stays below 2^21).
 // So the int32 sums equal float_form_terms' sums over the step. 32 terms per instruction instead
 // of 16: four operations per 32 terms instead of eight.
 [[maybe_unused]] constexpr int kFp16MaxF = 13;  // read only where the fp16 form is built
@@ -668,7 +667,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       const float* av[kRows];
       for (std::size_t r = 0; r < kRows; ++r) av[r] = &P.a_val[(t.row0 + r) * P.k + k0];
       if (F <= kUnitsMaxF) {
-        // The whole step in int32 (below 2^(F + 7) <= 2^23), and C and the output in grid units.
+        // The whole step in int32 (below 2^(F + 8) <= 2^23), and C and the output in grid units.
         __m512i part[kRows][2];
         __m512i g[kRows][2];
         bool fp16 = P.fp16_F == F;
@@ -829,7 +828,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
       }
     }
 
-    // The terms in int32, 16 k at a time, summed in fp64 (exact: below 2^(F + 7)).
+    // The terms in int32, 16 k at a time, summed in fp64 (exact: below 2^(F + 7), L <= 32).
     counts.truncating += kRows * W;
     const bool carry_next = s + 1 < s1;
     if (carry_next) {

@@ -38,10 +38,10 @@ BLOCKSCALE_INLINE void round_lanes(const double* v, std::uint32_t* out, const Ou
 
 // The output conversion of a row's W lanes of T-/ST-FDPA (V: the exact step values, C: the step's
 // accumulators, still in out), taking the bare conversion where the whole row allows it: an fp32
-// accumulator and F - 139 <= e_max <= 120 (so every C is finite: an Inf or NaN C, e(c) = 128,
-// floors e_max at 128; BareOutputConversionAtItsLowerLimit tests the lower limit). Then |V| < 2^(e_max + 8) (C below
-// 2^(e_max + 1), at most 32 products below 2^(e_max + 2)) cannot reach 2^128, and a nonzero V, a
-// multiple of the grid 2^(e_max - F), is at least 2^-139, so its RZ fp32 magnitude keeps a bit
+// accumulator and F - 139 <= e_max <= kBareMaxEmax (so every C is finite: an Inf or NaN C,
+// e(c) = 128, floors e_max at 128; BareOutputConversionAtItsLowerLimit tests the lower limit).
+// Then |V| cannot reach 2^128 (fast_kernels.h, kBareMaxEmax), and a nonzero V, a multiple of the
+// grid 2^(e_max - F), is at least 2^-139, so its RZ fp32 magnitude keeps a bit
 // above the 10 that RZ-E8M13 clears: no Inf, no NaN and no underflow zero can arise (V is not
 // NaN: special elements decode to 0, and their lanes are rewritten after the step), and
 // round_output_fp32 reduces to its RZ step and RZ-E8M13's mask (as the AVX-512 kernel's
@@ -50,7 +50,7 @@ template <std::size_t W>
 BLOCKSCALE_INLINE bool plain_row(const int* emax, const OutputRule& rule) {
   int plain = static_cast<int>(!rule.f16);
   for (std::size_t j = 0; j < W; ++j) {
-    plain &= static_cast<int>(emax[j] >= rule.F - 139) & static_cast<int>(emax[j] <= 120);
+    plain &= static_cast<int>(emax[j] >= rule.F - 139) & static_cast<int>(emax[j] <= kBareMaxEmax);
   }
   return plain != 0;
 }
@@ -73,7 +73,7 @@ BLOCKSCALE_INLINE float pow2f(int h) { return std::bit_cast<float>(static_cast<s
 
 // b.3 steps 5-6 in grid units, for F <= kUnitsMaxF and a row that output_row converts bare
 // (plain_row), as the AVX-512 kernel's step_output_units: out holds C, S the products' part in grid
-// units (|S| < 2^(F + 7)). C truncated toward zero to the grid 2^(e_max - F) is its significand
+// units (|S| < 2^(F + 8)). C truncated toward zero to the grid 2^(e_max - F) is its significand
 // shifted right by e_max - F minus its lowest bit's exponent (max(field, 1) - 150): at least
 // 23 - F > 0, as C lies below 2^(e_max + 1) (a zero C's significand is 0), so below 2^(F + 1)
 // grid units, with C's sign. Their sum, below 2^24, is an exact float; times 2^(e_max - F) it is
@@ -154,7 +154,7 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
   const std::size_t k0 = s * L;
   const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
   const float* av = &P.a_val[(t.row0 + r) * P.k + k0];
-  // The step's terms in grid units, summed exactly: at most 32 integers below 2^(F + 2). Each form
+  // The step's terms in grid units, summed exactly: at most 64 integers below 2^(F + 2). Each form
   // below starts S from its first k (a zero-filled array is a `rep stos`: 4% of the AVX2 kernel's
   // time on the Hopper rows).
   double S[W];
@@ -241,7 +241,7 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
   }
   // C truncated to the grid plus the products, then the output conversion, in two lane loops
   // (together GCC 12 vectorised neither). Both parts are multiples of the grid below
-  // 2^(e_max + 8) (at most 33 grid bits): their double sum is exact.
+  // 2^(e_max + 9) (at most 34 grid bits): their double sum is exact.
   double V[W];
   for (std::size_t j = 0; j < W; ++j) V[j] = S[j] * pow2(emax[j] - F) + static_cast<double>(c_on_grid(out[j], emax[j], F));
   output_row<W>(V, emax, out, t.rule);
@@ -321,7 +321,7 @@ BLOCKSCALE_INLINE void tfdpa_narrow_body(const TfdpaTile& t, std::uint32_t* acc,
     }
     if (truncates == 0) {
       // No product loses a bit: the exact sum times 2^(scale exps), plus C truncated to the grid
-      // (both multiples of the grid below 2^(e_max + 8): their double sum is exact).
+      // (both multiples of the grid below 2^(e_max + 9): their double sum is exact).
       counts.exact += kRows * W;
       const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
       for (std::size_t r = 0; r < kRows; ++r) {

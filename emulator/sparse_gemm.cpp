@@ -312,8 +312,10 @@ class SparseEngine {
 // either a zero term itself or a nonzero f32 accumulator with e(C) >= -126 > e_zero = -133 on every
 // sparse row (the fast paths require e_zero <= -126). Zero terms add nothing to the truncated sum,
 // and the zero-sign rules look at the sum only. A pruned B that is Inf or NaN would add 0 x Inf =
-// NaN to the expanded step alone: those outputs go to the reference route. b.9 (fp8 mma.sp) orders
-// its two HMMAs by k mod 4, which the expansion changes, so it stays on the reference route.
+// NaN to the expanded step alone: those outputs go to the reference route. The fp8 wgmma.sp rows
+// expand to steps of 64 products, which the fast kernels take for operands of at most 8 bits
+// (fast_kernels.h, kMaxStepProducts). b.9 (fp8 mma.sp) orders its two HMMAs by k mod 4, which the
+// expansion changes, so it stays on the reference route.
 struct ExpandedForm {
   InstructionRow row;       // the dense form's row with steps of 2L
   KernelSchedule schedule;  // its chain, one instruction per logical K of the sparse instruction
@@ -398,10 +400,14 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
     }
   }
 
-  // The positions of each column of B that hold Inf or NaN (the exponent field all ones in these
-  // formats; a tf32 word is an fp32 pattern, CodeMatrix::word), and the outputs whose row prunes one.
-  const FormatInfo& fi = info(b_format == Format::tfloat32 ? Format::float32 : b_format);
-  const std::uint32_t exponent_field = ((1u << fi.exponent_bits) - 1u) << fi.mantissa_bits;
+  // The positions of each column of B that hold Inf or NaN (a tf32 word is an fp32 pattern,
+  // CodeMatrix::word; e4m3's codes with the exponent field all ones are finite but for its NaN),
+  // and the outputs whose row prunes one.
+  const Format b_class = b_format == Format::tfloat32 ? Format::float32 : b_format;
+  const auto is_special = [&](std::uint32_t w) {
+    const ValueClass v = classify(b_class, w);
+    return v == ValueClass::infinite || v == ValueClass::nan;
+  };
   std::vector<std::vector<std::size_t>> special(N);
   int any_special = 0;
 #if defined(BLOCKSCALE_HAVE_OPENMP)
@@ -410,7 +416,7 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
   for (long long column = 0; column < static_cast<long long>(N); ++column) {
     const auto j = static_cast<std::size_t>(column);
     for (std::size_t k = 0; k < K; ++k) {
-      if ((b.word(k, j) & exponent_field) == exponent_field) special[j].push_back(k);
+      if (is_special(b.word(k, j))) special[j].push_back(k);
     }
     any_special |= static_cast<int>(!special[j].empty());
   }

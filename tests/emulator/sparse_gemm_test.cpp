@@ -547,15 +547,46 @@ TEST(SparseGemm, TheSamplesTellTheScheduleApart) {
 
 namespace {
 
-// A word of a 16- or 19-bit operand format from its fields (tf32: the fp32 pattern with the low
-// 13 bits clear, as CodeMatrix holds it).
-std::uint32_t wide_word(bs::Format f, bool negative, std::uint32_t field, std::uint32_t mantissa) {
-  switch (f) {
-    case bs::Format::float16: return (negative ? 0x8000u : 0u) | field << 10 | (mantissa & 0x3FFu);
-    case bs::Format::bfloat16: return (negative ? 0x8000u : 0u) | field << 7 | (mantissa & 0x7Fu);
-    default: return (negative ? 0x80000000u : 0u) | field << 23 | (mantissa & 0x3FFu) << 13;
+// The words of one operand format (f16, bf16, tf32, e4m3, e5m2) from their fields (tf32: the fp32
+// pattern with the low 13 bits clear, as CodeMatrix holds it).
+struct OperandWords {
+  bs::Format f;
+  std::uint32_t top, bias, sign, mantissa_mask;  // top: the exponent field of all ones
+  bool tf32;
+
+  explicit OperandWords(bs::Format format)
+      : f(format),
+        top((1u << bs::info(format).exponent_bits) - 1u),
+        bias(static_cast<std::uint32_t>(bs::info(format).bias)),
+        sign(format == bs::Format::tfloat32 ? 0x80000000u : 1u << (bs::info(format).exponent_bits + bs::info(format).mantissa_bits)),
+        mantissa_mask((1u << bs::info(format).mantissa_bits) - 1u),
+        tf32(format == bs::Format::tfloat32) {}
+
+  std::uint32_t word(bool negative, std::uint32_t field, std::uint32_t mantissa) const {
+    const int shift = tf32 ? 13 : 0, m_bits = bs::info(f).mantissa_bits;
+    return (negative ? sign : 0u) | field << (m_bits + shift) | (mantissa & mantissa_mask) << shift;
   }
-}
+  // The largest exponent field with finite values: all ones for e4m3 (its NaN is the code of all
+  // ones alone), else one below.
+  std::uint32_t top_finite() const { return bs::has_inf(f) ? top - 1 : top; }
+  std::uint32_t finite(std::mt19937_64& rng, std::uint32_t lo, std::uint32_t hi) const {
+    hi = std::min(hi, top_finite());
+    lo = std::min(lo, hi);
+    const std::uint32_t field = lo + static_cast<std::uint32_t>(rng() % (hi - lo + 1));
+    std::uint32_t mantissa = static_cast<std::uint32_t>(rng()) & mantissa_mask;
+    if (!bs::has_inf(f) && field == top && mantissa == mantissa_mask) mantissa ^= 1u;  // not e4m3's NaN
+    return word(rng() & 1, field, mantissa);
+  }
+  // Inf or NaN (e4m3: NaN only).
+  std::uint32_t special(std::mt19937_64& rng) const {
+    if (!bs::has_inf(f)) return word(rng() & 1, top, mantissa_mask);
+    return rng() % 2 == 0 ? word(rng() & 1, top, 0) : word(rng() & 1, top, 1 + static_cast<std::uint32_t>(rng() % mantissa_mask));
+  }
+  std::uint32_t bits(std::mt19937_64& rng) const {
+    const auto w = static_cast<std::uint32_t>(rng());
+    return tf32 ? w & 0xFFFFE000u : w & ((sign << 1) - 1u);
+  }
+};
 
 // The data kinds of the fast-path comparison below, each aimed at a route of the expanded form
 // (sparse_gemm.cpp, ExpandedForm) or of the fast kernels (fast_kernels.h).
@@ -566,41 +597,30 @@ struct SparseCase {
   std::vector<std::uint8_t> index;
 };
 
-SparseCase sparse_case(std::mt19937_64& rng, SparseData kind, bs::Format f, int group, int m, int n, int k) {
-  const std::uint32_t top = f == bs::Format::float16 ? 31 : 255, bias = f == bs::Format::float16 ? 15 : 127;
+SparseCase sparse_case(std::mt19937_64& rng, SparseData kind, bs::Format fa, bs::Format fb, int group, int m, int n, int k) {
+  const OperandWords wa(fa), wb(fb);
   const auto below = [&](std::uint32_t x) { return static_cast<std::uint32_t>(rng() % x); };
-  const auto finite = [&](std::uint32_t lo, std::uint32_t hi) {  // field in [lo, hi], clamped to the finite ones
-    hi = std::min(hi, top - 1);
-    lo = std::min(lo, hi);
-    return wide_word(f, rng() & 1, lo + below(hi - lo + 1), static_cast<std::uint32_t>(rng()));
-  };
-  const auto special = [&] {
-    return below(2) == 0 ? wide_word(f, rng() & 1, top, 0) : wide_word(f, rng() & 1, top, 1 + below(0x3FF));
-  };
   std::vector<std::uint32_t> row_field(static_cast<std::size_t>(m)), col_field(static_cast<std::size_t>(n));
-  for (auto& x : row_field) x = bias - 4 + below(9);
-  for (auto& x : col_field) x = bias - 4 + below(9);
+  for (auto& x : row_field) x = wa.bias - 4 + below(9);
+  for (auto& x : col_field) x = wb.bias - 4 + below(9);
   std::vector<std::uint32_t> row_value(static_cast<std::size_t>(m)), col_value(static_cast<std::size_t>(n));
-  for (auto& x : row_value) x = finite(bias - 2, bias + 2);
-  for (auto& x : col_value) x = finite(bias - 2, bias + 2) & ~(f == bs::Format::float16 || f == bs::Format::bfloat16 ? 0x8000u : 0x80000000u);
-  const std::uint32_t sign = f == bs::Format::float16 || f == bs::Format::bfloat16 ? 0x8000u : 0x80000000u;
+  for (auto& x : row_value) x = wa.finite(rng, wa.bias - 2, wa.bias + 2);
+  for (auto& x : col_value) x = wb.finite(rng, wb.bias - 2, wb.bias + 2) & ~wb.sign;
   const auto element = [&](std::size_t r, std::size_t col, bool is_a) -> std::uint32_t {
+    const OperandWords& w = is_a ? wa : wb;
     switch (kind) {
       case SparseData::realistic: {
         const std::uint32_t centre = is_a ? row_field[r] : col_field[col];
-        return finite(centre - 3, centre + 3);
+        return w.finite(rng, centre - 3, centre + 3);
       }
-      case SparseData::wide: return below(16) == 0 ? (rng() & 1 ? sign : 0u) : finite(0, top - 1);
-      case SparseData::tiny:  // products below 2^-133 (bf16, tf32), subnormals (f16), and some of normal size
-        return below(4) == 0 ? finite(bias - 3, bias + 3) : finite(0, f == bs::Format::float16 ? 3 : 20);
+      case SparseData::wide: return below(16) == 0 ? (rng() & 1 ? w.sign : 0u) : w.finite(rng, 0, w.top);
+      case SparseData::tiny:  // products below 2^-133 (bf16, tf32), subnormals (f16, fp8), and some of normal size
+        return below(4) == 0 ? w.finite(rng, w.bias - 3, w.bias + 3) : w.finite(rng, 0, w.top < 255 ? 3 : 20);
       case SparseData::cancel:  // one magnitude per row of A and per column of B: sums cancel to exact zeros
-        if (below(8) == 0) return rng() & 1 ? sign : 0u;
-        return (is_a ? row_value[r] : col_value[col]) ^ (rng() & 1 ? sign : 0u);
-      case SparseData::special: return below(24) == 0 ? special() : finite(bias - 6, bias + 6);
-      case SparseData::bits: {
-        const auto w = static_cast<std::uint32_t>(rng());
-        return f == bs::Format::float16 || f == bs::Format::bfloat16 ? w & 0xFFFFu : w & 0xFFFFE000u;
-      }
+        if (below(8) == 0) return rng() & 1 ? w.sign : 0u;
+        return (is_a ? row_value[r] : col_value[col]) ^ (rng() & 1 ? w.sign : 0u);
+      case SparseData::special: return below(24) == 0 ? w.special(rng) : w.finite(rng, w.bias - 6, w.bias + 6);
+      case SparseData::bits: return w.bits(rng);
     }
     return 0;
   };
@@ -649,9 +669,10 @@ std::vector<em::GemmPath> fast_paths() {
 }  // namespace
 
 TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
-  // The f16, bf16 and tf32 rows run on the fast paths as the dense GEMM of their expanded form
-  // (sparse_gemm.cpp); GemmPath::reference runs the engine, which the test above checks against
-  // dot_sparse. 10^6 outputs per sparse family, each of 1-6 instruction steps in 1-3 slices, with
+  // The f16, bf16, tf32 and wgmma fp8 rows run on the fast paths as the dense GEMM of their
+  // expanded form (sparse_gemm.cpp; fp8: steps of 64 products); GemmPath::reference runs the
+  // engine, which the test above checks against dot_sparse. 10^6 outputs per sparse family and
+  // fp8 operand mix, each of 1-6 instruction steps in 1-3 slices, with
   // and without C, B in either order, in six data kinds: realistic windows (the exact tier), any finite code
   // (truncation), products below 2^-133 (where a pruned zero term would matter if it could move
   // e_max), exact cancellation (zero sums), NaN and Inf in A, in B (also at pruned positions: those
@@ -667,6 +688,10 @@ TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
       "sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16",
       "sm_90a wgmma.mma_async.sp m64n8k32 f32 bf16 bf16",
       "sm_90a wgmma.mma_async.sp m64n8k16 f32 tf32 tf32",
+      "sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e4m3",
+      "sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e5m2",
+      "sm_90a wgmma.mma_async.sp m64n8k64 f32 e5m2 e4m3",
+      "sm_90a wgmma.mma_async.sp m64n8k64 f32 e5m2 e5m2",
   };
   constexpr std::size_t kOutputs = 1000000;
   const SparseData kinds[] = {SparseData::realistic, SparseData::wide,    SparseData::tiny,
@@ -676,21 +701,22 @@ TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
   for (const char* name : names) {
     SCOPED_TRACE(name);
     const em::Instruction ins = em::parse_instruction(name);
-    const bs::Format f = *em::format_of(ins.a);
+    const bs::Format fa = *em::format_of(ins.a), fb = *em::format_of(ins.b);
+    const bool wide = bs::info(fa).storage_bits > 8;
     std::vector<em::GemmPathStats> total(paths.size());
     std::size_t outputs = 0;
     for (std::size_t round = 0; outputs < kOutputs; ++round) {
       const SparseData kind = kinds[round % std::size(kinds)];
       const int m = 40, n = 70, steps = 1 + static_cast<int>(rng() % 6), k = steps * ins.k;
-      const SparseCase data = sparse_case(rng, kind, f, ins.sparse_group(), m, n, k);
-      const em::SparseOperand sp{em::CodeMatrix(f, m, k / 2, std::span<const std::uint32_t>(data.values)), data.index, nullptr};
+      const SparseCase data = sparse_case(rng, kind, fa, fb, ins.sparse_group(), m, n, k);
+      const em::SparseOperand sp{em::CodeMatrix(fa, m, k / 2, std::span<const std::uint32_t>(data.values)), data.index, nullptr};
       // B row-major, or (odd rounds) K-contiguous columns as torch passes B^T.
       std::vector<std::uint32_t> b_columns(data.b.size());
       for (int kk = 0; kk < k; ++kk) {
         for (int j = 0; j < n; ++j) b_columns[static_cast<std::size_t>(j) * k + kk] = data.b[static_cast<std::size_t>(kk) * n + j];
       }
-      const em::CodeMatrix bm = round % 2 == 0 ? em::CodeMatrix(f, k, n, std::span<const std::uint32_t>(data.b))
-                                               : em::CodeMatrix(f, k, n, std::span<const std::uint32_t>(b_columns), em::Order::col_major);
+      const em::CodeMatrix bm = round % 2 == 0 ? em::CodeMatrix(fb, k, n, std::span<const std::uint32_t>(data.b))
+                                               : em::CodeMatrix(fb, k, n, std::span<const std::uint32_t>(b_columns), em::Order::col_major);
       const em::CodeMatrix cm = data.c.empty() ? em::CodeMatrix{}
                                                : em::CodeMatrix(bs::Format::float32, m, n, std::span<const std::uint32_t>(data.c));
       const em::SparseGemmSchedule s{ins, 1 + static_cast<int>(rng() % std::min(steps, 3)), 0,
@@ -707,18 +733,19 @@ TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
         total[p].exact += stats.exact;
         total[p].truncating += stats.truncating;
         total[p].special += stats.special;
+        total[p].fp16 += stats.fp16;
         total[p].reference_outputs += stats.reference_outputs;
       }
       outputs += want.size();
     }
     for (std::size_t p = 0; p < paths.size(); ++p) {
       SCOPED_TRACE(em::to_string(paths[p]));
-      std::printf("%-70s %-9s %zu outputs: steps %llu exact, %llu truncating, %llu special; %llu outputs by the engine\n", name,
-                  std::string(em::to_string(paths[p])).c_str(), outputs, static_cast<unsigned long long>(total[p].exact),
-                  static_cast<unsigned long long>(total[p].truncating), static_cast<unsigned long long>(total[p].special),
-                  static_cast<unsigned long long>(total[p].reference_outputs));
+      std::printf("%-70s %-9s %zu outputs: steps %llu exact, %llu truncating (%llu in fp16), %llu special; %llu outputs by the engine\n",
+                  name, std::string(em::to_string(paths[p])).c_str(), outputs, static_cast<unsigned long long>(total[p].exact),
+                  static_cast<unsigned long long>(total[p].truncating), static_cast<unsigned long long>(total[p].fp16),
+                  static_cast<unsigned long long>(total[p].special), static_cast<unsigned long long>(total[p].reference_outputs));
       // The AVX-512 kernel of 16- and 19-bit operands has no exact tier (fast_kernels.h).
-      if (paths[p] != em::GemmPath::avx512) {
+      if (!wide || paths[p] != em::GemmPath::avx512) {
         EXPECT_GT(total[p].exact, 0u);
       }
       EXPECT_GT(total[p].truncating, 0u);
@@ -729,9 +756,10 @@ TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
   }
 }
 
-TEST(SparseGemm, Fp8RowsTakeTheReferenceEngineOnEveryPath) {
-  // The fp8 rows' expanded steps (64 products; b.9's k mod 4 order) are outside the fast paths.
-  const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e4m3");
+TEST(SparseGemm, Fp8MmaSpRowsTakeTheReferenceEngineOnEveryPath) {
+  // fp8 mma.sp runs b.9's two HMMAs, split by k mod 4, which the expanded form would change
+  // (sparse_gemm.cpp, ExpandedForm): every output on the engine, on every path.
+  const em::Instruction ins = em::parse_instruction("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k64 f32 e4m3 e4m3");
   std::mt19937 rng(3);
   std::vector<std::uint8_t> index;
   const std::vector<std::uint32_t> a = random_sparse(rng, 8, 256, index);
@@ -759,7 +787,7 @@ TEST(SparseGemm, ThreadCountsGiveTheSameBitsAboveTheSerialThreshold) {
   const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16");
   std::mt19937_64 rng(99);
   const int m = 128, n = 130, k = 1024;
-  const SparseCase data = sparse_case(rng, SparseData::special, bs::Format::float16, 4, m, n, k);
+  const SparseCase data = sparse_case(rng, SparseData::special, bs::Format::float16, bs::Format::float16, 4, m, n, k);
   const em::SparseOperand sp{em::CodeMatrix(bs::Format::float16, m, k / 2, std::span<const std::uint32_t>(data.values)), data.index,
                              nullptr};
   const em::CodeMatrix bm(bs::Format::float16, k, n, std::span<const std::uint32_t>(data.b));
