@@ -61,11 +61,12 @@ constexpr CusparseltKernel kKernels[] = {
      "316,512 outputs"},
 };
 
-// Below this many multiply-adds (or elements, for the passes over an operand) a call runs on one
-// thread. A caller that makes many small calls (harness::fit_sparse_mm: blocks of 1, 3, 12 rows
-// for each slice count) otherwise opens a dozen thread teams per call, and with two such
-// processes on two cores each team's barrier waited for a thread the other process had
-// descheduled: a test of 0.7 s ran past ctest's 600 s.
+// Below this many multiply-adds a call runs on one thread, its passes over the operands included
+// (compress_sparse and cusparselt_compress called alone: below this many elements). A caller that
+// makes many small calls (harness::fit_sparse_mm: blocks of 1, 3, 12 rows for each slice count)
+// otherwise opens a dozen thread teams per call, and with two such processes on two cores each
+// team's barrier waited for a thread the other process had descheduled: a test of 0.7 s ran past
+// ctest's 600 s.
 constexpr std::size_t kParallelWork = std::size_t{1} << 22;
 
 // resolve_threads(requested) for `work` at or above kParallelWork, else 1.
@@ -102,9 +103,9 @@ std::uint32_t tf32_nearest_even_bits(std::uint32_t word) { return (word + 0x0FFF
 // compress_sparse's work: the stored values are codes of `dense` (the instruction's A format), and
 // an element is a zero for the choice of positions where its word in `tested` (same shape) ANDed
 // with `zero_mask` is 0. `who` prefixes errors; `not_sparse_note` ends the one for a group with
-// too many nonzero values.
+// too many nonzero values. Rows on up to `threads` threads.
 SparseOperand compress_groups(const std::string& who, const Instruction& ins, const CodeMatrix& dense,
-                              const CodeMatrix& tested, std::uint32_t zero_mask, const char* not_sparse_note = "") {
+                              const CodeMatrix& tested, std::uint32_t zero_mask, int threads, const char* not_sparse_note = "") {
   dense.check_codes(who + ": A");
   const std::size_t M = dense.rows(), K = dense.cols();
   if (K == 0 || K % static_cast<std::size_t>(ins.k) != 0) {
@@ -122,7 +123,7 @@ SparseOperand compress_groups(const std::string& who, const Instruction& ins, co
   // exception cannot leave an OpenMP loop), the first in row-major order whatever the threads.
   std::size_t first_bad = M * groups;
 #if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(threads_for(M * K, 0)) reduction(min : first_bad)
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(min : first_bad)
 #endif
   for (long long row = 0; row < static_cast<long long>(M); ++row) {
     const auto i = static_cast<std::size_t>(row);
@@ -178,7 +179,7 @@ SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
   if (dense.format() != af) fail(who + ": A must hold " + blockscale::to_string(af) + " codes, got " + blockscale::to_string(dense.format()));
   // A zero code: +0 and -0 both (the sign bit alone); tf32 words are fp32 bit patterns.
   const std::uint32_t sign = af == Format::tfloat32 ? 0x80000000u : 1u << (info(af).storage_bits - 1);
-  return compress_groups(who, ins, dense, dense, ~sign);
+  return compress_groups(who, ins, dense, dense, ~sign, threads_for(dense.rows() * dense.cols(), 0));
 }
 
 void SparseGemmSchedule::validate() const {
@@ -359,12 +360,15 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
   std::vector<std::vector<std::uint32_t>> partial(slices);
   for (std::size_t sl = 0; sl < slices; ++sl) {
     const auto k0 = static_cast<std::size_t>(bounds[sl]), k1 = static_cast<std::size_t>(bounds[sl + 1]), ks = k1 - k0;
-    std::vector<std::uint32_t> a_words(M * ks, 0);
+    // Left uninitialised and zeroed row by row in the parallel loop, so that the threads share the
+    // first touch of its pages (a zero-filled vector costs a serial pass).
+    const std::unique_ptr<std::uint32_t[]> a_words(new std::uint32_t[M * ks]);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
     for (long long row = 0; row < static_cast<long long>(M); ++row) {
       const auto i = static_cast<std::size_t>(row);
+      std::fill(&a_words[i * ks], &a_words[i * ks] + ks, 0u);
       for (std::size_t s = k0 / 2; s < k1 / 2; ++s) a_words[i * ks + position(i, s) - k0] = a.values.word(i, s);
     }
     // B's rows of the slice: B itself for one slice, else a copy.
@@ -374,7 +378,7 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
       b_words = b_rows(b, k0, k1, threads, [](std::uint32_t w) { return w; });
       b_slice = CodeMatrix(b_format, ks, N, std::span<const std::uint32_t>(b_words.first), b_words.second);
     }
-    const GemmOperands ops{CodeMatrix(a_format, M, ks, std::span<const std::uint32_t>(a_words)), b_slice, {}, {}, {}};
+    const GemmOperands ops{CodeMatrix(a_format, M, ks, std::span<const std::uint32_t>(a_words.get(), M * ks)), b_slice, {}, {}, {}};
     GemmPathStats slice_stats;
     if (!detail::fast_gemm(form.schedule, ops, path, threads, &slice_stats, partial[sl])) {
       throw std::logic_error("gemm_sparse: the fast paths refused " + form.schedule.name());
@@ -385,9 +389,9 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
     stats.fp16 += slice_stats.fp16;
     stats.reference_outputs += slice_stats.reference_outputs;
   }
-  if (slices == 1 && c.empty()) {
-    d = std::move(partial[0]);
-  } else {
+  // D in the first slice's buffer: each output reads its slices' values before it is written.
+  d = std::move(partial[0]);
+  if (slices > 1 || !c.empty()) {
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
@@ -395,7 +399,8 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
       const auto i = static_cast<std::size_t>(row);
       std::vector<std::uint32_t> part(slices);
       for (std::size_t j = 0; j < N; ++j) {
-        for (std::size_t sl = 0; sl < slices; ++sl) part[sl] = partial[sl][i * N + j];
+        part[0] = d[i * N + j];
+        for (std::size_t sl = 1; sl < slices; ++sl) part[sl] = partial[sl][i * N + j];
         const std::uint32_t sum = engine.reduce(part);
         d[i * N + j] = c.empty() ? sum : add_f32(c.word(i, j), sum);
       }
@@ -479,27 +484,48 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
   b.check_codes(who + ": B");
 
   // The positions, checked once per row and instruction step before any work (dot_sparse's rules
-  // and messages), so that the parallel loop below cannot throw.
+  // and messages), so that the parallel loops below cannot throw: rows in parallel, the first bad
+  // step in row-major order reported after the loop (an exception cannot leave an OpenMP loop).
   const auto step = static_cast<std::size_t>(ins.k);
-  std::vector<std::size_t> step_rows(step / 2);
-  for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t k0 = 0; k0 < K; k0 += step) {
+  const int threads = threads_for(M * N * K / 2, options.threads);
+  const auto check = [&](std::size_t i, std::size_t k0, std::vector<std::size_t>& step_rows) {
+    detail::sparse_rows(ins, std::span<const std::uint8_t>(a.index).subspan(i * K / 2 + k0 / 2, step / 2), step_rows, -1);
+  };
+  const std::size_t steps = K / step;
+  std::size_t first_bad = M * steps;
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(min : first_bad)
+#endif
+  for (long long row = 0; row < static_cast<long long>(M); ++row) {
+    const auto i = static_cast<std::size_t>(row);
+    std::vector<std::size_t> step_rows(step / 2);
+    for (std::size_t t = 0; t < steps; ++t) {
       try {
-        detail::sparse_rows(ins, std::span<const std::uint8_t>(a.index).subspan(i * K / 2 + k0 / 2, step / 2), step_rows, -1);
-      } catch (const std::invalid_argument& e) {
-        fail(who + ": row " + std::to_string(i) + ", K " + std::to_string(k0) + ".." + std::to_string(k0 + step - 1) +
-             ": " + e.what());
+        check(i, t * step, step_rows);
+      } catch (const std::invalid_argument&) {
+        first_bad = std::min(first_bad, i * steps + t);
+        break;
       }
+    }
+  }
+  if (first_bad < M * steps) {
+    const std::size_t i = first_bad / steps, k0 = first_bad % steps * step;
+    try {
+      std::vector<std::size_t> step_rows(step / 2);
+      check(i, k0, step_rows);
+    } catch (const std::invalid_argument& e) {
+      fail(who + ": row " + std::to_string(i) + ", K " + std::to_string(k0) + ".." + std::to_string(k0 + step - 1) + ": " +
+           e.what());
     }
   }
 
   SparseEngine engine{ins, schedule.reduction, a, b, c, bounds};
-  std::vector<std::uint32_t> d(M * N);
+  std::vector<std::uint32_t> d;
   const GemmPath path = detail::resolve_path(options.path);
-  const int threads = threads_for(M * N * K / 2, options.threads);
   const ExpandedForm expanded(ins);
   GemmPathStats stats;
   if (path == GemmPath::reference || !expanded.applies || !detail::fast_gemm_covers(expanded.schedule)) {
+    d.resize(M * N);
     std::vector<std::size_t> all(N);
     for (std::size_t j = 0; j < N; ++j) all[j] = j;
 #if defined(BLOCKSCALE_HAVE_OPENMP)
@@ -578,7 +604,10 @@ std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word) {
   return tf32_nearest_even_bits(biased) | (word & kSign);  // may reach Inf
 }
 
-SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
+namespace {
+
+// cusparselt_compress on up to `threads` threads.
+SparseOperand compress_for_cusparselt(const CodeMatrix& dense_a, int threads) {
   if (dense_a.empty()) fail("cusparselt_compress: A is required");
   const CusparseltKernel* kernel = nullptr;
   for (const CusparseltKernel& k : kKernels) {
@@ -597,12 +626,12 @@ SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
   constexpr const char* kNoRule = " (cuSPARSELt's result for such a group follows no rule: prune A first)";
   if (kernel->a_rounding == CusparseltRounding::as_given) {
     const std::uint32_t sign = 1u << (info(dense_a.format()).storage_bits - 1);
-    return compress_groups("compress_sparse(" + ins.name() + ")", ins, dense_a, dense_a, ~sign, kNoRule);
+    return compress_groups("compress_sparse(" + ins.name() + ")", ins, dense_a, dense_a, ~sign, threads, kNoRule);
   }
   const std::size_t M = dense_a.rows(), K = dense_a.cols();
   std::vector<std::uint32_t> words(M * K);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(threads_for(M * K, 0))
+#pragma omp parallel for schedule(static) num_threads(threads)
 #endif
   for (long long row = 0; row < static_cast<long long>(M); ++row) {
     const auto i = static_cast<std::size_t>(row);
@@ -613,10 +642,8 @@ SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
   // only at the second position, the fill's choice), while a kept one is rounded like any other
   // value (measured on the H100: edges mode's fill_subnormal, single_a_overflow's subnormal rows).
   return compress_groups("cusparselt_compress", ins, CodeMatrix(*format_of(ins.a), M, K, std::span<const std::uint32_t>(words)),
-                         dense_a, 0x7F800000u, kNoRule);
+                         dense_a, 0x7F800000u, threads, kNoRule);
 }
-
-namespace {
 
 // cusparselt_output on every word of d, through the formats library's bulk conversion (the same
 // conversion, vectorised: formats_cuda_oracle_test checks it against CUDA's on every fp32 input) in
@@ -649,6 +676,10 @@ void convert_outputs(Format output, std::vector<std::uint32_t>& d, int threads) 
 
 }  // namespace
 
+SparseOperand cusparselt_compress(const CodeMatrix& dense_a) {
+  return compress_for_cusparselt(dense_a, threads_for(dense_a.rows() * dense_a.cols(), 0));
+}
+
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix& dense_a, const CodeMatrix& b, int slices,
                                                 const GemmOptions& options) {
   if (dense_a.empty()) fail("cusparselt_sparse_mm: A is required");
@@ -656,7 +687,9 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const CodeMatrix&
     fail("cusparselt_sparse_mm: A and B must have one format (torch._cslt_sparse_mm), got " +
          blockscale::to_string(dense_a.format()) + " and " + blockscale::to_string(b.format()));
   }
-  return cusparselt_sparse_mm(output, cusparselt_compress(dense_a), b, slices, options);
+  // The compressor's passes take the threads of the whole call (threads_for: its multiply-adds).
+  const std::size_t macs = dense_a.rows() * b.cols() * b.rows() / 2;
+  return cusparselt_sparse_mm(output, compress_for_cusparselt(dense_a, threads_for(macs, options.threads)), b, slices, options);
 }
 
 std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOperand& a, const CodeMatrix& b, int slices,
@@ -669,10 +702,13 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
          " codes for " + blockscale::to_string(b.format()) + " input (use cusparselt_compress), got " +
          blockscale::to_string(a.values.format()));
   }
+  // B's rounding and the output conversion take the threads of the whole call (threads_for: its
+  // multiply-adds), as gemm_sparse's passes do.
+  const int threads = threads_for(a.values.rows() * a.values.cols() * b.cols(), options.threads);
   std::pair<std::vector<std::uint32_t>, Order> b_words;
   CodeMatrix b_read = b;
   if (kernel.b_rounding != CusparseltRounding::as_given) {
-    b_words = b_rows(b, 0, b.rows(), threads_for(b.rows() * b.cols(), options.threads),
+    b_words = b_rows(b, 0, b.rows(), threads,
                      [&](std::uint32_t w) { return cusparselt_round(kernel.b_rounding, w); });
     b_read = CodeMatrix(*format_of(schedule.instruction.b), b.rows(), b.cols(), std::span<const std::uint32_t>(b_words.first),
                         b_words.second);
@@ -686,7 +722,7 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
   // matter.
   constexpr std::uint32_t kMinusInf = 0xFF800000u, kNaN = 0x7FFFFFFFu;
   for (std::uint32_t& x : d) x = x == kMinusInf ? kNaN : x;
-  if (output != Format::float32) convert_outputs(output, d, threads_for(d.size(), options.threads));
+  if (output != Format::float32) convert_outputs(output, d, threads);
   return d;
 }
 

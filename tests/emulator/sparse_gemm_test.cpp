@@ -475,6 +475,24 @@ TEST(SparseGemm, RefusesWhatItDoesNotModel) {
   const em::SparseOperand op = em::compress_sparse(sp, a);
   expect_throw_with([&] { (void)em::gemm_sparse(em::cusparselt_schedule(bs::Format::float8_e4m3fn, bs::Format::float32), op, b_short); },
                     "A's stored values must be M x K/2 for B's K = 32");
+  // The positions are checked before any work, rows in parallel above the serial threshold
+  // (64 x 128 x 1024: 2^22 multiply-adds): of several bad steps the first in row-major order is
+  // named, on any thread count.
+  const em::Instruction f16 = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16");
+  std::vector<std::uint32_t> ones(64 * 1024, 0);
+  for (std::size_t g = 0; g < ones.size(); g += 4) ones[g] = 0x3C00;
+  em::SparseOperand bad = em::compress_sparse(f16, em::CodeMatrix(bs::Format::float16, 64, 1024, std::span<const std::uint32_t>(ones)));
+  bad.index[50 * 512 + 3 * 16 + 5] = 4;      // row 50, step 3: a position outside its group
+  bad.index[7 * 512 + 20 * 16 + 9] = 0;      // row 7, step 20: positions 0 and 0
+  bad.index[7 * 512 + 30 * 16 + 0] = 3;      // row 7, step 30: positions 3 and 3
+  const std::vector<std::uint32_t> b_ones(1024 * 128, 0x3C00);
+  const em::CodeMatrix bm(bs::Format::float16, 1024, 128, std::span<const std::uint32_t>(b_ones));
+  for (const int threads : {1, 2, 3}) {
+    em::GemmOptions o;
+    o.threads = threads;
+    expect_throw_with([&] { (void)em::gemm_sparse({f16, 1, 0, em::SplitKReduction::pairwise}, bad, bm, {}, o); },
+                      "row 7, K 640..671: sm_90a wgmma.mma_async.sp m64n8k32 f32 f16 f16: group 4 has positions 0 and 0");
+  }
 }
 
 TEST(SparseGemm, ReproducesTorchCsltSparseMmOnAnH100) {
