@@ -72,18 +72,32 @@ constexpr std::size_t kParallelWork = std::size_t{1} << 22;
 // resolve_threads(requested) for `work` at or above kParallelWork, else 1.
 int threads_for(std::size_t work, int requested) { return work < kParallelWork ? 1 : detail::resolve_threads(requested); }
 
+// The least of first_in_row(i) over the rows i < M, rows on up to `threads` threads: for checks
+// that find the first bad item in row-major order (first_in_row gives row i's first bad item
+// index, or `none`) and report it after the loop, since an exception cannot leave an OpenMP loop.
+// The result does not depend on the thread count.
+template <class F>
+std::size_t first_over_rows(std::size_t M, std::size_t none, int threads, F first_in_row) {
+  std::size_t first = none;
+#if defined(BLOCKSCALE_HAVE_OPENMP)
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(min : first)
+#endif
+  for (long long row = 0; row < static_cast<long long>(M); ++row) first = std::min(first, first_in_row(static_cast<std::size_t>(row)));
+  return first;
+}
+
 // The logical K position of stored value s of row i of `a` (groups of `group` positions holding
 // group / 2 values each, PTX ISA 9.7.14.6.1).
 std::size_t stored_position(const SparseOperand& a, std::size_t group, std::size_t i, std::size_t s) {
   return s / (group / 2) * group + a.index[i * a.values.cols() + s];
 }
 
-// B's rows [k0, k1), each word passed through `f`, in B's own order (rows, or K-contiguous
-// columns as torch passes B^T) and read along its unit stride: the words, and that order.
+// Rows [r0, r1) of m, each word passed through `f`, in m's own order (rows, or columns as torch
+// passes B^T) and read along its unit stride: the words, and that order.
 template <class F>
-std::pair<std::vector<std::uint32_t>, Order> b_rows(const CodeMatrix& b, std::size_t k0, std::size_t k1, int threads, F f) {
-  const bool rows_contiguous = b.col_stride() == 1;
-  const std::size_t rows = k1 - k0, N = b.cols();
+std::pair<std::vector<std::uint32_t>, Order> mapped_rows(const CodeMatrix& m, std::size_t r0, std::size_t r1, int threads, F f) {
+  const bool rows_contiguous = m.col_stride() == 1;
+  const std::size_t rows = r1 - r0, N = m.cols();
   const std::size_t outer = rows_contiguous ? rows : N, inner = rows_contiguous ? N : rows;
   std::vector<std::uint32_t> words(rows * N);
 #if defined(BLOCKSCALE_HAVE_OPENMP)
@@ -91,7 +105,7 @@ std::pair<std::vector<std::uint32_t>, Order> b_rows(const CodeMatrix& b, std::si
 #endif
   for (long long x = 0; x < static_cast<long long>(outer); ++x) {
     const auto o = static_cast<std::size_t>(x);
-    for (std::size_t y = 0; y < inner; ++y) words[o * inner + y] = f(rows_contiguous ? b.word(k0 + o, y) : b.word(k0 + y, o));
+    for (std::size_t y = 0; y < inner; ++y) words[o * inner + y] = f(rows_contiguous ? m.word(r0 + o, y) : m.word(r0 + y, o));
   }
   return {std::move(words), rows_contiguous ? Order::row_major : Order::col_major};
 }
@@ -119,22 +133,14 @@ SparseOperand compress_groups(const std::string& who, const Instruction& ins, co
   SparseOperand out;
   out.index.resize(M * K / 2);
   const std::size_t groups = K / group;
-  // Rows in parallel; a group with too many nonzero values is reported after the loop (an
-  // exception cannot leave an OpenMP loop), the first in row-major order whatever the threads.
-  std::size_t first_bad = M * groups;
-#if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(min : first_bad)
-#endif
-  for (long long row = 0; row < static_cast<long long>(M); ++row) {
-    const auto i = static_cast<std::size_t>(row);
+  // Rows in parallel; of the groups with too many nonzero values the first in row-major order is
+  // reported after the loop.
+  const std::size_t first_bad = first_over_rows(M, M * groups, threads, [&](std::size_t i) {
     for (std::size_t g = 0; g < groups; ++g) {
       std::array<bool, 4> kept{};
       std::size_t nonzero = 0;
       for (std::size_t p = 0; p < group; ++p) nonzero += kept[p] = (tested.word(i, g * group + p) & zero_mask) != 0;
-      if (nonzero > stored) {
-        first_bad = std::min(first_bad, i * groups + g);
-        break;
-      }
+      if (nonzero > stored) return i * groups + g;
       // Every nonzero position, and the highest zero ones to fill the group: the choice of
       // cuSPARSELt 0.8's compressor (torch._cslt_compress), measured on an H100 for every pattern
       // of zeros and nonzero values of a group (scripts/probe_sparse_mm.py edges, `fill`), which
@@ -154,7 +160,8 @@ SparseOperand compress_groups(const std::string& who, const Instruction& ins, co
         out.index[at] = pos[s];
       }
     }
-  }
+    return M * groups;
+  });
   if (first_bad < M * groups) {
     const std::size_t i = first_bad / groups, g = first_bad % groups;
     std::size_t nonzero = 0;
@@ -375,7 +382,7 @@ GemmPathStats expanded_gemm(const ExpandedForm& form, const SparseEngine& engine
     std::pair<std::vector<std::uint32_t>, Order> b_words;
     CodeMatrix b_slice = b;
     if (slices > 1) {
-      b_words = b_rows(b, k0, k1, threads, [](std::uint32_t w) { return w; });
+      b_words = mapped_rows(b, k0, k1, threads, [](std::uint32_t w) { return w; });
       b_slice = CodeMatrix(b_format, ks, N, std::span<const std::uint32_t>(b_words.first), b_words.second);
     }
     const GemmOperands ops{CodeMatrix(a_format, M, ks, std::span<const std::uint32_t>(a_words.get(), M * ks)), b_slice, {}, {}, {}};
@@ -485,29 +492,24 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
 
   // The positions, checked once per row and instruction step before any work (dot_sparse's rules
   // and messages), so that the parallel loops below cannot throw: rows in parallel, the first bad
-  // step in row-major order reported after the loop (an exception cannot leave an OpenMP loop).
+  // step in row-major order reported after the loop.
   const auto step = static_cast<std::size_t>(ins.k);
   const int threads = threads_for(M * N * K / 2, options.threads);
   const auto check = [&](std::size_t i, std::size_t k0, std::vector<std::size_t>& step_rows) {
     detail::sparse_rows(ins, std::span<const std::uint8_t>(a.index).subspan(i * K / 2 + k0 / 2, step / 2), step_rows, -1);
   };
   const std::size_t steps = K / step;
-  std::size_t first_bad = M * steps;
-#if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(min : first_bad)
-#endif
-  for (long long row = 0; row < static_cast<long long>(M); ++row) {
-    const auto i = static_cast<std::size_t>(row);
+  const std::size_t first_bad = first_over_rows(M, M * steps, threads, [&](std::size_t i) {
     std::vector<std::size_t> step_rows(step / 2);
     for (std::size_t t = 0; t < steps; ++t) {
       try {
         check(i, t * step, step_rows);
       } catch (const std::invalid_argument&) {
-        first_bad = std::min(first_bad, i * steps + t);
-        break;
+        return i * steps + t;
       }
     }
-  }
+    return M * steps;
+  });
   if (first_bad < M * steps) {
     const std::size_t i = first_bad / steps, k0 = first_bad % steps * step;
     try {
@@ -629,28 +631,28 @@ SparseOperand compress_for_cusparselt(const CodeMatrix& dense_a, int threads) {
     return compress_groups("compress_sparse(" + ins.name() + ")", ins, dense_a, dense_a, ~sign, threads, kNoRule);
   }
   const std::size_t M = dense_a.rows(), K = dense_a.cols();
-  std::vector<std::uint32_t> words(M * K);
-#if defined(BLOCKSCALE_HAVE_OPENMP)
-#pragma omp parallel for schedule(static) num_threads(threads)
-#endif
-  for (long long row = 0; row < static_cast<long long>(M); ++row) {
-    const auto i = static_cast<std::size_t>(row);
-    for (std::size_t k = 0; k < K; ++k) words[i * K + k] = cusparselt_round(kernel->a_rounding, dense_a.word(i, k));
-  }
+  const auto words = mapped_rows(dense_a, 0, M, threads, [&](std::uint32_t w) { return cusparselt_round(kernel->a_rounding, w); });
   // The compressor tells zeros from the f32 input with subnormals flushed: a subnormal is a zero for
   // the choice of positions (beside a normal value it is dropped; in a pair of zeros it is kept
   // only at the second position, the fill's choice), while a kept one is rounded like any other
   // value (measured on the H100: edges mode's fill_subnormal, single_a_overflow's subnormal rows).
-  return compress_groups("cusparselt_compress", ins, CodeMatrix(*format_of(ins.a), M, K, std::span<const std::uint32_t>(words)),
-                         dense_a, 0x7F800000u, threads, kNoRule);
+  const CodeMatrix rounded(*format_of(ins.a), M, K, std::span<const std::uint32_t>(words.first), words.second);
+  return compress_groups("cusparselt_compress", ins, rounded, dense_a, 0x7F800000u, threads, kNoRule);
+}
+
+// The epilogue's conversion of the f32 accumulator (cusparselt_output): RNE; e4m3
+// cvt.rn.satfinite (random codes of the data runs overflow 448 and come back as +-448, never NaN).
+ConvertOptions cusparselt_output_options(Format output) {
+  ConvertOptions o;
+  if (output == Format::float8_e4m3fn) o.overflow = Overflow::saturate;
+  return o;
 }
 
 // cusparselt_output on every word of d, through the formats library's bulk conversion (the same
 // conversion, vectorised: formats_cuda_oracle_test checks it against CUDA's on every fp32 input) in
 // blocks on the call's threads: one word at a time, it took a seventh of an f16 GEMM's time.
 void convert_outputs(Format output, std::vector<std::uint32_t>& d, int threads) {
-  ConvertOptions o;
-  if (output == Format::float8_e4m3fn) o.overflow = Overflow::saturate;
+  const ConvertOptions o = cusparselt_output_options(output);
   constexpr std::size_t kBlock = 4096;
   const auto blocks = static_cast<long long>((d.size() + kBlock - 1) / kBlock);
   const bool wide = info(output).storage_bits == 16;
@@ -708,7 +710,7 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
   std::pair<std::vector<std::uint32_t>, Order> b_words;
   CodeMatrix b_read = b;
   if (kernel.b_rounding != CusparseltRounding::as_given) {
-    b_words = b_rows(b, 0, b.rows(), threads,
+    b_words = mapped_rows(b, 0, b.rows(), threads,
                      [&](std::uint32_t w) { return cusparselt_round(kernel.b_rounding, w); });
     b_read = CodeMatrix(*format_of(schedule.instruction.b), b.rows(), b.cols(), std::span<const std::uint32_t>(b_words.first),
                         b_words.second);
@@ -727,11 +729,7 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
 }
 
 std::uint32_t cusparselt_output(Format output, std::uint32_t f32_word) {
-  // The epilogue's conversion of the f32 accumulator: RNE; e4m3 cvt.rn.satfinite (random codes of
-  // the data runs overflow 448 and come back as +-448, never NaN).
-  ConvertOptions o;
-  if (output == Format::float8_e4m3fn) o.overflow = Overflow::saturate;
-  return convert_code(output, Format::float32, f32_word, o);
+  return convert_code(output, Format::float32, f32_word, cusparselt_output_options(output));
 }
 
 }  // namespace blockscale::emulator
