@@ -38,7 +38,9 @@
 #include <vector>
 
 #include "blockscale/emulator/gemm.h"
+#include "blockscale/formats/bulk.h"
 #include "blockscale/reference/dtype.h"
+#include "blockscale/reference/mma.h"
 #include "blockscale/reference/mma_scaled.h"
 #include "blockscale/reference/operands.h"
 #include "fast_gemm.h"
@@ -97,6 +99,21 @@ struct Side {
 
 constexpr std::size_t kStrip = 16;  // B columns per packed strip (two 8-double vectors)
 
+// A side's storage for `rows` lines of `length` values: for A (strip = false) row-major with
+// row_pad zero rows appended, for B (strip = true) k-major in strips of kStrip lines (the last one
+// zero-padded by the decoder); the per-line sums at zero, the lowest bits at kNoBits.
+void allocate(Side& s, std::size_t rows, std::size_t length, bool strip, std::size_t row_pad) {
+  const std::size_t stored_rows = strip ? (rows + kStrip - 1) / kStrip * kStrip : rows + row_pad;
+  s.values = std::make_unique_for_overwrite<double[]>(stored_rows * length);
+  if (!strip) std::fill_n(s.values.get() + rows * length, row_pad * length, 0.0);
+  s.lsb.assign(rows, kNoBits);
+  s.l1.assign(rows, 0.0);
+  s.linf.assign(rows, 0.0);
+  s.l2.assign(rows, 0.0);
+  s.nan.assign(rows, 0);
+  s.inf.assign(rows, 0);
+}
+
 // Decodes rows [0, rows) of a [rows][k] element matrix with its [rows][k_blocks] scales, kStrip rows
 // at a time (so that each row's sums are their own dependency chain and B's strips are written in
 // whole k-rows). For A (strip = false) the values stay row-major with `row_pad` zero rows appended;
@@ -107,16 +124,8 @@ Side decode_side(std::span<const std::uint8_t> elements, std::span<const std::ui
                  std::size_t row_pad) {
   constexpr std::size_t G = kStrip;
   Side s;
+  allocate(s, rows, k, strip, row_pad);
   const std::size_t kb = k / block, groups = (rows + G - 1) / G;
-  const std::size_t stored_rows = strip ? groups * G : rows + row_pad;
-  s.values = std::make_unique_for_overwrite<double[]>(stored_rows * k);
-  if (!strip) std::fill_n(s.values.get() + rows * k, row_pad * k, 0.0);
-  s.lsb.assign(rows, kNoBits);
-  s.l1.assign(rows, 0.0);
-  s.linf.assign(rows, 0.0);
-  s.l2.assign(rows, 0.0);
-  s.nan.assign(rows, 0);
-  s.inf.assign(rows, 0);
 #pragma omp parallel for schedule(static) if (rows * k >= (1u << 18))
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t r0 = g * G, n = std::min(G, rows - r0);
@@ -320,6 +329,64 @@ void reference_outputs(std::span<const std::uint8_t> ea, std::span<const std::ui
     for (std::size_t jj = 0; jj < n; ++jj) d[rows[ii] * N + cols[jj]] = static_cast<std::uint32_t>(r.codes()[ii * n + jj]);
 }
 
+// acc[rows_padded][strips * kStrip] = C (finite words; +0 elsewhere) + A' B' by the tile kernel of
+// `path`, for A' row-major with its padding rows and B' in strips (decode_side's layouts).
+std::vector<double> double_gemm(const double* a, const double* b, std::size_t M, std::size_t rows_padded, std::size_t N,
+                                std::size_t K, const CodeMatrix& c, GemmPath path, int threads) {
+  const GemmShape g{rows_padded, K, (N + kStrip - 1) / kStrip};
+  const std::size_t ldc = g.strips * kStrip;
+  std::vector<double> acc(rows_padded * ldc, 0.0);
+  if (!c.empty()) {
+    for (std::size_t i = 0; i < M; ++i)
+      for (std::size_t j = 0; j < N; ++j) {
+        const std::uint32_t w = c.word(i, j);
+        // A non-finite C is not summed (its outputs are settled apart); a finite one is exact.
+        if ((w & 0x7F800000u) != 0x7F800000u) acc[i * ldc + j] = static_cast<double>(fast::as_float(w));
+      }
+  }
+  const Kernel kernel = kernel_for(path);
+  const std::size_t tasks = (rows_padded + kBlockRows - 1) / kBlockRows * ((g.strips + kStripsPerTask - 1) / kStripsPerTask);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (std::size_t t = 0; t < tasks; ++t) run_task(kernel, a, b, acc.data(), g, t);
+  return acc;
+}
+
+// The rules for output (i, j) of a double GEMM that both exact GEMMs share: what settled it, out
+// its bits where settled. `limit` is the proof's 2^(52 + LA_i + LB_j) (the product of a row's and a
+// column's power of two: exact, as L lies within -149..143 for every operand these take), v the
+// double sum; `bound` receives the bound of sum|t| (C included) that the proof compares with it.
+enum class Settled { special, proved, reference, unproved };
+Settled settle_proved(const Side& A, std::size_t i, const Side& B, std::size_t j, std::uint32_t cw, double limit, double v,
+                      double& bound, std::uint32_t& out) {
+  if (A.nan[i] || B.nan[j] || ((cw & 0x7FFFFFFFu) > 0x7F800000u)) {
+    out = kExactNaN;
+    return Settled::special;
+  }
+  if (A.inf[i] || B.inf[j]) return Settled::reference;  // Inf times 0, or Infs of both signs
+  if ((cw & 0x7FFFFFFFu) == 0x7F800000u) {  // C = +-Inf plus a finite sum
+    out = cw;
+    return Settled::special;
+  }
+  if ((cw & 0x7FFFFFFFu) != 0) limit = std::min(limit, power_of_two(52 + f32_lsb(cw)));
+  const double products = std::min({A.l1[i] * B.linf[j], A.linf[i] * B.l1[j], A.l2[i] * B.l2[j]});
+  bound = products + std::fabs(static_cast<double>(fast::as_float(cw)));
+  if (!(bound < limit)) return Settled::unproved;
+  if (v == 0.0) {
+    if (cw == 0x80000000u) return Settled::reference;  // -0 only if every product is -0 too
+    out = 0u;  // an exact zero sum with a +0 (or nonzero) term: +0 (exact_sum.h, §6.3)
+    return Settled::proved;
+  }
+  out = fast::as_bits(static_cast<float>(v));  // the one rounding: nearest even
+  return Settled::proved;
+}
+
+// The proof's 2^(52 + LA_i) per row of A and 2^LB_j per column of B (Inf for a side without bits).
+std::vector<double> proof_limits(const Side& s, std::size_t lines, int offset) {
+  std::vector<double> limit(lines);
+  for (std::size_t i = 0; i < lines; ++i) limit[i] = power_of_two(s.lsb[i] == kNoBits ? kNoBits : offset + s.lsb[i]);
+  return limit;
+}
+
 // One batch matrix: D (M x N f32 bits) of the exact numerics with C (or +0).
 void exact_batch(std::span<const std::uint8_t> ea, std::span<const std::uint8_t> sa, std::span<const std::uint8_t> eb,
                  std::span<const std::uint8_t> sb, const BlockFormat& fa, const BlockFormat& fb, std::size_t M,
@@ -331,70 +398,25 @@ void exact_batch(std::span<const std::uint8_t> ea, std::span<const std::uint8_t>
   const std::size_t rows_padded = (M + kRowPad - 1) / kRowPad * kRowPad;
   const Side A = decode_side(ea, sa, M, K, block, eta, sta, false, rows_padded - M);
   const Side B = decode_side(eb, sb, N, K, block, etb, stb, true, 0);
-  const GemmShape g{rows_padded, K, (N + kStrip - 1) / kStrip};
-  const std::size_t ldc = g.strips * kStrip;
-  std::vector<double> acc(rows_padded * ldc, 0.0);
-  if (!c.empty()) {
-    for (std::size_t i = 0; i < M; ++i)
-      for (std::size_t j = 0; j < N; ++j) {
-        const std::uint32_t w = c.word(i, j);
-        // A non-finite C is not summed (its outputs are settled below); a finite one is exact.
-        if ((w & 0x7F800000u) != 0x7F800000u) acc[i * ldc + j] = static_cast<double>(fast::as_float(w));
-      }
-  }
-  const Kernel kernel = kernel_for(path);
-  const std::size_t tasks = (rows_padded + kBlockRows - 1) / kBlockRows * ((g.strips + kStripsPerTask - 1) / kStripsPerTask);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::size_t t = 0; t < tasks; ++t) run_task(kernel, A.values.get(), B.values.get(), acc.data(), g, t);
+  const std::vector<double> acc = double_gemm(A.values.get(), B.values.get(), M, rows_padded, N, K, c, path, threads);
+  const std::size_t ldc = (N + kStrip - 1) / kStrip * kStrip;
 
-  // Per output: the proof, the one rounding, and the outputs settled without it. The proof's
-  // 2^(52 + LA_i + LB_j) is the product of a row's and a column's power of two (exact: LA and LB
-  // lie within -143..143 for these formats and scales, so the product is a double normal).
-  std::vector<double> limit_a(M), limit_b(N);
-  for (std::size_t i = 0; i < M; ++i) limit_a[i] = power_of_two(A.lsb[i] == kNoBits ? kNoBits : 52 + A.lsb[i]);
-  for (std::size_t j = 0; j < N; ++j) limit_b[j] = power_of_two(B.lsb[j]);
+  // Per output: the proof, the one rounding, and the outputs settled without it.
+  const std::vector<double> limit_a = proof_limits(A, M, 52), limit_b = proof_limits(B, N, 0);
   std::vector<std::vector<std::size_t>> fallback(M);
   std::uint64_t proved = 0, special = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : proved, special)
   for (std::size_t i = 0; i < M; ++i) {
-    const fast::IeeeEnvironment ieee;  // RNE, subnormals kept: the conversion below relies on it
+    const fast::IeeeEnvironment ieee;  // RNE, subnormals kept: the conversion relies on it
     for (std::size_t j = 0; j < N; ++j) {
-      const std::uint32_t cw = c.empty() ? 0u : c.word(i, j);
-      std::uint32_t& out = d[i * N + j];
-      if (A.nan[i] || B.nan[j] || ((cw & 0x7FFFFFFFu) > 0x7F800000u)) {
-        out = kExactNaN;
-        ++special;
-        continue;
+      double bound = 0;
+      switch (settle_proved(A, i, B, j, c.empty() ? 0u : c.word(i, j), limit_a[i] * limit_b[j], acc[i * ldc + j], bound,
+                            d[i * N + j])) {
+        case Settled::special: ++special; break;
+        case Settled::proved: ++proved; break;
+        case Settled::reference:
+        case Settled::unproved: fallback[i].push_back(j); break;
       }
-      if (A.inf[i] || B.inf[j]) {
-        fallback[i].push_back(j);
-        continue;
-      }
-      if ((cw & 0x7FFFFFFFu) == 0x7F800000u) {  // C = +-Inf plus a finite sum
-        out = cw;
-        ++special;
-        continue;
-      }
-      double limit = limit_a[i] * limit_b[j];  // 2^(52 + L); Inf when a side has no bits
-      if ((cw & 0x7FFFFFFFu) != 0) limit = std::min(limit, power_of_two(52 + f32_lsb(cw)));
-      const double products = std::min({A.l1[i] * B.linf[j], A.linf[i] * B.l1[j], A.l2[i] * B.l2[j]});
-      const double bound = products + std::fabs(static_cast<double>(fast::as_float(cw)));
-      const double v = acc[i * ldc + j];
-      if (!(bound < limit)) {
-        fallback[i].push_back(j);
-        continue;
-      }
-      if (v == 0.0) {
-        if (cw == 0x80000000u) {  // -0 only if every product is -0 too: the reference decides
-          fallback[i].push_back(j);
-          continue;
-        }
-        out = 0u;  // an exact zero sum with a +0 (or nonzero) term: +0 (exact_sum.h, §6.3)
-        ++proved;
-        continue;
-      }
-      out = fast::as_bits(static_cast<float>(v));  // the one rounding: nearest even
-      ++proved;
     }
   }
   std::uint64_t recomputed = 0;
@@ -406,6 +428,168 @@ void exact_batch(std::span<const std::uint8_t> ea, std::span<const std::uint8_t>
   stats.exact += proved;
   stats.special += special;
   stats.reference_outputs += recomputed;
+}
+
+// ---- exact_mma (gemm.h): ct::mma's exact numerics for unscaled operands, on the same double GEMM.
+//
+// The products of two operands of these formats are exact in double (at most 24 + 24 significant
+// bits, 2^-298..2^256), so exact_gemm's proof applies unchanged where the operands' bit positions
+// allow it (fp8, and f16 or bf16 rows without tiny elements: most outputs of a magnitude-pruned
+// sparse GEMM). Where it does not (f32, or a row or column spread over many binades), the double
+// sum's error bound settles the output: the GEMM adds its nonzero terms (at most n of them, C
+// included) in some order, each addition rounding once (FMA or not; a zero term adds exactly), so
+// |s - S| <= gamma_(n-1) sum|t| <= 2 (n - 1) 2^-53 sum|t| (recursive summation in any order,
+// Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., §4.2). err = (n + 2) 2^-52
+// (bound + |C|), with the norm bound of sum|p| above, exceeds that with room for the norms' and
+// err's own roundings and for the roundings of s -+ err (each below 2^-53 |s| <= err / 6). So the
+// exact sum S lies in [RN(s - err), RN(s + err)], and where both ends round to one f32 (rounding is
+// monotonic) S rounds to it too: the output is certified. Where they do not (S within about err of
+// an f32 rounding boundary, 0.2-0.5% of Gaussian f32 outputs at K = 4096), compensated_f32 sums the
+// output's terms again with a far smaller error bound.
+
+// Whether exact_mma takes a format, and the reference DType code of one of its words: ct::mma's
+// operand types with an f32 accumulator (reference/mma.h). A tf32 word is an f32 pattern whose 13
+// low bits the format drops (code_matrix.h), a reference tf32 code its 19 high bits.
+bool mma_operand_format(Format f) {
+  switch (f) {
+    case Format::float8_e4m3fn:
+    case Format::float8_e5m2:
+    case Format::float16:
+    case Format::bfloat16:
+    case Format::tfloat32:
+    case Format::float32: return true;
+    default: return false;
+  }
+}
+std::uint64_t reference_code(Format f, std::uint32_t word) { return word >> info(f).code_shift; }
+
+// The rules of one operand of exact_mma: present, of a format above, codes within the format.
+void check_mma_operand(const CodeMatrix& m, const char* side) {
+  if (m.empty()) fail(std::string("exact_mma: ") + side + " is absent");
+  if (!mma_operand_format(m.format())) {
+    fail(std::string("exact_mma: ") + side + " is " + info(m.format()).name +
+         "; ct::mma with an f32 accumulator takes e4m3, e5m2, f16, bf16, tf32 or f32 operands");
+  }
+  m.check_codes(std::string("exact_mma: ") + side);
+}
+
+// Words of one format to their values: a table of every code for the formats of at most 16 bits
+// (formats' exact bulk decode), the f32 pattern itself for tf32 (low bits dropped) and f32.
+class WordValues {
+ public:
+  explicit WordValues(Format f) : format_(f) {
+    if (info(f).storage_bits == 8) {
+      std::vector<std::uint8_t> codes(256);
+      for (std::size_t c = 0; c < 256; ++c) codes[c] = static_cast<std::uint8_t>(c);
+      table_.resize(256);
+      decode(f, codes, table_);
+    } else if (info(f).storage_bits == 16) {
+      std::vector<std::uint16_t> codes(65536);
+      for (std::size_t c = 0; c < 65536; ++c) codes[c] = static_cast<std::uint16_t>(c);
+      table_.resize(65536);
+      decode(f, codes, table_);
+    }
+  }
+  float operator()(std::uint32_t word) const {
+    if (!table_.empty()) return table_[word];
+    return fast::as_float(format_ == Format::tfloat32 ? word & ~0x1FFFu : word);
+  }
+
+ private:
+  Format format_;
+  std::vector<float> table_;
+};
+
+// What the settling of an output needs of one row of A or column of B, besides exact_gemm's Side.
+struct MmaSide : Side {
+  std::vector<std::int64_t> nonzero;  // nonzero elements per row (terms of the error bound)
+};
+
+// Decodes `rows` lines of `length` values, value(line, i) reading the i-th word of a line: for A
+// (strip = false) row-major with row_pad zero rows appended, for B (strip = true) k-major in strips
+// of kStrip lines (the last one zero-padded), as decode_side lays them out.
+template <class WordAt>
+MmaSide decode_lines(const WordValues& value, WordAt word_at, std::size_t rows, std::size_t length, bool strip,
+                     std::size_t row_pad, int threads) {
+  constexpr std::size_t G = kStrip;
+  MmaSide s;
+  allocate(s, rows, length, strip, row_pad);
+  s.nonzero.assign(rows, 0);
+  const std::size_t groups = (rows + G - 1) / G;
+#pragma omp parallel for schedule(static) num_threads(threads) if (rows * length >= (1u << 18))
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t r0 = g * G, n = std::min(G, rows - r0);
+    double l1[G] = {}, l2[G] = {}, linf[G] = {};
+    int lsb[G];
+    std::int64_t nonzero[G] = {};
+    std::uint8_t nan[G] = {}, inf[G] = {};
+    std::fill_n(lsb, G, kNoBits);
+    double* strip_out = s.values.get() + g * length * G;
+    for (std::size_t i = 0; i < length; ++i) {
+      for (std::size_t r = 0; r < n; ++r) {
+        const float f = value(word_at(r0 + r, i));
+        const std::uint32_t bits = fast::as_bits(f);
+        const bool finite = std::isfinite(f);
+        nan[r] |= static_cast<std::uint8_t>(std::isnan(f));
+        inf[r] |= static_cast<std::uint8_t>(std::isinf(f));
+        // A non-finite element is not summed (its outputs are settled without the GEMM).
+        const double v = finite ? static_cast<double>(f) : 0.0;
+        if (strip) strip_out[i * G + r] = v;
+        else s.values[(r0 + r) * length + i] = v;
+        if (v != 0.0) {
+          ++nonzero[r];
+          lsb[r] = std::min(lsb[r], f32_lsb(bits));
+        }
+        const double m = std::fabs(v);
+        l1[r] += m;
+        l2[r] += m * m;
+        linf[r] = std::max(linf[r], m);
+      }
+      if (strip) std::fill(strip_out + i * G + n, strip_out + i * G + G, 0.0);
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      s.lsb[r0 + r] = lsb[r];
+      s.l1[r0 + r] = l1[r];
+      s.linf[r0 + r] = linf[r];
+      s.l2[r0 + r] = std::sqrt(l2[r]);
+      s.nan[r0 + r] = nan[r];
+      s.inf[r0 + r] = inf[r] != 0 && nan[r] == 0;  // an Inf and no NaN
+      s.nonzero[r0 + r] = nonzero[r];
+    }
+  }
+  return s;
+}
+
+// The second certificate, for an output the norm bound leaves open (a sum near an f32 rounding
+// boundary, or terms spread so wide that the bound is loose): its terms again, one by one, with the
+// error of every addition kept (TwoSum, Knuth; the cascaded summation Sum2 of Ogita, Rump and Oishi,
+// "Accurate sum and dot product", SIAM J. Sci. Comput. 26 (2005), Prop. 4.5). For the n nonzero
+// terms t (the exact products and C), res = fl(s + e) lies within u|S| + gamma_(n-1)^2 sum|t| of
+// the exact sum S (u = 2^-53; gamma_(n-1)^2 <= n^2 2^-104 while n u <= 1/2). err = 2^-51 |res| +
+// n^2 2^-103 m, with m the rounded sum|t| (the factor 2 covers its rounding), exceeds that with room
+// for the roundings of res -+ err, so where both ends round to one f32, S does. That fails only
+// for sums within about 2^-51 |S| of a boundary, and for exact zero sums (one end rounds to -0).
+// b: the output's column of B, stride b_stride; c: C's word (finite).
+bool compensated_f32(const double* a, const double* b, std::size_t b_stride, std::size_t K, std::uint32_t c,
+                     std::uint32_t& out) {
+  double s = static_cast<double>(fast::as_float(c)), e = 0.0, m = std::fabs(s), n = s != 0.0 ? 1.0 : 0.0;
+  for (std::size_t k = 0; k < K; ++k) {
+    const double p = a[k] * b[k * b_stride];  // exact (top of the section)
+    if (p == 0.0) continue;
+    const double t = s + p, z = t - s;
+    e += (s - (t - z)) + (p - z);  // TwoSum: s + p = t + that, exactly
+    s = t;
+    m += std::fabs(p);
+    n += 1.0;
+  }
+  if (!(m > 0.0 && m < 0x1p1000)) return false;
+  const double res = s + e;
+  const double err = std::fabs(res) * 0x1p-51 + n * n * 0x1p-103 * m;
+  const std::uint32_t lo = fast::as_bits(static_cast<float>(res - err));
+  const std::uint32_t hi = fast::as_bits(static_cast<float>(res + err));
+  if (lo != hi) return false;
+  out = lo;
+  return true;
 }
 
 }  // namespace
@@ -445,6 +629,135 @@ std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockSca
     }
     tensor_scale_epilogue(alpha, part, c, options.path);
   }
+  if (options.stats != nullptr) *options.stats = stats;
+  return d;
+}
+
+// B decoded once: its columns as strips of kStrip, with what the settling needs of each column.
+struct ExactMmaB::Decoded {
+  MmaSide columns;
+  WordValues values;
+};
+
+ExactMmaB::ExactMmaB(const CodeMatrix& b, const GemmOptions& options) : b_(b) {
+  check_mma_operand(b, "B");
+  auto d = std::make_shared<Decoded>(Decoded{MmaSide{}, WordValues(b.format())});
+  d->columns = decode_lines(
+      d->values, [&b](std::size_t column, std::size_t k) { return b.word(k, column); }, b.cols(), b.rows(), true, 0,
+      detail::resolve_threads(options.threads));
+  decoded_ = std::move(d);
+}
+
+std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const CodeMatrix& b, const CodeMatrix& c,
+                                     const GemmOptions& options) {
+  check_mma_operand(a, "A");  // A's errors before B's
+  return exact_mma(a, ExactMmaB(b, options), c, options);
+}
+
+std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const ExactMmaB& prepared, const CodeMatrix& c,
+                                     const GemmOptions& options) {
+  const CodeMatrix& b = prepared.matrix();
+  check_mma_operand(a, "A");
+  // ct::mma_compatible: one operand type, or two fp8 types (reference/mma.h).
+  const auto fp8 = [](Format f) { return f == Format::float8_e4m3fn || f == Format::float8_e5m2; };
+  if (a.format() != b.format() && !(fp8(a.format()) && fp8(b.format()))) {
+    fail("exact_mma: A is " + std::string(info(a.format()).name) + " and B " + info(b.format()).name +
+         ": ct::mma takes one operand type (or e4m3 with e5m2)");
+  }
+  if (a.cols() != b.rows()) {
+    fail("exact_mma: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " and B " +
+         std::to_string(b.rows()) + " x " + std::to_string(b.cols()) + ": A's columns must equal B's rows (K)");
+  }
+  const std::size_t M = a.rows(), N = b.cols(), K = a.cols();
+  if (M == 0 || N == 0 || K == 0) {
+    fail("exact_mma: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " and B " +
+         std::to_string(b.rows()) + " x " + std::to_string(b.cols()) +
+         ": ct::mma takes no empty dimension (every extent at least 1)");
+  }
+  if (!c.empty() && (c.format() != Format::float32 || c.rows() != M || c.cols() != N)) {
+    fail("exact_mma: C must be " + std::to_string(M) + " x " + std::to_string(N) + " f32 codes, not " +
+         std::to_string(c.rows()) + " x " + std::to_string(c.cols()) + " " + info(c.format()).name);
+  }
+  const GemmPath path = detail::resolve_path(options.path);
+  const int threads = detail::resolve_threads(options.threads);
+  std::vector<std::uint32_t> d(M * N);
+  GemmPathStats stats;
+
+  // reference::mma (exact) for the listed columns of one row of D.
+  const reference::DType ta = reference::dtype_of(a.format()), tb = reference::dtype_of(b.format());
+  const auto reference_row = [&](std::size_t i, const std::vector<std::size_t>& cols) {
+    const auto k64 = static_cast<std::int64_t>(K), n64 = static_cast<std::int64_t>(cols.size());
+    std::vector<std::uint64_t> x(K), y(K * cols.size()), acc(cols.size(), 0);
+    for (std::size_t k = 0; k < K; ++k) x[k] = reference_code(a.format(), a.word(i, k));
+    for (std::size_t jj = 0; jj < cols.size(); ++jj) {
+      for (std::size_t k = 0; k < K; ++k) y[k * cols.size() + jj] = reference_code(b.format(), b.word(k, cols[jj]));
+      if (!c.empty()) acc[jj] = c.word(i, cols[jj]);
+    }
+    const reference::Tensor r = reference::mma(reference::Tensor(ta, {1, k64}, std::move(x)),
+                                               reference::Tensor(tb, {k64, n64}, std::move(y)),
+                                               reference::Tensor(reference::DType::float32, {1, n64}, std::move(acc)),
+                                               reference::Numerics::exact());
+    for (std::size_t jj = 0; jj < cols.size(); ++jj) d[i * N + cols[jj]] = static_cast<std::uint32_t>(r.codes()[jj]);
+  };
+  std::vector<std::vector<std::size_t>> fallback(M);
+  if (path == GemmPath::reference) {
+    std::vector<std::size_t> all(N);
+    for (std::size_t j = 0; j < N; ++j) all[j] = j;
+    for (std::size_t i = 0; i < M; ++i) fallback[i] = all;
+  } else {
+    const MmaSide& B = prepared.decoded_->columns;
+    const std::size_t rows_padded = (M + kRowPad - 1) / kRowPad * kRowPad;
+    const WordValues a_values(a.format());
+    const MmaSide A = decode_lines(
+        a_values, [&a](std::size_t row, std::size_t k) { return a.word(row, k); }, M, K, false, rows_padded - M,
+        threads);
+    const std::vector<double> acc = double_gemm(A.values.get(), B.values.get(), M, rows_padded, N, K, c, path, threads);
+    const std::size_t ldc = (N + kStrip - 1) / kStrip * kStrip;
+    const std::vector<double> limit_a = proof_limits(A, M, 52), limit_b = proof_limits(B, N, 0);
+    std::uint64_t proved = 0, certified = 0, special = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : proved, certified, special)
+    for (std::size_t i = 0; i < M; ++i) {
+      const fast::IeeeEnvironment ieee;  // RNE, subnormals kept: the conversions below rely on it
+      for (std::size_t j = 0; j < N; ++j) {
+        const std::uint32_t cw = c.empty() ? 0u : c.word(i, j);
+        const double v = acc[i * ldc + j];
+        double bound = 0;
+        std::uint32_t& out = d[i * N + j];
+        const Settled settled = settle_proved(A, i, B, j, cw, limit_a[i] * limit_b[j], v, bound, out);
+        if (settled == Settled::special) ++special;
+        if (settled == Settled::proved) ++proved;
+        if (settled == Settled::reference) fallback[i].push_back(j);
+        if (settled != Settled::unproved) continue;
+        // The error bound (above): terms are the nonzero products, at most the nonzero elements of
+        // either side, and C.
+        const auto terms = static_cast<double>(std::min(A.nonzero[i], B.nonzero[j]) + ((cw & 0x7FFFFFFFu) != 0));
+        const double err = bound * (terms + 2) * 0x1p-52;
+        if (bound < 0x1p1000) {
+          std::uint32_t lo = fast::as_bits(static_cast<float>(v - err));
+          const std::uint32_t hi = fast::as_bits(static_cast<float>(v + err));
+          if (lo == hi ||
+              compensated_f32(A.values.get() + i * K, B.values.get() + (j / kStrip) * K * kStrip + j % kStrip, kStrip,
+                              K, cw, lo)) {
+            out = lo;
+            ++certified;
+            continue;
+          }
+        }
+        fallback[i].push_back(j);
+      }
+    }
+    stats.exact = proved;
+    stats.certified = certified;
+    stats.special = special;
+  }
+  std::uint64_t recomputed = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(+ : recomputed)
+  for (std::size_t i = 0; i < M; ++i) {
+    if (fallback[i].empty()) continue;
+    reference_row(i, fallback[i]);
+    recomputed += fallback[i].size();
+  }
+  stats.reference_outputs = recomputed;
   if (options.stats != nullptr) *options.stats = stats;
   return d;
 }

@@ -18,19 +18,14 @@
 #include "blockscale/quantize/options.h"
 #include "blockscale/quantize/tensor.h"
 #include "blockscale/reference/operands.h"
+#include "gemm_test_data.h"
 
 namespace blockscale::emulator {
 namespace {
 
 using Rng = std::mt19937_64;
-
-std::vector<GemmPath> fast_paths() {
-  std::vector<GemmPath> paths{GemmPath::portable};
-  for (GemmPath p : {GemmPath::avx2, GemmPath::avx512}) {
-    if (gemm_path_available(p)) paths.push_back(p);
-  }
-  return paths;
-}
+using testing::c_bits;
+using testing::fast_paths;
 
 // Gaussian rows whose magnitude changes by up to 2^+-8 from row to row, or Student-t (2 degrees of
 // freedom): heavy tails that spread a row's scales.
@@ -74,23 +69,6 @@ BlockScaledTensor raw(Rng& rng, const BlockFormat& f, std::int64_t rows, std::in
   RawBufferOptions o;
   o.allow_nan_scales = true;
   return BlockScaledTensor(d, std::move(e), std::move(s), {std::numeric_limits<float>::quiet_NaN(), 1.0f, 1.0f}, o);
-}
-
-// C with every class: zeros of both signs, subnormals, values near the products, huge and tiny
-// normals, Inf, NaN.
-std::vector<std::uint32_t> c_bits(Rng& rng, std::size_t n, double near) {
-  std::normal_distribution<double> g;
-  std::vector<std::uint32_t> c(n);
-  for (auto& x : c) {
-    switch (rng() % 10) {
-      case 0: x = (rng() & 1) ? 0x80000000u : 0u; break;
-      case 1: x = static_cast<std::uint32_t>(rng()) & 0x807FFFFFu; break;
-      case 2: x = static_cast<std::uint32_t>(rng()); break;
-      case 3: x = (static_cast<std::uint32_t>(rng()) & 0x80000000u) | 0x7F800000u; break;
-      default: x = std::bit_cast<std::uint32_t>(static_cast<float>(g(rng) * near)); break;
-    }
-  }
-  return c;
 }
 
 // The fast paths at 1 and 3 threads against GemmPath::reference; returns the reference's bits.

@@ -37,6 +37,7 @@
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
 #include "blockscale/quantize.h"
+#include "gemm_test_data.h"
 #include "value_classes.h"
 
 namespace blockscale::emulator {
@@ -51,16 +52,9 @@ constexpr std::size_t kCases = 100000;
 #endif
 
 using Rng = std::mt19937_64;
+using testing::fast_paths;
 
 std::uint32_t uniform(Rng& rng, std::uint32_t n) { return static_cast<std::uint32_t>(rng() % n); }
-
-std::vector<GemmPath> fast_paths() {
-  std::vector<GemmPath> paths{GemmPath::portable};
-  for (GemmPath p : {GemmPath::avx2, GemmPath::avx512}) {
-    if (gemm_path_available(p)) paths.push_back(p);
-  }
-  return paths;
-}
 
 // A finite code of format f with its exponent field in [lo, hi] (clamped), random sign and mantissa.
 std::uint32_t code_in_window(Rng& rng, Format f, int lo, int hi) {

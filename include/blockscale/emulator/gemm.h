@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -125,7 +126,8 @@ std::string_view to_string(GemmPath path);
 // scale; `reference_outputs` counts outputs computed by the reference engine; `fp16` counts the
 // truncating steps whose terms the AVX512-FP16 form computed (GemmPath::avx512 on CPUs with
 // AVX512-FP16, F <= 13; docs/emulator.md); `certified` counts the outputs of exact_fp8_scaled_gemm
-// (library_fp8.h) whose double-length sum was proved to round as the exact sum does.
+// (library_fp8.h) and exact_mma (below) whose double-length sum was proved to round as the exact
+// sum does.
 struct GemmPathStats {
   std::uint64_t exact = 0, truncating = 0, special = 0, reference_outputs = 0, fp16 = 0, certified = 0;
 };
@@ -165,6 +167,43 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScale
 // special (NaN rows or columns, infinite C), reference_outputs.
 std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockScaledTensor& b, const CodeMatrix& c = {},
                                       const GemmOptions& options = {});
+
+// ct::mma's `exact` numerics (reference/mma.h with Numerics::exact(): the exact sum of the products
+// plus C, rounded once to f32, nearest even; canonical NaN 0x7FC00000, the zero signs of
+// exact_sum.h) for unscaled operands: A (M x K) and B (K x N) codes of one of ct::mma's operand
+// types with an f32 accumulator, e4m3 and e5m2 (also with each other), f16, bf16, tf32 (fp32
+// patterns, code_matrix.h) or f32; C (M x N f32 codes) or absent (+0). What `exact` rows of
+// `blockscale gemm --sparse` compute. The fast paths compute a double GEMM (exact_gemm's kernels) and
+// settle each output by the first rule that applies (emulator/exact_gemm.cpp): a NaN in its row,
+// column or C, or an infinite C with finite operands (`special`); exact_gemm's proof that no
+// addition rounded (`exact`); an error bound of the double sum whose ends round to one f32, from
+// the norms or else from the output's terms summed again with compensation (`certified`); else
+// reference::mma (`reference_outputs`: Inf elements, sums within about 2^-51 of their magnitude
+// from an f32 rounding boundary, exact zero sums with C = -0), as every output does with
+// GemmPath::reference.
+// The bits do not depend on the path or options.threads. Throws std::invalid_argument naming the
+// rule broken: another operand type, two types ct::mma does not mix, K or C's shape off, an empty
+// dimension (ct::mma has none), codes outside the format.
+class ExactMmaB;
+std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const CodeMatrix& b, const CodeMatrix& c = {},
+                                     const GemmOptions& options = {});
+
+// B decoded once for exact_mma over many row slices of A (views of its rows, and of C's), so that a
+// long computation in slices decodes B once. Refers to b's codes, which must outlive it.
+class ExactMmaB {
+ public:
+  explicit ExactMmaB(const CodeMatrix& b, const GemmOptions& options = {});
+  const CodeMatrix& matrix() const { return b_; }
+  struct Decoded;
+
+ private:
+  friend std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const ExactMmaB& b, const CodeMatrix& c,
+                                              const GemmOptions& options);
+  CodeMatrix b_;
+  std::shared_ptr<const Decoded> decoded_;
+};
+std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const ExactMmaB& b, const CodeMatrix& c = {},
+                                     const GemmOptions& options = {});
 
 // That epilogue on its own, for a K loop computed some other way (an exact reference, another
 // schedule) that should end the same: alpha = FMUL of the two tensors' decode scales; each
