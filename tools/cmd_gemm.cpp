@@ -1109,71 +1109,20 @@ Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op,
   const auto to_d = [d_format](std::uint32_t f32) { return d_format == Format::float32 ? f32 : emulator::cusparselt_output(d_format, f32); };
   if (name == "exact") {
     n.definition = "the operands' exact sum, rounded once to f32 (nearest even)" + d_conversion;
-    n.min_chunk_rows = 64;
-    // Each product of two f16, bf16, e4m3 or f32 values is exact in double (at most 48 significand
-    // bits, exponents within double's range), so the double sum s of A's nonzero products in k order
-    // is within err = (n + 2) 2^-52 sum|p| of the exact sum (recursive summation, Higham 2nd ed.
-    // §4.2, with room for the rounding of sum|p| and of s +- err). Where s - err and s + err round to
-    // one f32, so does the exact sum. The other outputs (NaN or Inf in their row or column, an exact
-    // zero whose sign needs the zero products, or a rounding boundary inside the interval) are
-    // computed by reference::mma (ct::mma, exact numerics) from all of K.
-    struct DecodedB {
-      std::vector<double> values;        // K x N
-      std::vector<std::uint8_t> finite;  // per column: no NaN or Inf
-    };
-    auto decoded = std::make_shared<DecodedB>();
-    decoded->values.resize(op.b.size());
-    decoded->finite.assign(static_cast<std::size_t>(op.N), 1);
-    for (std::size_t i = 0; i < op.b.size(); ++i) {
-      decoded->values[i] = to_double(op.input, op.b[i]);
-      if (!std::isfinite(decoded->values[i])) decoded->finite[i % static_cast<std::size_t>(op.N)] = 0;
-    }
-    n.rows = [&op, decoded = std::shared_ptr<const DecodedB>(decoded), dtype, to_d](
-                 std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>, emulator::GemmPathStats* stats) {
-      const auto N = static_cast<std::size_t>(op.N), K = static_cast<std::size_t>(op.K);
-      std::vector<std::uint32_t> d(static_cast<std::size_t>(r1 - r0) * N);
-      std::uint64_t certified = 0, recomputed = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : certified, recomputed)
-      for (std::int64_t i = r0; i < r1; ++i) {
-        const std::uint32_t* a = op.a.data() + static_cast<std::size_t>(i) * K;
-        std::vector<double> sum(N, 0.0), magnitude(N, 0.0);
-        bool row_finite = true;
-        double terms = 0;
-        for (std::size_t k = 0; k < K; ++k) {
-          const double x = to_double(op.input, a[k]);
-          if (!std::isfinite(x)) row_finite = false;
-          if (x == 0.0 || !row_finite) continue;
-          ++terms;
-          const double* b = decoded->values.data() + k * N;
-          for (std::size_t j = 0; j < N; ++j) {
-            const double product = x * b[j];
-            sum[j] += product;
-            magnitude[j] += std::fabs(product);
-          }
-        }
-        for (std::size_t j = 0; j < N; ++j) {
-          const double err = magnitude[j] * (terms + 2) * 0x1p-52;
-          const auto lo = std::bit_cast<std::uint32_t>(static_cast<float>(sum[j] - err));
-          const auto hi = std::bit_cast<std::uint32_t>(static_cast<float>(sum[j] + err));
-          std::uint32_t f32 = lo;
-          if (row_finite && decoded->finite[j] && magnitude[j] > 0 && magnitude[j] < 0x1p1000 && lo == hi) {
-            ++certified;
-          } else {
-            ++recomputed;
-            std::vector<std::uint64_t> row(a, a + K), column(K);
-            for (std::size_t k = 0; k < K; ++k) column[k] = op.b[k * N + j];
-            const reference::Tensor r = reference::mma(reference::Tensor(dtype, {1, op.K}, std::move(row)),
-                                                       reference::Tensor(dtype, {op.K, 1}, std::move(column)),
-                                                       reference::Tensor::zeros(reference::DType::float32, {1, 1}));
-            f32 = static_cast<std::uint32_t>(r.code(0));
-          }
-          d[static_cast<std::size_t>(i - r0) * N + j] = to_d(f32);
-        }
-      }
-      if (stats) {
-        stats->certified += certified;
-        stats->reference_outputs += recomputed;
-      }
+    // ct::mma's exact numerics as the emulator's double GEMM, each output proved exact or certified
+    // by the double sum's error bound, the rest by reference::mma (emulator::exact_mma); B decoded
+    // once for all the row slices (shared, not copied with the function object).
+    n.min_chunk_rows = 512;
+    const auto prepared = std::make_shared<const emulator::ExactMmaB>(
+        emulator::CodeMatrix(op.input, static_cast<std::size_t>(op.K), static_cast<std::size_t>(op.N), op.b));
+    n.rows = [&op, prepared, to_d](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+                                   emulator::GemmPathStats* stats) {
+      const auto K = static_cast<std::size_t>(op.K), rows = static_cast<std::size_t>(r1 - r0);
+      const emulator::CodeMatrix a(op.input, rows, K, std::span(op.a).subspan(static_cast<std::size_t>(r0) * K, rows * K));
+      emulator::GemmOptions o;
+      o.stats = stats;
+      std::vector<std::uint32_t> d = emulator::exact_mma(a, *prepared, {}, o);
+      for (std::uint32_t& x : d) x = to_d(x);
       return d;
     };
     return n;
