@@ -21,6 +21,9 @@
 //   sparse/<f16|bf16|tf32|e4m3>/<data>  torch._cslt_sparse_mm's model (cuSPARSELt 0.8 on sm_90a:
 //                   wgmma.sp chains, one slice) on A pruned 2:4 by magnitude (tf32: 1:2), D in the
 //                   input type (e4m3: f32); MAC/s of the dense shape's M N K;
+//   exact-mma/<f16|bf16|f32|e4m3>/<data>  ct::mma's `exact` numerics of the same sparse operands
+//                   (emulator::exact_mma, the `exact` of blockscale gemm --sparse; f32 unrounded);
+//                   exact_share / certified_share: the outputs proved exact / certified;
 //   eigen           Eigen fp32 GEMM (this binary is compiled for the build machine's ISA, so Eigen
 //                   uses its widest SIMD: AVX-512 FMA on the reference machine; built with
 //                   -DBLOCKSCALE_BENCH_MARCH=x86-64-v3, AVX2 FMA, the baseline for the AVX2 path);
@@ -304,15 +307,14 @@ void unit_scale_chain(benchmark::State& state, const char* instruction, Data dat
   measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(gemm(schedule, ops, options)); }, &stats);
 }
 
-// torch._cslt_sparse_mm's model (emulator::cusparselt_sparse_mm, one slice) on A pruned 2:4 by
-// magnitude (tf32: 1:2), A and B rounded to `input` (RNE; e4m3 saturating), D in `output`. The
-// MAC count is the dense shape's M N K, so vs_eigen is Eigen's time for the dense fp32 GEMM over
-// the emulator's for the sparse one.
-void sparse(benchmark::State& state, Format input, Format output, Data data, GemmPath path) {
-  const Shape s = shape(state);
-  const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+// The operands of the sparse rows: A (M x K) pruned 2:4 by magnitude (tf32: 1:2) and B^T (N x K),
+// rounded to `input` (RNE; e4m3 saturating), one word per code.
+struct SparseCodes {
+  std::vector<std::uint32_t> a, bt;
+};
+SparseCodes sparse_codes(const Shape& s, Format input, Data data) {
   std::vector<float> a = values(s.M, s.K, 12, data);
-  const std::vector<float> bt = values(s.N, s.K, 13, data);  // B^T, N x K
+  const std::vector<float> bt = values(s.N, s.K, 13, data);
   const std::size_t group = input == Format::float32 ? 2 : 4;
   for (std::size_t g = 0; g < a.size(); g += group) {  // keep the group / 2 largest magnitudes
     std::vector<std::size_t> order(group);
@@ -320,10 +322,10 @@ void sparse(benchmark::State& state, Format input, Format output, Data data, Gem
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return std::fabs(a[x]) > std::fabs(a[y]); });
     for (std::size_t q = group / 2; q < group; ++q) a[order[q]] = 0.0f;
   }
-  std::vector<std::uint32_t> ca(a.size()), cb(bt.size());
+  SparseCodes c{std::vector<std::uint32_t>(a.size()), std::vector<std::uint32_t>(bt.size())};
   if (input == Format::float32) {
-    for (std::size_t i = 0; i < a.size(); ++i) ca[i] = std::bit_cast<std::uint32_t>(a[i]);
-    for (std::size_t i = 0; i < bt.size(); ++i) cb[i] = std::bit_cast<std::uint32_t>(bt[i]);
+    for (std::size_t i = 0; i < a.size(); ++i) c.a[i] = std::bit_cast<std::uint32_t>(a[i]);
+    for (std::size_t i = 0; i < bt.size(); ++i) c.bt[i] = std::bit_cast<std::uint32_t>(bt[i]);
   } else {  // the bulk conversions write words of the format's width
     ConvertOptions o;
     o.overflow = Overflow::saturate;
@@ -338,14 +340,40 @@ void sparse(benchmark::State& state, Format input, Format output, Data data, Gem
         std::copy(w.begin(), w.end(), out.begin());
       }
     };
-    widen(a, ca);
-    widen(bt, cb);
+    widen(a, c.a);
+    widen(bt, c.bt);
   }
-  const CodeMatrix am(input, M, K, ca), bm(input, K, N, cb, Order::col_major);
+  return c;
+}
+
+// torch._cslt_sparse_mm's model (emulator::cusparselt_sparse_mm, one slice) on those operands, D in
+// `output`. The MAC count is the dense shape's M N K, so vs_eigen is Eigen's time for the dense
+// fp32 GEMM over the emulator's for the sparse one.
+void sparse(benchmark::State& state, Format input, Format output, Data data, GemmPath path) {
+  const Shape s = shape(state);
+  const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+  const SparseCodes c = sparse_codes(s, input, data);
+  const CodeMatrix am(input, M, K, c.a), bm(input, K, N, c.bt, Order::col_major);
   GemmPathStats stats;
   const GemmOptions options{s.threads, path, &stats};
   measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(cusparselt_sparse_mm(output, am, bm, 1, options)); },
           &stats);
+}
+
+// ct::mma's exact numerics of the same operands (emulator::exact_mma: what `blockscale gemm
+// --sparse` reports as `exact`), B decoded in the timed call. Counters: the shares of outputs
+// proved exact and certified by an error bound (the rest: NaN, or the reference).
+void exact_mma_sparse(benchmark::State& state, Format input, Data data, GemmPath path) {
+  const Shape s = shape(state);
+  const auto M = static_cast<std::size_t>(s.M), N = static_cast<std::size_t>(s.N), K = static_cast<std::size_t>(s.K);
+  const SparseCodes c = sparse_codes(s, input, data);
+  const CodeMatrix am(input, M, K, c.a), bm(input, K, N, c.bt, Order::col_major);
+  GemmPathStats stats;
+  const GemmOptions options{s.threads, path, &stats};
+  measure(state, s.M, s.N, s.K, s.threads, [&] { benchmark::DoNotOptimize(exact_mma(am, bm, {}, options)); });
+  const auto outputs = static_cast<double>(M * N);
+  state.counters["exact_share"] = static_cast<double>(stats.exact) / outputs;
+  state.counters["certified_share"] = static_cast<double>(stats.certified) / outputs;
 }
 
 void eigen_fp32(benchmark::State& state) {
@@ -401,6 +429,9 @@ void register_all() {
       if (d == Data::bits) continue;
       benchmark::RegisterBenchmark(("sparse/" + std::string(kernel) + "/" + name).c_str(), sparse, input, output, d,
                                    GemmPath::automatic)
+          ->Apply(big);
+      benchmark::RegisterBenchmark(("exact-mma/" + std::string(kernel == std::string("tf32") ? "f32" : kernel) + "/" + name).c_str(),
+                                   exact_mma_sparse, input, d, GemmPath::automatic)
           ->Apply(big);
     }
   }
