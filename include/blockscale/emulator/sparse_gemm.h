@@ -57,11 +57,11 @@ struct SparseGemmSchedule {
 // D (M x N f32 bits, row-major) = A·B + C for A in sparse form (M x K/2), B (K x N) and C (M x N
 // f32 bits, or absent: then D is the sum alone, a -0 included). Sizes, formats and positions are
 // checked (mma.h's rules) before any work. GemmPath::reference computes each output on its own in
-// a fixed order on the reference engine. The other paths compute T-FDPA rows (f16, bf16, tf32) as
-// the fast dense GEMM (gemm.h) of an expanded form: A at its logical K with +0 at the pruned
-// positions, steps of twice the stored values (the identity and its one exception, a pruned B that
-// is Inf or NaN, in sparse_gemm.cpp and docs/emulator.md); fp8 rows take the reference engine on
-// every path. The bits are the same on every path and for any options.threads; options.stats
+// a fixed order on the reference engine. The other paths compute T-FDPA rows (f16, bf16, tf32, and
+// fp8 wgmma.sp) as the fast dense GEMM (gemm.h) of an expanded form: A at its logical K with +0 at
+// the pruned positions, steps of twice the stored values (the identity and its one exception, a
+// pruned B that is Inf or NaN, in sparse_gemm.cpp and docs/emulator.md); the b.9 rows (fp8 mma.sp)
+// take the reference engine on every path. The bits are the same on every path and for any options.threads; options.stats
 // counts the fast steps and the outputs computed by the reference engine.
 std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const SparseOperand& a, const CodeMatrix& b,
                                        const CodeMatrix& c = {}, const GemmOptions& options = {});
