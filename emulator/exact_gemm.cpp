@@ -99,11 +99,14 @@ struct Side {
 
 constexpr std::size_t kStrip = 16;  // B columns per packed strip (two 8-double vectors)
 
+// n rounded up to whole strips: B's stored columns, and the row length of the GEMM's accumulators.
+std::size_t whole_strips(std::size_t n) { return (n + kStrip - 1) / kStrip * kStrip; }
+
 // A side's storage for `rows` lines of `length` values: for A (strip = false) row-major with
 // row_pad zero rows appended, for B (strip = true) k-major in strips of kStrip lines (the last one
 // zero-padded by the decoder); the per-line sums at zero, the lowest bits at kNoBits.
 void allocate(Side& s, std::size_t rows, std::size_t length, bool strip, std::size_t row_pad) {
-  const std::size_t stored_rows = strip ? (rows + kStrip - 1) / kStrip * kStrip : rows + row_pad;
+  const std::size_t stored_rows = strip ? whole_strips(rows) : rows + row_pad;
   s.values = std::make_unique_for_overwrite<double[]>(stored_rows * length);
   if (!strip) std::fill_n(s.values.get() + rows * length, row_pad * length, 0.0);
   s.lsb.assign(rows, kNoBits);
@@ -329,12 +332,12 @@ void reference_outputs(std::span<const std::uint8_t> ea, std::span<const std::ui
     for (std::size_t jj = 0; jj < n; ++jj) d[rows[ii] * N + cols[jj]] = static_cast<std::uint32_t>(r.codes()[ii * n + jj]);
 }
 
-// acc[rows_padded][strips * kStrip] = C (finite words; +0 elsewhere) + A' B' by the tile kernel of
+// acc[rows_padded][whole_strips(N)] = C (finite words; +0 elsewhere) + A' B' by the tile kernel of
 // `path`, for A' row-major with its padding rows and B' in strips (decode_side's layouts).
 std::vector<double> double_gemm(const double* a, const double* b, std::size_t M, std::size_t rows_padded, std::size_t N,
                                 std::size_t K, const CodeMatrix& c, GemmPath path, int threads) {
-  const GemmShape g{rows_padded, K, (N + kStrip - 1) / kStrip};
-  const std::size_t ldc = g.strips * kStrip;
+  const std::size_t ldc = whole_strips(N);
+  const GemmShape g{rows_padded, K, ldc / kStrip};
   std::vector<double> acc(rows_padded * ldc, 0.0);
   if (!c.empty()) {
     for (std::size_t i = 0; i < M; ++i)
@@ -399,7 +402,7 @@ void exact_batch(std::span<const std::uint8_t> ea, std::span<const std::uint8_t>
   const Side A = decode_side(ea, sa, M, K, block, eta, sta, false, rows_padded - M);
   const Side B = decode_side(eb, sb, N, K, block, etb, stb, true, 0);
   const std::vector<double> acc = double_gemm(A.values.get(), B.values.get(), M, rows_padded, N, K, c, path, threads);
-  const std::size_t ldc = (N + kStrip - 1) / kStrip * kStrip;
+  const std::size_t ldc = whole_strips(N);
 
   // Per output: the proof, the one rounding, and the outputs settled without it.
   const std::vector<double> limit_a = proof_limits(A, M, 52), limit_b = proof_limits(B, N, 0);
@@ -636,28 +639,21 @@ std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockSca
 // B decoded once: its columns as strips of kStrip, with what the settling needs of each column.
 struct ExactMmaB::Decoded {
   MmaSide columns;
-  WordValues values;
 };
 
 ExactMmaB::ExactMmaB(const CodeMatrix& b, const GemmOptions& options) : b_(b) {
   check_mma_operand(b, "B");
-  auto d = std::make_shared<Decoded>(Decoded{MmaSide{}, WordValues(b.format())});
-  d->columns = decode_lines(
-      d->values, [&b](std::size_t column, std::size_t k) { return b.word(k, column); }, b.cols(), b.rows(), true, 0,
-      detail::resolve_threads(options.threads));
-  decoded_ = std::move(d);
+  decoded_ = std::make_shared<const Decoded>(Decoded{decode_lines(
+      WordValues(b.format()), [&b](std::size_t column, std::size_t k) { return b.word(k, column); }, b.cols(), b.rows(),
+      true, 0, detail::resolve_threads(options.threads))});
 }
 
-std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const CodeMatrix& b, const CodeMatrix& c,
-                                     const GemmOptions& options) {
-  check_mma_operand(a, "A");  // A's errors before B's
-  return exact_mma(a, ExactMmaB(b, options), c, options);
-}
+namespace {
 
-std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const ExactMmaB& prepared, const CodeMatrix& c,
-                                     const GemmOptions& options) {
+// exact_mma for an A that check_mma_operand has passed.
+std::vector<std::uint32_t> exact_mma_checked(const CodeMatrix& a, const ExactMmaB& prepared, const CodeMatrix& c,
+                                             const GemmOptions& options) {
   const CodeMatrix& b = prepared.matrix();
-  check_mma_operand(a, "A");
   // ct::mma_compatible: one operand type, or two fp8 types (reference/mma.h).
   const auto fp8 = [](Format f) { return f == Format::float8_e4m3fn || f == Format::float8_e5m2; };
   if (a.format() != b.format() && !(fp8(a.format()) && fp8(b.format()))) {
@@ -705,14 +701,14 @@ std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const ExactMmaB& prepa
     for (std::size_t j = 0; j < N; ++j) all[j] = j;
     for (std::size_t i = 0; i < M; ++i) fallback[i] = all;
   } else {
-    const MmaSide& B = prepared.decoded_->columns;
+    const MmaSide& B = prepared.decoded().columns;
     const std::size_t rows_padded = (M + kRowPad - 1) / kRowPad * kRowPad;
     const WordValues a_values(a.format());
     const MmaSide A = decode_lines(
         a_values, [&a](std::size_t row, std::size_t k) { return a.word(row, k); }, M, K, false, rows_padded - M,
         threads);
     const std::vector<double> acc = double_gemm(A.values.get(), B.values.get(), M, rows_padded, N, K, c, path, threads);
-    const std::size_t ldc = (N + kStrip - 1) / kStrip * kStrip;
+    const std::size_t ldc = whole_strips(N);
     const std::vector<double> limit_a = proof_limits(A, M, 52), limit_b = proof_limits(B, N, 0);
     std::uint64_t proved = 0, certified = 0, special = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : proved, certified, special)
@@ -760,6 +756,20 @@ std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const ExactMmaB& prepa
   stats.reference_outputs = recomputed;
   if (options.stats != nullptr) *options.stats = stats;
   return d;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const CodeMatrix& b, const CodeMatrix& c,
+                                     const GemmOptions& options) {
+  check_mma_operand(a, "A");  // A's errors before B's
+  return exact_mma_checked(a, ExactMmaB(b, options), c, options);
+}
+
+std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const ExactMmaB& b, const CodeMatrix& c,
+                                     const GemmOptions& options) {
+  check_mma_operand(a, "A");
+  return exact_mma_checked(a, b, c, options);
 }
 
 }  // namespace blockscale::emulator

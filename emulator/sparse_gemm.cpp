@@ -648,10 +648,11 @@ ConvertOptions cusparselt_output_options(Format output) {
   return o;
 }
 
-// cusparselt_output on every word of d, through the formats library's bulk conversion (the same
-// conversion, vectorised: formats_cuda_oracle_test checks it against CUDA's on every fp32 input) in
-// blocks on the call's threads: one word at a time, it took a seventh of an f16 GEMM's time.
-void convert_outputs(Format output, std::vector<std::uint32_t>& d, int threads) {
+// cusparselt_output on every word of d (output f16, bf16 or e4m3), through the formats library's
+// bulk conversion (the same conversion, vectorised: formats_cuda_oracle_test checks it against
+// CUDA's on every fp32 input) in blocks on `threads` threads: one word at a time, it took a seventh
+// of an f16 GEMM's time.
+void convert_outputs(Format output, std::span<std::uint32_t> d, int threads) {
   const ConvertOptions o = cusparselt_output_options(output);
   constexpr std::size_t kBlock = 4096;
   const auto blocks = static_cast<long long>((d.size() + kBlock - 1) / kBlock);
@@ -730,6 +731,10 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
 
 std::uint32_t cusparselt_output(Format output, std::uint32_t f32_word) {
   return convert_code(output, Format::float32, f32_word, cusparselt_output_options(output));
+}
+
+void cusparselt_output(Format output, std::span<std::uint32_t> f32_words, int threads) {
+  if (output != Format::float32) convert_outputs(output, f32_words, threads_for(f32_words.size(), threads));
 }
 
 }  // namespace blockscale::emulator

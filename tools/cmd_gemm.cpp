@@ -1106,7 +1106,6 @@ Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op,
                                    : ", then to " + d_name + " as the kernels convert (nearest even" +
                                          (d_format == Format::float8_e4m3fn ? ", saturating)" : ")");
   const reference::DType dtype = reference::dtype_of(op.input);
-  const auto to_d = [d_format](std::uint32_t f32) { return d_format == Format::float32 ? f32 : emulator::cusparselt_output(d_format, f32); };
   if (name == "exact") {
     n.definition = "the operands' exact sum, rounded once to f32 (nearest even)" + d_conversion;
     // ct::mma's exact numerics as the emulator's double GEMM, each output proved exact or certified
@@ -1115,14 +1114,14 @@ Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op,
     n.min_chunk_rows = 512;
     const auto prepared = std::make_shared<const emulator::ExactMmaB>(
         emulator::CodeMatrix(op.input, static_cast<std::size_t>(op.K), static_cast<std::size_t>(op.N), op.b));
-    n.rows = [&op, prepared, to_d](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
-                                   emulator::GemmPathStats* stats) {
+    n.rows = [&op, prepared, d_format](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+                                       emulator::GemmPathStats* stats) {
       const auto K = static_cast<std::size_t>(op.K), rows = static_cast<std::size_t>(r1 - r0);
       const emulator::CodeMatrix a(op.input, rows, K, std::span(op.a).subspan(static_cast<std::size_t>(r0) * K, rows * K));
       emulator::GemmOptions o;
       o.stats = stats;
       std::vector<std::uint32_t> d = emulator::exact_mma(a, *prepared, {}, o);
-      for (std::uint32_t& x : d) x = to_d(x);
+      emulator::cusparselt_output(d_format, d);  // D's type, as the kernels convert
       return d;
     };
     return n;
@@ -1135,15 +1134,15 @@ Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op,
     n.min_chunk_rows = 64;
     std::vector<std::uint64_t> b_codes(op.b.begin(), op.b.end());
     const auto rhs = std::make_shared<const reference::Tensor>(dtype, reference::Shape{op.K, op.N}, std::move(b_codes));
-    n.rows = [&op, rhs, dtype, to_d](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
-                                    emulator::GemmPathStats*) {
+    n.rows = [&op, rhs, dtype, d_format](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+                                        emulator::GemmPathStats*) {
       const auto K = static_cast<std::ptrdiff_t>(op.K);
       const auto first = op.a.begin() + r0 * K, last = op.a.begin() + r1 * K;
       const reference::Tensor lhs(dtype, {r1 - r0, op.K}, std::vector<std::uint64_t>(first, last));
       const reference::Tensor r = reference::mma(lhs, *rhs, reference::Tensor::zeros(reference::DType::float32, {r1 - r0, op.N}),
                                                  reference::Numerics::sequential());
-      std::vector<std::uint32_t> d(r.codes().size());
-      std::transform(r.codes().begin(), r.codes().end(), d.begin(), [&](std::uint64_t f32) { return to_d(static_cast<std::uint32_t>(f32)); });
+      std::vector<std::uint32_t> d(r.codes().begin(), r.codes().end());  // f32 words
+      emulator::cusparselt_output(d_format, d);  // D's type, as the kernels convert
       return d;
     };
     return n;

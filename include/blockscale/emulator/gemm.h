@@ -194,11 +194,10 @@ class ExactMmaB {
  public:
   explicit ExactMmaB(const CodeMatrix& b, const GemmOptions& options = {});
   const CodeMatrix& matrix() const { return b_; }
-  struct Decoded;
+  struct Decoded;  // B's columns as exact_mma's GEMM reads them (emulator/exact_gemm.cpp)
+  const Decoded& decoded() const { return *decoded_; }
 
  private:
-  friend std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const ExactMmaB& b, const CodeMatrix& c,
-                                              const GemmOptions& options);
   CodeMatrix b_;
   std::shared_ptr<const Decoded> decoded_;
 };
