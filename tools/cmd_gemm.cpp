@@ -38,6 +38,7 @@
 #endif
 
 #include "blockscale/emulator/gemm.h"
+#include "blockscale/formats/bulk.h"
 #include "blockscale/emulator/library_fp8.h"
 #include "blockscale/emulator/sparse_gemm.h"
 #include "blockscale/harness/sparse_mm.h"
@@ -265,13 +266,14 @@ FirstTouchVector<float> to_f32(const WorkBuffer& v, std::int64_t& rounded) {
 // normalised error divides by (the usual bound of a dot product's rounding error; Higham,
 // Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.5).
 struct Fp64Product {
-  WorkBuffer value, magnitude;
+  WorkBuffer value, magnitude;  // magnitude empty where only the value was asked for
 };
 
 // The product is blocked like a GEMM (register tiles of Rows x 16 outputs, K in chunks, tasks of
 // kFp64BlockRows rows x kFp64TaskStrips strips), but each output still accumulates its K products
 // from 0 in increasing k, each a multiply and an add rounded apart (-ffp-contract=off), so every
-// build below (one body, GCC vector types lowered to zmm, ymm or xmm) gives the same bits.
+// build below (one body, GCC vector types lowered to zmm, ymm or xmm) gives the same bits, with or
+// without the magnitude beside the value.
 using v8d = double __attribute__((vector_size(64)));
 // Unaligned loads and stores by memcpy (an under-aligned vector typedef is not honoured by every
 // compiler: Clang 14 emitted aligned moves for one).
@@ -284,46 +286,49 @@ using v8d = double __attribute__((vector_size(64)));
 constexpr std::size_t kFp64Strip = 16, kFp64BlockRows = 64, kFp64TaskStrips = 4, kFp64Chunk = 256;
 
 struct Fp64Operands {
-  const double *a, *b, *abs_b;  // A: M x K, B and |B|: K x N, row-major
-  const double* strips;         // B's whole strips of 16 columns, [strip][k][B 16 | |B| 16]
-  double *value, *magnitude;    // M x N, row-major
+  const double *a, *b, *abs_b;  // A: M x K, B and |B|: K x N, row-major (|B| null without magnitude)
+  // B's whole strips of 16 columns, [strip][k][B 16 | |B| 16], or [strip][k][B 16] without magnitude
+  const double* strips;
+  double *value, *magnitude;    // M x N, row-major (magnitude null without it)
   std::size_t M, N, K;
 };
 
-// Rows x 16 outputs at (i, j) over k in [k0, k1): v += a*b and m += |a|*|b|, in registers.
-template <std::size_t Rows>
+// Rows x 16 outputs at (i, j) over k in [k0, k1): v += a*b and, with Magnitude, m += |a|*|b|, in
+// registers.
+template <std::size_t Rows, bool Magnitude>
 [[gnu::always_inline]] inline void fp64_tile(const Fp64Operands& o, std::size_t i, std::size_t j, std::size_t k0,
                                              std::size_t k1) {
+  constexpr std::size_t kStride = Magnitude ? 2 * kFp64Strip : kFp64Strip;  // doubles per k in a strip
   v8d v[Rows][2], m[Rows][2];
   for (std::size_t r = 0; r < Rows; ++r)
     for (std::size_t h = 0; h < 2; ++h) {
       v[r][h] = load8(o.value + (i + r) * o.N + j + 8 * h);
-      m[r][h] = load8(o.magnitude + (i + r) * o.N + j + 8 * h);
+      if constexpr (Magnitude) m[r][h] = load8(o.magnitude + (i + r) * o.N + j + 8 * h);
     }
-  const double* strip = o.strips + j / kFp64Strip * o.K * 2 * kFp64Strip;
+  const double* strip = o.strips + j / kFp64Strip * o.K * kStride;
   for (std::size_t k = k0; k < k1; ++k) {
     v8d b[2], ab[2];
     for (std::size_t h = 0; h < 2; ++h) {
-      b[h] = load8(strip + k * 2 * kFp64Strip + 8 * h);
-      ab[h] = load8(strip + k * 2 * kFp64Strip + kFp64Strip + 8 * h);
+      b[h] = load8(strip + k * kStride + 8 * h);
+      if constexpr (Magnitude) ab[h] = load8(strip + k * kStride + kFp64Strip + 8 * h);
     }
     for (std::size_t r = 0; r < Rows; ++r) {
-      const double x = o.a[(i + r) * o.K + k], ax = std::fabs(x);
+      const double x = o.a[(i + r) * o.K + k];
       for (std::size_t h = 0; h < 2; ++h) {
         v[r][h] += x * b[h];
-        m[r][h] += ax * ab[h];
+        if constexpr (Magnitude) m[r][h] += std::fabs(x) * ab[h];
       }
     }
   }
   for (std::size_t r = 0; r < Rows; ++r)
     for (std::size_t h = 0; h < 2; ++h) {
       store8(o.value + (i + r) * o.N + j + 8 * h, v[r][h]);
-      store8(o.magnitude + (i + r) * o.N + j + 8 * h, m[r][h]);
+      if constexpr (Magnitude) store8(o.magnitude + (i + r) * o.N + j + 8 * h, m[r][h]);
     }
 }
 
 // One task: rows [i0, i1) x strips [s0, s1), the columns past the last whole strip included.
-template <std::size_t Rows>
+template <std::size_t Rows, bool Magnitude>
 [[gnu::always_inline]] inline void fp64_task_body(const Fp64Operands& o, std::size_t task) {
   const std::size_t strips = o.N / kFp64Strip, tail0 = strips * kFp64Strip;
   const std::size_t row_blocks = (o.M + kFp64BlockRows - 1) / kFp64BlockRows;
@@ -334,16 +339,16 @@ template <std::size_t Rows>
     const std::size_t k1 = std::min(o.K, k0 + kFp64Chunk);
     for (std::size_t s = s0; s < s1; ++s) {
       std::size_t i = i0;
-      for (; i + Rows <= i1; i += Rows) fp64_tile<Rows>(o, i, s * kFp64Strip, k0, k1);
-      for (; i < i1; ++i) fp64_tile<1>(o, i, s * kFp64Strip, k0, k1);
+      for (; i + Rows <= i1; i += Rows) fp64_tile<Rows, Magnitude>(o, i, s * kFp64Strip, k0, k1);
+      for (; i < i1; ++i) fp64_tile<1, Magnitude>(o, i, s * kFp64Strip, k0, k1);
     }
     if (tail) {
       for (std::size_t i = i0; i < i1; ++i)
         for (std::size_t k = k0; k < k1; ++k) {
-          const double x = o.a[i * o.K + k], ax = std::fabs(x);
+          const double x = o.a[i * o.K + k];
           for (std::size_t j = tail0; j < o.N; ++j) {
             o.value[i * o.N + j] += x * o.b[k * o.N + j];
-            o.magnitude[i * o.N + j] += ax * o.abs_b[k * o.N + j];
+            if constexpr (Magnitude) o.magnitude[i * o.N + j] += std::fabs(x) * o.abs_b[k * o.N + j];
           }
         }
     }
@@ -351,44 +356,61 @@ template <std::size_t Rows>
 }
 
 using Fp64TaskFn = void (*)(const Fp64Operands&, std::size_t);
-void fp64_task_portable(const Fp64Operands& o, std::size_t t) { fp64_task_body<1>(o, t); }
+template <bool Magnitude>
+void fp64_task_portable(const Fp64Operands& o, std::size_t t) {
+  fp64_task_body<1, Magnitude>(o, t);
+}
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) void fp64_task_avx2(const Fp64Operands& o, std::size_t t) { fp64_task_body<1>(o, t); }
-// 4 rows x 2 x 2 zmm sums (16 of 32 registers) and 4 for B and |B|.
-__attribute__((target("avx512f"))) void fp64_task_avx512(const Fp64Operands& o, std::size_t t) { fp64_task_body<4>(o, t); }
+template <bool Magnitude>
+__attribute__((target("avx2"))) void fp64_task_avx2(const Fp64Operands& o, std::size_t t) {
+  fp64_task_body<1, Magnitude>(o, t);
+}
+// 4 rows x 2 x 2 zmm sums (16 of 32 registers) and 4 for B and |B|; without |B|, 8 rows x 2 sums.
+template <bool Magnitude>
+__attribute__((target("avx512f"))) void fp64_task_avx512(const Fp64Operands& o, std::size_t t) {
+  fp64_task_body<Magnitude ? 4 : 8, Magnitude>(o, t);
+}
 #endif
+template <bool Magnitude>
 Fp64TaskFn fp64_task_for_cpu() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) return &fp64_task_avx512;
-  if (__builtin_cpu_supports("avx2")) return &fp64_task_avx2;
+  if (__builtin_cpu_supports("avx512f")) return &fp64_task_avx512<Magnitude>;
+  if (__builtin_cpu_supports("avx2")) return &fp64_task_avx2<Magnitude>;
 #endif
-  return &fp64_task_portable;
+  return &fp64_task_portable<Magnitude>;
 }
 
-Fp64Product fp64_product(const Problem& p, Progress& progress) {
+// A x B + C in double, and |A| x |B| + |C| unless `with_magnitude` is false (the sparse study's
+// product before pruning needs the value only).
+Fp64Product fp64_product(const Problem& p, Progress& progress, bool with_magnitude = true) {
   Fp64Product r;
   const auto M = static_cast<std::size_t>(p.M), N = static_cast<std::size_t>(p.N), K = static_cast<std::size_t>(p.K);
   r.value.resize(M * N);
-  r.magnitude.resize(M * N);
+  if (with_magnitude) r.magnitude.resize(M * N);
   const auto outputs = static_cast<std::int64_t>(M * N);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < outputs; ++i) r.value[static_cast<std::size_t>(i)] = r.magnitude[static_cast<std::size_t>(i)] = 0.0;
-  WorkBuffer abs_b(p.b.size());
-  const auto b_size = static_cast<std::int64_t>(abs_b.size());
+  for (std::int64_t i = 0; i < outputs; ++i) {
+    r.value[static_cast<std::size_t>(i)] = 0.0;
+    if (with_magnitude) r.magnitude[static_cast<std::size_t>(i)] = 0.0;
+  }
+  WorkBuffer abs_b(with_magnitude ? p.b.size() : 0);
+  const auto abs_b_size = static_cast<std::int64_t>(abs_b.size());
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < b_size; ++i) abs_b[static_cast<std::size_t>(i)] = std::fabs(p.b[static_cast<std::size_t>(i)]);
+  for (std::int64_t i = 0; i < abs_b_size; ++i) abs_b[static_cast<std::size_t>(i)] = std::fabs(p.b[static_cast<std::size_t>(i)]);
   // B's whole strips packed k-major, B and |B| side by side: a tile reads one contiguous stream.
-  WorkBuffer strips(N / kFp64Strip * K * 2 * kFp64Strip);
+  const std::size_t stride = with_magnitude ? 2 * kFp64Strip : kFp64Strip;
+  WorkBuffer strips(N / kFp64Strip * K * stride);
   const auto strip_count = static_cast<std::int64_t>(N / kFp64Strip);
 #pragma omp parallel for schedule(static)
   for (std::int64_t si = 0; si < strip_count; ++si)
     for (std::size_t k = 0, s = static_cast<std::size_t>(si); k < K; ++k)
       for (std::size_t c = 0; c < kFp64Strip; ++c) {
-        strips[(s * K + k) * 2 * kFp64Strip + c] = p.b[k * N + s * kFp64Strip + c];
-        strips[(s * K + k) * 2 * kFp64Strip + kFp64Strip + c] = abs_b[k * N + s * kFp64Strip + c];
+        strips[(s * K + k) * stride + c] = p.b[k * N + s * kFp64Strip + c];
+        if (with_magnitude) strips[(s * K + k) * stride + kFp64Strip + c] = abs_b[k * N + s * kFp64Strip + c];
       }
-  const Fp64Operands o{p.a.data(), p.b.data(), abs_b.data(), strips.data(), r.value.data(), r.magnitude.data(), M, N, K};
-  const Fp64TaskFn task = fp64_task_for_cpu();
+  const Fp64Operands o{p.a.data(), p.b.data(), with_magnitude ? abs_b.data() : nullptr, strips.data(), r.value.data(),
+                       with_magnitude ? r.magnitude.data() : nullptr, M, N, K};
+  const Fp64TaskFn task = with_magnitude ? fp64_task_for_cpu<true>() : fp64_task_for_cpu<false>();
   const std::size_t row_blocks = (M + kFp64BlockRows - 1) / kFp64BlockRows;
   const std::size_t strip_groups = std::max<std::size_t>(1, (N / kFp64Strip + kFp64TaskStrips - 1) / kFp64TaskStrips);
   const auto tasks = static_cast<std::int64_t>(row_blocks * strip_groups);
@@ -397,7 +419,7 @@ Fp64Product fp64_product(const Problem& p, Progress& progress) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < outputs; ++i) {
       r.value[static_cast<std::size_t>(i)] += p.c[static_cast<std::size_t>(i)];
-      r.magnitude[static_cast<std::size_t>(i)] += std::fabs(p.c[static_cast<std::size_t>(i)]);
+      if (with_magnitude) r.magnitude[static_cast<std::size_t>(i)] += std::fabs(p.c[static_cast<std::size_t>(i)]);
     }
   }
   return r;
@@ -596,7 +618,13 @@ Result run_numerics(const Numerics& n, std::int64_t M, const std::vector<std::ui
     r.d_format = n.d_format;
     r.codes = std::move(r.d);
     r.d.resize(r.codes.size());
-    for (std::size_t i = 0; i < r.codes.size(); ++i) r.d[i] = convert_code(Format::float32, n.d_format, r.codes[i]);
+    // convert_code, not formats/bulk.h's decode: that one gives every NaN the canonical NaN, and the
+    // report counts NaN payload differences.
+    const auto outputs = static_cast<std::int64_t>(r.codes.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < outputs; ++i) {
+      r.d[static_cast<std::size_t>(i)] = convert_code(Format::float32, n.d_format, r.codes[static_cast<std::size_t>(i)]);
+    }
   }
   return r;
 }
@@ -1076,21 +1104,46 @@ struct SparseOperands {
   std::int64_t changed = 0, nonfinite = 0;  // values the cast changed / made Inf or NaN
 };
 
+// One chunk of cast_values: codes of `input` in storage words of type Word (formats/bulk.h), widened
+// into `codes`, and how many values the cast changed or made Inf or NaN. A value is changed when its
+// code does not decode to it again (any NaN to any NaN counts as unchanged).
+template <typename Word>
+void cast_chunk(Format input, std::span<const float> in, const ConvertOptions& o, std::span<std::uint32_t> codes,
+                std::int64_t& changed, std::int64_t& nonfinite) {
+  std::vector<Word> words(in.size());
+  std::vector<float> back(in.size());
+  blockscale::convert(in, input, std::span<Word>(words), o);
+  blockscale::decode(input, std::span<const Word>(words), std::span<float>(back));
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    codes[i] = words[i];
+    const auto bits = std::bit_cast<std::uint32_t>(in[i]), back_bits = std::bit_cast<std::uint32_t>(back[i]);
+    changed += back_bits != bits && !(std::isnan(back[i]) && std::isnan(in[i]));
+    nonfinite += std::isfinite(in[i]) && !std::isfinite(back[i]);
+  }
+}
+
 std::vector<std::uint32_t> cast_values(Format input, const FirstTouchVector<float>& v, std::int64_t& changed,
                                        std::int64_t& nonfinite) {
   const ConvertOptions o = input == Format::float8_e4m3fn ? presets::ml_dtypes(input) : presets::ieee();
   std::vector<std::uint32_t> codes(v.size());
-  const auto n = static_cast<std::int64_t>(v.size());
+  if (input == Format::float32) {
+    std::memcpy(codes.data(), v.data(), v.size() * sizeof(float));
+    return codes;
+  }
+  // Chunks of the bulk conversions on the threads; the counts do not depend on the split.
+  constexpr std::size_t kChunk = 1 << 16;
+  const auto chunks = static_cast<std::int64_t>((v.size() + kChunk - 1) / kChunk);
   std::int64_t c = 0, nf = 0;
 #pragma omp parallel for schedule(static) reduction(+ : c, nf)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const auto bits = std::bit_cast<std::uint32_t>(v[static_cast<std::size_t>(i)]);
-    const std::uint32_t code = input == Format::float32 ? bits : convert_code(input, Format::float32, bits, o);
-    codes[static_cast<std::size_t>(i)] = code;
-    const std::uint32_t back = convert_code(Format::float32, input, code);
-    c += back != bits && !(is_nan(Format::float32, back) && is_nan(Format::float32, bits));
-    const ValueClass cls = classify(input, code);
-    nf += std::isfinite(v[static_cast<std::size_t>(i)]) && (cls == ValueClass::infinite || cls == ValueClass::nan);
+  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const std::size_t i0 = static_cast<std::size_t>(chunk) * kChunk, n = std::min(kChunk, v.size() - i0);
+    const std::span<const float> in(v.data() + i0, n);
+    const std::span<std::uint32_t> out(codes.data() + i0, n);
+    if (info(input).storage_bits == 16) {
+      cast_chunk<std::uint16_t>(input, in, o, out, c, nf);
+    } else {
+      cast_chunk<std::uint8_t>(input, in, o, out, c, nf);
+    }
   }
   changed += c;
   nonfinite += nf;
@@ -1158,7 +1211,7 @@ Numerics make_sparse_numerics(const std::string& name, const SparseOperands& op,
                  "; an f32 -Inf becomes NaN" +
                  (d_format == Format::float32 ? "" : std::string("; D rounded to ") + d_name + " (nearest even" +
                                                          (d_format == Format::float8_e4m3fn ? ", saturating)" : ")"));
-  n.min_chunk_rows = 64;
+  n.min_chunk_rows = 512;
   n.rows = [&op, d_format, slices](std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
                                    emulator::GemmPathStats*) {
     const auto K = static_cast<std::size_t>(op.K);
@@ -1222,7 +1275,7 @@ int run_sparse_gemm(const Args& args) {
   double pruning_error = 0;
   std::optional<Fp64Product> ref;
   if (prune == "magnitude") {
-    const Fp64Product dense = fp64_product(p, progress);
+    const Fp64Product dense = fp64_product(p, progress, /*with_magnitude=*/false);
     progress.start("prune", 1);
     removed = prune_by_magnitude(p.a, p.M, p.K, group);
     progress.finish();

@@ -903,6 +903,18 @@ def check_sparse(tool, scratch):
         sp = report["sparse"]
         assert (sp["input"], sp["d_type"], sp["group"], sp["kept"], sp["split_k"]) == (name, d_type, group, group // 2, slices), sp
         assert sp["values_pruned"] == removed, (sp, removed)
+        # The report's pruning error and error statistics against numpy's fp64 products of A (as read,
+        # in double) before and after the CLI's pruning of it, and its count of values the cast changed.
+        pruned64, _ = prune_oracle(a, group)
+        dense_product, pruned_product = a @ b.astype(np.float64), pruned64 @ b.astype(np.float64)
+        pruning_error = np.linalg.norm(pruned_product - dense_product) / np.linalg.norm(dense_product)
+        assert abs(sp["pruning_relative_frobenius"] - pruning_error) <= 1e-5 * pruning_error, (sp, pruning_error)
+        for n in report["numerics"]:
+            assert_report_matches_numpy(n, np.load(os.path.join(out, n["name"] + ".npy")), pruned64, b)
+        changed = sum(Fraction(float(v)) != c for values, casts in ((pruned.astype(np.float32), fa), (b, fb))
+                      for row, cast_row in zip(values, casts) for v, c in zip(row, cast_row))
+        assert (report["inputs_changed_by_cast"], report["inputs_nonfinite_after_cast"]) == (changed, 0), (report, changed)
+        assert changed > 0 or name == "f32", name
         outputs = report["numerics"][0]["outputs"]
         # emulator::exact_mma settles every output one way: proved exact, certified, NaN, or the reference.
         assert outputs["proved"] + outputs["certified"] + outputs["special"] + outputs["reference"] == M * N, outputs
@@ -920,10 +932,17 @@ def check_sparse(tool, scratch):
     for threads in ("1", "3"):
         out = os.path.join(scratch, "sparse_threads_" + threads)
         r = run(tool, ["gemm", "--sparse", "--a", os.path.join(scratch, "slice_a.npy"), "--b", os.path.join(scratch, "slice_b.npy"),
-                       "--split-k", "2", "--models", "cusparselt,sequential_f32", "--out", out, "--quiet"],
+                       "--split-k", "2", "--models", "cusparselt,sequential_f32", "--out", out, "--quiet", "--json"],
                 env=dict(os.environ, OMP_NUM_THREADS=threads))
         assert r.returncode == 0, r.stderr
         files.append([np.load(os.path.join(out, f + ".npy")) for f in models])
+        # N = 16: the fp64 products' register tiles of 16 columns, with and without |A||B|.
+        report, a64, b64 = json.loads(r.stdout), a.astype(np.float64), b.astype(np.float64)
+        dense_product, pruned_product = a64 @ b64, prune_oracle(a64, 4)[0] @ b64
+        pruning_error = np.linalg.norm(pruned_product - dense_product) / np.linalg.norm(dense_product)
+        assert abs(report["sparse"]["pruning_relative_frobenius"] - pruning_error) <= 1e-5 * pruning_error, (report, pruning_error)
+        for n, d in zip(report["numerics"], files[-1]):
+            assert_report_matches_numpy(n, d, prune_oracle(a64, 4)[0], b)
     assert all(x.tobytes() == y.tobytes() for x, y in zip(*files)), "--sparse results depend on the thread count"
     for lo, hi in ((0, 3), (63, 66), (128, 200)):
         np.save(os.path.join(scratch, "slice_rows.npy"), a[lo:hi])
