@@ -15,6 +15,7 @@
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/emulator/library_fp8.h"
 #include "blockscale/harness/compare.h"
+#include "run_file.h"
 
 namespace blockscale::harness {
 
@@ -219,7 +220,16 @@ TableFit fit_table(const ExternalRun& run) {
   for (int S = 1; S <= (row->split_granule_k > 0 ? 8 : 1); ++S)
     if (std::find(counts.begin(), counts.end(), S) == counts.end()) counts.push_back(S);
   for (int S : counts) {
-    std::vector<std::uint32_t> d = emulator::library_fp8_gemm(*row, ops->first, ops->second, 0, run.m, S);
+    std::vector<std::uint32_t> d;
+    try {
+      d = emulator::library_fp8_gemm(*row, ops->first, ops->second, 0, run.m, S);
+    } catch (const std::invalid_argument& e) {
+      // Operands the row refuses (a scale that is not a positive finite fp32 value): the call is
+      // outside the table, and the schedule fits still stand.
+      t = TableFit{};
+      t.why_not = row->name() + " cannot run this call: " + e.what();
+      return t;
+    }
     // A bf16 D is taken to be the row's f32 D rounded to nearest even (the hypothesis the bf16 runs
     // test: the epilogue converts once, after the split-K reduction).
     if (run.bf16_output)
@@ -336,82 +346,58 @@ std::vector<std::filesystem::path> files_with_extension(const std::filesystem::p
   return files;
 }
 
+ExternalRun read_scaled_mm_file(const std::filesystem::path& path) {
+  detail::RunFile f(path, "blockscale-scaled-mm");
+  ExternalRun r;
+  r.library = f.get("library");
+  r.config = f.text("config");
+  if (f.has("error")) {
+    r.error = f.text("error");
+    if (f.body_size() != 0) throw std::invalid_argument(f.file() + ": a refused call (error=) carries no arrays");
+    return r;
+  }
+  // The sizes: 1 .. 2^20 each, so that the byte counts below cannot overflow.
+  r.m = static_cast<int>(f.count("m", 1 << 20)), r.n = static_cast<int>(f.count("n", 1 << 20)),
+  r.k = static_cast<int>(f.count("k", 1 << 20));
+  const std::vector<std::string> scalings = {to_string(ExternalScaling::tensor), to_string(ExternalScaling::rowwise),
+                                             to_string(ExternalScaling::block_1x128), to_string(ExternalScaling::block_128x128)};
+  r.scaling = static_cast<ExternalScaling>(f.choice("scaling", scalings));
+  r.fast_accum = f.choice("fast_accum", {"0", "1"}) == 1;
+  r.bf16_output = f.choice("out", {"f32", "bf16"}) == 1;
+  // The logical scales of the scaling mode (ExternalRun::sa): one, one per row (column), or one per
+  // row (column) and 128-element K block.
+  const std::uint64_t m = static_cast<std::uint64_t>(r.m), n = static_cast<std::uint64_t>(r.n), k = static_cast<std::uint64_t>(r.k);
+  const std::uint64_t kb = (k + kScaleBlock - 1) / kScaleBlock;
+  const std::uint64_t want_sa = r.scaling == ExternalScaling::tensor ? 1 : r.scaling == ExternalScaling::rowwise ? m : m * kb;
+  const std::uint64_t want_sb = r.scaling == ExternalScaling::tensor ? 1 : r.scaling == ExternalScaling::rowwise ? n : n * kb;
+  const std::uint64_t nsa = f.count("sa_count", std::uint64_t{1} << 40), nsb = f.count("sb_count", std::uint64_t{1} << 40);
+  if (nsa != want_sa || nsb != want_sb) {
+    throw std::invalid_argument(f.file() + ": sa_count=" + std::to_string(nsa) + " and sb_count=" + std::to_string(nsb) + ": " +
+                                to_string(r.scaling) + " scaling of " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                                std::to_string(k) + " needs " + std::to_string(want_sa) + " and " + std::to_string(want_sb));
+  }
+  const std::uint64_t d_bytes = r.bf16_output ? 2 : 4;
+  f.expect_body(m * k + n * k + 4 * (nsa + nsb) + d_bytes * m * n,
+                "A (" + std::to_string(m) + " x " + std::to_string(k) + " e4m3), B^T (" + std::to_string(n) + " x " +
+                    std::to_string(k) + " e4m3), " + std::to_string(nsa) + " + " + std::to_string(nsb) + " f32 scales and D (" +
+                    std::to_string(m) + " x " + std::to_string(n) + (r.bf16_output ? " bf16)" : " f32)"));
+  const auto bytes = [](const std::vector<std::uint32_t>& codes) { return std::vector<std::uint8_t>(codes.begin(), codes.end()); };
+  const auto floats = [](const std::vector<std::uint32_t>& words) {
+    std::vector<float> v(words.size());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::bit_cast<float>(words[i]);
+    return v;
+  };
+  r.a = bytes(f.codes(m * k, 1));
+  r.b = bytes(f.codes(n * k, 1));
+  r.sa = floats(f.codes(nsa, 4));
+  r.sb = floats(f.codes(nsb, 4));
+  r.d = f.codes(m * n, d_bytes);
+  return r;
+}
+
 std::vector<ExternalRun> read_scaled_mm_runs(const std::filesystem::path& dir) {
   std::vector<ExternalRun> runs;
-  for (const auto& path : files_with_extension(dir, ".scaled_mm")) {
-    std::ifstream in(path, std::ios::binary);
-    std::string header;
-    if (!std::getline(in, header)) throw std::invalid_argument(path.string() + ": empty file");
-    std::istringstream hs(header);
-    std::string magic;
-    int version = 0;
-    hs >> magic >> version;
-    if (magic != "blockscale-scaled-mm" || version != 1) {
-      throw std::invalid_argument(path.string() + ": the first line must start with 'blockscale-scaled-mm 1'");
-    }
-    std::map<std::string, std::string> kv;
-    std::string tok;
-    while (hs >> tok) {
-      const auto eq = tok.find('=');
-      if (eq == std::string::npos) throw std::invalid_argument(path.string() + ": '" + tok + "' is not key=value");
-      kv[tok.substr(0, eq)] = tok.substr(eq + 1);
-    }
-    auto get = [&](const char* k) {
-      const auto it = kv.find(k);
-      if (it == kv.end()) throw std::invalid_argument(path.string() + ": header lacks '" + k + "'");
-      return it->second;
-    };
-    auto num = [&](const char* k) { return std::stoll(get(k)); };
-    ExternalRun r;
-    r.library = get("library");
-    r.config = get("config");
-    std::replace(r.config.begin(), r.config.end(), '_', ' ');
-    if (kv.count("error")) {
-      r.error = kv["error"];
-      std::replace(r.error.begin(), r.error.end(), '_', ' ');
-      runs.push_back(std::move(r));
-      continue;
-    }
-    r.m = static_cast<int>(num("m")), r.n = static_cast<int>(num("n")), r.k = static_cast<int>(num("k"));
-    const std::string sc = get("scaling");
-    bool known = false;
-    for (ExternalScaling s : {ExternalScaling::tensor, ExternalScaling::rowwise, ExternalScaling::block_1x128,
-                              ExternalScaling::block_128x128}) {
-      if (sc == to_string(s)) r.scaling = s, known = true;
-    }
-    if (!known) throw std::invalid_argument(path.string() + ": unknown scaling '" + sc + "'");
-    r.fast_accum = get("fast_accum") == "1";
-    r.bf16_output = get("out") == "bf16";
-    if (!r.bf16_output && get("out") != "f32") throw std::invalid_argument(path.string() + ": out must be f32 or bf16");
-    const auto na = std::size_t(r.m) * r.k, nb = std::size_t(r.n) * r.k;
-    const auto nsa = static_cast<std::size_t>(num("sa_count")), nsb = static_cast<std::size_t>(num("sb_count"));
-    r.a.resize(na);
-    r.b.resize(nb);
-    r.sa.resize(nsa);
-    r.sb.resize(nsb);
-    in.read(reinterpret_cast<char*>(r.a.data()), static_cast<std::streamsize>(na));
-    in.read(reinterpret_cast<char*>(r.b.data()), static_cast<std::streamsize>(nb));
-    in.read(reinterpret_cast<char*>(r.sa.data()), static_cast<std::streamsize>(nsa * 4));
-    in.read(reinterpret_cast<char*>(r.sb.data()), static_cast<std::streamsize>(nsb * 4));
-    const std::size_t nd = std::size_t(r.m) * r.n;
-    r.d.resize(nd);
-    if (r.bf16_output) {
-      std::vector<std::uint16_t> d16(nd);
-      in.read(reinterpret_cast<char*>(d16.data()), static_cast<std::streamsize>(nd * 2));
-      for (std::size_t i = 0; i < nd; ++i) r.d[i] = d16[i];
-    } else {
-      in.read(reinterpret_cast<char*>(r.d.data()), static_cast<std::streamsize>(nd * 4));
-    }
-    if (!in) throw std::invalid_argument(path.string() + ": truncated (the header's sizes need more bytes)");
-    const std::size_t kb = (std::size_t(r.k) + kScaleBlock - 1) / kScaleBlock;
-    const std::size_t want_sa = r.scaling == ExternalScaling::tensor ? 1 : r.scaling == ExternalScaling::rowwise ? r.m : r.m * kb;
-    const std::size_t want_sb = r.scaling == ExternalScaling::tensor ? 1 : r.scaling == ExternalScaling::rowwise ? r.n : r.n * kb;
-    if (nsa != want_sa || nsb != want_sb) {
-      throw std::invalid_argument(path.string() + ": " + to_string(r.scaling) + " scaling needs " + std::to_string(want_sa) +
-                                  " + " + std::to_string(want_sb) + " scales");
-    }
-    runs.push_back(std::move(r));
-  }
+  for (const auto& path : files_with_extension(dir, ".scaled_mm")) runs.push_back(read_scaled_mm_file(path));
   return runs;
 }
 

@@ -13,6 +13,7 @@
 #include "blockscale/emulator/code_matrix.h"
 #include "blockscale/emulator/sparse_gemm.h"
 #include "blockscale/harness/external.h"
+#include "run_file.h"
 
 namespace blockscale::harness {
 
@@ -27,16 +28,6 @@ Format format_named(const std::string& file, const std::string& key, const std::
 }
 
 std::size_t code_bytes(Format f) { return static_cast<std::size_t>(info(f).storage_bits / 8); }
-
-// Little-endian codes of `bytes` bytes each.
-std::vector<std::uint32_t> codes(const std::string& raw, std::size_t& at, std::size_t count, std::size_t bytes) {
-  std::vector<std::uint32_t> v(count);
-  for (std::uint32_t& x : v) {
-    for (std::size_t i = bytes; i-- > 0;) x = x << 8 | static_cast<unsigned char>(raw[at + i]);
-    at += bytes;
-  }
-  return v;
-}
 
 std::uint64_t count_matches(const std::vector<std::uint32_t>& got, const std::vector<std::uint32_t>& want,
                             std::size_t outputs) {
@@ -87,77 +78,39 @@ bool SparseMmStudy::header_slices_fit() const {
 }
 
 SparseMmRun read_sparse_mm_file(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(file + ": cannot be opened");
-  const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t eol = raw.find('\n');
-  if (eol == std::string::npos) throw std::invalid_argument(file + ": no header line (an empty or truncated file)");
-  std::istringstream header(raw.substr(0, eol));
-  std::string magic, version;
-  header >> magic >> version;
-  if (magic != "blockscale-sparse-mm" || version != "1") {
-    throw std::invalid_argument(file + ": the first line must start with 'blockscale-sparse-mm 1'");
-  }
-  std::map<std::string, std::string> kv;
-  for (std::string token; header >> token;) {
-    const auto eq = token.find('=');
-    if (eq == std::string::npos || eq == 0) throw std::invalid_argument(file + ": header item '" + token + "' is not key=value");
-    kv[token.substr(0, eq)] = token.substr(eq + 1);
-  }
-  const auto get = [&](const std::string& key) {
-    const auto it = kv.find(key);
-    if (it == kv.end()) throw std::invalid_argument(file + ": the header lacks '" + key + "'");
-    return it->second;
-  };
-  // A count of the header: digits only, 1 .. 2^20 (so that the sizes below cannot overflow).
-  const auto count = [&](const std::string& key) {
-    const std::string v = get(key);
-    if (v.empty() || v.size() > 7 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        std::stol(v) < 1 || std::stol(v) > (1 << 20)) {
-      throw std::invalid_argument(file + ": " + key + "=" + v + " must be a whole number from 1 to 1048576");
-    }
-    return static_cast<int>(std::stol(v));
-  };
+  detail::RunFile f(path, "blockscale-sparse-mm");
+  const std::string& file = f.file();
+  // The sizes: 1 .. 2^20 each, so that the byte counts below cannot overflow.
+  const auto count = [&](const std::string& key) { return static_cast<int>(f.count(key, 1 << 20)); };
 
   SparseMmRun r;
   r.file = path.filename().string();
-  r.library = get("library");
-  r.backend = get("backend");
-  r.gpu = kv.count("gpu") ? kv["gpu"] : "";
-  r.kernel = kv.count("kernel") ? kv["kernel"] : "";
-  r.input = format_named(file, "a", get("a"));
-  if (format_named(file, "b", get("b")) != r.input) {
-    throw std::invalid_argument(file + ": a=" + get("a") + " and b=" + get("b") +
+  r.library = f.get("library");
+  r.backend = f.get("backend");
+  r.gpu = f.has("gpu") ? f.get("gpu") : "";
+  r.kernel = f.has("kernel") ? f.get("kernel") : "";
+  r.input = format_named(file, "a", f.get("a"));
+  if (format_named(file, "b", f.get("b")) != r.input) {
+    throw std::invalid_argument(file + ": a=" + f.get("a") + " and b=" + f.get("b") +
                                 ": torch._cslt_sparse_mm takes one format for A and B");
   }
   r.m = count("m"), r.n = count("n"), r.k = count("k");
-  if (kv.count("error")) {
-    r.error = kv["error"];
-    std::replace(r.error.begin(), r.error.end(), '_', ' ');
-    if (raw.size() != eol + 1) throw std::invalid_argument(file + ": a refused call (error=) carries no arrays");
+  if (f.has("error")) {
+    r.error = f.text("error");
+    if (f.body_size() != 0) throw std::invalid_argument(file + ": a refused call (error=) carries no arrays");
     return r;
   }
-  r.output = format_named(file, "out", get("out"));
-  if (kv.count("slices")) r.slices = count("slices");
-  if (kv.count("repeats_identical")) {
-    const std::string same = kv["repeats_identical"];
-    if (same != "0" && same != "1") throw std::invalid_argument(file + ": repeats_identical=" + same + " must be 0 or 1");
-    r.repeats_identical = same == "1";
-  }
+  r.output = format_named(file, "out", f.get("out"));
+  if (f.has("slices")) r.slices = count("slices");
+  if (f.has("repeats_identical")) r.repeats_identical = f.choice("repeats_identical", {"0", "1"}) == 1;
   const std::size_t m = static_cast<std::size_t>(r.m), n = static_cast<std::size_t>(r.n), k = static_cast<std::size_t>(r.k);
   const std::size_t in_bytes = code_bytes(r.input), out_bytes = code_bytes(r.output);
-  const std::size_t want = (m * k + n * k) * in_bytes + m * n * out_bytes, have = raw.size() - eol - 1;
-  if (have != want) {
-    throw std::invalid_argument(file + ": " + std::to_string(have) + " bytes after the header; A (" + std::to_string(m) +
-                                " x " + std::to_string(k) + "), B^T (" + std::to_string(n) + " x " + std::to_string(k) +
-                                ") and D (" + std::to_string(m) + " x " + std::to_string(n) + ") need " + std::to_string(want) +
-                                (have < want ? " (truncated)" : " (trailing bytes)"));
-  }
-  std::size_t at = eol + 1;
-  r.a = codes(raw, at, m * k, in_bytes);
-  r.b_t = codes(raw, at, n * k, in_bytes);
-  r.d = codes(raw, at, m * n, out_bytes);
+  f.expect_body((m * k + n * k) * in_bytes + m * n * out_bytes,
+                "A (" + std::to_string(m) + " x " + std::to_string(k) + "), B^T (" + std::to_string(n) + " x " +
+                    std::to_string(k) + ") and D (" + std::to_string(m) + " x " + std::to_string(n) + ")");
+  r.a = f.codes(m * k, in_bytes);
+  r.b_t = f.codes(n * k, in_bytes);
+  r.d = f.codes(m * n, out_bytes);
   return r;
 }
 

@@ -648,6 +648,92 @@ TEST(HarnessExternal, ReadsScaledMmRuns) {
   std::filesystem::remove_all(dir);
 }
 
+// A library run whose scales the committed library row refuses (zero, negative, Inf or NaN) is
+// still fitted; only the table row says why it could not run (before, the row's exception ended
+// the whole conform session with "A has a scale that is not a positive finite fp32 value").
+TEST(HarnessExternal, ScalesTheLibraryRowRefusesLeaveTheFitsStanding) {
+  const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
+  for (const float scale : {0.0f, std::numeric_limits<float>::quiet_NaN()}) {
+    SCOPED_TRACE(scale);
+    ExternalRun r = synthetic_run(ExternalScaling::tensor, emulator::KernelSchedule::chain(ins), 128);
+    r.library = "torch 2.11.0+cu130 _scaled_mm";
+    r.sa = {scale};
+    const ExternalStudy st = fit_schedules(r);
+    EXPECT_FALSE(st.fits.empty());
+    EXPECT_TRUE(st.table.row.empty());
+    EXPECT_NE(st.table.why_not.find("cannot run this call: A has a scale that is not a positive finite fp32 value"), std::string::npos)
+        << st.table.why_not;
+  }
+}
+
+// Each malformed .scaled_mm file is refused with a message naming the file and the rule broken
+// (before this reader took the shared run-file checks, m=-5 ended in vector::_M_default_append,
+// m=abc in "stoll", and m=0, trailing bytes or fast_accum=7 were read as if they were valid).
+TEST(HarnessExternal, MalformedScaledMmFilesAreRefusedNamingTheRule) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "blockscale_harness_scaled_mm_bad";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string good_header =
+      "blockscale-scaled-mm 1 library=torch config=tensor-wise m=2 n=1 k=128 scaling=tensor fast_accum=0 out=f32 sa_count=1 sb_count=1";
+  const std::string body = std::string(384, '\x38') + std::string(8 + 8, '\0');  // A, B^T = 1.0; scales and D 0
+  const auto write = [&](const std::string& name, const std::string& header, const std::string& bytes) {
+    std::ofstream(dir / name, std::ios::binary) << header << "\n" << bytes;
+    return dir / name;
+  };
+  // The good header with `key`'s value replaced.
+  const auto with = [&](const std::string& key, const std::string& value) {
+    std::string h = good_header;
+    const std::size_t at = h.find(" " + key + "=") + key.size() + 2, end = std::min(h.find(' ', at), h.size());
+    return h.replace(at, end - at, value);
+  };
+  // The reference file reads: scales and D as written.
+  const ExternalRun ok = read_scaled_mm_file(write("ok.scaled_mm", good_header, body));
+  EXPECT_EQ(std::tuple(ok.m, ok.n, ok.k), std::tuple(2, 1, 128));
+  EXPECT_EQ(ok.config, "tensor-wise");
+  EXPECT_EQ(ok.a.size(), 256u);
+  EXPECT_EQ(ok.d, (std::vector<std::uint32_t>{0, 0}));
+  // A bf16 D: two-byte little-endian codes.
+  const ExternalRun bf16 = read_scaled_mm_file(write("bf16.scaled_mm", with("out", "bf16"), body.substr(0, 392) + "\x80\x43\x01\xFF"));
+  EXPECT_TRUE(bf16.bf16_output);
+  EXPECT_EQ(bf16.d, (std::vector<std::uint32_t>{0x4380, 0xFF01}));
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"blockscale-sparse-mm 1 library=torch", body, "must start with 'blockscale-scaled-mm 1'"},
+      {good_header + " stray", body, "header item 'stray' is not key=value"},
+      {good_header + " k=256", body, "the header gives 'k' twice"},
+      {with("m", "abc"), body, "m=abc must be a whole number from 1 to 1048576"},
+      {with("m", "-5"), body, "m=-5 must be a whole number from 1 to 1048576"},
+      {with("n", "0"), body, "n=0 must be a whole number from 1 to 1048576"},
+      {with("k", "99999999999"), body, "k=99999999999 must be a whole number from 1 to 1048576"},
+      {with("sa_count", "1000000000000"), body, "sa_count=1000000000000 must be a whole number from 1 to 1099511627776"},
+      {with("sa_count", "2"), body, "sa_count=2 and sb_count=1: tensor scaling of 2 x 1 x 128 needs 1 and 1"},
+      {with("scaling", "rowwise"), body, "rowwise scaling of 2 x 1 x 128 needs 2 and 1"},
+      {with("scaling", "blockwise"), body, "scaling=blockwise must be tensor, rowwise, block_1x128 or block_128x128"},
+      {with("fast_accum", "7"), body, "fast_accum=7 must be 0 or 1"},
+      {with("out", "f16"), body, "out=f16 must be f32 or bf16"},
+      {with("out", "bf16"), body, "need 396 (trailing bytes)"},
+      {good_header, body + "x", "need 400 (trailing bytes)"},
+      {good_header, body.substr(0, 399), "need 400 (truncated)"},
+      {"blockscale-scaled-mm 1 library=torch m=2", body, "the header lacks 'config'"},
+      {"blockscale-scaled-mm 1 library=torch config=x error=refused", "x", "a refused call (error=) carries no arrays"},
+  };
+  for (const auto& [header, bytes, message] : cases) {
+    SCOPED_TRACE(header);
+    try {
+      (void)read_scaled_mm_file(write("bad.scaled_mm", header, bytes));
+      ADD_FAILURE() << "read; expected: " << message;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.scaled_mm: "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  const ExternalRun refused = read_scaled_mm_file(write("refused.scaled_mm", "blockscale-scaled-mm 1 library=torch config=x error=not_supported", ""));
+  EXPECT_EQ(refused.error, "not supported");
+  std::ofstream(dir / "empty.scaled_mm").close();
+  EXPECT_THROW((void)read_scaled_mm_file(dir / "empty.scaled_mm"), std::invalid_argument);
+  EXPECT_THROW((void)read_scaled_mm_runs(dir / "absent"), std::filesystem::filesystem_error);
+  std::filesystem::remove_all(dir);
+}
+
 
 // ---- f64 DMMA targets: binary64 elements as word pairs (low word first) through the batches.
 

@@ -181,6 +181,7 @@ TEST(SparseMmRuns, MalformedFilesAreRefusedNamingTheRule) {
   const std::string body = f16_body(0x5000);
   expect_refused(s.write("magic.sparse_mm", "blockscale-scaled-mm 1 a=f16", body), "must start with 'blockscale-sparse-mm 1'");
   expect_refused(s.write("kv.sparse_mm", std::string(kF16Header) + " stray", body), "header item 'stray' is not key=value");
+  expect_refused(s.write("twice.sparse_mm", std::string(kF16Header) + " m=2", body), "the header gives 'm' twice");
   expect_refused(s.write("nokey.sparse_mm", "blockscale-sparse-mm 1 library=torch backend=cusparselt a=f16 b=f16 m=1 n=1 k=64", body),
                  "the header lacks 'out'");
   expect_refused(s.write("mix.sparse_mm", "blockscale-sparse-mm 1 library=torch backend=cusparselt a=f16 b=bf16 m=1 n=1 k=64 out=f16", body),

@@ -84,8 +84,16 @@ std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not);
 // The files of `dir` whose name ends in `extension` (".scaled_mm"), in name order.
 std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir, const std::string& extension);
 
-// Runs written by scripts/conform_scaled_mm.py (torch._scaled_mm on the device machine): every
-// *.scaled_mm file in `dir`. Throws std::invalid_argument for a malformed file.
+// One run written by scripts/conform_scaled_mm.py (torch._scaled_mm on the device machine): the
+// header line "blockscale-scaled-mm 1 library=... config=... m= n= k= scaling= fast_accum=0|1
+// out=f32|bf16 sa_count= sb_count=" (or library, config and error= for a refused call, with nothing
+// after it), then A (M x K e4m3), B^T (N x K e4m3), the logical f32 scales and D (f32 bits or bf16
+// codes), little-endian. Throws std::invalid_argument naming the file and the rule broken: a
+// missing or repeated key, sizes outside 1 .. 2^20, an unknown scaling or output, scale counts the
+// scaling does not have, a file shorter or longer than its header's sizes.
+ExternalRun read_scaled_mm_file(const std::filesystem::path& path);
+
+// Every *.scaled_mm file in `dir`, in name order.
 std::vector<ExternalRun> read_scaled_mm_runs(const std::filesystem::path& dir);
 
 }  // namespace blockscale::harness
