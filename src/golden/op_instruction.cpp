@@ -799,8 +799,7 @@ class Generator {
  private:
   const Instruction& ins_;
   Rng& rng_;
-  bool sparse_ = false;
-  std::size_t k_ = 0, stored_ = 0, scales_ = 0;  // stored_: A values per row (K/2 when sparse)
+  std::size_t k_ = 0, scales_ = 0;
 };
 
 void append(std::vector<std::uint64_t>& in, const Dot& d) {
