@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness of the golden-vector readers with clang (AddressSanitizer and
-# UndefinedBehaviorSanitizer on every library it links) and fuzzes it, starting from the committed
-# corpus; then merges what it found back into tests/fuzz/corpus, minimised to a set cover of the
-# coverage edges.
+# Builds a libFuzzer harness with clang (AddressSanitizer and UndefinedBehaviorSanitizer on every
+# library it links) and fuzzes it, starting from its committed corpus; then merges what it found
+# back into that corpus, minimised to a set cover of the coverage edges.
 #   tests/fuzz/run_fuzzer.sh [SECONDS] [BUILD_DIR]     default 600 s, build in <repo>/build-fuzz
-# Environment: FUZZ_JOBS (parallel fuzzing processes, default 1), FUZZ_MAX_LEN (default 16384).
+# Environment: FUZZ_TARGET (golden: the golden-vector readers, corpus tests/fuzz/corpus, the
+# default; run_files: the *.scaled_mm, *.sparse_mm and .npy readers, tests/fuzz/run_files_corpus),
+# FUZZ_JOBS (parallel fuzzing processes, default 1), FUZZ_MAX_LEN (default 16384).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-600}
 build=${2:-$root/build-fuzz}
 jobs=${FUZZ_JOBS:-1}
+target=${FUZZ_TARGET:-golden}
 max_len=${FUZZ_MAX_LEN:-16384}
-corpus=$root/tests/fuzz/corpus
+case $target in
+  golden) corpus=$root/tests/fuzz/corpus ;;
+  run_files) corpus=$root/tests/fuzz/run_files_corpus ;;
+  *) echo "run_fuzzer.sh: FUZZ_TARGET=$target: golden or run_files" >&2; exit 2 ;;
+esac
+fuzzer=$build/tests/fuzz/${target}_fuzzer
 command -v clang++ >/dev/null || { echo "run_fuzzer.sh: clang++ is needed (apt-get install clang)" >&2; exit 2; }
 
 flags="-fsanitize=address,undefined -fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
@@ -19,7 +26,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="$flags" \
   -DBLOCKSCALE_FUZZ=ON -DBLOCKSCALE_ENABLE_CUDA=OFF -DBLOCKSCALE_ENABLE_OPENMP=OFF \
   -DBLOCKSCALE_BUILD_BENCH=OFF -DBLOCKSCALE_BUILD_TOOLS=OFF >/dev/null
-cmake --build "$build" --target golden_fuzzer -j "$(nproc)"
+cmake --build "$build" --target "${target}_fuzzer" -j "$(nproc)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -29,11 +36,11 @@ cd "$work"
 # -max_total_time bounds the run; every crash input lands in artifacts/ and stops the run.
 status=0
 if ((jobs > 1)); then
-  "$build/tests/fuzz/golden_fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=4096 \
+  "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="$work/artifacts/" -print_final_stats=1 -jobs="$jobs" -workers="$jobs" "$work/corpus" || status=$?
   cat fuzz-*.log 2>/dev/null | grep -E "stat::|DONE|ERROR" | tail -n 20 || true
 else
-  "$build/tests/fuzz/golden_fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=4096 \
+  "$fuzzer" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work/corpus" 2>&1 | tail -n 25 || status=$?
 fi
 if ls "$work/artifacts/"* >/dev/null 2>&1; then
@@ -45,7 +52,7 @@ fi
 # Minimise: a greedy set cover of the edges (hit counts ignored) over the old and new inputs, and
 # replace the committed corpus with it.
 mkdir -p "$work/merged"
-"$build/tests/fuzz/golden_fuzzer" -set_cover_merge=1 -use_counters=0 -max_len="$max_len" "$work/merged" "$corpus" \
+"$fuzzer" -set_cover_merge=1 -use_counters=0 -max_len="$max_len" "$work/merged" "$corpus" \
   "$work/corpus" 2>&1 | tail -n 1
 rm -f "$corpus"/*
 cp "$work/merged"/* "$corpus/"
