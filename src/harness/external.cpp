@@ -5,10 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
-#include <map>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 #include "blockscale/emulator/arith.h"

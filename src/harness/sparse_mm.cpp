@@ -2,8 +2,6 @@
 #include "blockscale/harness/sparse_mm.h"
 
 #include <algorithm>
-#include <fstream>
-#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
