@@ -79,7 +79,8 @@ void npy(const std::filesystem::path& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  // One scratch file per process (libFuzzer's -jobs runs processes), rewritten for every input.
+  // One scratch file per process (libFuzzer's -jobs runs processes), written for every input and
+  // removed after it, so that no run leaves it behind.
   static const std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("blockscale_fuzz_run_file_" + std::to_string(::getpid()));
   {
@@ -90,5 +91,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   scaled_mm(path);
   sparse_mm(path);
   npy(path);
+  std::filesystem::remove(path);
   return 0;
 }
