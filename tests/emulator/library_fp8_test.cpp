@@ -509,6 +509,13 @@ TEST(LibraryFp8, ExactRoundsTiesSubnormalsAndOverflowInTheFixedPoint) {
        std::ldexp(1.0f, -100),
        std::ldexp(1.0f, -40),
        {0x00000001u, 0x00000000u, 0x80000001u, 0x80000000u}},
+      {"a subnormal scale 2^-149 times 2^48: 2^-119, a sum whose 24 bits are all on the f32 grid (no rounding "
+       "step), its negation, and 3 * 2^-119 (25 bits)",
+       {{0x01}},
+       {{0x01}, {0x81}, {0x03}},
+       std::ldexp(1.0f, -149),
+       std::ldexp(1.0f, 48),
+       {0x04000000u, 0x84000000u, 0x04C00000u}},
       {"overflow: 448^2 * 2^130 and its negation",
        {{0x7E}},
        {{0x7E}, {0xFE}},
@@ -526,6 +533,67 @@ TEST(LibraryFp8, ExactRoundsTiesSubnormalsAndOverflowInTheFixedPoint) {
       o.path = path;
       EXPECT_EQ(exact_fp8_scaled_gemm(a, b, 0, a.rows, o), c.want) << to_string(path);
     }
+  }
+}
+
+// The fixed point's rounding reads sticky bits up to 142 places below the rounding point, past the
+// low 128-bit word. A (e4m3) meets B (e5m2) in two 128-element blocks; block 0 is the same in every
+// output: 126 x (448 x 57344) + 1 x 128 = 6174 * 2^44 + 2^32 units of 2^-25, so 6174 * 2^19 + 2^7,
+// the midpoint of two f32 2^8 apart. Block 1's scale (row 0: 2^-64, row 1: 2^-50) sets the fixed
+// point's anchor 64 or 50 places below block 0, so that the rounding point is bit 142 or bit 128 of
+// the 256. Each column adds one tie-breaker: 2^-5 x (+-1) in block 0 (2^20 units: bit 130 of row 0,
+// with nothing in the low word, and bit 116 of row 1), or 2^-9 x (+-2^-16) in block 1 (1 unit,
+// times 2^-64 or 2^-50: bit 46), or none (the tie goes to even: 6174 * 2^11 is even, so down).
+TEST(LibraryFp8, ExactFixedPointSeesStickyBitsFarBelowTheRoundingPoint) {
+  struct Column {
+    const char* what;
+    std::uint8_t b_in_block0, b_in_block1;  // e5m2 codes of B at k = 127 and k = 128
+    bool up;
+  };
+  const Column columns[] = {
+      {"+1 unit in block 1, far below: up", 0x00, 0x01, true},
+      {"-1 unit in block 1: down", 0x00, 0x81, false},
+      {"+2^20 units in block 0: up", 0x3C, 0x00, true},
+      {"-2^20 units in block 0: down", 0xBC, 0x00, false},
+      {"no tie-breaker: the midpoint itself, to even (down)", 0x00, 0x00, false},
+  };
+  Fp8ScaledMatrix a;
+  a.granularity = G::block_1x128;
+  a.rows = 2;
+  a.k = 256;
+  a.codes.assign(512, 0);
+  a.scales = {1.0f, std::ldexp(1.0f, -64), 1.0f, std::ldexp(1.0f, -50)};
+  for (std::size_t r = 0; r < 2; ++r) {
+    std::fill_n(a.codes.begin() + static_cast<std::ptrdiff_t>(r * 256), 126, 0x7E);  // 448
+    a.codes[r * 256 + 126] = 0x38;                                                   // 1
+    a.codes[r * 256 + 127] = 0x10;                                                   // 2^-5
+    a.codes[r * 256 + 128] = 0x01;                                                   // 2^-9
+  }
+  Fp8ScaledMatrix b;
+  b.granularity = G::block_1x128;
+  b.element = Format::float8_e5m2;
+  b.rows = static_cast<std::int64_t>(std::size(columns));
+  b.k = 256;
+  b.codes.assign(static_cast<std::size_t>(b.rows * 256), 0);
+  b.scales.assign(static_cast<std::size_t>(b.rows * 2), 1.0f);
+  for (std::size_t j = 0; j < std::size(columns); ++j) {
+    std::fill_n(b.codes.begin() + static_cast<std::ptrdiff_t>(j * 256), 126, 0x7B);  // 57344
+    b.codes[j * 256 + 126] = 0x58;                                                   // 128
+    b.codes[j * 256 + 127] = columns[j].b_in_block0;
+    b.codes[j * 256 + 128] = columns[j].b_in_block1;
+  }
+  const float down = std::ldexp(6174.0f, 19), up = down + 256.0f;
+  for (GemmPath path : paths()) {
+    SCOPED_TRACE(to_string(path));
+    const GemmPathStats stats = expect_exact(a, b, path);
+    EXPECT_EQ(stats.reference_outputs, 0u) << "every output's terms lie within 64 places: the fixed point";
+    GemmOptions o;
+    o.path = path;
+    const std::vector<std::uint32_t> d = exact_fp8_scaled_gemm(a, b, 0, 2, o);
+    for (std::size_t r = 0; r < 2; ++r)
+      for (std::size_t j = 0; j < std::size(columns); ++j)
+        EXPECT_EQ(d[r * std::size(columns) + j], std::bit_cast<std::uint32_t>(columns[j].up ? up : down))
+            << "row " << r << ": " << columns[j].what;
   }
 }
 
