@@ -352,6 +352,57 @@ TEST_F(GoldenManifest, DetectsACompanionThatDisagrees) {
   EXPECT_NE(reports[1].error.find("record 19 differs from case 19"), std::string::npos) << reports[1].error;
 }
 
+// A manifest whose hash is right but whose record of the file is not: each disagreement is the
+// file's error and names what the manifest says and what the file holds.
+TEST_F(GoldenManifest, DetectsARecordThatMisdescribesItsFile) {
+  const Manifest good = read_manifest(dir_ / "manifest.json");
+  const auto first_error = [&](const Manifest& m) {
+    test::write(dir_ / "manifest.json", format_manifest(m));
+    const auto reports = verify_manifest(dir_ / "manifest.json");
+    EXPECT_FALSE(reports.empty());
+    return reports.empty() ? std::string() : reports[0].error;
+  };
+  Manifest kind = good;
+  kind.files[0].kind = "conversion";
+  EXPECT_NE(first_error(kind).find("the manifest says kind 'conversion', the file has @kind layout"),
+            std::string::npos)
+      << first_error(kind);
+  Manifest cases = good;
+  cases.files[0].cases = 21;
+  cases.cases = 21;
+  EXPECT_NE(first_error(cases).find("the manifest records 21 cases, the file has 20"), std::string::npos)
+      << first_error(cases);
+  Manifest operation = good;
+  operation.files[0].operation = "layout:tiled_128x4";
+  EXPECT_NE(first_error(operation).find("the manifest records operation 'layout:tiled_128x4', the file holds "
+                                        "'layout:tiled_8x4'"),
+            std::string::npos)
+      << first_error(operation);
+  test::write(dir_ / "manifest.json", format_manifest(good));
+  for (const auto& r : verify_manifest(dir_ / "manifest.json")) EXPECT_TRUE(r.ok()) << r.path << ": " << r.error;
+}
+
+// A listed file that does not parse, with the hash the manifest records: the parse error is its
+// report; a manifest that does not parse is one report of kind "manifest".
+TEST_F(GoldenManifest, ReportsListedFilesAndManifestsThatDoNotParse) {
+  const auto path = dir_ / "scale_tiled_8x4.txt";
+  const std::string text = test::read(path);
+  const std::string cut = text.substr(0, text.find("@fields"));  // the header without its fields
+  test::write(path, cut);
+  Manifest m = read_manifest(dir_ / "manifest.json");
+  m.files[0].sha256 = sha256_hex(cut);
+  test::write(dir_ / "manifest.json", format_manifest(m));
+  auto reports = verify_manifest(dir_ / "manifest.json");
+  ASSERT_FALSE(reports.empty());
+  EXPECT_FALSE(reports[0].ok());
+  EXPECT_NE(reports[0].error.find("scale_tiled_8x4.txt: @fields is missing"), std::string::npos) << reports[0].error;
+  test::write(dir_ / "manifest.json", "{\"format\": \"blockscale-golden-manifest\",");
+  reports = verify_manifest(dir_ / "manifest.json");
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].kind, "manifest");
+  EXPECT_NE(reports[0].error.find("malformed JSON"), std::string::npos) << reports[0].error;
+}
+
 TEST(GoldenManifestParse, RejectsMalformedManifests) {
   const std::string good =
       "{\"format\": \"blockscale-golden-manifest\", \"format_version\": 1, \"generator\": \"g\", "
