@@ -198,8 +198,8 @@ TEST(ReferenceExactSum, SpecialValues) {
   EXPECT_THROW(m.round_to(DType::float32, Rounding::stochastic), std::invalid_argument);
 }
 
-// Products of 64-bit significands (the 128-bit path) and very long sums (carry propagation after
-// 2^30 additions would take too long here; a long alternating sum exercises the lazy words).
+// Products of 64-bit significands (the 128-bit path) and long sums (a long alternating sum
+// exercises the lazy words; the next test crosses a carry propagation).
 TEST(ReferenceExactSum, WideProductsAndLongSums) {
   std::mt19937_64 rng(5);
   for (int rep = 0; rep < 2000; ++rep) {
@@ -220,6 +220,63 @@ TEST(ReferenceExactSum, WideProductsAndLongSums) {
   std::vector<oracle::Term> t;
   for (int i = 0; i < 1000000; ++i) t.push_back({(i & 1) != 0, 0xFFFFFFFFFFFFFFFFull, (i % 7) * 13 - 40});
   EXPECT_EQ(s.round_to(DType::float64), std::bit_cast<std::uint64_t>(oracle::to_double(oracle::exact_sum(t))));
+}
+
+// A sum of more terms than a word absorbs between carry propagations (2^30, exact_sum.cpp): every
+// digit then holds up to 2^62 of pending additions. Two terms in three are negative, at exponents
+// 40 above the positive ones, so that when they are propagated the low digits hold positive sums,
+// the high ones negative sums, and the whole is negative (a borrow runs into the top digit); terms
+// after the propagation add to the normalised digits. The
+// oracle adds the same terms grouped by sign and exponent: count * (2^64 - 1) * 2^e =
+// count * 2^(e+64) - count * 2^e.
+TEST(ReferenceExactSum, SumsBeyondTheCarryInterval) {
+  constexpr std::int64_t kTerms = (std::int64_t{1} << 30) + 12345;
+  constexpr std::uint64_t kSig = 0xFFFFFFFFFFFFFFFFull;
+  constexpr int kExps = 5;
+  const auto exponent = [](bool negative, int j) { return j * 7 - 10 + (negative ? 40 : 0); };
+  ExactSum s;
+  std::uint64_t count[2][kExps] = {};
+  int i3 = 0, i5 = 0;  // i mod 3 and i mod 5
+  for (std::int64_t i = 0; i < kTerms; ++i) {
+    const bool negative = i3 != 0;
+    s.add(negative, kSig, exponent(negative, i5));
+    ++count[negative][i5];
+    i3 = i3 == 2 ? 0 : i3 + 1;
+    i5 = i5 == kExps - 1 ? 0 : i5 + 1;
+  }
+  // Terms far below and above, after the propagation: a sticky bit, and a new top digit.
+  s.add(false, 1, -400);
+  s.add(true, 3, 120);
+  std::vector<oracle::Term> t = {{false, 1, -400}, {true, 3, 120}};
+  for (int n = 0; n < 2; ++n)
+    for (int j = 0; j < kExps; ++j) {
+      t.push_back({n == 1, count[n][j], exponent(n == 1, j) + 64});
+      t.push_back({n == 0, count[n][j], exponent(n == 1, j)});
+    }
+  const auto expect_sum = [&](const char* what) {
+    const oracle::Exact want = oracle::exact_sum(t);
+    for (const FenvMode& m : kModes) {
+      SCOPED_TRACE(std::string(what) + ", " + to_string(m.rounding));
+      ASSERT_EQ(std::fesetround(m.fe), 0);
+      const double d = oracle::to_double(want);
+      const float f = oracle::to_float(want);
+      std::fesetround(FE_TONEAREST);
+      EXPECT_EQ(s.round_to(DType::float64, m.rounding), std::bit_cast<std::uint64_t>(d));
+      EXPECT_EQ(s.round_to(DType::float32, m.rounding), std::bit_cast<std::uint32_t>(f));
+    }
+  };
+  expect_sum("the whole sum");
+  // A rounding sees only the top digits and a sticky bit. Taking the loop's terms away again (as
+  // the groups) leaves -3 * 2^120 + 2^-400, which every digit of the propagated sum must give.
+  for (int n = 0; n < 2; ++n)
+    for (int j = 0; j < kExps; ++j) {
+      s.add(n == 0, count[n][j], exponent(n == 1, j) + 64);
+      s.add(n == 1, count[n][j], exponent(n == 1, j));
+      t.push_back({n == 0, count[n][j], exponent(n == 1, j) + 64});
+      t.push_back({n == 1, count[n][j], exponent(n == 1, j)});
+    }
+  expect_sum("the loop's terms taken away");
+  EXPECT_EQ(s.round_to(DType::float64, Rounding::toward_zero), std::bit_cast<std::uint64_t>(std::nextafter(-0x3p120, 0.0)));
 }
 
 TEST(ReferenceExactSum, Int32WrapAndSaturate) {
