@@ -122,27 +122,6 @@ std::string json_number(double x, int digits) {
   return buf;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string r;
-  r.reserve(s.size() + 2);
-  for (const char ch : s) {
-    switch (ch) {
-      case '"': r += "\\\""; break;
-      case '\\': r += "\\\\"; break;
-      case '\n': r += "\\n"; break;
-      case '\t': r += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          r += buf;
-        } else {
-          r += ch;
-        }
-    }
-  }
-  return r;
-}
 
 void UlpComparison::add(std::uint32_t got, std::uint32_t reference) {
   ++outputs;

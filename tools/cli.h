@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "blockscale/formats/format.h"
+#include "blockscale/golden/json_text.h"
 
 namespace blockscale::cli {
 
@@ -90,8 +91,9 @@ template <typename T>
 using FirstTouchVector = std::vector<T, FirstTouchAllocator<T>>;
 using WorkBuffer = FirstTouchVector<double>;
 
-// Minimal JSON writer for machine-readable output beside the human tables.
-std::string json_escape(const std::string& s);
+// Machine-readable output beside the human tables: strings through golden::json_escape
+// (golden/json_text.h: escapes, and U+FFFD for bytes that are not UTF-8, such as a path's).
+using golden::json_escape;
 // A number as JSON with `digits` significant digits; null for NaN and +-Inf, which JSON lacks.
 std::string json_number(double x, int digits = 6);
 

@@ -3,10 +3,44 @@
 
 #include <stdexcept>
 
+#include "blockscale/golden/json_text.h"
+
 namespace blockscale::golden::detail {
 namespace {
 
 constexpr int kMaxDepth = 32;
+
+// The length of the well-formed UTF-8 sequence at s[i], or of its maximal ill-formed subpart
+// (negated: at least one byte), by table 3-7 of Unicode 15 section 3.9: the lead byte fixes the
+// length and the range of the second byte; every later byte is 80..BF.
+int utf8_sequence(std::string_view s, std::size_t i) {
+  const auto byte = [&](std::size_t j) { return static_cast<unsigned char>(s[j]); };
+  const unsigned char lead = byte(i);
+  int length = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) lo = 0xA0;  // no overlong forms below U+0800
+    if (lead == 0xED) hi = 0x9F;  // no surrogates U+D800..U+DFFF
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) lo = 0x90;  // no overlong forms below U+10000
+    if (lead == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return -1;  // 80..C1 and F5..FF never begin a sequence
+  }
+  for (int k = 1; k < length; ++k) {
+    const std::size_t j = i + static_cast<std::size_t>(k);
+    if (j >= s.size()) return -k;
+    const unsigned char c = byte(j);
+    if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) return -k;
+  }
+  return length;
+}
+
 
 struct Reader {
   std::string_view s;
@@ -77,6 +111,13 @@ struct Reader {
       const unsigned char c = static_cast<unsigned char>(s[pos++]);
       if (c == '"') return out;
       if (c < 0x20) fail("control character in string (escape it)");
+      if (c >= 0x80) {
+        const int n = utf8_sequence(s, pos - 1);
+        if (n < 0) fail("bytes in a string that are not UTF-8 (RFC 8259 section 8.1)");
+        out.append(s.substr(pos - 1, static_cast<std::size_t>(n)));
+        pos += static_cast<std::size_t>(n - 1);
+        continue;
+      }
       if (c != '\\') {
         out += static_cast<char>(c);
         continue;
@@ -234,23 +275,52 @@ Json parse_json(std::string_view text) {
   return v;
 }
 
-std::string json_string(std::string_view s) {
-  static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
+}  // namespace blockscale::golden::detail
+
+namespace blockscale::golden {
+
+std::string json_escape(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const char ch = s[i];
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80) {
+      const int n = detail::utf8_sequence(s, i);
+      if (n > 0) {
+        out.append(s.substr(i, static_cast<std::size_t>(n)));
+        i += static_cast<std::size_t>(n);
+      } else {
+        out += "\\ufffd";
+        i += static_cast<std::size_t>(-n);
+      }
+      continue;
+    }
+    if (ch == '"' || ch == '\\') {
       out += '\\';
-      out += static_cast<char>(c);
+      out += ch;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\t') {
+      out += "\\t";
     } else if (c < 0x20) {
       out += "\\u00";
-      out += hex[c >> 4];
-      out += hex[c & 15];
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
     } else {
-      out += static_cast<char>(c);
+      out += ch;
     }
+    ++i;
   }
-  return out + "\"";
+  return out;
 }
 
-}  // namespace blockscale::golden::detail
+std::string json_string(std::string_view s) {
+  std::string out(1, '"');  // appended, not "\"" + ..., which GCC 12 mistakes for an overlapping copy
+  out += json_escape(s);
+  out += '"';
+  return out;
+}
+
+}  // namespace blockscale::golden

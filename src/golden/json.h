@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A small strict JSON reader (RFC 8259) for manifests: objects, arrays, strings with every escape,
-// numbers kept as text, true/false/null. Nesting is limited to 32 levels; duplicate keys and
-// trailing data are errors. Every error names the line.
+// numbers kept as text, true/false/null; strings must be UTF-8 (RFC 8259 section 8.1). Nesting is
+// limited to 32 levels; duplicate keys and trailing data are errors. Every error names the line.
 #pragma once
 
 #include <cstddef>
@@ -26,9 +26,5 @@ struct Json {
 
 // Throws std::invalid_argument "line N: <what>".
 Json parse_json(std::string_view text);
-
-// A JSON string literal (with quotes) for s: quotes, backslashes and control characters escaped,
-// every other byte as it is (so that parse_json gives back exactly s).
-std::string json_string(std::string_view s);
 
 }  // namespace blockscale::golden::detail

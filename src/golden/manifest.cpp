@@ -4,12 +4,12 @@
 #include <charconv>
 
 #include "blockscale/golden/file.h"
+#include "blockscale/golden/json_text.h"
 #include "json.h"
 
 namespace blockscale::golden {
 
 using detail::Json;
-using detail::json_string;
 
 std::string format_manifest(const Manifest& m) {
   std::string s = "{\n";

@@ -4,36 +4,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "blockscale/golden/json_text.h"
+
 namespace blockscale::harness {
 
 namespace {
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    switch (ch) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          o += buf;
-        } else {
-          o += ch;
-        }
-    }
-  }
-  return o;
-}
-std::string q(const std::string& s) {
-  std::string o(1, '"');
-  o += json_escape(s);
-  o += '"';
-  return o;
-}
+std::string q(const std::string& s) { return golden::json_string(s); }
 
 std::string md_escape(const std::string& s) {
   std::string o;

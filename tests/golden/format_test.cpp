@@ -8,6 +8,7 @@
 #include <string>
 
 #include "blockscale/golden/file.h"
+#include "blockscale/golden/json_text.h"
 #include "blockscale/golden/manifest.h"
 #include "blockscale/golden/npy.h"
 #include "blockscale/golden/operation.h"
@@ -278,6 +279,42 @@ TEST(GoldenFormat, Fp8QuantizationCasesOutsideTheRecipeAreNamed) {
   EXPECT_EQ(r.mismatches, 0u) << (r.first.empty() ? "" : r.first[0].detail);
 }
 
+// JSON string literals (golden/json_text.h). The ill-formed UTF-8 examples are those of the Unicode
+// Standard 15.0, section 3.9 ("U+FFFD Substitution of Maximal Subparts", tables 3-8 to 3-11), with
+// the U+FFFD count each one gives there.
+TEST(GoldenJsonText, EscapesAndReplacesIllFormedUtf8) {
+  const auto bytes = [](std::initializer_list<int> b) {
+    std::string s;
+    for (int c : b) s += static_cast<char>(c);
+    return s;
+  };
+  const std::string r = "\\ufffd";
+  const std::pair<std::string, std::string> cases[] = {
+      {"plain", "plain"},
+      {"a\"b\\c/d", "a\\\"b\\\\c/d"},
+      {std::string("\n\t\r\x01\x1f\x7f", 6) + std::string(1, '\0'), "\\n\\t\\u000d\\u0001\\u001f\x7f\\u0000"},
+      // Well-formed: 2, 3 and 4 bytes, the ends of each range, U+FFFD itself.
+      {"\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbd\xf0\x90\x80\x80\xf4\x8f\xbf\xbf",
+       "\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbd\xf0\x90\x80\x80\xf4\x8f\xbf\xbf"},
+      // Table 3-8: a truncated 4-byte and 3-byte sequence, a truncated 2-byte one, lone continuations.
+      {bytes({0x61, 0xF1, 0x80, 0x80, 0xE1, 0x80, 0xC2, 0x62, 0x80, 0x63, 0x80, 0xBF, 0x64}),
+       "a" + r + r + r + "b" + r + "c" + r + r + "d"},
+      // Table 3-9: bytes that begin no sequence (overlong forms): one U+FFFD each.
+      {bytes({0xC0, 0xAF, 0xE0, 0x80, 0xBF, 0xF0, 0x81, 0x82, 0x41}), r + r + r + r + r + r + r + r + "A"},
+      // Table 3-10: surrogates.
+      {bytes({0xED, 0xA0, 0x80, 0xED, 0xBF, 0xBF, 0xED, 0xAF, 0x41}), r + r + r + r + r + r + r + r + "A"},
+      // Table 3-11: above U+10FFFF, FF, lone continuations.
+      {bytes({0xF4, 0x91, 0x92, 0x93, 0xFF, 0x41, 0x80, 0xBF, 0x42}), r + r + r + r + r + "A" + r + r + "B"},
+      // Truncated at the end of the string.
+      {bytes({0x41, 0xF0, 0x9F, 0x98}), "A" + r},
+      {bytes({0xE2, 0x82}), r},
+  };
+  for (const auto& [in, want] : cases) {
+    EXPECT_EQ(json_escape(in), want) << json_string(in);
+    EXPECT_EQ(json_string(in), "\"" + want + "\"");
+  }
+}
+
 // FIPS 180-4 / NIST CSRC example values.
 TEST(GoldenSha256, KnownAnswers) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
@@ -414,6 +451,7 @@ TEST(GoldenManifestParse, RejectsMalformedManifests) {
       {"[]", "top level must be an object"},
       {good.substr(0, good.size() - 1) + ", \"extra\": 1}", "unknown key 'extra'"},
       {"{\"format\": \"x\"}", "\"format\" must be"},
+      {"{\"format\": \"\xed\xa0\x80\"}", "bytes in a string that are not UTF-8"},  // a surrogate, raw
       {"{\"format\": \"blockscale-golden-manifest\", \"format_version\": 1, \"generator\": \"g\", "
        "\"operation\": \"o\", "
        "\"seed\": 1, \"data\": \"d\", \"cases\": 5, \"files\": []}",
