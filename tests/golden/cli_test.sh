@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `blockscale golden` as users run it: cli_test.sh <blockscale binary> <source dir>.
+# `blockscale golden` as users run it: cli_test.sh <blockscale binary> <source dir> <K&M data dir>.
 # Checks: verify of every committed set (exit 0), a malformed file (exit 2, message with file and
 # line), a mismatching file (exit 1, the line reported), show (text and JSON), gen of the GEMM sets
-# byte-identical to golden/gemms, bad arguments (exit 2).
+# byte-identical to golden/gemms, gen's and import-km's JSON summaries against the files they wrote,
+# import-km's set verifying, bad arguments (exit 2).
 set -uo pipefail
 bin=$1
 src=$2
+km=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -52,6 +54,31 @@ fi
 # gen through the command line reproduces a committed set byte for byte.
 "$bin" golden gen --op gemms --out "$tmp/gemms_again" >/dev/null 2>&1
 check "gen gemms identical to golden/gemms" 0 "" -- diff -r "$tmp/gemms_again" "$src/golden/gemms"
+
+# gen --json and import-km --json: each summary lists the files written, with their SHA-256 and cases.
+summary_matches() {  # summary_matches <summary JSON file> <directory>: the summary is the manifest's
+  python3 - "$1" "$2" <<'PY'
+import hashlib, json, os, sys
+d = json.load(open(sys.argv[1]))
+s = d["sets"][0] if "sets" in d else d
+m = json.load(open(os.path.join(sys.argv[2], "manifest.json")))
+assert s["operation"] == m["operation"] and s["cases"] == m["cases"], (s, m)
+assert [(f["path"], f["kind"], f["cases"], f["sha256"]) for f in s["files"]] == \
+       [(f["path"], f["kind"], f["cases"], f["sha256"]) for f in m["files"]], (s, m)
+for f in s["files"]:
+    assert hashlib.sha256(open(os.path.join(sys.argv[2], f["path"]), "rb").read()).hexdigest() == f["sha256"], f
+print(len(s["files"]), "files,", s["cases"], "cases")
+PY
+}
+if command -v python3 >/dev/null; then
+  "$bin" golden gen --op layout:tiled_8x4 --cases 20 --json --out "$tmp/gen_json" >"$tmp/gen.json" 2>/dev/null
+  check "gen --json is the manifest" 0 "1 files, 20 cases" -- summary_matches "$tmp/gen.json" "$tmp/gen_json"
+  "$bin" golden import-km "$km" --cases 3 --json --out "$tmp/km3" >"$tmp/km.json" 2>/dev/null
+  check "import-km --json is the manifest" 0 "32 files, 96 cases" -- summary_matches "$tmp/km.json" "$tmp/km3"
+fi
+check "import-km" 0 "32 files, 96 cases ->" -- "$bin" golden import-km "$km" --cases 3 --out "$tmp/km3_text"
+check "import-km set verifies" 0 "32 files, 96 cases, 0 mismatches, 0 files failed" -- "$bin" golden verify "$tmp/km3_text"
+check "import-km of another directory" 2 "missing: every K&M result file is expected" -- "$bin" golden import-km "$tmp/km3" --out "$tmp/x"
 
 check "gen without --op" 2 "gen needs --op" -- "$bin" golden gen --out "$tmp/x"
 check "gen unknown op" 2 "unknown operation kind 'warp'" -- "$bin" golden gen --op warp:drive --out "$tmp/x"

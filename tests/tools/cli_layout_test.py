@@ -16,7 +16,7 @@ TRT-LLM, lane by lane):
   * --strict-padding: a changed padding byte exits 1 and writes nothing;
   * show --map / where: offsets against the oracle's positions, text and JSON;
   * weights: interleave and --undo of packed 4-bit weights against the kernels; --index and --bit
-    against single-bit probes of the kernels;
+    against single-bit probes of the kernels, text and JSON;
   * errors (exit 2, message naming the rule): wrong file size, unknown layout or parameter, a shape
     the layout does not take, element types that disagree, a NaN or out-of-range pad, options of
     another subcommand, --map too large, bad --index.
@@ -352,6 +352,11 @@ def main():
             back = json.loads(run(tool, "where", text, "--rows", str(R), "--cols", str(C), "--offset",
                                   str(w["offset"]), "--json").stdout)
             assert back["index"] == [r_, c_], (text, back)
+            # The human forms say the same.
+            human = run(tool, "where", text, "--rows", str(R), "--cols", str(C), "--index", f"{r_},{c_}").stdout
+            assert human.endswith(f"R = {R}, C = {C}: S[{r_}][{c_}] is at offset {w['offset']}\n"), (text, human)
+            human = run(tool, "where", text, "--rows", str(R), "--cols", str(C), "--offset", str(w["offset"])).stdout
+            assert human.endswith(f"R = {R}, C = {C}: offset {w['offset']} holds S[{r_}][{c_}]\n"), (text, human)
         for off in np.flatnonzero(flat < 0)[:3]:
             w = json.loads(run(tool, "where", text, "--rows", str(R), "--cols", str(C), "--offset", str(off),
                                "--json").stdout)
@@ -392,6 +397,15 @@ def main():
                 back = json.loads(run(tool, "weights", variant, "--rows", str(rows), "--cols", str(cols), "--bit",
                                       str(bits[j]), "--json").stdout)
                 assert back["index"] == [r_, k_] and back["code_bit"] == j, (variant, back)
+                human = run(tool, "weights", variant, "--rows", str(rows), "--cols", str(cols), "--bit",
+                            str(bits[j])).stdout
+                assert human == (f"{variant}, R = {rows}, K = {cols}: bit {bits[j]} (byte {bits[j] // 8} bit "
+                                 f"{bits[j] % 8}) holds bit {j} of code ({r_}, {k_})\n"), (variant, human)
+            human = run(tool, "weights", variant, "--rows", str(rows), "--cols", str(cols), "--index",
+                        f"{r_},{k_}").stdout
+            where = ", ".join(f"byte {b // 8} bit {b % 8}" for b in bits)
+            assert human == (f"{variant}, R = {rows}, K = {cols}: code ({r_}, {k_}), bits 0..3 (bit 3 = sign) at "
+                             f"{where}\n"), (variant, human)
         checked += 1
     human = run(tool, "weights", "sm90_int4", "--rows", "32", "--cols", "128").stdout
     assert "2048 bytes per expert" in human and "4 of 16 rows x 64 codes" in human, human
