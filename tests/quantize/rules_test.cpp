@@ -12,6 +12,8 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "blockscale/quantize.h"
@@ -290,6 +292,70 @@ TEST(Nvfp4Torchao, TwoAndSingleLevel) {
   // Single level: s = clamp(amax / 6); 12 / 6 = 2 (0x40), elements x / 2.
   const QuantizeOptions one = recipes::nvfp4_torchao(false);
   EXPECT_EQ(q(f, one, {12.0f, 5.0f, -1.0f}, TensorScale{}), (Result{0x40, {0x7, 0x4, 0x9}}));
+}
+
+// ---- block_amax: max |x| with the block's NaN rule, against a plain loop in double. Lengths past
+// the parallel chunk (2^16) take the threads; NaN payloads of either sign, Inf, -0 and subnormals.
+
+TEST(BlockAmax, MaxAbsUnderTheNanRule) {
+  std::mt19937_64 rng(41);
+  const float specials[] = {0.0f, -0.0f, kInf, -kInf, 0x1p-149f, -0x1p-126f, FLT_MAX, -1.5f,
+                            std::bit_cast<float>(0x7FC00001u), std::bit_cast<float>(0xFF800001u)};
+  for (std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{1000}, std::size_t{200000}}) {
+    for (int pattern = 0; pattern < 4; ++pattern) {  // plain, with specials, one NaN, every value NaN
+      std::vector<float> x(n);
+      std::normal_distribution<float> normal;
+      for (float& v : x) v = std::ldexp(normal(rng), static_cast<int>(rng() % 60) - 30);
+      if (pattern == 1)
+        for (std::size_t i = 0; i < n; i += 1 + rng() % 97) x[i] = specials[rng() % 8];
+      if (pattern == 2) x[rng() % n] = std::bit_cast<float>(0xFFC12345u);
+      if (pattern == 3) std::fill(x.begin(), x.end(), kNan);
+      bool any_nan = false;
+      double largest = 0.0;
+      for (float v : x) {
+        any_nan |= std::isnan(v);
+        if (!std::isnan(v)) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+      }
+      SCOPED_TRACE(testing::Message() << "n " << n << " pattern " << pattern);
+      EXPECT_EQ(std::bit_cast<std::uint32_t>(block_amax(x, BlockNan::propagate)),
+                any_nan ? 0x7FFFFFFFu : std::bit_cast<std::uint32_t>(static_cast<float>(largest)));
+      EXPECT_EQ(std::bit_cast<std::uint32_t>(block_amax(x, BlockNan::ignore)),
+                std::bit_cast<std::uint32_t>(static_cast<float>(largest)));
+    }
+  }
+}
+
+// ---- Sizes that do not fit: each refused with the rule named.
+
+TEST(BlockCalls, SizesThatDoNotFitAreRefused) {
+  const auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  const QuantizeOptions o = recipes::ocp(kE4m3);
+  std::vector<std::uint8_t> codes(33);
+  const std::vector<float> x33(33, 1.0f);
+  EXPECT_EQ(message([&] { quantize_block(x33, kMx8, o, {}, codes); }),
+            "quantize_block: a block has 1 to 32 elements, got 33");
+  EXPECT_EQ(message([&] { quantize_block({}, kMx8, o, {}, {}); }), "quantize_block: a block has 1 to 32 elements, got 0");
+  EXPECT_EQ(message([&] { quantize_block(std::span(x33).first(4), kMx8, o, {}, std::span(codes).first(3)); }),
+            "quantize_block: 4 inputs but 3 output codes");
+  const std::vector<std::uint32_t> bits(4, 0);
+  EXPECT_EQ(message([&] { quantize_block(std::span(x33).first(4), kMx8, o, {}, std::span(codes).first(4), bits); }),
+            "quantize_block: random bits given but the element rounding is not stochastic");
+  QuantizeOptions sr = o;
+  sr.element.rounding = Rounding::stochastic;
+  EXPECT_EQ(message([&] { quantize_block(std::span(x33).first(4), kMx8, sr, {}, std::span(codes).first(4)); }),
+            "quantize_block: stochastic rounding needs one random word per element");
+  std::vector<float> multipliers(2);
+  EXPECT_EQ(message([&] {
+              block_scales_for_amax(kMx8, o, {}, std::span(x33).first(3), std::span(codes).first(3), multipliers);
+            }),
+            "block_scales_for_amax: 3 maxima, 3 codes and 2 multipliers");
 }
 
 }  // namespace
