@@ -7,6 +7,8 @@
 #include <exception>
 #include <span>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/mma.h"
@@ -215,10 +217,14 @@ void apply_param_override(emulator::FdpaParams& p, std::string_view spec) {
       }
       p.underflow_zero = value == "positive" ? emulator::UnderflowZero::positive : emulator::UnderflowZero::negative;
     } else if (key == "rounding") {
+      // The spellings of --help (rz_fp32, ...) and of the table (`blockscale models`: RZ-FP32, ...).
+      constexpr std::pair<std::string_view, emulator::OutputRounding> kRoundings[] = {
+          {"rz_fp32", emulator::OutputRounding::rz_fp32},
+          {"rz_e8m13", emulator::OutputRounding::rz_e8m13},
+          {"rne_fp16", emulator::OutputRounding::rne_fp16}};
       bool found = false;
-      for (auto r : {emulator::OutputRounding::rz_fp32, emulator::OutputRounding::rz_e8m13,
-                     emulator::OutputRounding::rne_fp16}) {
-        if (value == emulator::to_string(r)) p.rounding = r, found = true;
+      for (const auto& [name, r] : kRoundings) {
+        if (value == name || value == emulator::to_string(r)) p.rounding = r, found = true;
       }
       if (!found) throw std::invalid_argument("model override rounding=" + value + ": rz_fp32, rz_e8m13 or rne_fp16");
     } else {

@@ -272,6 +272,71 @@ std::vector<GemmTarget> every_gemm_target() {
   return v;
 }
 
+// --model-override: a candidate table row. The self-test device perturbed to F - 1 disagrees with
+// the table; with the override F = table F - 1 on the targets it selects, those targets agree again
+// and the others still disagree. The failure files of an overridden run say so and verify.
+TEST(HarnessConform, ModelOverridesAreTheCandidateRowsTheyName) {
+  auto dev = make_emulator_device(Perturbation::fraction_bits);
+  ConformOptions o;
+  o.pattern = "^sm_90a mma.sync.aligned m16n8k32 f32";
+  o.outputs = 3000;
+  const int table_f = instruction_target("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3").model.params().F;
+  const ConformReport plain = run_conformance(*dev, o);
+  ASSERT_EQ(plain.targets.size(), 4u);
+  for (const TargetResult& t : plain.targets) EXPECT_GT(t.total.mismatches, 0u) << t.target.name();
+  o.model_overrides = parse_model_overrides("e4m3 e[45]m[23]$@F=" + std::to_string(table_f - 1) + ";e4m3 e5m2@L=16");
+  const ConformReport overridden = run_conformance(*dev, o);
+  ASSERT_EQ(overridden.targets.size(), 4u);
+  for (const TargetResult& t : overridden.targets) {
+    const std::string& name = t.target.instruction.name;
+    const bool a_e4m3 = name.find("f32 e4m3 ") != std::string::npos;
+    EXPECT_EQ(t.total.mismatches == 0, a_e4m3) << name;
+    const std::string want = !a_e4m3 ? ""
+                             : name.ends_with("e5m2") ? "F=" + std::to_string(table_f - 1) + ",L=16"
+                                                      : "F=" + std::to_string(table_f - 1);
+    EXPECT_EQ(t.target.instruction.model_override, want) << name;
+  }
+  for (const FailureFile& f : failure_files(overridden, o)) check_failure_file(f);
+}
+
+TEST(HarnessConform, ModelOverridesRefuseWhatTheyCannotMean) {
+  emulator::FdpaParams p;
+  apply_param_override(p, "F=13,L=16,e_zero=-140,underflow=positive,rounding=rz_e8m13");
+  EXPECT_EQ(p.F, 13);
+  EXPECT_EQ(p.L, 16);
+  EXPECT_EQ(p.e_zero, -140);
+  EXPECT_EQ(p.underflow_zero, emulator::UnderflowZero::positive);
+  EXPECT_EQ(p.rounding, emulator::OutputRounding::rz_e8m13);
+  apply_param_override(p, "rounding=RNE-FP16");  // as `blockscale models` spells it
+  EXPECT_EQ(p.rounding, emulator::OutputRounding::rne_fp16);
+  const auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  const std::pair<const char*, const char*> bad[] = {
+      {"F", "model override 'F' is not key=value"},
+      {"F=x", "model override F=x: not an integer"},
+      {"F=12x", "model override F=12x: not an integer"},
+      {"underflow=zero", "model override underflow=zero: positive or negative"},
+      {"rounding=rn", "model override rounding=rn: rz_fp32, rz_e8m13 or rne_fp16"},
+      {"G=4", "model override: unknown key 'G' (F, L, e_zero, underflow, rounding)"},
+      {"F=0", "F"},  // validate(): F in 1..40
+  };
+  for (const auto& [spec, rule] : bad) {
+    emulator::FdpaParams q;
+    EXPECT_NE(message([&] { apply_param_override(q, spec); }).find(rule), std::string::npos) << spec;
+  }
+  auto dev = make_emulator_device();
+  std::vector<Target> targets = select_targets(*dev, "m16n8k32");
+  EXPECT_NE(message([&] { apply_model_overrides(targets, parse_model_overrides("m16n8k32(@F=12")); })
+                .find("--model-override 'm16n8k32(' is not a valid regular expression"),
+            std::string::npos);
+}
+
 // The mapping of a GEMM output onto the golden gemm operation (M = N = 1: expanded and padded e4m3
 // codes with fp32 scales for the promotion schedule, codes as they are for the tcgen05 chain, C = +0
 // for an absent C, out=bf16) gives emulate_gemm's bits, for every GEMM target, on every data set,
