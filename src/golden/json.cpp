@@ -41,7 +41,6 @@ int utf8_sequence(std::string_view s, std::size_t i) {
   return length;
 }
 
-
 struct Reader {
   std::string_view s;
   std::size_t pos = 0;

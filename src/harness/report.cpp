@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "blockscale/harness/report.h"
 
-#include <cstdio>
 #include <sstream>
 
 #include "blockscale/golden/json_text.h"
