@@ -326,9 +326,10 @@ TEST(HarnessConform, ModelOverridesRefuseWhatTheyCannotMean) {
       {"G=4", "model override: unknown key 'G' (F, L, e_zero, underflow, rounding)"},
       {"F=0", "F"},  // validate(): F in 1..40
   };
-  for (const auto& [spec, rule] : bad) {
+  for (const auto& entry : bad) {  // not a structured binding: Clang 14 cannot capture one in a lambda
     emulator::FdpaParams q;
-    EXPECT_NE(message([&] { apply_param_override(q, spec); }).find(rule), std::string::npos) << spec;
+    EXPECT_NE(message([&] { apply_param_override(q, entry.first); }).find(entry.second), std::string::npos)
+        << entry.first;
   }
   auto dev = make_emulator_device();
   std::vector<Target> targets = select_targets(*dev, "m16n8k32");
