@@ -94,7 +94,25 @@ expect 1 "a zero floor off by one is caught under --data all" "$bin" conform --s
 
 # Discovery against the emulator recovers the table row; against a perturbed one it disagrees.
 expect 0 "discovery agrees with the table" "$bin" conform --self-test --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet
-expect 1 "discovery flags a wrong F" "$bin" conform --self-test --perturb fraction-bits --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet
+expect 1 "discovery flags a wrong F" "$bin" conform --self-test --perturb fraction-bits --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --quiet \
+  --json "$scratch/discover.json" --markdown "$scratch/discover.md"
+python3 - "$scratch/discover.json" <<'PY' || { echo "FAIL: the discovery JSON"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))["discovery"][0]
+assert d["instruction"] == "sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3" and d["disagrees"] is True, d
+items = {i["parameter"]: i for i in d["items"]}
+assert (items["fraction bits F"]["discovered"], items["fraction bits F"]["table"]) == ("12", "13"), items
+assert items["fraction bits F"]["verdict"] == "DISAGREES", items["fraction bits F"]
+assert [p for p, i in items.items() if i["verdict"] == "DISAGREES"] == ["fraction bits F"], items
+PY
+grep -q '^| fraction bits F | 12 | 13 | DISAGREES |' "$scratch/discover.md" || { echo "FAIL: the discovery Markdown"; fail=1; }
+# The candidate row F = 12 (--model-override) is the perturbed device: discovery agrees with it.
+# The output rounding is then undetermined (a quarter ulp is below the sum's F = 12 bits), not a
+# disagreement.
+expect 0 "discovery agrees with a candidate row" "$bin" conform --self-test --perturb fraction-bits \
+  --discover 'sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3' --model-override 'm64n8k32 f32 e4m3 e4m3$@F=12' \
+  --quiet --json "$scratch/candidate.json"
+grep -q '"model_override": "F=12"' "$scratch/candidate.json" || { echo "FAIL: the candidate is not recorded"; fail=1; }
 
 # Runs written on a GPU machine (--external-dir): the committed H100 torch._cslt_sparse_mm samples
 # reproduce (exit 0, JSON and Markdown), one flipped output bit is a mismatch (exit 1), and a
@@ -113,6 +131,33 @@ last=$(tail -c 1 "$run" | od -An -tu1 | tr -d ' ')
 printf "\\x$(printf %02x $((last ^ 1)))" | dd of="$run" bs=1 seek=$((size - 1)) conv=notrunc status=none
 expect 1 "a flipped output bit of a sparse run" "$bin" conform --external-dir "$scratch/flipped" --quiet
 grep -q "MISMATCH: best S = 8, 24/25 outputs match" "$scratch/out.txt" || { echo "FAIL: the mismatch is not reported"; fail=1; }
+# torch._scaled_mm runs (.scaled_mm): one that every schedule fits (ones, K = 128), and one the
+# library refused; the refusal's text reaches the JSON, the Markdown and the table as it is.
+mkdir -p "$scratch/scaled_mm"
+python3 - "$scratch/scaled_mm" <<'PY'
+import os, struct, sys
+m, n, k = 2, 2, 128
+head = (f"blockscale-scaled-mm 1 library=synthetic config=ones m={m} n={n} k={k} scaling=tensor fast_accum=0 "
+        "out=f32 sa_count=1 sb_count=1\n")
+body = b"\x38" * (m * k + n * k) + struct.pack("<2f", 1.0, 1.0) + struct.pack(f"<{m * n}f", *[128.0] * (m * n))
+open(os.path.join(sys.argv[1], "ones.scaled_mm"), "wb").write(head.encode() + body)
+open(os.path.join(sys.argv[1], "refused.scaled_mm"), "wb").write(
+    b'blockscale-scaled-mm 1 library=synthetic config=refused error=NOT_SUPPORTED:"scale"\\x\n')
+PY
+expect 0 "scaled_mm runs: one fitted, one refused" "$bin" conform --external-dir "$scratch/scaled_mm" \
+  --json "$scratch/scaled_mm.json" --markdown "$scratch/scaled_mm.md"
+grep -q '^    BIT-EXACT 4/4 match, worst 0 ulp: ' "$scratch/out.txt" && grep -q '^    not run: NOT SUPPORTED:"scale"\\x$' "$scratch/out.txt" ||
+  { echo "FAIL: the text report of the runs"; fail=1; }
+python3 - "$scratch/scaled_mm.json" <<'PY' || { echo "FAIL: the JSON of the runs"; fail=1; }
+import json, sys
+ones, refused = json.load(open(sys.argv[1]))["external"]
+assert ones["config"] == "ones" and ones["bit_exact"] is True and len(ones["fits"]) >= 2, ones
+assert all(f["matches"] == f["outputs"] == 4 for f in ones["fits"]), ones["fits"]
+assert "neither cuBLASLt nor torch._scaled_mm" in ones["table"]["why_not"], ones["table"]
+assert refused["error"] == 'NOT SUPPORTED:"scale"\\x' and refused["fits"] == [], refused
+PY
+grep -q '^| synthetic | refused | not run: NOT SUPPORTED:"scale"\\x | | | | |$' "$scratch/scaled_mm.md" ||
+  { echo "FAIL: the Markdown of the runs"; fail=1; }
 expect 2 "a directory without runs" "$bin" conform --external-dir "$scratch/no_runs" --quiet
 grep -q "no .scaled_mm or .sparse_mm files" "$scratch/out.txt" || { echo "FAIL: the empty directory is not named"; fail=1; }
 
