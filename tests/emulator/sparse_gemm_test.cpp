@@ -23,11 +23,11 @@
 #include "blockscale/emulator/mma.h"
 #include "blockscale/emulator/sparse_gemm.h"
 #include "blockscale/formats/convert.h"
-#include "emulator/expect_throw.h"
+#include "expect_throw.h"
 
 namespace bs = blockscale;
 namespace em = blockscale::emulator;
-using blockscale::emulator::test::expect_throw_with;
+using blockscale::test::expect_throw_with;
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include "blockscale/emulator/mma.h"
 #include "blockscale/golden/file.h"
 #include "blockscale/golden/verify.h"
-#include "emulator/expect_throw.h"
+#include "expect_throw.h"
 
 namespace blockscale::emulator {
 namespace {

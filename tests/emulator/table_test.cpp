@@ -13,7 +13,7 @@
 
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
-#include "emulator/expect_throw.h"
+#include "expect_throw.h"
 
 namespace blockscale::emulator {
 namespace {

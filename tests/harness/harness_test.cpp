@@ -19,6 +19,7 @@
 #include "blockscale/golden/operation.h"
 #include "blockscale/golden/verify.h"
 #include "blockscale/harness.h"
+#include "expect_throw.h"
 
 namespace blockscale::harness {
 namespace {
@@ -309,14 +310,6 @@ TEST(HarnessConform, ModelOverridesRefuseWhatTheyCannotMean) {
   EXPECT_EQ(p.rounding, emulator::OutputRounding::rz_e8m13);
   apply_param_override(p, "rounding=RNE-FP16");  // as `blockscale models` spells it
   EXPECT_EQ(p.rounding, emulator::OutputRounding::rne_fp16);
-  const auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no exception");
-  };
   const std::pair<const char*, const char*> bad[] = {
       {"F", "model override 'F' is not key=value"},
       {"F=x", "model override F=x: not an integer"},
@@ -327,15 +320,14 @@ TEST(HarnessConform, ModelOverridesRefuseWhatTheyCannotMean) {
       {"F=0", "F"},  // validate(): F in 1..40
   };
   for (const auto& entry : bad) {  // not a structured binding: Clang 14 cannot capture one in a lambda
+    SCOPED_TRACE(entry.first);
     emulator::FdpaParams q;
-    EXPECT_NE(message([&] { apply_param_override(q, entry.first); }).find(entry.second), std::string::npos)
-        << entry.first;
+    test::expect_throw_with([&] { apply_param_override(q, entry.first); }, entry.second);
   }
   auto dev = make_emulator_device();
   std::vector<Target> targets = select_targets(*dev, "m16n8k32");
-  EXPECT_NE(message([&] { apply_model_overrides(targets, parse_model_overrides("m16n8k32(@F=12")); })
-                .find("--model-override 'm16n8k32(' is not a valid regular expression"),
-            std::string::npos);
+  test::expect_throw_with([&] { apply_model_overrides(targets, parse_model_overrides("m16n8k32(@F=12")); },
+                          "--model-override 'm16n8k32(' is not a valid regular expression");
 }
 
 // The mapping of a GEMM output onto the golden gemm operation (M = N = 1: expanded and padded e4m3

@@ -13,10 +13,12 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
 #include "blockscale/quantize.h"
+#include "expect_throw.h"
 
 namespace {
 
@@ -328,33 +330,27 @@ TEST(BlockAmax, MaxAbsUnderTheNanRule) {
 // ---- Sizes that do not fit: each refused with the rule named.
 
 TEST(BlockCalls, SizesThatDoNotFitAreRefused) {
-  const auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no exception");
-  };
+  using test::invalid_argument_message;
   const QuantizeOptions o = recipes::ocp(kE4m3);
   std::vector<std::uint8_t> codes(33);
   const std::vector<float> x33(33, 1.0f);
-  EXPECT_EQ(message([&] { quantize_block(x33, kMx8, o, {}, codes); }),
+  const auto x4 = std::span(x33).first(4);
+  const auto c3 = std::span(codes).first(3), c4 = std::span(codes).first(4);
+  EXPECT_EQ(invalid_argument_message([&] { quantize_block(x33, kMx8, o, {}, codes); }),
             "quantize_block: a block has 1 to 32 elements, got 33");
-  EXPECT_EQ(message([&] { quantize_block({}, kMx8, o, {}, {}); }), "quantize_block: a block has 1 to 32 elements, got 0");
-  EXPECT_EQ(message([&] { quantize_block(std::span(x33).first(4), kMx8, o, {}, std::span(codes).first(3)); }),
+  EXPECT_EQ(invalid_argument_message([&] { quantize_block({}, kMx8, o, {}, {}); }),
+            "quantize_block: a block has 1 to 32 elements, got 0");
+  EXPECT_EQ(invalid_argument_message([&] { quantize_block(x4, kMx8, o, {}, c3); }),
             "quantize_block: 4 inputs but 3 output codes");
   const std::vector<std::uint32_t> bits(4, 0);
-  EXPECT_EQ(message([&] { quantize_block(std::span(x33).first(4), kMx8, o, {}, std::span(codes).first(4), bits); }),
+  EXPECT_EQ(invalid_argument_message([&] { quantize_block(x4, kMx8, o, {}, c4, bits); }),
             "quantize_block: random bits given but the element rounding is not stochastic");
   QuantizeOptions sr = o;
   sr.element.rounding = Rounding::stochastic;
-  EXPECT_EQ(message([&] { quantize_block(std::span(x33).first(4), kMx8, sr, {}, std::span(codes).first(4)); }),
+  EXPECT_EQ(invalid_argument_message([&] { quantize_block(x4, kMx8, sr, {}, c4); }),
             "quantize_block: stochastic rounding needs one random word per element");
   std::vector<float> multipliers(2);
-  EXPECT_EQ(message([&] {
-              block_scales_for_amax(kMx8, o, {}, std::span(x33).first(3), std::span(codes).first(3), multipliers);
-            }),
+  EXPECT_EQ(invalid_argument_message([&] { block_scales_for_amax(kMx8, o, {}, std::span(x33).first(3), c3, multipliers); }),
             "block_scales_for_amax: 3 maxima, 3 codes and 2 multipliers");
 }
 
