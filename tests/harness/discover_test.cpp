@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+// Discovery against hypothetical devices: a device built here, outside the emulator, whose dot
+// products are a T-FDPA with chosen fused width L, fraction bits F and output rounding (any of
+// RZ, RD, RU, RA, RNE, RNA, RNZ at FP32, E8M13 or FP16 precision). No Hopper unit rounds other than
+// RZ or RNE, so the emulator's self-test device cannot show what discovery reports for the other
+// modes; these tests make every branch of its rounding classification run and check the parameters
+// it reads back against the ones the device was built with.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "blockscale/formats.h"
+#include "blockscale/harness.h"
+
+namespace blockscale::harness {
+namespace {
+
+enum class Mode { RZ, RD, RU, RA, RNE, RNA, RNZ };
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::RZ: return "RZ";
+    case Mode::RD: return "RD";
+    case Mode::RU: return "RU";
+    case Mode::RA: return "RA";
+    case Mode::RNE: return "RNE";
+    case Mode::RNA: return "RNA";
+    case Mode::RNZ: return "RNZ";
+  }
+  return "?";
+}
+
+struct Hypothesis {
+  int L = 16;              // products per fused step; K > L chains steps, each rounded to the output
+  int F = 25;              // fraction bits kept below the alignment exponent (truncation, b.3)
+  Mode mode = Mode::RZ;    // rounding of each step's sum to the output
+  int output_bits = 23;    // fraction bits of each step's result (23 FP32, 13 E8M13, 10 FP16)
+  bool c_after = false;    // C left out of the fused sum and added to its result, rounded in `mode`
+};
+
+// sign * q * 2^e rounded to `bits` fraction bits in mode m, as a double (exact: q < 2^62, e small).
+double round_to_bits(bool negative, std::uint64_t q, int e, int bits, Mode m) {
+  if (q == 0) return negative ? -0.0 : 0.0;
+  const int width = std::bit_width(q);
+  const int drop = width - (bits + 1);
+  if (drop > 0) {
+    const std::uint64_t rem = q & ((std::uint64_t{1} << drop) - 1), half = std::uint64_t{1} << (drop - 1);
+    q >>= drop;
+    e += drop;
+    bool up = false;
+    switch (m) {
+      case Mode::RZ: up = false; break;
+      case Mode::RD: up = negative && rem != 0; break;
+      case Mode::RU: up = !negative && rem != 0; break;
+      case Mode::RA: up = rem != 0; break;
+      case Mode::RNE: up = rem > half || (rem == half && (q & 1) != 0); break;
+      case Mode::RNA: up = rem >= half; break;
+      case Mode::RNZ: up = rem > half; break;
+    }
+    q += up ? 1 : 0;
+  }
+  const double v = std::ldexp(static_cast<double>(q), e);
+  return negative ? -v : v;
+}
+
+// v rounded to `bits` fraction bits in mode m (v exact in double).
+double round_to_bits(double v, int bits, Mode m) {
+  int e = 0;
+  const double f = std::frexp(std::fabs(v), &e);  // |v| = f * 2^e, f in [0.5, 1)
+  return round_to_bits(std::signbit(v), static_cast<std::uint64_t>(std::ldexp(f, 53)), e - 53, bits, m);
+}
+
+// The device: every output element of every tile is one hypothetical dot product. Operand products
+// are exact in double (the formats used here have at most 11 significand bits); each product is
+// aligned on e_a + e_b (unnormalised, b.2), every term of a step is truncated to a multiple of
+// 2^(e_max - F) and the integer sum rounded once. Overflow, underflow below the output's normal
+// range and special values are outside what these tests ask: any NaN or Inf input gives NaN.
+class HypotheticalDevice final : public Device {
+ public:
+  explicit HypotheticalDevice(Hypothesis h) : h_(h) {}
+
+  DeviceDescription describe() const override {
+    DeviceDescription d;
+    d.kind = "test";
+    d.name = "hypothetical T-FDPA device";
+    return d;
+  }
+  std::vector<Target> targets() const override { return {}; }
+  std::vector<std::uint32_t> run(const GemmTarget&, const GemmProblem&) override {
+    throw std::invalid_argument("the hypothetical device computes instructions only");
+  }
+
+  std::vector<std::uint32_t> run(const InstructionTarget& t, const TileBatch& in) override {
+    const std::size_t K = static_cast<std::size_t>(t.k), M = static_cast<std::size_t>(t.m),
+                      N = static_cast<std::size_t>(t.n);
+    std::vector<std::uint32_t> out(in.tiles * M * N);
+    for (std::size_t g = 0; g < in.tiles; ++g)
+      for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < N; ++j) {
+          const std::uint32_t* a = &in.a[(g * M + i) * K];
+          const std::uint32_t* b = &in.b[(g * N + j) * K];
+          const std::uint32_t c = in.c[(g * M + i) * N + j];
+          out[(g * M + i) * N + j] = dot(t, a, b, c);
+        }
+    return out;
+  }
+
+ private:
+  std::uint32_t dot(const InstructionTarget& t, const std::uint32_t* a, const std::uint32_t* b, std::uint32_t c) const {
+    const std::uint32_t nan = t.acc == Format::float16 ? 0x7FFFu : 0x7FFFFFFFu;
+    const double c_value = to_double(t.acc, c);
+    if (!std::isfinite(c_value)) return nan;
+    double acc = h_.c_after ? 0.0 : c_value;
+    for (int k0 = 0; k0 < t.k; k0 += h_.L) {
+      struct Term {
+        double value;
+        int exponent;
+      };
+      std::vector<Term> terms;
+      if (acc != 0) terms.push_back({acc, std::ilogb(acc)});
+      for (int k = k0; k < std::min(t.k, k0 + h_.L); ++k) {
+        const double x = to_double(t.a, a[k]), y = to_double(t.b, b[k]);
+        if (!std::isfinite(x) || !std::isfinite(y)) return nan;
+        if (x != 0 && y != 0) terms.push_back({x * y, std::ilogb(x) + std::ilogb(y)});
+      }
+      if (terms.empty()) {
+        acc = 0.0;
+        continue;
+      }
+      int e_max = terms[0].exponent;
+      for (const Term& s : terms) e_max = std::max(e_max, s.exponent);
+      std::int64_t sum = 0;  // in units of 2^(e_max - F); each term < 2^(F + 2)
+      for (const Term& s : terms) sum += static_cast<std::int64_t>(std::trunc(std::ldexp(s.value, h_.F - e_max)));
+      acc = round_to_bits(sum < 0, static_cast<std::uint64_t>(sum < 0 ? -sum : sum), e_max - h_.F, h_.output_bits,
+                          h_.mode);
+    }
+    // The sum of two outputs is exact in double while their exponents lie within 29 binades of
+    // each other, which holds for the C-placement probe (C = 128, 0.75 ulp of it).
+    if (h_.c_after) acc = round_to_bits(acc + c_value, h_.output_bits, h_.mode);
+    if (t.acc == Format::float16) return convert(Format::float16, acc);
+    if (std::fabs(acc) >= 0x1p128) return std::signbit(acc) ? 0xFF800000u : 0x7F800000u;  // the overflow probe
+    return std::bit_cast<std::uint32_t>(static_cast<float>(acc));
+  }
+
+  Hypothesis h_;
+};
+
+const DiscoveryItem& item(const Discovery& d, const std::string& parameter) {
+  for (const DiscoveryItem& i : d.items)
+    if (i.parameter == parameter) return i;
+  throw std::logic_error("discovery reported no '" + parameter + "'");
+}
+
+constexpr const char* kBf16 = "sm_90a wgmma.mma_async m64n8k16 f32 bf16 bf16";  // T-FDPA L=16 F=25 RZ-FP32
+constexpr const char* kF16 = "sm_90a wgmma.mma_async m64n8k16 f16 f16 f16";     // T-FDPA L=16 F=25 RNE-FP16
+
+// Every rounding mode at FP32 precision is named as the device was built, and only the table's
+// RZ agrees; the fused width and F read back as built.
+TEST(HarnessDiscoverHypothetical, NamesEveryRoundingModeAtFp32) {
+  const InstructionTarget t = instruction_target(kBf16);
+  for (Mode m : {Mode::RZ, Mode::RD, Mode::RU, Mode::RA, Mode::RNE, Mode::RNA, Mode::RNZ}) {
+    SCOPED_TRACE(mode_name(m));
+    HypotheticalDevice dev({.L = 16, .F = 25, .mode = m, .output_bits = 23});
+    const Discovery d = discover(dev, t);
+    EXPECT_EQ(item(d, "output fraction bits").discovered, "23") << discovery_table(d);
+    const DiscoveryItem& r = item(d, "output rounding");
+    EXPECT_EQ(r.discovered, std::string(mode_name(m)) + "-FP32") << r.evidence;
+    EXPECT_EQ(r.verdict, m == Mode::RZ ? Verdict::agrees : Verdict::disagrees);
+    EXPECT_EQ(item(d, "fused width L").verdict, Verdict::agrees) << discovery_table(d);
+    EXPECT_EQ(item(d, "fraction bits F").discovered, "25");
+    EXPECT_EQ(item(d, "C placement").verdict, Verdict::agrees);
+    EXPECT_EQ(item(d, "product normalisation").verdict, Verdict::agrees);
+  }
+}
+
+// The output precision is read before the mode: E8M13 and an unnamed 18-bit precision.
+TEST(HarnessDiscoverHypothetical, NamesReducedOutputPrecisions) {
+  const InstructionTarget t = instruction_target(kBf16);
+  HypotheticalDevice e8m13({.L = 16, .F = 25, .mode = Mode::RD, .output_bits = 13});
+  Discovery d = discover(e8m13, t);
+  EXPECT_EQ(item(d, "output fraction bits").discovered, "13");
+  EXPECT_EQ(item(d, "output fraction bits").verdict, Verdict::disagrees);
+  EXPECT_EQ(item(d, "output rounding").discovered, "RD-E8M13");
+  HypotheticalDevice p18({.L = 16, .F = 25, .mode = Mode::RNA, .output_bits = 18});
+  d = discover(p18, t);
+  EXPECT_EQ(item(d, "output fraction bits").discovered, "18");
+  EXPECT_EQ(item(d, "output rounding").discovered, "RNA-p18");
+  EXPECT_EQ(item(d, "output rounding").verdict, Verdict::disagrees);
+}
+
+// An f16 accumulator: the table's RNE-FP16 agrees, the other modes are named and disagree.
+TEST(HarnessDiscoverHypothetical, NamesRoundingModesAtFp16) {
+  const InstructionTarget t = instruction_target(kF16);
+  for (Mode m : {Mode::RNE, Mode::RZ, Mode::RU, Mode::RNZ}) {
+    SCOPED_TRACE(mode_name(m));
+    HypotheticalDevice dev({.L = 16, .F = 25, .mode = m, .output_bits = 10});
+    const Discovery d = discover(dev, t);
+    EXPECT_EQ(item(d, "output fraction bits").discovered, "10") << discovery_table(d);
+    const DiscoveryItem& r = item(d, "output rounding");
+    EXPECT_EQ(r.discovered, std::string(mode_name(m)) + "-FP16") << r.evidence;
+    EXPECT_EQ(r.verdict, m == Mode::RNE ? Verdict::agrees : Verdict::disagrees);
+  }
+}
+
+// A narrower fused width and a smaller F are read back and disagree with the table.
+TEST(HarnessDiscoverHypothetical, ReadsBackFusedWidthAndFractionBits) {
+  const InstructionTarget t = instruction_target(kBf16);
+  HypotheticalDevice narrow({.L = 8, .F = 25, .mode = Mode::RZ, .output_bits = 23});
+  Discovery d = discover(narrow, t);
+  EXPECT_EQ(item(d, "fused width L").discovered, "L = 8 (k = 0..7, then chained)");
+  EXPECT_EQ(item(d, "fused width L").verdict, Verdict::disagrees);
+  EXPECT_EQ(item(d, "fraction bits F").discovered, "25");
+  HypotheticalDevice short_f({.L = 16, .F = 21, .mode = Mode::RZ, .output_bits = 23});
+  d = discover(short_f, t);
+  EXPECT_EQ(item(d, "fraction bits F").discovered, "21");
+  EXPECT_EQ(item(d, "fraction bits F").verdict, Verdict::disagrees);
+  // With F = 21 every 4 + 2^-j the probes can place (j <= F + 2) is kept: the output holds at
+  // least that many bits, which the table's 23 does not contradict.
+  EXPECT_EQ(item(d, "output fraction bits").discovered, ">= 23");
+  EXPECT_EQ(item(d, "output fraction bits").verdict, Verdict::consistent);
+}
+
+// C added after the products: truncated (RZ) and rounded to nearest (RNE) are told apart by the
+// emulation probe (C = 128 plus 0.75 ulp of it in one product, numerics.md d.3-1); both disagree
+// with the table's fused C.
+TEST(HarnessDiscoverHypothetical, TellsHowCIsAddedAfterTheProducts) {
+  const InstructionTarget t = instruction_target(kBf16);
+  HypotheticalDevice truncated({.L = 16, .F = 25, .mode = Mode::RZ, .output_bits = 23, .c_after = true});
+  Discovery d = discover(truncated, t);
+  EXPECT_EQ(item(d, "C placement").discovered, "added after the products, truncated") << discovery_table(d);
+  EXPECT_EQ(item(d, "C placement").verdict, Verdict::disagrees);
+  HypotheticalDevice nearest({.L = 16, .F = 25, .mode = Mode::RNE, .output_bits = 23, .c_after = true});
+  d = discover(nearest, t);
+  EXPECT_EQ(item(d, "C placement").discovered, "added after the products, rounded to nearest (FADD/HADD)");
+  EXPECT_EQ(item(d, "C placement").verdict, Verdict::disagrees);
+  EXPECT_EQ(item(d, "fraction bits F").discovered, "25");
+}
+
+}  // namespace
+}  // namespace blockscale::harness
