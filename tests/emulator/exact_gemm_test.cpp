@@ -19,9 +19,12 @@
 #include "blockscale/quantize/tensor.h"
 #include "blockscale/reference/operands.h"
 #include "gemm_test_data.h"
+#include "expect_throw.h"
 
 namespace blockscale::emulator {
 namespace {
+
+using blockscale::test::invalid_argument_message;
 
 using Rng = std::mt19937_64;
 using testing::c_bits;
@@ -254,24 +257,16 @@ TEST(ExactGemm, Batches) {
 TEST(ExactGemm, BadInput) {
   Rng rng(6);
   const BlockScaledTensor a = quantized(rng, block_formats::mxfp8_e4m3, 4, 64, false);
-  const auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(message([&] { exact_gemm(a, quantized(rng, block_formats::nvfp4, 4, 64, false)); })
+  EXPECT_NE(invalid_argument_message([&] { exact_gemm(a, quantized(rng, block_formats::nvfp4, 4, 64, false)); })
                 .find("must share the scale type and the block size"),
             std::string::npos);
-  EXPECT_NE(message([&] { exact_gemm(a, quantized(rng, block_formats::mxfp8_e4m3, 4, 96, false)); }).find("K=64 but B has K=96"),
+  EXPECT_NE(invalid_argument_message([&] { exact_gemm(a, quantized(rng, block_formats::mxfp8_e4m3, 4, 96, false)); }).find("K=64 but B has K=96"),
             std::string::npos);
   const std::vector<std::uint32_t> c(6);
-  EXPECT_NE(message([&] { exact_gemm(a, a, CodeMatrix(Format::float32, 2, 3, c)); }).find("C must be 4 x 4, got 2 x 3"),
+  EXPECT_NE(invalid_argument_message([&] { exact_gemm(a, a, CodeMatrix(Format::float32, 2, 3, c)); }).find("C must be 4 x 4, got 2 x 3"),
             std::string::npos);
   const std::vector<std::uint8_t> c8(16);
-  EXPECT_NE(message([&] { exact_gemm(a, a, CodeMatrix(Format::float8_e4m3fn, 4, 4, c8)); }).find("C must hold f32 codes"),
+  EXPECT_NE(invalid_argument_message([&] { exact_gemm(a, a, CodeMatrix(Format::float8_e4m3fn, 4, 4, c8)); }).find("C must hold f32 codes"),
             std::string::npos);
 }
 

@@ -26,9 +26,12 @@
 #include "blockscale/formats/presets.h"
 #include "blockscale/harness/external.h"
 #include "blockscale/reference/exact_sum.h"
+#include "expect_throw.h"
 
 namespace blockscale::emulator {
 namespace {
+
+using blockscale::test::invalid_argument_message;
 
 using G = Fp8Granularity;
 
@@ -660,51 +663,43 @@ TEST(LibraryFp8, CertifiedSumsLeaveWhatTheyCannotProveToTheExactRoute) {
 }
 
 TEST(LibraryFp8, BadCallsNameTheRule) {
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no exception");
-  };
-  EXPECT_NE(message([] {
+  EXPECT_NE(invalid_argument_message([] {
               library_fp8_schedule(Fp8Library::torch_scaled_mm, true, G::row, G::row);
             }).find("measured: tensor x tensor"),
             std::string::npos);
-  EXPECT_NE(message([] {
+  EXPECT_NE(invalid_argument_message([] {
               library_fp8_schedule(Fp8Library::cublaslt, false, G::row, G::row);
             }).find("was not measured"),
             std::string::npos);
   const LibraryFp8Schedule& tensor = library_fp8_schedule(Fp8Library::cublaslt, false, G::tensor, G::tensor);
   const Fp8ScaledMatrix t = quantized(8, 256, G::tensor, 1), rb = quantized(8, 256, G::block_1x128, 2);
   EXPECT_NE(
-      message([&] { library_fp8_gemm(tensor, t, rb, 0, 8); }).find("takes A scaled tensor and B tensor"),
+      invalid_argument_message([&] { library_fp8_gemm(tensor, t, rb, 0, 8); }).find("takes A scaled tensor and B tensor"),
       std::string::npos);
   const Fp8ScaledMatrix short_k = quantized(8, 128, G::tensor, 3);
-  EXPECT_NE(message([&] { library_fp8_gemm(tensor, t, short_k, 0, 8); }).find("K = 128"), std::string::npos);
-  EXPECT_NE(message([&] { library_fp8_gemm(tensor, t, t, 3, 3); }).find("nonempty range"), std::string::npos);
-  EXPECT_NE(message([&] { library_fp8_gemm(tensor, t, t, 0, 9); }).find("nonempty range"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, t, short_k, 0, 8); }).find("K = 128"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, t, t, 3, 3); }).find("nonempty range"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, t, t, 0, 9); }).find("nonempty range"), std::string::npos);
   Fp8ScaledMatrix e5 = quantize_fp8_scaled(data(8 * 256, 4), 8, 256, KAxis::last, Format::float8_e5m2,
                                            G::tensor, Fp8ScaleRecipe::torchao);
-  EXPECT_NE(message([&] { library_fp8_gemm(tensor, e5, e5, 0, 8); }).find("e5m2 x e5m2"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, e5, e5, 0, 8); }).find("e5m2 x e5m2"), std::string::npos);
   Fp8ScaledMatrix bad = t;
   bad.scales[0] = -1.0f;
-  EXPECT_NE(message([&] { library_fp8_gemm(tensor, bad, t, 0, 8); }).find("positive finite"),
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, bad, t, 0, 8); }).find("positive finite"),
             std::string::npos);
-  EXPECT_NE(message([&] { library_fp8_gemm(tensor, t, t, 0, 8, 0); }).find("split_k must be >= 1, got 0"),
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, t, t, 0, 8, 0); }).find("split_k must be >= 1, got 0"),
             std::string::npos);
   const LibraryFp8Schedule& rowwise =
       library_fp8_schedule(Fp8Library::torch_scaled_mm, false, G::row, G::row);
   const Fp8ScaledMatrix r = quantized(8, 256, G::row, 5);
-  EXPECT_NE(message([&] { library_fp8_gemm(rowwise, r, r, 0, 8, 2); }).find("never seen splitting K"),
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(rowwise, r, r, 0, 8, 2); }).find("never seen splitting K"),
             std::string::npos);
   bad.scales.push_back(1.0f);
-  EXPECT_NE(message([&] { exact_fp8_scaled_gemm(bad, t, 0, 8); }).find("needs 1 scales, has 2"),
+  EXPECT_NE(invalid_argument_message([&] { exact_fp8_scaled_gemm(bad, t, 0, 8); }).find("needs 1 scales, has 2"),
             std::string::npos);
   Fp8ScaledMatrix nan = t;
   nan.codes[17] = 0x7F;
-  EXPECT_NE(message([&] { exact_fp8_scaled_gemm(nan, t, 0, 8); }).find("NaN or Inf code at element 17"),
+  EXPECT_NE(invalid_argument_message([&] { exact_fp8_scaled_gemm(nan, t, 0, 8); }).find("NaN or Inf code at element 17"),
             std::string::npos);
 }
 

@@ -13,18 +13,20 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "blockscale/emulator/library_fp8.h"
+#include "expect_throw.h"
 #include "golden/helpers.h"  // tests/golden: env, whole-file reads
 #include "json.h"            // src/golden: the project's strict JSON reader
 
 namespace blockscale::emulator {
 namespace {
+
+using blockscale::test::expect_throw_with;
 
 using G = Fp8Granularity;
 using golden::detail::Json;
@@ -196,48 +198,39 @@ TEST(RecordedSplitK, TellsTheCallsApartWhereTheHeuristicDoes) {
   EXPECT_EQ(lookup(torch, "tensor", "e4m3xe4m3", 64, 256, 16384, {"h100", false, 32}), 6);
 }
 
-void expect_refusal(const std::function<void()>& f, const std::string& rule) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one naming: " << rule;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
-  }
-}
-
 TEST(RecordedSplitK, RefusesWhatWasNotRecordedAndSaysWhy) {
   const auto torch = Fp8Library::torch_scaled_mm;
   const auto e4m3 = Format::float8_e4m3fn, e5m2 = Format::float8_e5m2;
-  expect_refusal([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e4m3, e4m3, 64, 256, 16384, {"b200"}); },
+  expect_throw_with([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e4m3, e4m3, 64, 256, 16384, {"b200"}); },
                  "recorded on an H100 and an H200");
-  expect_refusal(
+  expect_throw_with(
       [&] {
         recorded_split_k(Fp8Library::cublaslt, false, G::tensor, G::tensor, e4m3, e4m3, 64, 256, 16384,
                          {"h100", false, 32});
       },
       "1 or a 64 MiB workspace");
-  expect_refusal([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e5m2, e5m2, 64, 256, 16384, {"h100"}); },
+  expect_throw_with([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e5m2, e5m2, 64, 256, 16384, {"h100"}); },
                  "not e5m2 x e5m2");
-  expect_refusal(
+  expect_throw_with(
       [&] { recorded_split_k(torch, false, G::tensor, G::tensor, Format::float6_e2m3fn, e4m3, 64, 256, 16384, {"h100"}); },
       "e4m3 or e5m2");
-  expect_refusal(
+  expect_throw_with(
       [&] { recorded_split_k(torch, true, G::block_1x128, G::block_1x128, e4m3, e4m3, 64, 256, 16384, {"h100"}); },
       "fast accumulation was recorded for tensor x tensor");
-  expect_refusal([&] { recorded_split_k(torch, false, G::row, G::tensor, e4m3, e4m3, 64, 256, 16384, {"h100"}); },
+  expect_throw_with([&] { recorded_split_k(torch, false, G::row, G::tensor, e4m3, e4m3, 64, 256, 16384, {"h100"}); },
                  "the libraries take tensor x tensor");
   // Off the grid, the message names the query that asks the GPU.
-  expect_refusal([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e4m3, e4m3, 64, 256, 16000, {"h100"}); },
+  expect_throw_with([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e4m3, e4m3, 64, 256, 16000, {"h100"}); },
                  "64x256x16000 is not on the recorded grid");
-  expect_refusal([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e4m3, e4m3, 64, 200, 16384, {"h100"}); },
+  expect_throw_with([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e4m3, e4m3, 64, 200, 16384, {"h100"}); },
                  "scripts/cublaslt_split_k.py query 64x200x16384 asks");
-  expect_refusal(
+  expect_throw_with(
       [&] {
         recorded_split_k(Fp8Library::cublaslt, false, G::tensor, G::tensor, e4m3, e4m3, 64, 200, 16384, {"h100"});
       },
       "query 64x200x16384 --library cublaslt asks");
   // 1 x 1 outputs: cuBLASLt offered no fp8 algorithm.
-  expect_refusal([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e4m3, e4m3, 1, 1, 4096, {"h200"}); },
+  expect_throw_with([&] { recorded_split_k(torch, false, G::tensor, G::tensor, e4m3, e4m3, 1, 1, 4096, {"h200"}); },
                  "had no algorithm for torch tensor e4m3xe4m3 f32 D at 1x1x4096 on the H200");
 }
 

@@ -15,9 +15,12 @@
 #include "blockscale/formats/detail/bulk_paths.h"
 #include "blockscale/formats/eigen.h"
 #include "spec.h"
+#include "expect_throw.h"
 
 namespace blockscale {
 namespace {
+
+using blockscale::test::invalid_argument_message;
 
 // ---------------------------------------------------------------------------------------------
 // Decode (the spec formula lives in spec.h).
@@ -210,48 +213,40 @@ TEST(Eigen, MatrixOfFloat8CastsAndPrints) {
 // ---------------------------------------------------------------------------------------------
 // Options, presets and their errors.
 TEST(Options, RejectedCombinationsNameTheRule) {
-  const auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no exception");
-  };
-  EXPECT_NE(message([] { presets::cuda(Format::float8_e4m3fn, Format::float32, false, Rounding::toward_zero); })
+  EXPECT_NE(invalid_argument_message([] { presets::cuda(Format::float8_e4m3fn, Format::float32, false, Rounding::toward_zero); })
                 .find("toward_zero"), std::string::npos);
-  EXPECT_NE(message([] { presets::cuda(Format::float8_e8m0fnu, Format::float32, false, Rounding::nearest_even); })
+  EXPECT_NE(invalid_argument_message([] { presets::cuda(Format::float8_e8m0fnu, Format::float32, false, Rounding::nearest_even); })
                 .find("cudaRoundZero and cudaRoundPosInf"), std::string::npos);
-  EXPECT_NE(message([] { presets::cuda(Format::float4_e2m1fn, Format::float32, false, Rounding::upward); })
+  EXPECT_NE(invalid_argument_message([] { presets::cuda(Format::float4_e2m1fn, Format::float32, false, Rounding::upward); })
                 .find("upward"), std::string::npos);
-  EXPECT_NE(message([] { presets::cuda(Format::float4_e2m1fn, Format::float32, false, {}, Overflow::infinity); })
+  EXPECT_NE(invalid_argument_message([] { presets::cuda(Format::float4_e2m1fn, Format::float32, false, {}, Overflow::infinity); })
                 .find("always saturate"), std::string::npos);
-  EXPECT_NE(message([] { presets::cuda(Format::float8_ue4m3); }).find("float8_ue4m3"), std::string::npos);
-  EXPECT_NE(message([] { presets::cuda(Format::float8_e8m0fnu, Format::float16); }).find("float16 -> float8_e8m0fnu"),
+  EXPECT_NE(invalid_argument_message([] { presets::cuda(Format::float8_ue4m3); }).find("float8_ue4m3"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([] { presets::cuda(Format::float8_e8m0fnu, Format::float16); }).find("float16 -> float8_e8m0fnu"),
             std::string::npos);
-  EXPECT_NE(message([] { presets::ml_dtypes(Format::float8_ue4m3); }).find("ml_dtypes"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([] { presets::ml_dtypes(Format::float8_ue4m3); }).find("ml_dtypes"), std::string::npos);
   ConvertOptions sr;
   sr.rounding = Rounding::stochastic;
   sr.stochastic_bits = 0;
-  EXPECT_NE(message([&] { convert(Format::float8_e4m3fn, 1.0f, sr); }).find("stochastic_bits must be in 1..32"),
+  EXPECT_NE(invalid_argument_message([&] { convert(Format::float8_e4m3fn, 1.0f, sr); }).find("stochastic_bits must be in 1..32"),
             std::string::npos);
   ConvertOptions bad_nan;
   bad_nan.with_nan({0x12, false, false});
-  EXPECT_NE(message([&] { convert(Format::float8_e4m3fn, 1.0f, bad_nan); }).find("is not a NaN of float8_e4m3fn"),
+  EXPECT_NE(invalid_argument_message([&] { convert(Format::float8_e4m3fn, 1.0f, bad_nan); }).find("is not a NaN of float8_e4m3fn"),
             std::string::npos);
   ConvertOptions big;
   big.with_nan({0x100, false, false});
-  EXPECT_NE(message([&] { convert(Format::float4_e2m1fn, 1.0f, big); }).find("does not fit"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { convert(Format::float4_e2m1fn, 1.0f, big); }).find("does not fit"), std::string::npos);
   ConvertOptions quirk;
   quirk.subnormal_grid_quirk = true;
-  EXPECT_NE(message([&] { convert(Format::float8_e4m3fn, 1.0f, quirk); }).find("without subnormals"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { convert(Format::float8_e4m3fn, 1.0f, quirk); }).find("without subnormals"), std::string::npos);
   // Bulk size rules.
   std::vector<float> in(4);
   std::vector<std::uint8_t> out(3);
-  EXPECT_NE(message([&] { convert(in, Format::float8_e4m3fn, out); }).find("input has 4 elements, output has 3"),
+  EXPECT_NE(invalid_argument_message([&] { convert(in, Format::float8_e4m3fn, out); }).find("input has 4 elements, output has 3"),
             std::string::npos);
   std::vector<std::uint16_t> out16(4);
-  EXPECT_NE(message([&] { convert(in, Format::float8_e4m3fn, out16); }).find("8-bit words"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { convert(in, Format::float8_e4m3fn, out16); }).find("8-bit words"), std::string::npos);
 }
 
 TEST(Presets, MlDtypesSpecialValues) {

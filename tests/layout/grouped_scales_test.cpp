@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -26,9 +25,12 @@
 
 #include "blockscale/layout.h"
 #include "layout/index_tensor.h"
+#include "expect_throw.h"
 
 namespace blockscale {
 namespace {
+
+using blockscale::test::expect_throw_with;
 
 using test::IndexTensor;
 using test::pad_to_multiple;
@@ -467,15 +469,6 @@ TEST(GroupedScales, OneGroupIsTheTiledLayout) {
   EXPECT_TRUE(std::all_of(grouped.begin() + static_cast<std::ptrdiff_t>(tiled.size()), grouped.end(), [](std::uint8_t b) { return b == 0; }));
 }
 
-void expect_rule(const std::function<void()>& f, const std::string& rule) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected: " << rule;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
-  }
-}
-
 // DeepGEMM's own group descriptions, as its test generator builds them
 // (generate_m_grouped_contiguous with use_psum_layout: psum[g] = start + actual_m, start advanced
 // by the aligned size; m = the sum of aligned sizes).
@@ -498,20 +491,20 @@ TEST(GroupedScales, DeepGemmPsumAndKSizes) {
   // Without m, the least padded matrix: the same here, as the generator's m is start(G).
   EXPECT_EQ(storage_size(deepgemm_m_groups_from_psum(psum, 128), 264, 3), storage_size(l, 264, 3));
   // A psum whose group ends before its aligned start, negative values, bad alignments.
-  expect_rule([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5, 100}, 128); },
+  expect_throw_with([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5, 100}, 128); },
               "group 1 ends at row 100, outside [128, 2^40] (it starts at align(5, 128))");
-  expect_rule([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{-1}, 128); }, "group 0 ends at row -1");
-  expect_rule([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5}, 0); }, "the alignment must be in [1, 2^20]");
-  expect_rule([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5}, 128, -1); }, "m must be in [0, 2^40]");
-  expect_rule([] { (void)deepgemm_psum(GroupedScaleLayout{GroupAxis::rows, {5}}, 5, 4); }, "not deepgemm_sm100 rows groups");
+  expect_throw_with([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{-1}, 128); }, "group 0 ends at row -1");
+  expect_throw_with([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5}, 0); }, "the alignment must be in [1, 2^20]");
+  expect_throw_with([] { (void)deepgemm_m_groups_from_psum(std::vector<i64>{5}, 128, -1); }, "m must be in [0, 2^40]");
+  expect_throw_with([] { (void)deepgemm_psum(GroupedScaleLayout{GroupAxis::rows, {5}}, 5, 4); }, "not deepgemm_sm100 rows groups");
   // K groups: ceil(k / gran_k) blocks each.
   const GroupedScaleLayout k = deepgemm_k_groups_from_ks(std::vector<i64>{256, 100, 0, 32}, 128);
   EXPECT_EQ(k.group_ends, (std::vector<i64>{2, 3, 3, 4}));
   EXPECT_EQ(k.axis, GroupAxis::cols);
   EXPECT_EQ(k.family, GroupedScaleFamily::deepgemm_sm100);
   EXPECT_EQ(deepgemm_k_groups_from_ks(std::vector<i64>{256, 100}, 32).group_ends, (std::vector<i64>{8, 12}));
-  expect_rule([] { (void)deepgemm_k_groups_from_ks(std::vector<i64>{256}, 64); }, "gran_k must be 32 or 128");
-  expect_rule([] { (void)deepgemm_k_groups_from_ks(std::vector<i64>{-4}, 32); }, "group 0 has K = -4");
+  expect_throw_with([] { (void)deepgemm_k_groups_from_ks(std::vector<i64>{256}, 64); }, "gran_k must be 32 or 128");
+  expect_throw_with([] { (void)deepgemm_k_groups_from_ks(std::vector<i64>{-4}, 32); }, "group 0 has K = -4");
 }
 
 TEST(GroupedScales, TextForm) {
@@ -541,84 +534,84 @@ TEST(GroupedScales, TextForm) {
   EXPECT_EQ(swapped.alignment, 32);
   EXPECT_EQ(swapped.padded_rows, 300);
   EXPECT_EQ(swapped.group_ends, (std::vector<i64>{5, 133}));
-  expect_rule([] { (void)grouped_scale_layout_from_string("rows"); },
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("rows"); },
               "expected <rows|cols|deepgemm_sm100_rows|deepgemm_sm100_cols|triton_kernels_rows>:<end>,<end>,...");
-  expect_rule([] { (void)grouped_scale_layout_from_string("m:3"); },
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("m:3"); },
               "the axis must be 'rows' or 'cols' (torchao), 'deepgemm_sm100_rows' or 'deepgemm_sm100_cols', or 'triton_kernels_rows', not 'm'");
-  expect_rule([] { (void)grouped_scale_layout_from_string("triton_kernels_cols:3"); }, "not 'triton_kernels_cols'");
-  expect_rule([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:alignment=64:3"); },
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("triton_kernels_cols:3"); }, "not 'triton_kernels_cols'");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:alignment=64:3"); },
               "unknown parameter 'alignment' (triton_kernels_rows takes tokens)");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:tokens=64:3"); }, "unknown parameter 'tokens'");
-  expect_rule([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:tokens=0:3"); }, "tokens 0 is outside [1, 2^40]");
-  expect_rule([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:tokens=5,tokens=6:3"); }, "tokens given twice");
-  expect_rule([] { (void)grouped_scale_layout_from_string("rows:3,x"); }, "group end 'x' is not a decimal integer");
-  expect_rule([] { (void)grouped_scale_layout_from_string("rows:3,,4"); }, "group end '' is not a decimal integer");
-  expect_rule([] { (void)grouped_scale_layout_from_string("rows:+3"); }, "group end '+3' is not a decimal integer");
-  expect_rule([] { (void)grouped_scale_layout_from_string("cols:-1,4"); }, "outside [0, 2^40]");
-  expect_rule([] { (void)grouped_scale_layout_from_string("cols:1099511627777"); }, "outside [0, 2^40]");
-  expect_rule([] { (void)grouped_scale_layout_from_string("cols:5,4"); }, "non-decreasing");
-  expect_rule([] { (void)grouped_scale_layout_from_string("cols:4,"); }, "trailing ','");
-  expect_rule([] { (void)grouped_scale_layout_from_string("rows:alignment=64:4"); }, "parameters apply to deepgemm_sm100_rows (alignment=, padded_rows=) and triton_kernels_rows (tokens=) only");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_cols:alignment=64:4"); }, "parameters apply to deepgemm_sm100_rows");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment:4"); }, "parameter 'alignment' is not <name>=<value>");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows::4"); }, "parameter '' is not <name>=<value>");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=x:4"); }, "alignment 'x' is not a decimal integer");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=0:4"); }, "alignment 0 is outside [1, 2^20]");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=1048577:4"); }, "outside [1, 2^20]");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:padded_rows=0:4"); }, "padded_rows 0 is outside [1, 2^40]");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=32,alignment=64:4"); }, "alignment given twice");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:padded_rows=8,padded_rows=9:4"); }, "padded_rows given twice");
-  expect_rule([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:block_m=64:4"); }, "unknown parameter 'block_m'");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:tokens=64:3"); }, "unknown parameter 'tokens'");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:tokens=0:3"); }, "tokens 0 is outside [1, 2^40]");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("triton_kernels_rows:tokens=5,tokens=6:3"); }, "tokens given twice");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("rows:3,x"); }, "group end 'x' is not a decimal integer");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("rows:3,,4"); }, "group end '' is not a decimal integer");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("rows:+3"); }, "group end '+3' is not a decimal integer");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("cols:-1,4"); }, "outside [0, 2^40]");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("cols:1099511627777"); }, "outside [0, 2^40]");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("cols:5,4"); }, "non-decreasing");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("cols:4,"); }, "trailing ','");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("rows:alignment=64:4"); }, "parameters apply to deepgemm_sm100_rows (alignment=, padded_rows=) and triton_kernels_rows (tokens=) only");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_cols:alignment=64:4"); }, "parameters apply to deepgemm_sm100_rows");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment:4"); }, "parameter 'alignment' is not <name>=<value>");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows::4"); }, "parameter '' is not <name>=<value>");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=x:4"); }, "alignment 'x' is not a decimal integer");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=0:4"); }, "alignment 0 is outside [1, 2^20]");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=1048577:4"); }, "outside [1, 2^20]");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:padded_rows=0:4"); }, "padded_rows 0 is outside [1, 2^40]");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:alignment=32,alignment=64:4"); }, "alignment given twice");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:padded_rows=8,padded_rows=9:4"); }, "padded_rows given twice");
+  expect_throw_with([] { (void)grouped_scale_layout_from_string("deepgemm_sm100_rows:block_m=64:4"); }, "unknown parameter 'block_m'");
 }
 
 TEST(GroupedScales, ErrorsNameTheRule) {
   const GroupedScaleLayout ok{GroupAxis::rows, {5, 133}};
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {6, 5, 133}}, 133, 4); }, "non-decreasing");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::cols, {-1, 4}}, 2, 4); }, "not negative");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {5, 132}}, 133, 4); }, "last group end");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::cols, {4}}, 2, 5); }, "last group end");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {}}, 3, 4); }, "no groups");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {3}}, 3, 6); }, "C % 4 == 0");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {3}}, 3, -4); }, "not be negative");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::cols, {i64{1} << 41}}, 1, i64{1} << 41); }, "2^40");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::cols, {i64{1} << 40}}, i64{1} << 40, i64{1} << 40); }, "2^62");
-  expect_rule([&] { (void)offset(ok, 133, 4, 133, 0); }, "outside the matrix");
-  expect_rule([&] { (void)offset(ok, 133, 4, 0, -1); }, "outside the matrix");
-  expect_rule([&] { (void)logical_index(ok, 133, 4, storage_size(ok, 133, 4)); }, "outside the buffer");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {6, 5, 133}}, 133, 4); }, "non-decreasing");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::cols, {-1, 4}}, 2, 4); }, "not negative");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {5, 132}}, 133, 4); }, "last group end");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::cols, {4}}, 2, 5); }, "last group end");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {}}, 3, 4); }, "no groups");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {3}}, 3, 6); }, "C % 4 == 0");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {3}}, 3, -4); }, "not be negative");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::cols, {i64{1} << 41}}, 1, i64{1} << 41); }, "2^40");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::cols, {i64{1} << 40}}, i64{1} << 40, i64{1} << 40); }, "2^62");
+  expect_throw_with([&] { (void)offset(ok, 133, 4, 133, 0); }, "outside the matrix");
+  expect_throw_with([&] { (void)offset(ok, 133, 4, 0, -1); }, "outside the matrix");
+  expect_throw_with([&] { (void)logical_index(ok, 133, 4, storage_size(ok, 133, 4)); }, "outside the buffer");
   std::vector<std::uint8_t> m(133 * 4), image(static_cast<std::size_t>(storage_size(ok, 133, 4)));
-  expect_rule([&] { to_layout(ok, 133, 4, std::span(m).first(m.size() - 1), image); }, "the row-major input has");
-  expect_rule([&] { to_layout(ok, 133, 4, m, std::span(image).first(image.size() - 1)); }, "the output has");
-  expect_rule([&] { to_layout(ok, 133, 4, m, image, 0xFF); }, "NaN");
-  expect_rule([&] { from_layout(ok, 133, 4, std::span<const std::uint8_t>(image).first(10), m); }, "the stored input has");
-  expect_rule([&] { from_layout(ok, 133, 4, image, std::span(m).first(1)); }, "the row-major output has");
-  expect_rule([&] { (void)find_padding_mismatch(ok, 133, 4, std::span<const std::uint8_t>(image).first(1)); }, "the stored input has");
+  expect_throw_with([&] { to_layout(ok, 133, 4, std::span(m).first(m.size() - 1), image); }, "the row-major input has");
+  expect_throw_with([&] { to_layout(ok, 133, 4, m, std::span(image).first(image.size() - 1)); }, "the output has");
+  expect_throw_with([&] { to_layout(ok, 133, 4, m, image, 0xFF); }, "NaN");
+  expect_throw_with([&] { from_layout(ok, 133, 4, std::span<const std::uint8_t>(image).first(10), m); }, "the stored input has");
+  expect_throw_with([&] { from_layout(ok, 133, 4, image, std::span(m).first(1)); }, "the row-major output has");
+  expect_throw_with([&] { (void)find_padding_mismatch(ok, 133, 4, std::span<const std::uint8_t>(image).first(1)); }, "the stored input has");
   // DeepGEMM's rules.
-  expect_rule([] { check_shape(deepgemm_cols({4}), 6, 4); }, "deepgemm_sm100 cols groups need R % 4 == 0");
-  expect_rule([] { check_shape(deepgemm_rows({5, 133}, 0), 133, 4); }, "the alignment must be in [1, 2^20]");
-  expect_rule([] { check_shape(deepgemm_rows({5, 133}, (i64{1} << 20) + 1), 133, 4); }, "the alignment must be in [1, 2^20]");
+  expect_throw_with([] { check_shape(deepgemm_cols({4}), 6, 4); }, "deepgemm_sm100 cols groups need R % 4 == 0");
+  expect_throw_with([] { check_shape(deepgemm_rows({5, 133}, 0), 133, 4); }, "the alignment must be in [1, 2^20]");
+  expect_throw_with([] { check_shape(deepgemm_rows({5, 133}, (i64{1} << 20) + 1), 133, 4); }, "the alignment must be in [1, 2^20]");
   // Group 1 starts at row 128 and ends at 256: padded_rows 255 cannot hold it.
-  expect_rule([] { check_shape(deepgemm_rows({5, 133}, 128, 255), 133, 4); }, "padded_rows (255) must hold every group: the last ends at row 256");
-  expect_rule([] { check_shape(deepgemm_rows({5, 133}, 128, -1), 133, 4); }, "padded_rows must not be negative");
-  expect_rule([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {4}, GroupedScaleFamily::torchao, 64}, 4, 4); },
+  expect_throw_with([] { check_shape(deepgemm_rows({5, 133}, 128, 255), 133, 4); }, "padded_rows (255) must hold every group: the last ends at row 256");
+  expect_throw_with([] { check_shape(deepgemm_rows({5, 133}, 128, -1), 133, 4); }, "padded_rows must not be negative");
+  expect_throw_with([] { check_shape(GroupedScaleLayout{GroupAxis::rows, {4}, GroupedScaleFamily::torchao, 64}, 4, 4); },
               "alignment and padded_rows apply to deepgemm_sm100 rows groups only");
   GroupedScaleLayout cols_with_rows = deepgemm_cols({4});
   cols_with_rows.padded_rows = 8;
-  expect_rule([&] { check_shape(cols_with_rows, 4, 4); }, "alignment and padded_rows apply to deepgemm_sm100 rows groups only");
-  expect_rule([] { check_shape(deepgemm_rows({1, i64{1} << 40}, 1 << 20), i64{1} << 40, 4); }, "the padded matrix would exceed 2^40 rows");
-  expect_rule([] { check_shape(deepgemm_rows({i64{1} << 40}, 1), i64{1} << 40, i64{1} << 40); }, "2^62");
-  expect_rule([] { check_shape(deepgemm_cols({i64{1} << 40}), i64{1} << 40, i64{1} << 40); }, "2^62");
+  expect_throw_with([&] { check_shape(cols_with_rows, 4, 4); }, "alignment and padded_rows apply to deepgemm_sm100 rows groups only");
+  expect_throw_with([] { check_shape(deepgemm_rows({1, i64{1} << 40}, 1 << 20), i64{1} << 40, 4); }, "the padded matrix would exceed 2^40 rows");
+  expect_throw_with([] { check_shape(deepgemm_rows({i64{1} << 40}, 1), i64{1} << 40, i64{1} << 40); }, "2^62");
+  expect_throw_with([] { check_shape(deepgemm_cols({i64{1} << 40}), i64{1} << 40, i64{1} << 40); }, "2^62");
   // triton_kernels' rules.
   GroupedScaleLayout triton_cols = triton_rows({4});
   triton_cols.axis = GroupAxis::cols;
-  expect_rule([&] { check_shape(triton_cols, 4, 4); }, "triton_kernels groups are rows (the ragged activations' slices) only");
-  expect_rule([] { check_shape(triton_rows({5, 133}, 132), 133, 4); }, "tokens (132) must be at least R");
-  expect_rule([] { check_shape(triton_rows({5, 133}, -1), 133, 4); }, "tokens must be in [0, 2^40]");
+  expect_throw_with([&] { check_shape(triton_cols, 4, 4); }, "triton_kernels groups are rows (the ragged activations' slices) only");
+  expect_throw_with([] { check_shape(triton_rows({5, 133}, 132), 133, 4); }, "tokens (132) must be at least R");
+  expect_throw_with([] { check_shape(triton_rows({5, 133}, -1), 133, 4); }, "tokens must be in [0, 2^40]");
   GroupedScaleLayout torchao_with_tokens{GroupAxis::rows, {4}};
   torchao_with_tokens.tokens = 8;
-  expect_rule([&] { check_shape(torchao_with_tokens, 4, 4); }, "tokens applies to triton_kernels rows groups only");
-  expect_rule([] { check_shape(triton_rows({1, i64{1} << 40}), i64{1} << 40, 4); }, "the padded matrix would exceed 2^40 rows");
+  expect_throw_with([&] { check_shape(torchao_with_tokens, 4, 4); }, "tokens applies to triton_kernels rows groups only");
+  expect_throw_with([] { check_shape(triton_rows({1, i64{1} << 40}), i64{1} << 40, 4); }, "the padded matrix would exceed 2^40 rows");
   // The messages name the family.
-  expect_rule([] { check_shape(deepgemm_rows({5, 132}, 128), 133, 4); }, "grouped scales (deepgemm_sm100_rows, 2 groups) with R=133, C=4: the last group end");
+  expect_throw_with([] { check_shape(deepgemm_rows({5, 132}, 128), 133, 4); }, "grouped scales (deepgemm_sm100_rows, 2 groups) with R=133, C=4: the last group end");
 }
 
 }  // namespace

@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "blockscale/layout.h"
+#include "expect_throw.h"
 
 namespace blockscale {
 namespace {
+
+using blockscale::test::invalid_argument_message;
 
 using Bytes = std::vector<std::uint8_t>;
 
@@ -156,16 +159,8 @@ TEST(Packing, RandomRoundTripsWithZeroGaps) {
 }
 
 TEST(Packing, InvalidCombinationsAndCountsAreRefused) {
-  auto message = [](auto&& fn) {
-    try {
-      fn();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no exception)");
-  };
   // fp4 packings with an 8-bit format, fp6 with fp4, 16-bit formats one per byte.
-  EXPECT_NE(message([] { (void)packed_bytes(Packing::fp4_dense, Format::float8_e4m3fn, 2); })
+  EXPECT_NE(invalid_argument_message([] { (void)packed_bytes(Packing::fp4_dense, Format::float8_e4m3fn, 2); })
                 .find("fp4 packings hold float4_e2m1fn codes only"),
             std::string::npos);
   EXPECT_THROW((void)packed_bytes(Packing::fp4_padded16, Format::float6_e2m3fn, 16), std::invalid_argument);
@@ -173,7 +168,7 @@ TEST(Packing, InvalidCombinationsAndCountsAreRefused) {
   EXPECT_THROW((void)packed_bytes(Packing::fp6_padded16, Format::float8_e5m2, 16), std::invalid_argument);
   EXPECT_THROW((void)packed_bytes(Packing::byte_per_element, Format::float16, 1), std::invalid_argument);
   // Counts that are not whole units.
-  EXPECT_NE(message([] { (void)packed_bytes(Packing::fp4_dense, Format::float4_e2m1fn, 3); })
+  EXPECT_NE(invalid_argument_message([] { (void)packed_bytes(Packing::fp4_dense, Format::float4_e2m1fn, 3); })
                 .find("is not a multiple of 2"),
             std::string::npos);
   EXPECT_THROW((void)packed_bytes(Packing::fp6_dense, Format::float6_e2m3fn, 6), std::invalid_argument);
@@ -187,7 +182,7 @@ TEST(Packing, InvalidCombinationsAndCountsAreRefused) {
   // Codes wider than the format.
   Bytes out(8);
   codes[3] = 0x10;
-  EXPECT_NE(message([&] { pack(Packing::fp4_dense, Format::float4_e2m1fn, codes, out); })
+  EXPECT_NE(invalid_argument_message([&] { pack(Packing::fp4_dense, Format::float4_e2m1fn, codes, out); })
                 .find("code 0x10 at index 3 has bits above the format's 4-bit width"),
             std::string::npos);
   codes[3] = 0x40;
@@ -199,7 +194,7 @@ TEST(Packing, InvalidCombinationsAndCountsAreRefused) {
   Bytes padded_in(16, 0);
   padded_in[9] = 1;
   Bytes sixteen(16);
-  EXPECT_NE(message([&] { unpack(Packing::fp4_padded16, Format::float4_e2m1fn, padded_in, sixteen); })
+  EXPECT_NE(invalid_argument_message([&] { unpack(Packing::fp4_padded16, Format::float4_e2m1fn, padded_in, sixteen); })
                 .find("padding byte at offset 9 is not zero"),
             std::string::npos);
   padded_in[9] = 0;

@@ -16,8 +16,11 @@
 
 #include "blockscale/layout/scale_layout.h"
 #include "index_tensor.h"
+#include "expect_throw.h"
 
 namespace {
+
+using blockscale::test::expect_throw_with;
 
 using namespace blockscale;
 using blockscale::test::IndexTensor;
@@ -330,43 +333,35 @@ TEST(RowOrder, TextForm) {
 }
 
 TEST(RowOrder, ErrorsNameTheRule) {
-  auto expect_rule = [](auto&& f, const std::string& rule) {
-    try {
-      f();
-      ADD_FAILURE() << "accepted; expected: " << rule;
-    } catch (const std::invalid_argument& e) {
-      EXPECT_THAT(e.what(), HasSubstr(rule));
-    }
-  };
   const ScaleLayout lin32 = ScaleLayout::row_ordered(ScaleLayoutKind::linear, RowOrder::trtllm_shuffle32);
   const ScaleLayout lin16 = ScaleLayout::row_ordered(ScaleLayoutKind::linear, RowOrder::gated_act_trtllm_shuffle16);
   const ScaleLayout gated = ScaleLayout::row_ordered(ScaleLayoutKind::linear, RowOrder::gated_act);
   const ScaleLayout t16 = ScaleLayout::row_ordered(ScaleLayoutKind::tiled_128x4, RowOrder::trtllm_shuffle16);
-  expect_rule([&] { check_shape(lin32, 48, 4); }, "blocks of 32 rows: R must be a multiple of 32");
-  expect_rule([&] { check_shape(lin16, 40, 4); }, "R must be a multiple of 16");
-  expect_rule([&] { check_shape(gated, 7, 4); }, "reorderRowsForGatedActGemm interleaves two halves: R must be even");
-  expect_rule([&] { check_shape(t16, 144, 4); }, "shuffleMatrixSfA) does not pad: R must be a multiple of 128");
-  expect_rule([&] { check_shape(t16, 128, 5); }, "shuffleMatrixSfA) does not pad: C must be a multiple of 4");
-  expect_rule([&] { (void)storage_size(t16, 256, 6); }, "C must be a multiple of 4");
-  expect_rule([&] { (void)ScaleOffsets(lin32, 33, 1); }, "R must be a multiple of 32");
-  expect_rule([&] { (void)ScaleLayout::row_ordered(ScaleLayoutKind::tiled_8x4, RowOrder::gated_act); },
+  expect_throw_with([&] { check_shape(lin32, 48, 4); }, "blocks of 32 rows: R must be a multiple of 32");
+  expect_throw_with([&] { check_shape(lin16, 40, 4); }, "R must be a multiple of 16");
+  expect_throw_with([&] { check_shape(gated, 7, 4); }, "reorderRowsForGatedActGemm interleaves two halves: R must be even");
+  expect_throw_with([&] { check_shape(t16, 144, 4); }, "shuffleMatrixSfA) does not pad: R must be a multiple of 128");
+  expect_throw_with([&] { check_shape(t16, 128, 5); }, "shuffleMatrixSfA) does not pad: C must be a multiple of 4");
+  expect_throw_with([&] { (void)storage_size(t16, 256, 6); }, "C must be a multiple of 4");
+  expect_throw_with([&] { (void)ScaleOffsets(lin32, 33, 1); }, "R must be a multiple of 32");
+  expect_throw_with([&] { (void)ScaleLayout::row_ordered(ScaleLayoutKind::tiled_8x4, RowOrder::gated_act); },
               "tiled_8x4 takes no row order (rows= is for linear, tiled_128x4 and block_major_k)");
   const ScaleLayout bmk = ScaleLayout::block_major_k(128, RowOrder::trtllm_shuffle16);
-  expect_rule([&] { check_shape(bmk, 40, 256); }, "R must be a multiple of 16");
-  expect_rule([&] { check_shape(bmk, 64, 200); }, "convert_to_block_layout does not pad: C must be a multiple of block_k = 128");
-  expect_rule([&] { (void)ScaleLayout::row_ordered(ScaleLayoutKind::gluon_contiguous, RowOrder::gated_act); },
+  expect_throw_with([&] { check_shape(bmk, 40, 256); }, "R must be a multiple of 16");
+  expect_throw_with([&] { check_shape(bmk, 64, 200); }, "convert_to_block_layout does not pad: C must be a multiple of block_k = 128");
+  expect_throw_with([&] { (void)ScaleLayout::row_ordered(ScaleLayoutKind::gluon_contiguous, RowOrder::gated_act); },
               "this kind has parameters");
   ScaleLayout bad = ScaleLayout::of(ScaleLayoutKind::cdna4_mfma16);
   bad.row_order = RowOrder::trtllm_shuffle16;
-  expect_rule([&] { validate(bad); }, "cdna4_mfma16 takes no row order");
+  expect_throw_with([&] { validate(bad); }, "cdna4_mfma16 takes no row order");
   bad = ScaleLayout::of(ScaleLayoutKind::linear);
   bad.row_order = static_cast<RowOrder>(kRowOrderCount);
-  expect_rule([&] { validate(bad); }, "unknown RowOrder");
-  expect_rule([&] { (void)row_order_indices(RowOrder::gated_act_trtllm_shuffle32, 48); }, "R must be a multiple of 32");
-  expect_rule([&] { (void)row_order_indices(RowOrder::gated_act, 3); }, "R must be even");
-  expect_rule([&] { (void)row_order_indices(RowOrder::natural, -1); }, "must be in [0, 2^40]");
-  expect_rule([&] { (void)row_order_indices(static_cast<RowOrder>(9), 32); }, "unknown RowOrder");
-  expect_rule([&] { (void)trtllm_row_order(0, true); }, "epilogue_tile_m = 0 must be positive");
+  expect_throw_with([&] { validate(bad); }, "unknown RowOrder");
+  expect_throw_with([&] { (void)row_order_indices(RowOrder::gated_act_trtllm_shuffle32, 48); }, "R must be a multiple of 32");
+  expect_throw_with([&] { (void)row_order_indices(RowOrder::gated_act, 3); }, "R must be even");
+  expect_throw_with([&] { (void)row_order_indices(RowOrder::natural, -1); }, "must be in [0, 2^40]");
+  expect_throw_with([&] { (void)row_order_indices(static_cast<RowOrder>(9), 32); }, "unknown RowOrder");
+  expect_throw_with([&] { (void)trtllm_row_order(0, true); }, "epilogue_tile_m = 0 must be positive");
 }
 
 }  // namespace

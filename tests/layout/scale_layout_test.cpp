@@ -16,6 +16,7 @@
 
 #include "blockscale/layout.h"
 #include "layout/index_tensor.h"
+#include "expect_throw.h"
 
 namespace blockscale {
 
@@ -23,6 +24,8 @@ namespace blockscale {
 void PrintTo(const ScaleLayout& l, std::ostream* os) { *os << to_string(l); }
 
 namespace {
+
+using blockscale::test::invalid_argument_message;
 
 using test::IndexTensor;
 using test::logical_matrix;
@@ -687,33 +690,25 @@ TEST(ScaleLayoutBulk, EmptyMatricesHaveNoStorage) {
 }
 
 TEST(ScaleLayoutErrors, ShapesThatDoNotFitNameTheRule) {
-  auto message = [](auto&& fn) {
-    try {
-      fn();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no exception)");
-  };
-  EXPECT_NE(message([] { check_shape(ScaleLayout::gluon_contiguous(128, 128, 32), 130, 4); })
+  EXPECT_NE(invalid_argument_message([] { check_shape(ScaleLayout::gluon_contiguous(128, 128, 32), 130, 4); })
                 .find("R must be a multiple of BLOCK_MN = 128"),
             std::string::npos);
-  EXPECT_NE(message([] { check_shape(ScaleLayout::gluon_contiguous(128, 128, 32), 128, 6); })
+  EXPECT_NE(invalid_argument_message([] { check_shape(ScaleLayout::gluon_contiguous(128, 128, 32), 128, 6); })
                 .find("C must be a multiple of BLOCK_K / VEC_SIZE = 4"),
             std::string::npos);
-  EXPECT_NE(message([] { check_shape(ScaleLayout::of(K::cutile_swizzle_32_4_4), 200, 4); })
+  EXPECT_NE(invalid_argument_message([] { check_shape(ScaleLayout::of(K::cutile_swizzle_32_4_4), 200, 4); })
                 .find("swizzle_32_4_4 does not pad: R must be a multiple of 128"),
             std::string::npos);
-  EXPECT_NE(message([] { check_shape(ScaleLayout::of(K::cutile_swizzle_32_4_4), 128, 5); })
+  EXPECT_NE(invalid_argument_message([] { check_shape(ScaleLayout::of(K::cutile_swizzle_32_4_4), 128, 5); })
                 .find("C must be a multiple of 4"),
             std::string::npos);
-  EXPECT_NE(message([] { check_shape(ScaleLayout::block_major_k(128), 256, 320); })
+  EXPECT_NE(invalid_argument_message([] { check_shape(ScaleLayout::block_major_k(128), 256, 320); })
                 .find("convert_to_block_layout does not pad: C must be a multiple of block_k = 128"),
             std::string::npos);
-  EXPECT_NE(message([] { check_shape(ScaleLayout::sm90_mixed_folded(32), 96, 8); })
+  EXPECT_NE(invalid_argument_message([] { check_shape(ScaleLayout::sm90_mixed_folded(32), 96, 8); })
                 .find("interleave_moe_scales_for_sm90_mixed_gemm does not pad: R must be a multiple of 64"),
             std::string::npos);
-  EXPECT_NE(message([] { check_shape(ScaleLayout::sm90_mixed_folded(16), 64, 12); })
+  EXPECT_NE(invalid_argument_message([] { check_shape(ScaleLayout::sm90_mixed_folded(16), 64, 12); })
                 .find("C must be a multiple of 128 / group_size = 8"),
             std::string::npos);
   EXPECT_THROW(check_shape(ScaleLayout::of(K::linear), -1, 4), std::invalid_argument);

@@ -13,8 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "expect_throw.h"
+
 namespace blockscale {
 namespace {
+
+using blockscale::test::invalid_argument_message;
 
 using i64 = std::int64_t;
 using Bytes = std::vector<std::uint8_t>;
@@ -223,33 +227,24 @@ TEST(WeightInterleaveGolden, VariantsDiffer) {
   }
 }
 
-std::string message(auto&& fn) {
-  try {
-    fn();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
-
 TEST(WeightInterleaveErrors, ShapesSizesAndIndicesNameTheRule) {
   const V v = V::flashinfer_sm90_fp4;
-  EXPECT_NE(message([&] { check_weight_shape(v, 24, 64); }).find("rows must be a multiple of 16"), std::string::npos);
-  EXPECT_NE(message([&] { check_weight_shape(v, 16, 96); }).find("cols must be a multiple of 64"), std::string::npos);
-  EXPECT_NE(message([&] { check_weight_shape(v, -16, 64); }).find("must not be negative"), std::string::npos);
-  EXPECT_NE(message([&] { check_weight_shape(v, i64{1} << 44, 64); }).find("2^40"), std::string::npos);
-  EXPECT_NE(message([&] { check_weight_shape(v, i64{1} << 40, i64{1} << 40); }).find("2^62"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { check_weight_shape(v, 24, 64); }).find("rows must be a multiple of 16"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { check_weight_shape(v, 16, 96); }).find("cols must be a multiple of 64"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { check_weight_shape(v, -16, 64); }).find("must not be negative"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { check_weight_shape(v, i64{1} << 44, 64); }).find("2^40"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { check_weight_shape(v, i64{1} << 40, i64{1} << 40); }).find("2^62"), std::string::npos);
   EXPECT_NO_THROW(check_weight_shape(v, 0, 0));
   Bytes in(512), out(512), short_out(511);
-  EXPECT_NE(message([&] { interleave_weights(v, 1, 16, 64, in, short_out); }).find("the output has 511 bytes, expected 512"),
+  EXPECT_NE(invalid_argument_message([&] { interleave_weights(v, 1, 16, 64, in, short_out); }).find("the output has 511 bytes, expected 512"),
             std::string::npos);
-  EXPECT_NE(message([&] { deinterleave_weights(v, 2, 16, 64, in, out); }).find("expected 1024"), std::string::npos);
-  EXPECT_NE(message([&] { interleave_weights(v, -1, 16, 64, in, out); }).find("batch must not be negative"),
+  EXPECT_NE(invalid_argument_message([&] { deinterleave_weights(v, 2, 16, 64, in, out); }).find("expected 1024"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { interleave_weights(v, -1, 16, 64, in, out); }).find("batch must not be negative"),
             std::string::npos);
-  EXPECT_NE(message([&] { (void)weight_code_bits(v, 16, 64, 16, 0); }).find("outside the matrix"), std::string::npos);
-  EXPECT_NE(message([&] { (void)weight_code_bits(v, 16, 64, 0, -1); }).find("outside the matrix"), std::string::npos);
-  EXPECT_NE(message([&] { (void)weight_bit_source(v, 16, 64, 8 * 512); }).find("outside the 512 bytes"), std::string::npos);
-  EXPECT_NE(message([&] { (void)weight_bit_source(v, 16, 64, -1); }).find("outside"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { (void)weight_code_bits(v, 16, 64, 16, 0); }).find("outside the matrix"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { (void)weight_code_bits(v, 16, 64, 0, -1); }).find("outside the matrix"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { (void)weight_bit_source(v, 16, 64, 8 * 512); }).find("outside the 512 bytes"), std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { (void)weight_bit_source(v, 16, 64, -1); }).find("outside"), std::string::npos);
   EXPECT_THROW(check_weight_shape(static_cast<V>(kWeightInterleaveCount), 16, 64), std::invalid_argument);
   Bytes none;
   EXPECT_NO_THROW(interleave_weights(v, 3, 0, 64, none, std::span<std::uint8_t>(none)));
@@ -262,7 +257,7 @@ TEST(WeightInterleaveText, NamesRoundTrip) {
     EXPECT_EQ(parse_weight_interleave(to_string(v)), v);
   }
   EXPECT_FALSE(parse_weight_interleave("fp4").has_value());
-  EXPECT_NE(message([] { (void)weight_interleave_from_string("fp4"); }).find("known: flashinfer_sm90_fp4"),
+  EXPECT_NE(invalid_argument_message([] { (void)weight_interleave_from_string("fp4"); }).find("known: flashinfer_sm90_fp4"),
             std::string::npos);
 }
 

@@ -17,9 +17,12 @@
 #include <vector>
 
 #include "blockscale/formats/convert.h"
+#include "expect_throw.h"
 
 namespace blockscale {
 namespace {
+
+using blockscale::test::invalid_argument_message;
 
 using G = Fp8Granularity;
 using R = Fp8ScaleRecipe;
@@ -172,45 +175,37 @@ TEST(Fp8Scaled, KFirstIsTheTransposeOfKLast) {
 
 TEST(Fp8Scaled, BadInputNamesTheRule) {
   const std::vector<float> x(4 * 128, 1.0f);
-  auto message = [&](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no exception");
-  };
-  EXPECT_NE(message([&] {
+  EXPECT_NE(invalid_argument_message([&] {
               quantize_fp8_scaled(x, 4, 128, KAxis::last, Format::float8_e5m2, G::block_1x128, R::deepgemm);
             }).find("float8_e4m3fn only"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(invalid_argument_message([&] {
               quantize_fp8_scaled(x, 4, 128, KAxis::last, Format::float8_e4m3fn, G::block_1x128, R::torchao);
             }).find("tensorwise or rowwise"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(invalid_argument_message([&] {
               quantize_fp8_scaled(x, 4, 128, KAxis::last, Format::float4_e2m1fn, G::row, R::torchao);
             }).find("float8_e4m3fn or float8_e5m2"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(invalid_argument_message([&] {
               quantize_fp8_scaled(x, 4, 100, KAxis::last, Format::float8_e4m3fn, G::row, R::deepgemm);
             }).find("512 values"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(invalid_argument_message([&] {
               quantize_fp8_scaled(x, 0, 128, KAxis::last, Format::float8_e4m3fn, G::row, R::deepgemm);
             }).find("1..2^31"),
             std::string::npos);
   for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
     std::vector<float> y = x;
     y[3 * 128 + 5] = bad;
-    EXPECT_NE(message([&] {
+    EXPECT_NE(invalid_argument_message([&] {
                 quantize_fp8_scaled(y, 4, 128, KAxis::last, Format::float8_e4m3fn, G::row, R::deepgemm);
               }).find("element (3, 5)"),
               std::string::npos);
     // With K first the same value is element (5, 3) of the K x rows input.
     std::vector<float> t(x.size(), 1.0f);
     t[5 * 4 + 3] = bad;
-    EXPECT_NE(message([&] {
+    EXPECT_NE(invalid_argument_message([&] {
                 quantize_fp8_scaled(t, 4, 128, KAxis::first, Format::float8_e4m3fn, G::row, R::deepgemm);
               }).find("element (5, 3)"),
               std::string::npos);
