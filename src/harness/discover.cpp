@@ -183,6 +183,190 @@ std::vector<int> table_fused(const InstructionTarget& t) {
 
 std::string hex(const InstructionTarget& t, std::uint32_t code) { return hex_code(output_format(t.acc), code); }
 
+// Puts a product of value v in `slot`. Block-scaled targets: operands times a power-of-two scale of
+// the slot's block, split between SFA and SFB, every slot of that block sharing it (so callers put
+// no other nonzero product in that block). With `aligned` (v a power of two) the operands are
+// +-1 * 1, so that the alignment exponent is v's under ST-FDPA and GST-FDPA alike (GST aligns a
+// group on its scales alone, b.5); otherwise that placement is tried first, then the scale nearest
+// to 1. Other targets: the operands alone.
+bool scaled_product(DotBuilder& d, const InstructionTarget& t, int slot, double v, bool aligned = false) {
+  if (!t.block_scaled) return d.product(slot, v);
+  int e = 0;
+  std::vector<int> exponents;  // of the scale
+  if (std::frexp(std::fabs(v), &e) == 0.5) exponents.push_back(e - 1);
+  if (!aligned) {
+    for (int k = 0; k <= 120; ++k) {
+      exponents.push_back(-k);
+      if (k) exponents.push_back(k);
+    }
+  }
+  for (int s : exponents) {
+    const auto sa = exact_code(t.scale, pow2(s / 2)), sb = exact_code(t.scale, pow2(s - s / 2));
+    if (!sa || !sb || !product_codes(t.a, t.b, v / pow2(s))) continue;
+    d.scales(slot / t.block, static_cast<std::uint8_t>(*sa), static_cast<std::uint8_t>(*sb));
+    return d.product(slot, v / pow2(s));
+  }
+  d.fail();
+  return false;
+}
+
+// Block-scaled kinds (b.4, b.5): C = 2^t against a cancelling pair in slots 0 and 1 of block 0.
+// Their operands span too few binades for the slot sweep to see F (e2m1 products lie in
+// [2^-2, 36]), but C spans fp32's. With the pair +-1 * 1 at unit scales e_max = 0 under both
+// algorithms, so C survives down to 2^-F. Scales of 2^S on the pair move the cut by S in both;
+// a pair of +-2^X at unit scales moves it by X where the alignment exponent is the products'
+// (ST-FDPA) and not at all where it is the group's scales alone (GST-FDPA, whose cancelled group
+// keeps its scale exponent, b.5 step 5).
+struct BlockAlignment {
+  std::optional<int> unit, scaled, product;  // the largest t whose C = 2^t was lost, per pair
+  int S = 0, X = 0;
+};
+
+BlockAlignment block_alignment(Prober& pr, const InstructionTarget& t) {
+  BlockAlignment r;
+  r.S = t.scale == Format::float8_e8m0fnu ? 16 : 8;  // ue4m3 holds 2^4 on each side, e8m0 2^8
+  for (int X = 8; X >= 1 && !r.X; --X) {
+    if (product_codes(t.a, t.b, pow2(X)) && product_codes(t.a, t.b, -pow2(X))) r.X = X;
+  }
+  const auto sa = exact_code(t.scale, pow2(r.S / 2)), sb = exact_code(t.scale, pow2(r.S - r.S / 2));
+  struct Pair {
+    std::optional<int>* cut;
+    double value;
+    bool scaled;
+    int top;  // the exponent of the pair's alignment under the table's algorithm, at most
+  };
+  std::vector<Pair> pairs = {{&r.unit, 1.0, false, 0}, {&r.scaled, 1.0, true, r.S}};
+  if (r.X) pairs.push_back({&r.product, pow2(r.X), false, r.X});
+  std::vector<DotCase> dots;
+  std::vector<std::pair<std::size_t, int>> meta;  // (pair, t)
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i].scaled && (!sa || !sb)) continue;
+    for (int tt = pairs[i].top - 1; tt >= pairs[i].top - 60 && tt >= pr.out_min_exp(); --tt) {
+      DotBuilder d(t, "C against a block-0 pair");
+      d.product(0, pairs[i].value);
+      d.product(1, -pairs[i].value);
+      if (pairs[i].scaled) d.scales(0, static_cast<std::uint8_t>(*sa), static_cast<std::uint8_t>(*sb));
+      d.c(pow2(tt));
+      if (!d.ok()) break;
+      dots.push_back(d.dot());
+      meta.emplace_back(i, tt);
+    }
+  }
+  const std::vector<std::uint32_t> got = pr.run(dots);
+  for (std::size_t i = 0; i < dots.size(); ++i) {
+    const auto [which, tt] = meta[i];
+    std::optional<int>& cut = *pairs[which].cut;
+    if (pr.value(got[i]) != pow2(tt) && (!cut || *cut < tt)) cut = tt;
+  }
+  return r;
+}
+
+// Blocks fused with block 0, for block-scaled kinds with two or more scale blocks along K: the pair
+// +-1 * 1 in block 0 at unit scales fixes e_max = 0, and 1 * 1 in the first slot of block b under
+// scales of 2^-F survives and under 2^-(F+1) is lost when block b is aligned with block 0 (one
+// T-FDPA over its products or group sums); a block summed apart (a later chunk) keeps both. Empty
+// where the scale format cannot reach 2^-(F+1) (ue4m3: 2^-18 at least).
+std::string blocks_text(const std::vector<int>& b, int blocks, int block) {
+  std::string s = "blocks {";
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(b[i]);
+  }
+  s += "} of " + std::to_string(blocks) + " fused";
+  if (static_cast<int>(b.size()) == blocks) s += " (L = " + std::to_string(blocks * block) + ")";
+  return s;
+}
+
+std::optional<std::string> fused_blocks(Prober& pr, const InstructionTarget& t, int F) {
+  const int blocks = t.k / t.block;
+  std::vector<DotCase> dots;
+  for (int b = 1; b < blocks; ++b) {
+    for (int D : {F, F + 1}) {
+      const auto sa = exact_code(t.scale, pow2(-(D / 2))), sb = exact_code(t.scale, pow2(-(D - D / 2)));
+      if (!sa || !sb) return std::nullopt;
+      DotBuilder d(t, "block sweep");
+      d.product(0, 1.0);
+      d.product(1, -1.0);
+      d.scales(b, static_cast<std::uint8_t>(*sa), static_cast<std::uint8_t>(*sb));
+      d.product(b * t.block, 1.0);
+      if (!d.ok()) return std::nullopt;
+      dots.push_back(d.dot());
+    }
+  }
+  const std::vector<std::uint32_t> got = pr.run(dots);
+  std::vector<int> fused = {0};
+  for (int b = 1; b < blocks; ++b) {
+    const double at_f = pr.value(got[2 * std::size_t(b - 1)]), past = pr.value(got[2 * std::size_t(b - 1) + 1]);
+    if (at_f != pow2(-F)) return "unexpected: block " + std::to_string(b) + " under 2^-F gives " + std::to_string(at_f);
+    if (past != pow2(-F - 1)) fused.push_back(b);
+  }
+  return blocks_text(fused, blocks, t.block);
+}
+
+// The output's fraction bits and rounding, read from sums V0 + delta built by build(delta, sign)
+// (V0 a power of two; build must form V0 + V0 * 2^-j for every j <= best_j, and deltas under
+// `grid`, the truncation grid, are not asked).
+struct OutputReading {
+  int pbits = 0;
+  bool all_kept = false;
+  std::string mode = "undetermined";
+  std::string evidence;
+};
+
+template <class Build>
+OutputReading read_output(Prober& pr, double V0, int best_j, double grid, Build&& build) {
+  OutputReading out;
+  std::vector<DotCase> dots;
+  for (int j = 1; j <= best_j; ++j) dots.push_back(build(V0 * pow2(-j), 1).dot());
+  const std::vector<std::uint32_t> r = pr.run(dots);
+  while (out.pbits < best_j && pr.value(r[static_cast<std::size_t>(out.pbits)]) == V0 + V0 * pow2(-(out.pbits + 1))) {
+    ++out.pbits;
+  }
+  out.all_kept = out.pbits == best_j;
+  if (out.all_kept) return out;
+  const double ulp = V0 * pow2(-out.pbits);
+  std::map<std::pair<double, int>, double> steps;  // (fraction of an ulp, sign) -> ulps moved
+  std::vector<DotCase> rd;
+  std::vector<std::pair<double, int>> meta;
+  for (double f : {0.25, 0.5, 0.75, 1.5})
+    for (int sign : {1, -1}) {
+      const DotBuilder d = build(f * ulp, sign);
+      if (!d.ok() || f * ulp < grid) continue;
+      rd.push_back(d.dot());
+      meta.emplace_back(f, sign);
+    }
+  const std::vector<std::uint32_t> rr = pr.run(rd);
+  for (std::size_t i = 0; i < rd.size(); ++i) steps[meta[i]] = (std::fabs(pr.value(rr[i])) - V0) / ulp;
+  auto at = [&](double f, int sign) -> std::optional<double> {
+    auto it = steps.find({f, sign});
+    if (it == steps.end()) return std::nullopt;
+    return it->second;
+  };
+  const auto p75 = at(0.75, 1), n75 = at(0.75, -1), p25 = at(0.25, 1), n25 = at(0.25, -1);
+  const auto p50 = at(0.5, 1), p150 = at(1.5, 1);
+  if (p75 && n75 && p25 && n25) {
+    if (*p75 == 0 && *n75 == 0) {
+      out.mode = "RZ";
+    } else if (*p75 == 0 && *n75 == 1) {
+      out.mode = "RD";
+    } else if (*p75 == 1 && *n75 == 0) {
+      out.mode = "RU";
+    } else if (*p25 == 1 && *n25 == 1) {
+      out.mode = "RA";
+    } else if (*p25 == 0 && *n25 == 0 && *p75 == 1 && *n75 == 1 && p50 && p150) {
+      out.mode = *p50 == 0 && *p150 == 2   ? "RNE"
+                 : *p50 == 1 && *p150 == 2 ? "RNA"
+                 : *p50 == 0 && *p150 == 1 ? "RNZ"
+                                           : "RN?";
+    }
+  }
+  char ev[160];
+  std::snprintf(ev, sizeof ev, "+0.25/0.75 ulp -> %g/%g, -0.25/0.75 -> %g/%g, ties 0.5/1.5 -> %g/%g", p25.value_or(-1),
+                p75.value_or(-1), n25.value_or(-1), n75.value_or(-1), p50.value_or(-1), p150.value_or(-1));
+  out.evidence = ev;
+  return out;
+}
+
 }  // namespace
 
 Discovery discover(Device& device, const InstructionTarget& t) {
@@ -209,6 +393,8 @@ Discovery discover(Device& device, const InstructionTarget& t) {
 
   // ---- Structure and F.
   const StructureResult st = structure(pr, t);
+  // Block-scaled kinds: C's cut against a block-0 pair (empty cuts elsewhere).
+  const BlockAlignment ba = t.block_scaled ? block_alignment(pr, t) : BlockAlignment{};
   std::optional<int> F;
   if (!st.ok) {
     add("fused width L", "-", slots_text(table_fused(t), t.k), Verdict::undetermined,
@@ -219,28 +405,53 @@ Discovery discover(Device& device, const InstructionTarget& t) {
     if (!votes.empty()) {
       F = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
     }
+    // F from C where no product slot was truncated: exact for block-scaled kinds (pair +-1 at unit
+    // scales, block_alignment); anywhere else C's own cut, which the C placement item then checks.
+    const std::optional<int> f_c =
+        t.block_scaled ? (ba.unit ? std::optional<int>(-*ba.unit - 1) : std::nullopt) : st.f_c;
     const std::vector<int> want = table_fused(t);
-    const bool fused_ok = st.fused == want;
-    add("fused width L", slots_text(st.fused, t.k), slots_text(want, t.k),
-        fused_ok ? Verdict::agrees : Verdict::disagrees,
-        "slots whose 2^t is truncated against +-2^" + std::to_string(st.X) + " in slots 0 and 1");
+    // Slots that were never truncated are outside the fused set only if the sweep went deep
+    // enough to truncate them: at least F + 1 binades under the pair.
+    const int swept = st.X - st.slot_lowest - 1;
+    const std::optional<std::string> by_blocks =
+        st.f_by_slot.empty() && t.block_scaled && f_c && t.k / t.block >= 2 ? fused_blocks(pr, t, *f_c) : std::nullopt;
+    if (by_blocks) {
+      std::vector<int> table_blocks;
+      for (int b = 0; b < t.k / t.block; ++b)
+        if (std::find(want.begin(), want.end(), b * t.block) != want.end()) table_blocks.push_back(b);
+      const std::string table = blocks_text(table_blocks, t.k / t.block, t.block);
+      add("fused width L", *by_blocks, table, *by_blocks == table ? Verdict::agrees : Verdict::disagrees,
+          "1 * 1 in each block under scales 2^-F (kept) and 2^-(F+1) (lost where aligned with block 0's +-1 pair)");
+    } else if (st.f_by_slot.empty() && (!f_c || swept < *f_c)) {
+      add("fused width L", "-", slots_text(want, t.k), Verdict::undetermined,
+          "no product was truncated against +-2^" + std::to_string(st.X) + " down to 2^" +
+              std::to_string(st.slot_lowest) + " (operand range exhausted)");
+    } else {
+      add("fused width L", slots_text(st.fused, t.k), slots_text(want, t.k),
+          st.fused == want ? Verdict::agrees : Verdict::disagrees,
+          "slots whose 2^t is truncated against +-2^" + std::to_string(st.X) + " in slots 0 and 1");
+    }
     if (F) {
       const bool same = votes.size() == 1;
       std::string found = std::to_string(*F) + (same ? "" : " (position-dependent!)");
       add("fraction bits F", found, std::to_string(p.F), same && *F == p.F ? Verdict::agrees : Verdict::disagrees,
           "2^t survives down to t = " + std::to_string(st.X - *F) + " with e_max = " + std::to_string(st.X) + " in " +
               std::to_string(st.f_by_slot.size()) + " slots");
+    } else if (t.block_scaled && f_c) {
+      F = f_c;
+      add("fraction bits F", std::to_string(*F), std::to_string(p.F), *F == p.F ? Verdict::agrees : Verdict::disagrees,
+          "C = 2^t against +-1 * 1 at unit scales in block 0 survives down to t = " + std::to_string(-*F));
     } else {
-      add("fraction bits F", "> " + std::to_string(st.X - st.slot_lowest - 1), std::to_string(p.F),
-          Verdict::undetermined,
+      add("fraction bits F", "> " + std::to_string(swept), std::to_string(p.F), Verdict::undetermined,
           "no product was truncated down to 2^" + std::to_string(st.slot_lowest) + " (operand range exhausted)");
     }
     // C: fused (truncated like a product) or added after.
     const std::string table_c = emulated ? "added after the products (RNE add)" : "fused (aligned with the products)";
-    if (st.f_c) {
-      const std::string found = "fused (aligned with the products), F_C = " + std::to_string(*st.f_c);
-      add("C placement", found, table_c, !emulated && (!F || *st.f_c == *F) ? Verdict::agrees : Verdict::disagrees,
-          "C = 2^t is truncated below 2^" + std::to_string(st.X - *st.f_c));
+    if (f_c) {
+      const std::string found = "fused (aligned with the products), F_C = " + std::to_string(*f_c);
+      add("C placement", found, table_c, !emulated && (!F || *f_c == *F) ? Verdict::agrees : Verdict::disagrees,
+          t.block_scaled ? "C = 2^t is truncated below 2^" + std::to_string(-*f_c) + " against +-1 * 1 at unit scales"
+             : "C = 2^t is truncated below 2^" + std::to_string(st.X - *f_c));
     } else {
       // The emulation probe (d.3-1): C = 2^7 and 0.75 ulp of it in one product.
       const int ulp_exp = 7 - (t.acc == Format::float16 ? 10 : 23);
@@ -261,6 +472,32 @@ Discovery discover(Device& device, const InstructionTarget& t) {
         ev += "; C = 128 with 0.75 ulp(128) in a product gives " + std::to_string(r);
       }
       add("C placement", found, table_c, v, ev);
+    }
+  }
+
+  // ---- Block scales in the alignment exponent (block-scaled kinds, b.4 and b.5).
+  if (ba.unit) {
+    const int u = *ba.unit;
+    if (ba.scaled) {
+      const int moved = *ba.scaled - u;
+      add("scales in the alignment exponent",
+          moved == ba.S ? "added (2^" + std::to_string(ba.S) + " scales move e_max by " + std::to_string(ba.S) + ")"
+                         : "2^" + std::to_string(ba.S) + " scales move e_max by " + std::to_string(moved),
+          "added (2^" + std::to_string(ba.S) + " scales move e_max by " + std::to_string(ba.S) + ")",
+          moved == ba.S ? Verdict::agrees : Verdict::disagrees,
+          "C's cut against +-1 * 1 under SFA * SFB = 2^" + std::to_string(ba.S) + " and at unit scales");
+    }
+    if (ba.product) {
+      const int moved = *ba.product - u;
+      const std::string products = "scale and product exponents (ST-FDPA, b.4)";
+      const std::string groups = "scale exponents alone, group sums exact (GST-FDPA, b.5)";
+      const std::string found = moved == ba.X ? products
+                                : moved == 0   ? groups
+                                               : "products of 2^" + std::to_string(ba.X) + " move e_max by " +
+                                                   std::to_string(moved);
+      const std::string table = p.algorithm == Algorithm::gst_fdpa ? groups : products;
+      add("alignment exponent", found, table, found == table ? Verdict::agrees : Verdict::disagrees,
+          "C's cut against the pair +-2^" + std::to_string(ba.X) + " (a cancelled group) and against +-1, unit scales");
     }
   }
 
@@ -300,7 +537,10 @@ Discovery discover(Device& device, const InstructionTarget& t) {
     }
   }
 
-  // ---- Output precision and rounding (needs five fused slots).
+  // ---- Output precision and rounding: four unit products in fused slots plus a fifth term, or
+  // (block-scaled kinds, whose operands are too narrow for that) C = 2^20 plus one scaled product.
+  std::optional<OutputReading> out_read;
+  std::string output_how;
   if (st.fused.size() >= 5) {
     const int jmax = F ? *F + 2 : 30;
     int best_s = 0, best_j = 0;
@@ -315,77 +555,48 @@ Discovery discover(Device& device, const InstructionTarget& t) {
       if (j == jmax) break;
     }
     const int s = best_s;
-    const double V0 = pow2(s + 2);
-    auto build = [&](double delta, double sign) {
+    out_read = read_output(pr, pow2(s + 2), best_j, F ? pow2(s - *F) : 0.0, [&](double delta, int sign) {
       DotBuilder d(t, "output");
       for (int i = 0; i < 4; ++i) d.product(st.fused[static_cast<std::size_t>(i)], sign * pow2(s));
       d.product(st.fused[4], sign * delta);
       return d;
+    });
+    output_how = "V = 4 + 2^-j";
+  } else if (t.block_scaled && F && t.acc == Format::float32) {
+    const int s = 20;  // C = 2^20 lies above every group's or product's alignment used below
+    auto build = [&](double delta, int sign) {
+      DotBuilder d(t, "output");
+      d.c(sign * pow2(s));
+      scaled_product(d, t, 0, sign * delta);
+      return d;
     };
-    std::vector<DotCase> dots;
-    for (int j = 1; j <= best_j; ++j) dots.push_back(build(pow2(s + 2 - j), 1).dot());
-    const std::vector<std::uint32_t> r = pr.run(dots);
-    int pbits = 0;
-    while (pbits < best_j && pr.value(r[static_cast<std::size_t>(pbits)]) == V0 + pow2(s + 2 - (pbits + 1))) ++pbits;
+    int best_j = 0;
+    while (best_j < std::min(*F, 30) && build(pow2(s - best_j - 1), 1).ok()) ++best_j;
+    out_read = read_output(pr, pow2(s), best_j, pow2(s - *F), build);
+    output_how = "C = 2^20 plus 2^(20-j) in one scaled product";
+  }
+  if (out_read) {
     const int table_p = p.rounding == OutputRounding::rz_e8m13 ? 13 : p.rounding == OutputRounding::rne_fp16 ? 10 : 23;
-    if (pbits == best_j) {
+    const int pbits = out_read->pbits;
+    if (out_read->all_kept) {
       add("output fraction bits", ">= " + std::to_string(pbits), std::to_string(table_p),
           table_p >= pbits ? Verdict::consistent : Verdict::disagrees,
-          "V = 4 + 2^-j kept for every j the formats can express");
+          output_how + " kept for every j the formats can express");
     } else {
       add("output fraction bits", std::to_string(pbits), std::to_string(table_p),
           pbits == table_p ? Verdict::agrees : Verdict::disagrees,
-          "4 + 2^-" + std::to_string(pbits) + " kept, 4 + 2^-" + std::to_string(pbits + 1) + " not");
-      // Rounding direction and ties.
-      const double ulp = pow2(s + 2 - pbits);
-      std::map<std::pair<double, int>, double> steps;  // (fraction of an ulp, sign) -> ulps moved
-      std::vector<DotCase> rd;
-      std::vector<std::pair<double, int>> meta;
-      for (double f : {0.25, 0.5, 0.75, 1.5})
-        for (int sign : {1, -1}) {
-          DotBuilder d = build(f * ulp, sign);
-          if (!d.ok() || (F && f * ulp < pow2(s - *F))) continue;
-          rd.push_back(d.dot());
-          meta.emplace_back(f, sign);
-        }
-      const std::vector<std::uint32_t> rr = pr.run(rd);
-      for (std::size_t i = 0; i < rd.size(); ++i) steps[meta[i]] = (std::fabs(pr.value(rr[i])) - V0) / ulp;
-      auto at = [&](double f, int sign) -> std::optional<double> {
-        auto it = steps.find({f, sign});
-        if (it == steps.end()) return std::nullopt;
-        return it->second;
-      };
-      std::string mode = "undetermined";
-      const auto p75 = at(0.75, 1), n75 = at(0.75, -1), p25 = at(0.25, 1), n25 = at(0.25, -1);
-      const auto p50 = at(0.5, 1), p150 = at(1.5, 1);
-      if (p75 && n75 && p25 && n25) {
-        if (*p75 == 0 && *n75 == 0) {
-          mode = "RZ";
-        } else if (*p75 == 0 && *n75 == 1) {
-          mode = "RD";
-        } else if (*p75 == 1 && *n75 == 0) {
-          mode = "RU";
-        } else if (*p25 == 1 && *n25 == 1) {
-          mode = "RA";
-        } else if (*p25 == 0 && *n25 == 0 && *p75 == 1 && *n75 == 1 && p50 && p150) {
-          mode = *p50 == 0 && *p150 == 2 ? "RNE" : *p50 == 1 && *p150 == 2 ? "RNA" : *p50 == 0 && *p150 == 1 ? "RNZ" : "RN?";
-        }
-      }
+          output_how + ": j = " + std::to_string(pbits) + " kept, j = " + std::to_string(pbits + 1) + " not");
       std::string fmt = t.acc == Format::float16 ? (pbits == 10 ? "FP16" : "p" + std::to_string(pbits))
                                                  : (pbits == 23 ? "FP32" : pbits == 13 ? "E8M13" : "p" + std::to_string(pbits));
-      const std::string found = mode + "-" + fmt;
+      const std::string found = out_read->mode + "-" + fmt;
       const std::string table(emulator::to_string(p.rounding));
-      char ev[160];
-      std::snprintf(ev, sizeof ev, "+0.25/0.75 ulp -> %g/%g, -0.25/0.75 -> %g/%g, ties 0.5/1.5 -> %g/%g",
-                    p25.value_or(-1), p75.value_or(-1), n25.value_or(-1), n75.value_or(-1), p50.value_or(-1),
-                    p150.value_or(-1));
       // With F below the output's fraction bits the sum cannot hold a quarter ulp, so the probes
       // that tell the modes apart do not exist: that says nothing against the table.
       add("output rounding", found, table,
-          mode == "undetermined" ? Verdict::undetermined
-          : found == table       ? Verdict::agrees
-                                 : Verdict::disagrees,
-          ev);
+          out_read->mode == "undetermined" ? Verdict::undetermined
+          : found == table                 ? Verdict::agrees
+                                           : Verdict::disagrees,
+          out_read->evidence);
     }
   }
 
@@ -403,7 +614,7 @@ Discovery discover(Device& device, const InstructionTarget& t) {
         d.product(st.fused[1], pow2(E - *F));
       } else {
         if (E - *F < pr.out_min_exp()) break;
-        d.product(st.fused[0], pow2(E - *F));
+        scaled_product(d, t, st.fused[0], pow2(E - *F), true);
       }
       if (!d.ok()) break;
       dots.push_back(d.dot());

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "blockscale/emulator.h"
 #include "blockscale/formats.h"
 #include "blockscale/harness.h"
 
@@ -239,6 +240,54 @@ TEST(HarnessDiscoverHypothetical, TellsHowCIsAddedAfterTheProducts) {
   EXPECT_EQ(item(d, "C placement").discovered, "added after the products, rounded to nearest (FADD/HADD)");
   EXPECT_EQ(item(d, "C placement").verdict, Verdict::disagrees);
   EXPECT_EQ(item(d, "fraction bits F").discovered, "25");
+}
+
+// Block-scaled kinds against the emulator's self-test device: F, C placement, the scales' and the
+// products' part in the alignment exponent and the output rounding are read from C against a
+// scaled pair and agree with each row (ST-FDPA aligns on scale and product exponents, GST-FDPA on
+// the group's scales alone); F - 1 on the device is seen as F - 1.
+TEST(HarnessDiscoverBlockScaled, ReadsEveryBlockScaledRow) {
+  auto exact = make_emulator_device();
+  auto short_f = make_emulator_device(Perturbation::fraction_bits);
+  const std::string mx8 = "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 ";
+  const std::string sm120 = "sm_120a mma.sync.aligned.kind::";
+  for (const std::string& name : {
+           mx8 + "e4m3 e4m3 ue8m0", mx8 + "e5m2 e5m2 ue8m0", mx8 + "e4m3 e2m1 ue8m0", mx8 + "e2m3 e3m2 ue8m0",
+           mx8 + "e2m1 e2m1 ue8m0",
+           std::string("sm_100a tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32 m128n8k64 f32 e2m1 e2m1 ue8m0"),
+           std::string("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block32 m128n8k64 f32 e2m1 e2m1 ue8m0"),
+           std::string("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue8m0"),
+           std::string("sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue4m3"),
+           sm120 + "mxf8f6f4.block_scale.block32 m16n8k32 f32 e5m2 e4m3 ue8m0",
+           sm120 + "mxf4nvf4.block_scale.block16 m16n8k64 f32 e2m1 e2m1 ue4m3",
+       }) {
+    SCOPED_TRACE(name);
+    const InstructionTarget t = instruction_target(name);
+    const bool gst = t.model.params().algorithm == emulator::Algorithm::gst_fdpa;
+    const Discovery d = discover(*exact, t);
+    EXPECT_FALSE(d.disagrees()) << discovery_table(d);
+    EXPECT_EQ(item(d, "fraction bits F").discovered, gst ? "35" : "25") << discovery_table(d);
+    EXPECT_EQ(item(d, "C placement").verdict, Verdict::agrees);
+    EXPECT_EQ(item(d, "scales in the alignment exponent").verdict, Verdict::agrees);
+    EXPECT_EQ(item(d, "alignment exponent").discovered,
+              gst ? "scale exponents alone, group sums exact (GST-FDPA, b.5)" : "scale and product exponents (ST-FDPA, b.4)");
+    EXPECT_EQ(item(d, "output rounding").discovered, "RZ-FP32") << discovery_table(d);
+    EXPECT_EQ(item(d, "output rounding").verdict, Verdict::agrees);
+    // The fused width: from the slot sweep where the operands span F binades (e4m3, e5m2), from
+    // per-block scales of 2^-F and 2^-(F+1) where the scales can (ue8m0, two or more blocks).
+    const int blocks = t.k / t.block;
+    const std::string width = item(d, "fused width L").discovered;
+    if (t.a == Format::float8_e5m2 || (t.a == Format::float8_e4m3fn && t.b == Format::float8_e4m3fn)) {
+      EXPECT_EQ(width, "L = 32 (all of K fused)");
+    } else if (blocks >= 2 && t.scale == Format::float8_e8m0fnu) {
+      EXPECT_EQ(width, blocks == 4 ? "blocks {0,1,2,3} of 4 fused (L = 64)" : "blocks {0,1} of 2 fused (L = 64)");
+    } else {
+      EXPECT_EQ(item(d, "fused width L").verdict, Verdict::undetermined) << width;
+    }
+    const Discovery wrong = discover(*short_f, t);
+    EXPECT_EQ(item(wrong, "fraction bits F").discovered, gst ? "34" : "24") << discovery_table(wrong);
+    EXPECT_EQ(item(wrong, "fraction bits F").verdict, Verdict::disagrees);
+  }
 }
 
 }  // namespace

@@ -21,6 +21,12 @@
 //                    the operand formats can express only a bound is reported;
 //   special values   NaN operands and their payload, Inf * 0, Inf - Inf, Inf, overflow, -0 sums,
 //                    the sign of a negative underflow (e.3), compared with the table's model.
+// Block-scaled kinds (b.4, b.5), whose operands span too few binades for the slot sweeps, are read
+// through C and the scales instead: F from C = 2^t against +-1 * 1 at unit scales (e_max = 0 under
+// ST- and GST-FDPA alike); scales of 2^S on that pair must move the cut by S; a pair of +-2^X moves
+// it by X where the alignment exponent includes the products' (ST-FDPA) and not at all where it is
+// the group's scales alone (GST-FDPA); blocks fused with block 0 from 1 * 1 under per-block scales
+// of 2^-F and 2^-(F+1) (ue8m0); the output from C = 2^20 plus one scaled product.
 #pragma once
 
 #include <cstdint>
