@@ -290,5 +290,23 @@ TEST(HarnessDiscoverBlockScaled, ReadsEveryBlockScaledRow) {
   }
 }
 
+// A candidate row that chains the four ue8m0 blocks in two steps of 32 (L = 32) is told apart from
+// the device, which fuses all four.
+TEST(HarnessDiscoverBlockScaled, FlagsACandidateThatChainsTheBlocks) {
+  auto dev = make_emulator_device();
+  InstructionTarget t = instruction_target(
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n8k64 f32 e2m1 e2m1 ue8m0");
+  emulator::FdpaParams candidate = t.model.params();
+  apply_param_override(candidate, "L=32");
+  t.model_params = candidate;
+  t.model_override = "L=32";
+  const Discovery d = discover(*dev, t);
+  const DiscoveryItem& width = item(d, "fused width L");
+  EXPECT_EQ(width.discovered, "blocks {0,1,2,3} of 4 fused (L = 64)") << discovery_table(d);
+  EXPECT_EQ(width.table, "blocks {0,1} of 4 fused");
+  EXPECT_EQ(width.verdict, Verdict::disagrees);
+  EXPECT_EQ(item(d, "fraction bits F").verdict, Verdict::agrees);
+}
+
 }  // namespace
 }  // namespace blockscale::harness
