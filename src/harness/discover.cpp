@@ -233,7 +233,9 @@ BlockAlignment block_alignment(Prober& pr, const InstructionTarget& t) {
     std::optional<int>* cut;
     double value;
     bool scaled;
-    int top;  // the exponent of the pair's alignment under the table's algorithm, at most
+    // C sweeps down from 2^(top - 1): the pair's alignment exponent under ST-FDPA, at or above
+    // GST-FDPA's.
+    int top;
   };
   std::vector<Pair> pairs = {{&r.unit, 1.0, false, 0}, {&r.scaled, 1.0, true, r.S}};
   if (r.X) pairs.push_back({&r.product, pow2(r.X), false, r.X});
