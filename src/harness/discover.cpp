@@ -707,6 +707,39 @@ Discovery discover(Device& device, const InstructionTarget& t) {
         break;
       }
     }
+    // Block scales (d.3-9): a NaN scale on either side; e8m0's smallest code (2^-127); ue4m3's sign
+    // bit, ignored (b.5 step 3), its zero and its smallest subnormal; for GST-FDPA a cancelled group
+    // under a large scale, which keeps its scale exponent (b.5 step 5) and so truncates C.
+    if (t.block_scaled) {
+      const bool e8m0 = t.scale == Format::float8_e8m0fnu;
+      const std::uint8_t unit = unit_scale(t.scale);
+      auto scaled = [&](std::uint8_t sa, std::uint8_t sb, std::string w) {
+        DotBuilder d(t, "");
+        d.product(0, 1.0);
+        d.c(0.75);
+        d.scales(0, sa, sb);
+        push(d, std::move(w) + ", 1 * 1 + 0.75");
+      };
+      scaled(e8m0 ? 0xFF : 0x7F, unit, "NaN scale in SFA");
+      scaled(unit, e8m0 ? 0xFF : 0x7F, "NaN scale in SFB");
+      if (e8m0) {
+        scaled(0x00, unit, "scale 2^-127 (code 0) in SFA");
+      } else {
+        scaled(0xB8, unit, "scale 0xB8 (0x38 = 1 with bit 7 set) in SFA");
+        scaled(0x00, unit, "zero scale in SFA");
+        scaled(0x01, unit, "scale 2^-9 (smallest subnormal) in SFA");
+      }
+      if (p.algorithm == Algorithm::gst_fdpa) {
+        for (const double c : {1.0, 1 + pow2(-23)}) {
+          DotBuilder d(t, "");
+          d.product(0, 6.0);
+          d.product(1, -6.0);
+          d.c(c);
+          d.scales(0, e8m0 ? 187 : 0x7E, unit);  // 2^60 or 448
+          push(d, std::string("group 0 cancelling (+-6) under a large scale, C = ") + (c == 1.0 ? "1" : "1 + 2^-23"));
+        }
+      }
+    }
     const std::vector<std::uint32_t> got = pr.run(dots), want = pr.model(dots);
     for (std::size_t i = 0; i < dots.size(); ++i) {
       add(what[i], hex(t, got[i]), hex(t, want[i]), got[i] == want[i] ? Verdict::agrees : Verdict::disagrees,

@@ -284,6 +284,18 @@ TEST(HarnessDiscoverBlockScaled, ReadsEveryBlockScaledRow) {
     } else {
       EXPECT_EQ(item(d, "fused width L").verdict, Verdict::undetermined) << width;
     }
+    // The block-scale special values, device bits next to the model's (d.3-9).
+    EXPECT_EQ(item(d, "NaN scale in SFA, 1 * 1 + 0.75").discovered, "0x7FFFFFFF");
+    EXPECT_EQ(item(d, "NaN scale in SFB, 1 * 1 + 0.75").discovered, "0x7FFFFFFF");
+    if (t.scale == Format::float8_e8m0fnu) {
+      EXPECT_EQ(item(d, "scale 2^-127 (code 0) in SFA, 1 * 1 + 0.75").discovered, "0x3F400000");  // 0.75
+    } else {
+      EXPECT_EQ(item(d, "scale 0xB8 (0x38 = 1 with bit 7 set) in SFA, 1 * 1 + 0.75").discovered, "0x3FE00000");
+    }
+    if (gst && t.scale == Format::float8_e8m0fnu) {
+      // MS-v2: the cancelled group keeps 2^60 and C is truncated away.
+      EXPECT_EQ(item(d, "group 0 cancelling (+-6) under a large scale, C = 1").discovered, "0x00000000");
+    }
     const Discovery wrong = discover(*short_f, t);
     EXPECT_EQ(item(wrong, "fraction bits F").discovered, gst ? "34" : "24") << discovery_table(wrong);
     EXPECT_EQ(item(wrong, "fraction bits F").verdict, Verdict::disagrees);
