@@ -439,10 +439,14 @@ Discovery discover(Device& device, const InstructionTarget& t) {
       add("fraction bits F", found, std::to_string(p.F), same && *F == p.F ? Verdict::agrees : Verdict::disagrees,
           "2^t survives down to t = " + std::to_string(st.X - *F) + " with e_max = " + std::to_string(st.X) + " in " +
               std::to_string(st.f_by_slot.size()) + " slots");
-    } else if (t.block_scaled && f_c) {
+    } else if (f_c) {
+      // No product slot is aligned with the pair (block-scaled operands too narrow, or a fused
+      // width of 2), but C is: its cut is F.
       F = f_c;
       add("fraction bits F", std::to_string(*F), std::to_string(p.F), *F == p.F ? Verdict::agrees : Verdict::disagrees,
-          "C = 2^t against +-1 * 1 at unit scales in block 0 survives down to t = " + std::to_string(-*F));
+          t.block_scaled ? "C = 2^t against +-1 * 1 at unit scales in block 0 survives down to t = " + std::to_string(-*F)
+                         : "C = 2^t against +-2^" + std::to_string(st.X) + " survives down to t = " +
+                               std::to_string(st.X - *F) + " (no product slot was truncated)");
     } else {
       add("fraction bits F", "> " + std::to_string(swept), std::to_string(p.F), Verdict::undetermined,
           "no product was truncated down to 2^" + std::to_string(st.slot_lowest) + " (operand range exhausted)");

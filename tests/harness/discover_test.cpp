@@ -216,6 +216,14 @@ TEST(HarnessDiscoverHypothetical, ReadsBackFusedWidthAndFractionBits) {
   EXPECT_EQ(item(d, "fused width L").discovered, "L = 8 (k = 0..7, then chained)");
   EXPECT_EQ(item(d, "fused width L").verdict, Verdict::disagrees);
   EXPECT_EQ(item(d, "fraction bits F").discovered, "25");
+  // L = 2: no slot past the pair is aligned with it, and the sweep went deeper than F, so that is
+  // a finding (not a narrow format); F then comes from C, which the first step holds.
+  HypotheticalDevice pairs({.L = 2, .F = 25, .mode = Mode::RZ, .output_bits = 23});
+  d = discover(pairs, t);
+  EXPECT_EQ(item(d, "fused width L").discovered, "L = 2 (k = 0..1, then chained)") << discovery_table(d);
+  EXPECT_EQ(item(d, "fused width L").verdict, Verdict::disagrees);
+  EXPECT_EQ(item(d, "fraction bits F").discovered, "25");
+  EXPECT_EQ(item(d, "C placement").verdict, Verdict::agrees);
   HypotheticalDevice short_f({.L = 16, .F = 21, .mode = Mode::RZ, .output_bits = 23});
   d = discover(short_f, t);
   EXPECT_EQ(item(d, "fraction bits F").discovered, "21");
