@@ -183,6 +183,14 @@ std::vector<int> table_fused(const InstructionTarget& t) {
 
 std::string hex(const InstructionTarget& t, std::uint32_t code) { return hex_code(output_format(t.acc), code); }
 
+// Scale codes (SFA, SFB) whose product is 2^s, split as evenly as the sign allows; nullopt where
+// the scale format cannot hold a half (ue4m3: 2^-9 .. 2^8 each).
+std::optional<std::pair<std::uint8_t, std::uint8_t>> scale_pair(const InstructionTarget& t, int s) {
+  const auto sa = exact_code(t.scale, pow2(s / 2)), sb = exact_code(t.scale, pow2(s - s / 2));
+  if (!sa || !sb) return std::nullopt;
+  return std::pair{static_cast<std::uint8_t>(*sa), static_cast<std::uint8_t>(*sb)};
+}
+
 // Puts a product of value v in `slot`. Block-scaled targets: operands times a power-of-two scale of
 // the slot's block, split between SFA and SFB, every slot of that block sharing it (so callers put
 // no other nonzero product in that block). With `aligned` (v a power of two) the operands are
@@ -201,9 +209,9 @@ bool scaled_product(DotBuilder& d, const InstructionTarget& t, int slot, double 
     }
   }
   for (int s : exponents) {
-    const auto sa = exact_code(t.scale, pow2(s / 2)), sb = exact_code(t.scale, pow2(s - s / 2));
-    if (!sa || !sb || !product_codes(t.a, t.b, v / pow2(s))) continue;
-    d.scales(slot / t.block, static_cast<std::uint8_t>(*sa), static_cast<std::uint8_t>(*sb));
+    const auto codes = scale_pair(t, s);
+    if (!codes || !product_codes(t.a, t.b, v / pow2(s))) continue;
+    d.scales(slot / t.block, codes->first, codes->second);
     return d.product(slot, v / pow2(s));
   }
   d.fail();
@@ -228,7 +236,7 @@ BlockAlignment block_alignment(Prober& pr, const InstructionTarget& t) {
   for (int X = 8; X >= 1 && !r.X; --X) {
     if (product_codes(t.a, t.b, pow2(X)) && product_codes(t.a, t.b, -pow2(X))) r.X = X;
   }
-  const auto sa = exact_code(t.scale, pow2(r.S / 2)), sb = exact_code(t.scale, pow2(r.S - r.S / 2));
+  const auto codes = scale_pair(t, r.S);
   struct Pair {
     std::optional<int>* cut;
     double value;
@@ -242,12 +250,12 @@ BlockAlignment block_alignment(Prober& pr, const InstructionTarget& t) {
   std::vector<DotCase> dots;
   std::vector<std::pair<std::size_t, int>> meta;  // (pair, t)
   for (std::size_t i = 0; i < pairs.size(); ++i) {
-    if (pairs[i].scaled && (!sa || !sb)) continue;
+    if (pairs[i].scaled && !codes) continue;
     for (int tt = pairs[i].top - 1; tt >= pairs[i].top - 60 && tt >= pr.out_min_exp(); --tt) {
       DotBuilder d(t, "C against a block-0 pair");
       d.product(0, pairs[i].value);
       d.product(1, -pairs[i].value);
-      if (pairs[i].scaled) d.scales(0, static_cast<std::uint8_t>(*sa), static_cast<std::uint8_t>(*sb));
+      if (pairs[i].scaled) d.scales(0, codes->first, codes->second);
       d.c(pow2(tt));
       if (!d.ok()) break;
       dots.push_back(d.dot());
@@ -284,12 +292,12 @@ std::optional<std::string> fused_blocks(Prober& pr, const InstructionTarget& t, 
   std::vector<DotCase> dots;
   for (int b = 1; b < blocks; ++b) {
     for (int D : {F, F + 1}) {
-      const auto sa = exact_code(t.scale, pow2(-(D / 2))), sb = exact_code(t.scale, pow2(-(D - D / 2)));
-      if (!sa || !sb) return std::nullopt;
+      const auto codes = scale_pair(t, -D);
+      if (!codes) return std::nullopt;
       DotBuilder d(t, "block sweep");
       d.product(0, 1.0);
       d.product(1, -1.0);
-      d.scales(b, static_cast<std::uint8_t>(*sa), static_cast<std::uint8_t>(*sb));
+      d.scales(b, codes->first, codes->second);
       d.product(b * t.block, 1.0);
       if (!d.ok()) return std::nullopt;
       dots.push_back(d.dot());
