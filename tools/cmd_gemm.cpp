@@ -41,6 +41,7 @@
 #include "blockscale/formats/bulk.h"
 #include "blockscale/emulator/library_fp8.h"
 #include "blockscale/emulator/sparse_gemm.h"
+#include "blockscale/harness/block_scaled_models.h"
 #include "blockscale/harness/sparse_mm.h"
 #include "blockscale/harness/target.h"
 #include "blockscale/quantize.h"
@@ -478,113 +479,20 @@ struct Result {
   bool has_stats = false;
 };
 
-// C's rows as the emulator takes them (f32 codes, `cols` per row), or no C.
-emulator::CodeMatrix c_matrix(std::span<const std::uint32_t> c, std::int64_t cols) {
-  if (c.empty()) return {};
-  return emulator::CodeMatrix(Format::float32, c.size() / static_cast<std::size_t>(cols), static_cast<std::size_t>(cols), c);
-}
-
-std::optional<harness::GemmRecipe> hopper_recipe(const BlockFormat& f) {
-  using namespace block_formats;
-  if (f == mxfp8_e4m3 || f == mxfp8_e5m2) return harness::GemmRecipe::mxfp8;
-  if (f == mxfp4) return harness::GemmRecipe::mxfp4;
-  if (f == nvfp4) return harness::GemmRecipe::nvfp4;
-  return std::nullopt;
-}
-
-Numerics make_numerics(const std::string& name, const BlockFormat& fa, const BlockFormat& fb, const BlockScaledTensor& qa,
-                       const BlockScaledTensor& qb, std::uint32_t alpha) {
-  const bool epilogue = alpha != 0x3F800000u;
+// A block-scaled model of harness/block_scaled_models.h (exact, sequential_f32, sm_100a, sm_120a,
+// sm_90a) on A's row slices.
+Numerics make_numerics(const std::string& name, const BlockScaledTensor& qa, const BlockScaledTensor& qb) {
+  const auto model = std::make_shared<const harness::BlockScaledModel>(name, qa, qb);
   Numerics n;
   n.name = name;
-  if (name == "exact") {
-    // mma_scaled's exact numerics (reference/numerics.h) as the emulator's proved double GEMM,
-    // which gives reference::mma_scaled's bits (emulator/exact_gemm.cpp) and applies NVFP4's
-    // per-tensor scales in the same epilogue as the models.
-    n.definition = epilogue ? "the quantized operands' exact sum, rounded once to f32 (nearest even), then the epilogue"
-                            : "the quantized operands' exact sum (+ C), rounded once to f32 (nearest even)";
-    n.min_chunk_rows = 512;
-    n.rows = on_row_slices(qa, [&qb](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
-      emulator::GemmOptions o;
-      o.stats = stats;
-      return emulator::exact_gemm(a, qb, c_matrix(c, qb.desc().rows()), o);
-    });
-    return n;
-  }
-  if (name == "sequential_f32") {
-    // The fp32 FMA chain in k order that naive host references compute (reference/numerics.h).
-    n.definition = epilogue ? "the fp32 FMA chain in k order from +0 (a naive host reference), then the epilogue"
-                            : "the fp32 FMA chain in k order, d = fmaf(x*sx, y*sy, d) (a naive host reference)";
-    n.min_chunk_rows = 64;
-    // Shared, not copied with the function object: B's operand holds 8 bytes per element.
-    const auto y = std::make_shared<const reference::ScaledOperand>(reference::scaled_operand(qb, reference::Side::y));
-    reference::ScaledMmaOptions options;
-    options.numerics = reference::Numerics::sequential();
-    // fp6 operands and mixed element types are the kind::mxf8f6f4 extension of cuda.tile's table.
-    options.hardware_extensions = true;
-    n.rows = on_row_slices(qa, [y, options, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
-                                                            emulator::GemmPathStats*) {
-      const reference::ScaledOperand x = reference::scaled_operand(a, reference::Side::x);
-      const std::int64_t rows = a.desc().rows(), cols = y->values.extent(-1);
-      reference::Tensor acc = reference::Tensor::zeros(reference::DType::float32, {rows, cols});
-      if (!c.empty() && !epilogue) acc = reference::Tensor(reference::DType::float32, {rows, cols}, std::vector<std::uint64_t>(c.begin(), c.end()));
-      const reference::Tensor r = reference::mma_scaled(x.values, x.scales, y->values, y->scales, acc, options);
-      std::vector<std::uint32_t> d(r.codes().begin(), r.codes().end());
-      emulator::tensor_scale_epilogue(alpha, d, c_matrix(c, cols));
-      return d;
-    });
-    return n;
-  }
-  if (name == "sm_100a" || name == "sm_120a") {
-    const emulator::Arch arch = name == "sm_100a" ? emulator::Arch::sm_100a : emulator::Arch::sm_120a;
-    const emulator::KernelSchedule s = emulator::block_scaled_schedule(arch, fa.element, fb.element, fa.scale, fa.block_size);
-    n.definition = name == "sm_100a" ? "tcgen05 block-scaled GEMM, one instruction per K step, f32 accumulator in TMEM: "
-                                     : "mma.sync block-scaled GEMM, one instruction per K step, f32 accumulator: ";
-    n.definition += s.name();
-    n.min_chunk_rows = 512;
-    n.rows = on_row_slices(qa, [s, &qb](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
-      emulator::GemmOptions o;
-      o.stats = stats;
-      return emulator::gemm(s, a, qb, c_matrix(c, qb.desc().rows()), o);
-    });
-    return n;
-  }
-  if (name == "sm_90a") {
-    const auto recipe = hopper_recipe(fa);
-    if (!recipe || hopper_recipe(fb) != recipe) {
-      throw UsageError("sm_90a models the Hopper block-scaled GEMM kernels (blockscale::gpu), which take mxfp8 (e4m3 "
-                       "and e5m2 in any mix), mxfp4 or nvfp4 on both sides; A is " + to_string(fa) + ", B " +
-                       to_string(fb));
-    }
-    harness::GemmTarget t;
-    t.name = "sm_90a gemm " + to_string(fa) + " x " + to_string(fb);
-    t.recipe = *recipe;
-    t.a = fa.element;
-    t.b = fb.element;
-    t.scale = fa.scale;
-    t.block = fa.block_size;
-    t.promotion_interval = 1;
-    n.definition = "Hopper GEMM kernel (blockscale::gpu sm_90a): per scale block one wgmma k32 fp8 into a fresh "
-                   "accumulator, then acc = fma(sa*sb, partial, acc): " + harness::gemm_schedule(t).name();
-    n.min_chunk_rows = 512;
-    n.rows = on_row_slices(qa, [t, &qb, epilogue, alpha](const BlockScaledTensor& a, std::span<const std::uint32_t> c,
-                                                        emulator::GemmPathStats*) {
-      harness::GemmProblem p;
-      p.m = static_cast<int>(a.desc().rows());
-      p.n = static_cast<int>(qb.desc().rows());
-      p.k = static_cast<int>(a.desc().k_stored());  // the zero-padded K tail adds zero products
-      p.a = a.element_codes();
-      p.b = qb.element_codes();
-      p.sfa = a.scale_codes();
-      p.sfb = qb.scale_codes();
-      if (!epilogue) p.c.assign(c.begin(), c.end());
-      std::vector<std::uint32_t> d = harness::emulate_gemm(t, p);
-      emulator::tensor_scale_epilogue(alpha, d, c_matrix(c, p.n));
-      return d;
-    });
-    return n;
-  }
-  throw UsageError("unknown model '" + name + "' (sm_100a, sm_120a, sm_90a, sequential_f32)");
+  n.definition = model->definition();
+  n.min_chunk_rows = model->min_slice_rows();
+  n.rows = on_row_slices(qa, [model](const BlockScaledTensor& a, std::span<const std::uint32_t> c, emulator::GemmPathStats* stats) {
+    emulator::GemmOptions o;
+    o.stats = stats;
+    return (*model)(a, c, o);
+  });
+  return n;
 }
 
 Result run_numerics(const Numerics& n, std::int64_t M, const std::vector<std::uint32_t>& c_bits, std::int64_t N,
@@ -1513,8 +1421,8 @@ int run_gemm(const std::vector<std::string>& argv) {
     qb = quantize(b32, {p.K, p.N}, KAxis::first, *fb, *qo_b, std::nullopt, {}, rb);
     quantize_seconds = progress.finish();
     alpha = emulator::tensor_scale_alpha(*qa, *qb);
-    if (with_exact) numerics.push_back(make_numerics("exact", *fa, *fb, *qa, *qb, alpha));
-    for (const std::string& m : model_names) numerics.push_back(make_numerics(m, *fa, *fb, *qa, *qb, alpha));
+    if (with_exact) numerics.push_back(make_numerics("exact", *qa, *qb));
+    for (const std::string& m : model_names) numerics.push_back(make_numerics(m, *qa, *qb));
   }
   create_output_dir(out_dir);
 
