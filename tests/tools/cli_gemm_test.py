@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """`blockscale gemm` against an independent oracle, bit for bit.
 
-The oracle is written here from the specifications, in exact rational arithmetic, without any of
-blockscale's code:
+The oracles are written from the specifications, in exact rational arithmetic, without any of
+blockscale's code (the block-scaled one in gemm_oracle.py beside this script, which the Python
+module's test shares):
   * MXFP8 e4m3 quantization, recipe `ocp` (OCP MX v1.0 section 6.3: shared exponent
     floor(log2(amax)) - 8, elements rounded to nearest even and saturated to +-448);
   * `exact`: the exact sum of the scaled products plus C, rounded once to f32 (nearest even);
@@ -33,142 +34,10 @@ from fractions import Fraction
 
 import numpy as np
 
-E_ZERO = -133  # the exponent of a zero term on sm_90a / sm_100a (numerics.md b.3)
-
-
-def floor_log2(x):
-    """floor(log2(x)) of a positive Fraction, exactly."""
-    x = Fraction(x)
-    e = x.numerator.bit_length() - x.denominator.bit_length()
-    if Fraction(2) ** e > x:
-        e -= 1
-    return e
-
-
-def round_to_quantum(x, quantum, mode):
-    """x / quantum rounded to an integer (half even or toward zero), times quantum."""
-    q = abs(x) / quantum
-    n = q.numerator // q.denominator
-    rest = q - n
-    if mode == "rne" and (rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1)):
-        n += 1
-    r = n * quantum
-    return -r if x < 0 else r
-
-
-def round_float(x, fraction_bits, emin, mode):
-    """x rounded to a binary float with this many fraction bits and minimum exponent (no overflow
-    occurs in these tests)."""
-    if x == 0:
-        return Fraction(0)
-    e = max(floor_log2(abs(x)), emin)
-    return round_to_quantum(x, Fraction(2) ** (e - fraction_bits), mode)
-
-
-def f32_bits(x):
-    """The f32 bit pattern of an f32-representable Fraction (+0 for zero)."""
-    return int(np.array(float(x), dtype=np.float32).view(np.uint32))
-
-
-# Element formats: (fraction bits, minimum exponent, largest exponent, largest value).
-E4M3 = (3, -6, 8, Fraction(448))
-E2M1 = (1, 0, 2, Fraction(6))
-E2M3 = (3, 0, 2, Fraction(15, 2))
-E3M2 = (2, -2, 4, Fraction(28))
-
-
-def element_rne(v, fmt):
-    """v (Fraction) to the nearest value of the format, ties to even, saturating."""
-    bits, emin, _, vmax = fmt
-    r = round_float(v, bits, emin, "rne")
-    return max(-vmax, min(vmax, r))
-
-
-def quantize_ocp(rows, fmt=E4M3):
-    """rows: list of lists of Fractions (the K values of each row). Returns per row the element
-    values (padded with zeros to whole blocks of 32) and per block the scale exponent; the shared
-    exponent is floor(log2(amax)) minus the element format's largest exponent (OCP MX 6.3)."""
-    out = []
-    for row in rows:
-        k = len(row)
-        blocks = (k + 31) // 32
-        vals, exps = [], []
-        for b in range(blocks):
-            blk = row[32 * b:32 * b + 32]
-            amax = max(abs(v) for v in blk)
-            x = floor_log2(amax) - fmt[2] if amax != 0 else -127
-            exps.append(x)
-            scale = Fraction(2) ** x
-            q = [element_rne(v / scale, fmt) for v in blk]
-            vals.extend(q + [Fraction(0)] * (32 - len(q)))
-        out.append((vals, exps))
-    return out
-
-
-def sig_exp(x, emin):
-    """(significand, alignment exponent) of a value: x = s * 2^e, e = max(floor(log2|x|), emin)."""
-    if x == 0:
-        return Fraction(0), E_ZERO
-    e = max(floor_log2(abs(x)), emin)
-    return x / Fraction(2) ** e, e
-
-
-def truncated_sum(terms, F):
-    """T-FDPA steps 3-6: terms are (significand, exponent); returns S * 2^(e_max - F) exactly."""
-    e_max = max(e for _, e in terms)
-    s = 0
-    for sig, e in terms:
-        t = abs(sig) * Fraction(2) ** (F + e - e_max)
-        t = t.numerator // t.denominator
-        s += -t if sig < 0 else t
-    return Fraction(s) * Fraction(2) ** (e_max - F)
-
-
-def oracle(a_rows, b_cols, c, emin_a=-6, emin_b=-6):
-    """a_rows: quantize_ocp of A's rows; b_cols: of B's columns; c: M x N Fractions; emin_a and
-    emin_b: the element formats' minimum exponents (the alignment exponent's floor)."""
-    M, N = len(a_rows), len(b_cols)
-    blocks = len(a_rows[0][1])
-    exact, sm100, sm90, seq = {}, {}, {}, {}
-    for i in range(M):
-        av, ax = a_rows[i]
-        for j in range(N):
-            bv, bx = b_cols[j]
-            # exact
-            total = c[i][j] + sum(av[k] * bv[k] * Fraction(2) ** (ax[k // 32] + bx[k // 32]) for k in range(32 * blocks))
-            exact[i, j] = f32_bits(round_float(total, 23, -126, "rne"))
-            # sequential_f32: d = fmaf(x*sx, y*sy, d) in k order (each scaled element exact in f32)
-            d = c[i][j]
-            for k in range(32 * blocks):
-                x = av[k] * Fraction(2) ** ax[k // 32]
-                y = bv[k] * Fraction(2) ** bx[k // 32]
-                d = round_float(x * y + d, 23, -126, "rne")
-            seq[i, j] = f32_bits(d)
-            # sm_100a: ST-FDPA chain, C in the accumulator
-            d = c[i][j]
-            for blk in range(blocks):
-                terms = [sig_exp(d, -126)]
-                for k in range(32 * blk, 32 * blk + 32):
-                    sa, ea = sig_exp(av[k], emin_a)
-                    sb, eb = sig_exp(bv[k], emin_b)
-                    p = sa * sb
-                    terms.append((p, ea + eb + ax[blk] + bx[blk]) if p != 0 else (Fraction(0), E_ZERO))
-                d = round_float(truncated_sum(terms, 25), 23, -126, "rz")
-            sm100[i, j] = f32_bits(d)
-            # sm_90a: promotion every block
-            acc = c[i][j]
-            for blk in range(blocks):
-                terms = [(Fraction(0), E_ZERO)]
-                for k in range(32 * blk, 32 * blk + 32):
-                    sa, ea = sig_exp(av[k], -6)
-                    sb, eb = sig_exp(bv[k], -6)
-                    p = sa * sb
-                    terms.append((p, ea + eb) if p != 0 else (Fraction(0), E_ZERO))
-                partial = round_float(truncated_sum(terms, 13), 13, -126, "rz")
-                s = Fraction(2) ** (ax[blk] + bx[blk])  # FMUL of two powers of two: exact
-                acc = round_float(s * partial + acc, 23, -126, "rne")
-            sm90[i, j] = f32_bits(acc)
-    return exact, sm100, sm90, seq
+# The oracle lives beside this script.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gemm_oracle import (E2M1, E2M3, E3M2, E4M3, E_ZERO, element_rne, f32_bits, nvfp4_oracle, oracle,  # noqa: E402
+                         quantize_nvfp4, quantize_ocp, round_float, sig_exp, truncated_sum)
 
 
 def assert_files_match(out, want, M, N, label):
@@ -254,101 +123,6 @@ def check_mixed(tool, scratch):
     assert_files_match(out, {"exact": exact, "sm_100a": sm100, "sequential_f32": seq}, M, N, "mixed")
     assert any(sm100[key] != exact[key] for key in exact), "mixed sm_100a equals exact here"
     print(f"mixed: e4m3 x e2m1 (MXFP8 x MXFP4) exact, sm_100a and sequential_f32 agree on {M}x{N}x{K}")
-
-
-F32_MAX = np.float32(np.finfo(np.float32).max)
-
-
-def quantize_nvfp4(rows, recipe):
-    """NVFP4 (e2m1 elements, ue4m3 scales per 16, an fp32 per-tensor scale) as docs/quantization.md
-    states the two recipes, every fp32 operation in numpy float32 (IEEE, nearest even). rows: the K
-    f32 values of each row (A) or column (B); the global amax G runs over all of them. Returns per
-    row the element values (padded with zeros to whole blocks of 16) and the block scale values,
-    and the per-tensor decode scale (TE's S_dec, torchao's per-tensor scale; 1 single-level)."""
-    with np.errstate(over="ignore", divide="ignore"):
-        g = max(abs(np.float32(v)) for row in rows for v in row)
-        if recipe == "nvfp4_te":
-            s_enc = min(np.float32(2688) / g, F32_MAX) if g != 0 else np.float32(1)
-            s_enc = np.float32(1) if s_enc == 0 else s_enc
-            decode = np.float32(1) / s_enc
-            ratio = s_enc * (np.float32(1) / np.float32(6))
-        else:  # nvfp4_torchao (two-level) or nvfp4_torchao_single (P = 1)
-            decode = np.float32(g) / np.float32(2688) if recipe == "nvfp4_torchao" else np.float32(1)
-        out = []
-        for row in rows:
-            vals, scales = [], []
-            for b in range(0, len(row), 16):
-                blk = [np.float32(v) for v in row[b:b + 16]]
-                amax = max(abs(v) for v in blk)
-                if recipe == "nvfp4_te":
-                    scale = element_rne(Fraction(float(min(amax * ratio, F32_MAX))), E4M3)
-                    m = min(np.float32(1) / (np.float32(scale) * decode), F32_MAX)
-                    q = [np.float32(v) * m for v in blk]  # cvt.rn.satfinite.e2m1
-                    q = [element_rne(Fraction(float(x)), E2M1) if np.isfinite(x) else (E2M1[3] if x > 0 else -E2M1[3]) for x in q]
-                else:
-                    r = (amax / np.float32(6)) / decode
-                    scale = element_rne(Fraction(float(min(max(r, np.float32(2.0 ** -6)), np.float32(448)))), E4M3)
-                    m = (np.float32(1) / decode) / np.float32(scale)
-                    q = [element_rne(Fraction(float(min(max(np.float32(v) * m, np.float32(-6)), np.float32(6)))), E2M1) for v in blk]
-                vals.extend(q + [Fraction(0)] * (16 - len(q)))
-                scales.append(scale)
-            out.append((vals, scales))
-    return out, decode
-
-
-def nvfp4_oracle(a_rows, b_cols, c, alpha):
-    """exact, sm_100a (tcgen05 kind::mxf4nvf4 block16 ue4m3: the GST-FDPA chain of numerics.md b.5,
-    G = 16, F = 35, K = 64 per instruction, e_zero = -139), sm_90a (gpu/gemm.h: per 16-block one
-    wgmma k32 holding the block's 16 elements expanded to e4m3 and 16 zeros, T-FDPA F = 13 from +0,
-    RZ to e8m13, then acc = fma(sa * sb, partial, acc)) and sequential_f32. alpha: the fp32 product
-    of the two per-tensor scales. With alpha = 1 C starts the accumulator; otherwise the K loop
-    starts from +0 and D = fma(alpha, acc, C) (the epilogue)."""
-    M, N = len(a_rows), len(b_cols)
-    blocks = len(a_rows[0][1])
-    steps = (blocks + 3) // 4  # one instruction holds four 16-groups; the last is padded with zero groups
-    c_in_acc = alpha == 1
-
-    def epilogue(acc, cij):
-        return f32_bits(acc if c_in_acc else round_float(Fraction(float(alpha)) * acc + cij, 23, -126, "rne"))
-
-    exact, sm100, sm90, seq = {}, {}, {}, {}
-    for i in range(M):
-        av, asc = a_rows[i]
-        for j in range(N):
-            bv, bsc = b_cols[j]
-            start = c[i][j] if c_in_acc else Fraction(0)
-            total = start + sum(av[k] * bv[k] * asc[k // 16] * bsc[k // 16] for k in range(16 * blocks))
-            exact[i, j] = epilogue(round_float(total, 23, -126, "rne"), c[i][j])
-            d = start
-            for k in range(16 * blocks):  # d = fmaf(x * sx, y * sy, d); x * sx is exact in f32
-                d = round_float(av[k] * asc[k // 16] * bv[k] * bsc[k // 16] + d, 23, -126, "rne")
-            seq[i, j] = epilogue(d, c[i][j])
-            d = start
-            for step in range(steps):
-                terms = [sig_exp(d, -126) if d != 0 else (Fraction(0), -139)]
-                for g in range(4 * step, 4 * step + 4):
-                    if g >= blocks:
-                        terms.append((Fraction(0), -139))
-                        continue
-                    p = sum(av[k] * bv[k] for k in range(16 * g, 16 * g + 16))  # exact group sum
-                    all_zero = all(av[k] * bv[k] == 0 for k in range(16 * g, 16 * g + 16))
-                    if all_zero or asc[g] * bsc[g] == 0:
-                        terms.append((Fraction(0), -139))
-                        continue
-                    (sa, ea), (sb, eb) = sig_exp(asc[g], -6), sig_exp(bsc[g], -6)
-                    terms.append((p * sa * sb, ea + eb))  # the exponent from the scales alone
-                d = round_float(truncated_sum(terms, 35), 23, -126, "rz")
-            sm100[i, j] = epilogue(d, c[i][j])
-            acc = start
-            for g in range(blocks):
-                terms = [(Fraction(0), E_ZERO)] * 17  # the +0 accumulator and the zero half k = 16..31
-                for k in range(16 * g, 16 * g + 16):
-                    (sa, ea), (sb, eb) = sig_exp(av[k], -6), sig_exp(bv[k], -6)
-                    terms.append((sa * sb, ea + eb) if sa * sb != 0 else (Fraction(0), E_ZERO))
-                partial = round_float(truncated_sum(terms, 13), 13, -126, "rz")
-                acc = round_float(asc[g] * bsc[g] * partial + acc, 23, -126, "rne")  # FMUL exact: 4-bit significands
-            sm90[i, j] = epilogue(acc, c[i][j])
-    return exact, sm100, sm90, seq
 
 
 def check_nvfp4(tool, scratch):
