@@ -1,0 +1,423 @@
+# SPDX-License-Identifier: Apache-2.0
+"""blockscale from Python: the bit-exact formats, quantizers and tensor-core models on numpy arrays.
+
+The same C++ as the library and the `blockscale` command (loaded from libblockscale_c.so through
+ctypes; nothing but numpy is needed), so every bit equals what they give:
+
+    import numpy as np, blockscale as bs
+    x = np.random.default_rng(0).standard_normal((256, 1024), dtype=np.float32)
+    w = np.random.default_rng(1).standard_normal((512, 1024), dtype=np.float32)  # B^T: N x K
+    qa = bs.quantize(x, "mxfp8_e4m3", recipe="te_mxfp8")
+    qb = bs.quantize(w, "mxfp8_e4m3", recipe="te_mxfp8")
+    d_b200 = bs.gemm(qa, qb, model="sm_100a")   # what a tcgen05 GEMM computes, bit for bit
+    d_exact = bs.gemm(qa, qb, model="exact")    # mma_scaled's exact numerics
+    ulps = d_b200.view(np.int32) - d_exact.view(np.int32)
+
+Formats: `encode` / `decode` convert between float arrays and the storage words of any element or
+scale format in every rounding mode and overflow rule (presets "ieee", "cuda", "ml_dtypes").
+Quantization: `quantize` (MX and NVFP4 recipes by name) gives a `QuantizedMatrix` of element codes,
+block scale codes and the per-tensor scale; `QuantizedMatrix.from_codes` adopts codes made
+elsewhere (a PyTorch float8 tensor's bytes and its e8m0 scales). GEMMs: `gemm` with the models
+exact, sequential_f32, sm_100a, sm_120a and sm_90a. Instructions: `mma` / `mma_sparse` compute one
+tensor-core instruction of the emulator's table (`instruction_rows`, `instruction`) on codes.
+
+Bad input raises `BlockscaleError` (a ValueError) whose message names the rule broken.
+The library is found at $BLOCKSCALE_LIBRARY, beside this file (an installed or build-tree copy of
+the package), or in <repository>/build/python/blockscale when this file is the source tree's.
+"""
+import ctypes
+import json
+import os
+
+import numpy as np
+
+__all__ = [
+    "BlockscaleError", "QuantizedMatrix", "block_format_info", "decode", "encode", "format_info", "format_names",
+    "gemm", "gemm_models", "instruction", "instruction_rows", "mma", "mma_sparse", "quantize", "recipe_names",
+    "ulp_distance",
+]
+
+
+class BlockscaleError(ValueError):
+    """Bad input: the message names the rule broken (the library's std::invalid_argument)."""
+
+
+def _find_library():
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("BLOCKSCALE_LIBRARY"), os.path.join(here, "libblockscale_c.so"),
+                  os.path.join(here, "..", "..", "build", "python", "blockscale", "libblockscale_c.so")]
+    for path in candidates:
+        if path and os.path.isfile(path):
+            return path
+    raise ImportError("blockscale: libblockscale_c.so not found (looked at $BLOCKSCALE_LIBRARY, " + here +
+                      ", and the repository's build/python/blockscale); build the target blockscale_c")
+
+
+_lib = ctypes.CDLL(_find_library())
+_p = ctypes.c_void_p
+_s = ctypes.c_char_p
+_i64 = ctypes.c_int64
+_int = ctypes.c_int
+_str_out = ctypes.POINTER(ctypes.c_char_p)
+_int_out = ctypes.POINTER(ctypes.c_int)
+_SIGNATURES = {
+    "bsc_last_error": ([], _s), "bsc_version": ([], _s), "bsc_format_names": ([], _s),
+    "bsc_format_info": ([_s, _str_out, _int_out, _int_out, _int_out], _int),
+    "bsc_encode": ([_s, _s, _p, _i64, _s, _s, _s, _p, _int, _p], _int),
+    "bsc_decode": ([_s, _p, _i64, _p], _int),
+    "bsc_recipe_names": ([], _s),
+    "bsc_block_format_info": ([_s, _str_out, _str_out, _str_out, _int_out, _int_out], _int),
+    "bsc_quantize": ([_s, _s, _p, _i64, _i64, _p, _p, _p, _p], _int),
+    "bsc_dequantize": ([_s, _p, _p, _p, _i64, _i64, _p], _int),
+    "bsc_gemm_model_names": ([], _s),
+    "bsc_gemm": ([_s, _s, _p, _p, _p, _s, _p, _p, _p, _i64, _i64, _i64, _p, _int, _p, _p, _str_out], _int),
+    "bsc_instruction_rows": ([], _s),
+    "bsc_instruction_info": ([_s, _str_out], _int),
+    "bsc_mma": ([_s, _p, _p, _p, _p, _p, _p], _int),
+    "bsc_mma_sparse": ([_s, _p, _p, _p, _p, _p], _int),
+}
+for _name, (_args, _ret) in _SIGNATURES.items():
+    getattr(_lib, _name).argtypes = _args
+    getattr(_lib, _name).restype = _ret
+
+__version__ = _lib.bsc_version().decode()
+
+
+def _call(status):
+    if status != 0:
+        message = _lib.bsc_last_error().decode()
+        raise BlockscaleError(message) if status == 1 else RuntimeError(message)
+
+
+def _b(text):
+    return None if text is None else str(text).encode()
+
+
+def _ptr(array):
+    return None if array is None else array.ctypes.data_as(ctypes.c_void_p)
+
+
+def _lines(text):
+    return [line for line in text.decode().split("\n") if line]
+
+
+def _words(x, what, dtype=np.uint32):
+    """x as a C-contiguous array of unsigned words, refusing values that do not fit."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "ui":
+        raise BlockscaleError(f"{what} must hold integer codes (storage words), got dtype {a.dtype}")
+    if a.size and (a.min() < 0 or a.max() > np.iinfo(dtype).max):
+        raise BlockscaleError(f"{what} holds a value outside 0 .. {np.iinfo(dtype).max}")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _word_dtype(storage_bits):
+    return {8: np.uint8, 16: np.uint16}.get(storage_bits, np.uint32)
+
+
+# ---- Formats.
+
+def format_names():
+    """The element and scale formats, by their ml_dtypes spelling ("float8_e4m3fn", ...)."""
+    return _lines(_lib.bsc_format_names())
+
+
+def format_info(name):
+    """{"name", "storage_bits", "exponent_bits", "mantissa_bits"} of a format (any spelling the
+    library takes: "float8_e4m3fn", "e4m3", "f8e4m3fn", ...)."""
+    canonical, bits, e, m = ctypes.c_char_p(), ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    _call(_lib.bsc_format_info(_b(name), ctypes.byref(canonical), ctypes.byref(bits), ctypes.byref(e), ctypes.byref(m)))
+    return {"name": canonical.value.decode(), "storage_bits": bits.value, "exponent_bits": e.value,
+            "mantissa_bits": m.value}
+
+
+_SOURCES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64", np.dtype(np.float16): "float16"}
+
+
+def encode(x, format, *, preset="ieee", rounding=None, overflow=None, rbits=None, stochastic_bits=None):
+    """Storage words of `format` for the values of x (float32, float64, float16, or ml_dtypes'
+    bfloat16), each rounded once from its own type.
+
+    preset: "ieee" (rounding: nearest_even, toward_zero, upward, downward, nearest_away, stochastic;
+    overflow: saturate, saturate_finite, infinity, ieee; default nearest_even and infinity), "cuda"
+    (CUDA 13.0's conversion from x's type, with the rounding and overflow it offers) or "ml_dtypes"
+    (its cast: nearest_even or toward_zero, infinity or saturate_finite). rbits: one random word
+    per value for stochastic rounding, of which stochastic_bits (default 32) low bits are used.
+    Returns uint8 words for formats stored in a byte, uint16 for 16-bit ones, uint32 otherwise
+    (tf32: its fp32 bit pattern)."""
+    a = np.asarray(x)
+    source = _SOURCES.get(a.dtype, "bfloat16" if a.dtype.name == "bfloat16" else None)
+    if source is None:
+        raise BlockscaleError(f"encode takes float32, float64, float16 or bfloat16 values, got dtype {a.dtype}")
+    a = np.ascontiguousarray(a)
+    bits = None
+    if rbits is not None:
+        bits = _words(rbits, "rbits")
+        if bits.shape != a.shape:
+            raise BlockscaleError(f"rbits has shape {bits.shape} but x has {a.shape}: one random word per value")
+    info = format_info(format)
+    out = np.empty(a.shape, dtype=np.uint32)
+    _call(_lib.bsc_encode(_b(info["name"]), _b(source), _ptr(a), a.size, _b(preset), _b(rounding), _b(overflow),
+                          _ptr(bits), stochastic_bits or 0, _ptr(out)))
+    return out.astype(_word_dtype(info["storage_bits"]))
+
+
+def decode(words, format):
+    """The exact values (float64) of storage words of `format` (as `encode` returns them)."""
+    w = _words(words, "words")
+    out = np.empty(w.shape, dtype=np.float64)
+    _call(_lib.bsc_decode(_b(format), _ptr(w), w.size, _ptr(out)))
+    return out
+
+
+# ---- Block formats and quantization.
+
+def recipe_names(kind=None):
+    """The quantization recipes by name; kind "mx" or "nvfp4" keeps those of one family."""
+    rows = [line.split(" ") for line in _lines(_lib.bsc_recipe_names())]
+    return [name for name, family in rows if kind is None or family == kind]
+
+
+def block_format_info(name):
+    """{"name", "element", "scale", "block_size", "tensor_scale"} of a block format: mxfp8_e4m3,
+    mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4."""
+    canonical, element, scale = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_char_p()
+    block, tensor = ctypes.c_int(), ctypes.c_int()
+    _call(_lib.bsc_block_format_info(_b(name), ctypes.byref(canonical), ctypes.byref(element), ctypes.byref(scale),
+                                     ctypes.byref(block), ctypes.byref(tensor)))
+    return {"name": canonical.value.decode(), "element": element.value.decode(), "scale": scale.value.decode(),
+            "block_size": block.value, "tensor_scale": bool(tensor.value)}
+
+
+class QuantizedMatrix:
+    """A matrix quantized along its rows (K last): `rows` x `k` logical elements.
+
+    elements: uint8 codes, rows x k_stored (k_stored = k_blocks * block_size; the K tail padded with
+    zero codes); scales: uint8 codes, rows x k_blocks; tensor_scale: (amax, encode, decode), the
+    fp32 per-tensor scale of NVFP4 (decode is the stored one; (0, 1, 1) for MX formats)."""
+
+    def __init__(self, format, elements, scales, tensor_scale, k):
+        self.format = format
+        self.elements = elements
+        self.scales = scales
+        self.tensor_scale = tuple(float(v) for v in tensor_scale)
+        self.k = k
+
+    @property
+    def shape(self):
+        return (self.elements.shape[0], self.k)
+
+    @property
+    def info(self):
+        return block_format_info(self.format)
+
+    @classmethod
+    def from_codes(cls, format, elements, scales, tensor_scale=None, k=None):
+        """Adopts codes made elsewhere: elements (rows x k, or rows x k_stored with a zero-coded tail;
+        one code per byte, e.g. a torch.float8_e4m3fn tensor's .view(torch.uint8)), scales (rows x
+        k_blocks codes), and for NVFP4 the fp32 per-tensor decode scale (a number) or the triple
+        (amax, encode, decode). The codes are checked when a function takes the matrix."""
+        info = block_format_info(format)
+        e = _words(elements, "elements", np.uint8)
+        s = _words(scales, "scales", np.uint8)
+        if e.ndim != 2 or s.ndim != 2:
+            raise BlockscaleError(f"elements and scales must be 2-D (rows x K, rows x K blocks), got {e.shape} and {s.shape}")
+        rows, width = e.shape
+        k = width if k is None else int(k)
+        block = info["block_size"]
+        blocks = -(-k // block)
+        if not 1 <= k <= width or width not in (k, blocks * block):
+            raise BlockscaleError(f"elements has {width} columns: K = {k} needs {k} or {blocks * block} (whole blocks)")
+        if s.shape != (rows, blocks):
+            raise BlockscaleError(f"scales has shape {s.shape}: {rows} rows of K = {k} in blocks of {block} need "
+                                  f"({rows}, {blocks})")
+        if width != blocks * block:
+            e = np.concatenate([e, np.zeros((rows, blocks * block - width), dtype=np.uint8)], axis=1)
+        if tensor_scale is None:
+            if info["tensor_scale"]:
+                raise BlockscaleError(info["name"] + " carries an fp32 per-tensor scale: give tensor_scale")
+            tensor_scale = (0.0, 1.0, 1.0)
+        elif np.ndim(tensor_scale) == 0:
+            decode_scale = float(np.float32(tensor_scale))
+            tensor_scale = (float("nan"), float(np.float32(1) / np.float32(decode_scale)), decode_scale)
+        elif len(tensor_scale) != 3:
+            raise BlockscaleError("tensor_scale is a number (the decode scale) or (amax, encode, decode)")
+        return cls(info["name"], np.ascontiguousarray(e), np.ascontiguousarray(s), tensor_scale, k)
+
+    def _tensor_scale_array(self):
+        """The per-tensor scale for the library, after checking that the arrays still hold what the
+        constructor made (a caller may have replaced them)."""
+        rows, k = self.shape
+        blocks = -(-k // self.info["block_size"])
+        for name, array, shape in (("elements", self.elements, (rows, blocks * self.info["block_size"])),
+                                   ("scales", self.scales, (rows, blocks))):
+            if not (isinstance(array, np.ndarray) and array.dtype == np.uint8 and array.shape == shape
+                    and array.flags.c_contiguous):
+                raise BlockscaleError(f"QuantizedMatrix.{name} must be a C-contiguous uint8 array of shape {shape}")
+        return np.array(self.tensor_scale, dtype=np.float32)
+
+    def dequantize(self):
+        """float32 values, rows x k: fp32(element * scale), NVFP4's per-tensor scale applied first."""
+        rows, k = self.shape
+        out = np.empty((rows, k), dtype=np.float32)
+        ts = self._tensor_scale_array()
+        _call(_lib.bsc_dequantize(_b(self.format), _ptr(self.elements), _ptr(self.scales), _ptr(ts), rows, k, _ptr(out)))
+        return out
+
+    def __repr__(self):
+        return f"QuantizedMatrix({self.format}, shape={self.shape}, tensor_scale={self.tensor_scale})"
+
+
+def quantize(x, format="mxfp8_e4m3", recipe=None, rbits=None):
+    """Quantizes a 2-D array (rows x K; blocks along each row, the K tail zero-padded) with a named
+    recipe (`recipe_names()`; default te_mxfp8 for MX formats, nvfp4_te for NVFP4). Values that are
+    not float32 are rounded to float32 (nearest even) first. rbits: one random word per value for the
+    stochastic recipes (nvfp4_te_stochastic)."""
+    info = block_format_info(format)
+    if recipe is None:
+        recipe = "nvfp4_te" if info["tensor_scale"] else "te_mxfp8"
+    a = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 1:
+        raise BlockscaleError(f"quantize takes a 2-D array (rows x K) with at least one element, got shape {a.shape}")
+    bits = None
+    if rbits is not None:
+        bits = _words(rbits, "rbits")
+        if bits.shape != a.shape:
+            raise BlockscaleError(f"rbits has shape {bits.shape} but x has {a.shape}: one random word per value")
+    rows, k = a.shape
+    block = info["block_size"]
+    blocks = -(-k // block)
+    elements = np.empty((rows, blocks * block), dtype=np.uint8)
+    scales = np.empty((rows, blocks), dtype=np.uint8)
+    ts = np.empty(3, dtype=np.float32)
+    _call(_lib.bsc_quantize(_b(info["name"]), _b(recipe), _ptr(a), rows, k, _ptr(bits), _ptr(elements), _ptr(scales),
+                            _ptr(ts)))
+    return QuantizedMatrix(info["name"], elements, scales, ts.tolist(), k)
+
+
+# ---- GEMM models.
+
+def gemm_models():
+    """exact, sequential_f32, sm_100a, sm_120a, sm_90a (harness/block_scaled_models.h)."""
+    return _lines(_lib.bsc_gemm_model_names())
+
+
+_STATS = ("exact", "truncating", "special", "reference_outputs", "fp16", "certified")
+
+
+def gemm(a, b, model="sm_100a", c=None, threads=0, return_info=False):
+    """D = A x B (+ C) as `model` computes it, float32 (M x N). a: QuantizedMatrix M x K; b:
+    QuantizedMatrix N x K (B transposed, quantized along K, as a weight is stored); c: M x N float32
+    or None. The models: exact (the exact sum rounded once to f32), sequential_f32 (the fp32 FMA
+    chain in k order), sm_100a (tcgen05), sm_120a (mma.sync block-scaled), sm_90a (the Hopper
+    kernels' promotion schedule); NVFP4's per-tensor scales in the epilogue D = fma(alpha, acc, C).
+    threads: 0 for all (the bits never depend on it). return_info: also return a dict with the
+    model's definition and where the emulator's work went (its GemmPathStats)."""
+    if not isinstance(a, QuantizedMatrix) or not isinstance(b, QuantizedMatrix):
+        raise BlockscaleError("gemm takes two QuantizedMatrix operands (quantize or QuantizedMatrix.from_codes)")
+    if a.k != b.k:
+        raise BlockscaleError(f"A is {a.shape[0]} x {a.k} and B^T is {b.shape[0]} x {b.k}: K must agree")
+    m, n = a.shape[0], b.shape[0]
+    cw = None
+    if c is not None:
+        c32 = np.asarray(c)
+        if c32.dtype != np.float32 or c32.shape != (m, n):
+            raise BlockscaleError(f"C must be float32 of shape ({m}, {n}), got {c32.dtype} {c32.shape}")
+        cw = np.ascontiguousarray(c32).view(np.uint32)
+    d = np.empty((m, n), dtype=np.uint32)
+    stats = np.zeros(6, dtype=np.uint64)
+    definition = ctypes.c_char_p()
+    ta, tb = a._tensor_scale_array(), b._tensor_scale_array()
+    _call(_lib.bsc_gemm(_b(model), _b(a.format), _ptr(a.elements), _ptr(a.scales), _ptr(ta), _b(b.format),
+                        _ptr(b.elements), _ptr(b.scales), _ptr(tb), m, n, a.k, _ptr(cw), int(threads), _ptr(d),
+                        _ptr(stats), ctypes.byref(definition)))
+    result = d.view(np.float32)
+    if not return_info:
+        return result
+    return result, {"model": model, "definition": definition.value.decode(),
+                     "steps": {key: int(v) for key, v in zip(_STATS, stats)}}
+
+
+def ulp_distance(x, y):
+    """How many float32 values lie between x and y, elementwise (int64): 0 for equal values and for
+    +0 against -0, 1 for neighbours, across zero too. Where exactly one of the two is NaN the
+    distance is -1; two NaNs are at distance 0."""
+    def ordered(v):
+        a = np.asarray(v)
+        if a.dtype != np.float32:
+            raise BlockscaleError(f"ulp_distance compares float32 arrays, got dtype {a.dtype}")
+        i = a.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)  # the floats in order, +-0 at 0
+    a, b = np.asarray(x), np.asarray(y)
+    d = np.abs(ordered(a) - ordered(b))
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    return np.where(nan_a & nan_b, 0, np.where(nan_a | nan_b, -1, d))
+
+
+# ---- Single instructions.
+
+def instruction_rows():
+    """The emulator's instruction table: (row id, the canonical name of its smallest instruction)."""
+    return [tuple(line.split("\t")) for line in _lines(_lib.bsc_instruction_rows())]
+
+
+def instruction(name):
+    """An instruction name resolved (PTX spellings accepted): canonical name, row, m, n, k, the
+    formats of a, b, d (and scale, block), the model's algorithm, L, F, rounding and provenance."""
+    out = ctypes.c_char_p()
+    _call(_lib.bsc_instruction_info(_b(name), ctypes.byref(out)))
+    return json.loads(out.value.decode())
+
+
+def _operand(x, shape, what):
+    w = _words(x, what)
+    if w.shape != shape:
+        raise BlockscaleError(f"{what} has shape {w.shape}; the instruction takes {shape}")
+    return w
+
+
+def _d_words(ins, d):
+    return d.astype(_word_dtype(format_info(ins["d"])["storage_bits"]))
+
+
+def mma(name, a, b, c=None, scale_a=None, scale_b=None):
+    """D of one instruction on storage words: A (M x K), B (K x N), C (M x N, or None for +0) and for
+    block-scaled kinds SFA (M x K/block) and SFB (K/block x N). Returns D's storage words (uint32 for
+    an f32 accumulator, uint16 for f16)."""
+    ins = instruction(name)
+    m, n, k = ins["m"], ins["n"], ins["k"]
+    if "sparse_group" in ins:
+        raise BlockscaleError(ins["name"] + " is a sparse form: use mma_sparse")
+    if ins["a"] == "float64":
+        raise BlockscaleError(ins["name"] + ": f64 instructions are not taken here")
+    aw, bw = _operand(a, (m, k), "A"), _operand(b, (k, n), "B")
+    cw = None if c is None else _operand(c, (m, n), "C")
+    sa = sb = None
+    if "block" in ins:
+        if scale_a is None or scale_b is None:
+            raise BlockscaleError(ins["name"] + " is block-scaled: give scale_a and scale_b")
+        kb = k // ins["block"]
+        sa, sb = _operand(scale_a, (m, kb), "scale_a"), _operand(scale_b, (kb, n), "scale_b")
+    elif scale_a is not None or scale_b is not None:
+        raise BlockscaleError(ins["name"] + " takes no block scales")
+    d = np.empty((m, n), dtype=np.uint32)
+    _call(_lib.bsc_mma(_b(ins["name"]), _ptr(aw), _ptr(bw), _ptr(cw), _ptr(sa), _ptr(sb), _ptr(d)))
+    return _d_words(ins, d)
+
+
+def mma_sparse(name, a_values, a_index, b, c=None):
+    """D of a sparse form (mma.sp::ordered_metadata, wgmma.mma_async.sp): A's stored values (M x K/2)
+    and their positions in their groups of 4 (tf32: 2), increasing within a group; B (K x N); C."""
+    ins = instruction(name)
+    m, n, k = ins["m"], ins["n"], ins["k"]
+    if "sparse_group" not in ins:
+        raise BlockscaleError(ins["name"] + " is a dense instruction: use mma")
+    av = _operand(a_values, (m, k // 2), "a_values")
+    ai = _words(a_index, "a_index", np.uint8)
+    if ai.shape != (m, k // 2):
+        raise BlockscaleError(f"a_index has shape {ai.shape}; the instruction takes {(m, k // 2)}")
+    bw = _operand(b, (k, n), "B")
+    cw = None if c is None else _operand(c, (m, n), "C")
+    d = np.empty((m, n), dtype=np.uint32)
+    _call(_lib.bsc_mma_sparse(_b(ins["name"]), _ptr(av), _ptr(ai), _ptr(bw), _ptr(cw), _ptr(d)))
+    return _d_words(ins, d)

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C ABI under the Python module (python/blockscale/__init__.py, through ctypes): flat functions
+// over caller-owned arrays, so that the module needs nothing beyond numpy and builds with the
+// library's own toolchain. Not a public C API: its only client is the module, which checks shapes
+// and dtypes before it calls.
+//
+// Every function returns 0 on success. On bad input it returns 1 and leaves the message of the
+// std::invalid_argument that the library threw (it names the rule broken) for bsc_last_error; any
+// other failure returns 2 with its message. No C++ exception crosses the ABI.
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "blockscale/emulator.h"
+#include "blockscale/formats.h"
+#include "blockscale/golden/json_text.h"
+#include "blockscale/harness/block_scaled_models.h"
+#include "blockscale/quantize.h"
+
+namespace {
+
+using namespace blockscale;
+
+thread_local std::string last_error;
+thread_local std::string last_text;  // the storage of a returned string
+
+template <typename F>
+int guarded(F&& f) {
+  try {
+    f();
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    last_error = e.what();
+    return 1;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return 2;
+  }
+}
+
+const char* text(std::string s) {
+  last_text = std::move(s);
+  return last_text.c_str();
+}
+
+Format format_named(const char* name) {
+  const std::optional<Format> f = parse_format(name);
+  if (!f) throw std::invalid_argument("unknown format '" + std::string(name) + "'");
+  return *f;
+}
+
+BlockFormat block_format_named(const char* name) {
+  const std::optional<BlockFormat> f = parse_block_format(name);
+  if (!f) {
+    throw std::invalid_argument("unknown block format '" + std::string(name) +
+                                "' (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4)");
+  }
+  return *f;
+}
+
+Rounding rounding_named(const char* name) {
+  for (Rounding r : {Rounding::nearest_even, Rounding::toward_zero, Rounding::upward, Rounding::downward,
+                     Rounding::nearest_away, Rounding::stochastic}) {
+    if (to_string(r) == name) return r;
+  }
+  throw std::invalid_argument("unknown rounding '" + std::string(name) +
+                              "' (nearest_even, toward_zero, upward, downward, nearest_away, stochastic)");
+}
+
+Overflow overflow_named(const char* name) {
+  for (Overflow o : {Overflow::saturate, Overflow::saturate_finite, Overflow::infinity, Overflow::ieee}) {
+    if (to_string(o) == name) return o;
+  }
+  throw std::invalid_argument("unknown overflow rule '" + std::string(name) + "' (saturate, saturate_finite, infinity, ieee)");
+}
+
+// A quantized matrix handed over by the module: `rows` rows of K logical elements, one code per byte
+// and k_stored = ceil(K / block) * block per row (the tail padded with zero codes), linear scales
+// (rows x k_blocks), and the per-tensor scale {amax, encode, decode}.
+BlockScaledTensor adopt(const char* format, const std::uint8_t* elements, const std::uint8_t* scales,
+                        const float* tensor_scale, std::int64_t rows, std::int64_t k) {
+  BlockScaledDesc d;
+  d.format = block_format_named(format);
+  d.shape = {rows, k};
+  d.k_axis = KAxis::last;
+  d.packing = Packing::byte_per_element;
+  RawBufferOptions o;
+  o.k_tail = KTail::zero_pad;
+  o.allow_nan_scales = true;  // a NaN scale makes its block NaN (OCP MX §6.3), as quantize() gives it
+  validate(d, o.k_tail);
+  std::vector<std::uint8_t> e(elements, elements + d.element_bytes());
+  std::vector<std::uint8_t> s(scales, scales + d.scale_bytes());
+  return BlockScaledTensor(std::move(d), std::move(e), std::move(s), {tensor_scale[0], tensor_scale[1], tensor_scale[2]}, o);
+}
+
+}  // namespace
+
+// The entry points; everything else in the module is hidden (CMake: visibility preset, --exclude-libs).
+#define BSC_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+BSC_EXPORT const char* bsc_last_error() { return last_error.c_str(); }
+
+BSC_EXPORT const char* bsc_version() { return BLOCKSCALE_VERSION; }
+
+// ---- Formats.
+
+// The element and scale formats' names, one per line.
+BSC_EXPORT const char* bsc_format_names() {
+  std::string s;
+  for (const FormatInfo& i : kFormatTable) s += std::string(i.name) + "\n";
+  return text(std::move(s));
+}
+
+// The canonical name of a format (any spelling parse_format takes), its storage bits and its
+// exponent and mantissa widths.
+BSC_EXPORT int bsc_format_info(const char* name, const char** canonical, int* storage_bits, int* exponent_bits, int* mantissa_bits) {
+  return guarded([&] {
+    const FormatInfo& i = info(format_named(name));
+    *canonical = i.name;
+    *storage_bits = i.storage_bits;
+    *exponent_bits = i.exponent_bits;
+    *mantissa_bits = i.mantissa_bits;
+  });
+}
+
+// n values of `source` (float32, float64, float16 or bfloat16 storage) to storage words of `format`
+// with the options of a preset: ieee (any rounding and overflow rule), cuda (CUDA 13.0's conversion
+// for this source, with the rounding and overflow it offers) or ml_dtypes (its cast, saturating or
+// not, nearest even or truncating). rounding / overflow: a name, or null for the preset's default.
+// rbits: n random words for stochastic rounding (else null).
+BSC_EXPORT int bsc_encode(const char* format, const char* source, const void* x, std::int64_t n, const char* preset,
+               const char* rounding, const char* overflow, const std::uint32_t* rbits, int stochastic_bits,
+               std::uint32_t* out) {
+  return guarded([&] {
+    const Format dst = format_named(format);
+    const std::string src_name(source);
+    const Format src = src_name == "float64"    ? Format::float32  // the preset's f32 row, from double
+                       : src_name == "float32"  ? Format::float32
+                       : src_name == "float16"  ? Format::float16
+                       : src_name == "bfloat16" ? Format::bfloat16
+                                                : throw std::invalid_argument("unsupported source dtype '" + src_name +
+                                                                              "' (float32, float64, float16, bfloat16)");
+    const bool from_double = src_name == "float64";
+    const std::optional<Rounding> r = rounding ? std::optional(rounding_named(rounding)) : std::nullopt;
+    const std::optional<Overflow> o = overflow ? std::optional(overflow_named(overflow)) : std::nullopt;
+    const std::string p(preset);
+    ConvertOptions options;
+    if (p == "ieee") {
+      options = presets::ieee(r.value_or(Rounding::nearest_even));
+      if (o) options.overflow = *o;
+    } else if (p == "cuda") {
+      options = presets::cuda(dst, src, from_double, r, o);
+    } else if (p == "ml_dtypes") {
+      if (r && *r != Rounding::nearest_even && *r != Rounding::toward_zero) {
+        throw std::invalid_argument("the ml_dtypes preset rounds to nearest even or, truncating, toward zero; got " +
+                                    to_string(*r));
+      }
+      if (o && *o != Overflow::saturate_finite && *o != Overflow::infinity) {
+        throw std::invalid_argument("the ml_dtypes preset overflows to infinity or, saturating, to saturate_finite; got " +
+                                    to_string(*o));
+      }
+      options = presets::ml_dtypes(dst, src, o == Overflow::saturate_finite, r == Rounding::toward_zero);
+    } else {
+      throw std::invalid_argument("unknown preset '" + p + "' (ieee, cuda, ml_dtypes)");
+    }
+    if (stochastic_bits > 0) options.stochastic_bits = stochastic_bits;
+    if (options.rounding == Rounding::stochastic && rbits == nullptr) {
+      throw std::invalid_argument("stochastic rounding needs one random word per value (rbits)");
+    }
+    validate(dst, options);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::uint32_t rb = rbits ? rbits[i] : 0;
+      std::uint32_t code;
+      if (src_name == "float64") {
+        code = convert(dst, static_cast<const double*>(x)[i], options, rb);
+      } else if (src_name == "float32") {
+        code = convert(dst, static_cast<const float*>(x)[i], options, rb);
+      } else {
+        code = convert_code(dst, src, static_cast<const std::uint16_t*>(x)[i], options, rb);
+      }
+      out[i] = to_storage(dst, code);
+    }
+  });
+}
+
+// n storage words of `format` to their exact values.
+BSC_EXPORT int bsc_decode(const char* format, const std::uint32_t* words, std::int64_t n, double* out) {
+  return guarded([&] {
+    const Format f = format_named(format);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::uint32_t code = from_storage(f, words[i]);
+      if (to_storage(f, code) != words[i]) {
+        throw std::invalid_argument("word " + std::to_string(i) + " (0x" + [&] {
+          char h[16];
+          std::snprintf(h, sizeof h, "%X", words[i]);
+          return std::string(h);
+        }() + ") is not a storage word of " + to_string(f));
+      }
+      out[i] = to_double(f, code);
+    }
+  });
+}
+
+// ---- Block formats and quantization.
+
+// The recipe names (quantize/options.h recipes::named), one per line, each followed by " mx" or
+// " nvfp4".
+BSC_EXPORT const char* bsc_recipe_names() {
+  std::string s;
+  for (const recipes::NamedRecipe& r : recipes::named()) s += std::string(r.name) + (r.mx ? " mx\n" : " nvfp4\n");
+  return text(std::move(s));
+}
+
+// A block format's canonical name, element and scale formats, block size, and whether it carries an
+// fp32 per-tensor scale (NVFP4).
+BSC_EXPORT int bsc_block_format_info(const char* name, const char** canonical, const char** element, const char** scale,
+                          int* block_size, int* tensor_scale) {
+  return guarded([&] {
+    const BlockFormat f = block_format_named(name);
+    static thread_local std::string canonical_text;
+    canonical_text = to_string(f);
+    *canonical = canonical_text.c_str();
+    *element = info(f.element).name;
+    *scale = info(f.scale).name;
+    *block_size = f.block_size;
+    *tensor_scale = has_tensor_scale(f) ? 1 : 0;
+  });
+}
+
+// Quantizes rows x k float32 values (row-major, blocks along each row) with a named recipe:
+// elements (rows x k_stored codes), scales (rows x k_blocks codes, linear) and the per-tensor scale
+// {amax, encode, decode}. rbits: rows x k random words for a stochastic recipe, else null.
+BSC_EXPORT int bsc_quantize(const char* format, const char* recipe, const float* x, std::int64_t rows, std::int64_t k,
+                 const std::uint32_t* rbits, std::uint8_t* elements, std::uint8_t* scales, float* tensor_scale) {
+  return guarded([&] {
+    const BlockFormat f = block_format_named(format);
+    std::optional<QuantizeOptions> o = recipes::by_name(recipe, f.element);
+    if (!o) throw std::invalid_argument("unknown recipe '" + std::string(recipe) + "' (" + recipes::names() + ")");
+    o->k_tail = KTail::zero_pad;  // K need not be a multiple of the block: the tail block is zero-padded
+    const auto count = static_cast<std::size_t>(rows * k);
+    std::span<const std::uint32_t> bits;
+    if (rbits) bits = std::span<const std::uint32_t>(rbits, count);
+    const BlockScaledTensor t = quantize(std::span<const float>(x, count), {rows, k}, KAxis::last, f, *o,
+                                         Packing::byte_per_element, ScaleLayout{}, bits);
+    std::memcpy(elements, t.elements().data(), t.elements().size());
+    std::memcpy(scales, t.scales().data(), t.scales().size());
+    tensor_scale[0] = t.tensor_scale().amax;
+    tensor_scale[1] = t.tensor_scale().encode;
+    tensor_scale[2] = t.tensor_scale().decode;
+  });
+}
+
+// Back to float32 (rows x k): fp32(element * scale), the per-tensor scale as NVFP4 applies it.
+BSC_EXPORT int bsc_dequantize(const char* format, const std::uint8_t* elements, const std::uint8_t* scales, const float* tensor_scale,
+                   std::int64_t rows, std::int64_t k, float* out) {
+  return guarded([&] {
+    const std::vector<float> v = dequantize(adopt(format, elements, scales, tensor_scale, rows, k));
+    std::memcpy(out, v.data(), v.size() * sizeof(float));
+  });
+}
+
+// ---- GEMM models (harness/block_scaled_models.h).
+
+// The model names, one per line.
+BSC_EXPORT const char* bsc_gemm_model_names() {
+  std::string s;
+  for (std::string_view n : harness::block_scaled_model_names()) s += std::string(n) + "\n";
+  return text(std::move(s));
+}
+
+// D (m x n f32 bits) = A (m x k) x B^T (B given as n x k, quantized along K), C (m x n f32 bits) or
+// null. stats: the emulator's GemmPathStats {exact, truncating, special, reference_outputs, fp16,
+// certified}; definition: what the model computed, in words (with the emulator schedule's name).
+// threads: 0 for the OpenMP default (the bits do not depend on it).
+BSC_EXPORT int bsc_gemm(const char* model, const char* format_a, const std::uint8_t* a_elements, const std::uint8_t* a_scales,
+             const float* a_tensor_scale, const char* format_b, const std::uint8_t* b_elements,
+             const std::uint8_t* b_scales, const float* b_tensor_scale, std::int64_t m, std::int64_t n, std::int64_t k,
+             const std::uint32_t* c, int threads, std::uint32_t* d, std::uint64_t* stats, const char** definition) {
+  return guarded([&] {
+    const BlockScaledTensor a = adopt(format_a, a_elements, a_scales, a_tensor_scale, m, k);
+    const BlockScaledTensor b = adopt(format_b, b_elements, b_scales, b_tensor_scale, n, k);
+    const harness::BlockScaledModel model_of_b(model, a, b);
+    emulator::GemmPathStats s;
+    emulator::GemmOptions o;
+    o.threads = threads;
+    o.stats = &s;
+    const std::span<const std::uint32_t> c_bits = c ? std::span<const std::uint32_t>(c, static_cast<std::size_t>(m * n))
+                                                    : std::span<const std::uint32_t>();
+    const std::vector<std::uint32_t> result = model_of_b(a, c_bits, o);
+    std::memcpy(d, result.data(), result.size() * sizeof(std::uint32_t));
+    const std::uint64_t counts[6] = {s.exact, s.truncating, s.special, s.reference_outputs, s.fp16, s.certified};
+    std::memcpy(stats, counts, sizeof counts);
+    *definition = text(model_of_b.definition());
+  });
+}
+
+// ---- Single instructions (emulator/mma.h).
+
+// One line per table row: its id, then the canonical name of its smallest instruction.
+BSC_EXPORT const char* bsc_instruction_rows() {
+  std::string s;
+  for (const emulator::InstructionRow& r : emulator::instruction_table()) {
+    s += std::string(r.id) + "\t" + emulator::smallest_instruction(r).name() + "\n";
+  }
+  return text(std::move(s));
+}
+
+// An instruction name resolved: a JSON object with its canonical name, shape, operand, accumulator
+// and scale formats, block, sparse group, the model's parameters and provenance.
+BSC_EXPORT int bsc_instruction_info(const char* name, const char** json) {
+  return guarded([&] {
+    using golden::json_string;
+    const emulator::Instruction ins = emulator::parse_instruction(name);
+    const emulator::FdpaParams& p = ins.params();
+    auto format_name = [](emulator::Type t) {
+      const std::optional<Format> f = emulator::format_of(t);
+      return json_string(f ? info(*f).name : "float64");
+    };
+    std::string s = "{\"name\": " + json_string(ins.name()) + ", \"row\": " + json_string(ins.table_row().id) +
+                    ", \"m\": " + std::to_string(ins.m) + ", \"n\": " + std::to_string(ins.n) + ", \"k\": " +
+                    std::to_string(ins.k) + ", \"a\": " + format_name(ins.a) + ", \"b\": " + format_name(ins.b) +
+                    ", \"d\": " + format_name(ins.d);
+    if (ins.block_scaled()) {
+      s += ", \"scale\": " + format_name(ins.scale_type()) + ", \"block\": " + std::to_string(ins.block());
+    }
+    if (ins.sparse) s += ", \"sparse_group\": " + std::to_string(ins.sparse_group());
+    s += ", \"algorithm\": " + json_string(emulator::to_string(p.algorithm)) + ", \"L\": " + std::to_string(p.L) +
+         ", \"F\": " + std::to_string(p.F) + ", \"rounding\": " + json_string(emulator::to_string(p.rounding)) +
+         ", \"provenance\": " + json_string(emulator::to_string(ins.provenance())) + "}";
+    *json = text(std::move(s));
+  });
+}
+
+// D (M x N accumulator words) of one instruction: A (M x K), B (K x N), C (M x N, or null for +0),
+// block-scaled: SFA (M x K/block) and SFB (K/block x N). Words are storage words of the operand
+// formats (tf32: fp32 bit patterns; f64: not taken here).
+BSC_EXPORT int bsc_mma(const char* name, const std::uint32_t* a, const std::uint32_t* b, const std::uint32_t* c,
+            const std::uint32_t* scale_a, const std::uint32_t* scale_b, std::uint32_t* d) {
+  return guarded([&] {
+    const emulator::Instruction ins = emulator::parse_instruction(name);
+    if (ins.sparse) throw std::invalid_argument(ins.name() + " is a sparse form: use mma_sparse");
+    const std::optional<Format> fa = emulator::format_of(ins.a), fb = emulator::format_of(ins.b),
+                                fd = emulator::format_of(ins.d);
+    if (!fa || !fb || !fd) throw std::invalid_argument(ins.name() + ": f64 instructions are not taken here");
+    const auto M = static_cast<std::size_t>(ins.m), N = static_cast<std::size_t>(ins.n), K = static_cast<std::size_t>(ins.k);
+    const emulator::CodeMatrix A(*fa, M, K, std::span<const std::uint32_t>(a, M * K));
+    const emulator::CodeMatrix B(*fb, K, N, std::span<const std::uint32_t>(b, K * N));
+    emulator::CodeMatrix C, SA, SB;
+    if (c) C = emulator::CodeMatrix(*fd, M, N, std::span<const std::uint32_t>(c, M * N));
+    if (ins.block_scaled()) {
+      const Format fs = *emulator::format_of(ins.scale_type());
+      const std::size_t kb = K / static_cast<std::size_t>(ins.block());
+      SA = emulator::CodeMatrix(fs, M, kb, std::span<const std::uint32_t>(scale_a, M * kb));
+      SB = emulator::CodeMatrix(fs, kb, N, std::span<const std::uint32_t>(scale_b, kb * N));
+    }
+    const std::vector<std::uint32_t> r = emulator::mma(ins, A, B, C, SA, SB);
+    std::memcpy(d, r.data(), r.size() * sizeof(std::uint32_t));
+  });
+}
+
+// The sparse forms (mma.sp::ordered_metadata, wgmma.mma_async.sp): A as M x K/2 stored values and
+// their positions in their groups (a_index, 0..group-1), B (K x N), C (M x N) or null.
+BSC_EXPORT int bsc_mma_sparse(const char* name, const std::uint32_t* a_values, const std::uint8_t* a_index, const std::uint32_t* b,
+                   const std::uint32_t* c, std::uint32_t* d) {
+  return guarded([&] {
+    const emulator::Instruction ins = emulator::parse_instruction(name);
+    if (!ins.sparse) throw std::invalid_argument(ins.name() + " is a dense instruction: use mma");
+    const Format fa = *emulator::format_of(ins.a), fb = *emulator::format_of(ins.b), fd = *emulator::format_of(ins.d);
+    const auto M = static_cast<std::size_t>(ins.m), N = static_cast<std::size_t>(ins.n), K = static_cast<std::size_t>(ins.k);
+    const emulator::CodeMatrix A(fa, M, K / 2, std::span<const std::uint32_t>(a_values, M * K / 2));
+    const emulator::CodeMatrix B(fb, K, N, std::span<const std::uint32_t>(b, K * N));
+    emulator::CodeMatrix C;
+    if (c) C = emulator::CodeMatrix(fd, M, N, std::span<const std::uint32_t>(c, M * N));
+    const std::vector<std::uint32_t> r = emulator::mma_sparse(ins, A, std::span<const std::uint8_t>(a_index, M * K / 2), B, C);
+    std::memcpy(d, r.data(), r.size() * sizeof(std::uint32_t));
+  });
+}
+
+}  // extern "C"

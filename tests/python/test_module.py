@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The Python module (python/blockscale) against independent oracles, bit for bit.
+
+  * formats: every code of the 8-bit and narrower formats decoded, and every float16 value (as
+    float32 and as float16), a million random float32 and 200,000 float64 values encoded with the
+    ml_dtypes preset, against ml_dtypes 0.6.0's own casts; the IEEE rounding modes on e4m3 against
+    rational rounding; the CUDA preset's documented values; stochastic rounding's rule;
+  * quantization and GEMMs: MXFP8 (recipe ocp), MXFP8 x MXFP4 and NVFP4 (TransformerEngine's
+    recipe) quantized and multiplied by every model, against tests/tools/gemm_oracle.py (exact
+    rational arithmetic from the specifications, none of blockscale's code), C included, K not a
+    multiple of the block; thread counts; codes adopted with from_codes give the same bits;
+  * single instructions: wgmma e4m3 (T-FDPA, F = 13) and tcgen05 kind::mxf8f6f4 block32 (ST-FDPA)
+    against the same oracle's truncated sums; a sparse form against its rule on the dense form;
+  * ulp_distance on signed zeros, neighbours, values across zero, NaN and Inf;
+  * bad input: a BlockscaleError whose message names the rule, never a crash.
+
+usage: test_module.py PACKAGE_DIR (the directory that holds blockscale/, with its library)
+"""
+import os
+import sys
+from fractions import Fraction
+
+import numpy as np
+
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import blockscale as bs  # noqa: E402
+from gemm_oracle import (E2M1, E4M3, E_ZERO, f32_bits, nvfp4_oracle, oracle, quantize_nvfp4,  # noqa: E402
+                         quantize_ocp, round_float, sig_exp, truncated_sum)
+
+try:
+    import ml_dtypes
+except ImportError:  # scripts/setup.sh installs it; without it this test cannot run
+    print("SKIP: ml_dtypes is not installed")
+    sys.exit(77)
+
+ML_DTYPES = {"float8_e4m3fn": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2,
+             "float6_e2m3fn": ml_dtypes.float6_e2m3fn, "float6_e3m2fn": ml_dtypes.float6_e3m2fn,
+             "float4_e2m1fn": ml_dtypes.float4_e2m1fn, "float8_e8m0fnu": ml_dtypes.float8_e8m0fnu}
+
+
+def same_bits(got, want, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    bad = np.flatnonzero(got.ravel() != want.ravel())
+    assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, first at {bad[0]}: {got.ravel()[bad[0]]} vs {want.ravel()[bad[0]]}"
+
+
+def check_formats():
+    assert bs.format_names()[:6] == ["float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e4m3fn", "float8_e5m2",
+                                     "float8_e8m0fnu"], bs.format_names()
+    assert bs.format_info("e4m3") == {"name": "float8_e4m3fn", "storage_bits": 8, "exponent_bits": 4, "mantissa_bits": 3}
+    rng = np.random.default_rng(1)
+    halves = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    floats = rng.integers(0, 1 << 32, 1 << 20, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    doubles = rng.standard_normal(200000) * 2.0 ** rng.integers(-140, 140, 200000)
+    for name, t in ML_DTYPES.items():
+        width = 1 << (8 if "float8" in name else 6 if "float6" in name else 4)
+        codes = np.arange(width, dtype=np.uint8)
+        same_bits(bs.decode(codes, name).view(np.uint64), codes.view(t).astype(np.float64).view(np.uint64),
+                  name + " decode")
+        for label, x in (("float16", halves), ("float16 as float32", halves.astype(np.float32)),
+                         ("random float32", floats), ("float64", doubles)):
+            with np.errstate(all="ignore"):
+                want = x.astype(np.float32).astype(t) if x.dtype == np.float16 else x.astype(t)
+            same_bits(bs.encode(x, name, preset="ml_dtypes"), want.view(np.uint8), f"{name} encode {label}")
+    # ml_dtypes' bfloat16 arrays are a source of their own.
+    b16 = np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16)
+    with np.errstate(all="ignore"):
+        want = b16.astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+    same_bits(bs.encode(b16, "e4m3", preset="ml_dtypes"), want.view(np.uint8), "e4m3 from bfloat16")
+    print(f"formats: {len(ML_DTYPES)} formats, every code decoded and {halves.size} + {halves.size} + {floats.size} + "
+          f"{doubles.size} values encoded each, equal to ml_dtypes; bfloat16 source too")
+
+    # IEEE rounding modes on e4m3 (saturating), against rational rounding on e4m3's grid: the finite
+    # values with their codes from ml_dtypes, a tie going to the code whose last bit is 0.
+    table = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+    grid = sorted((Fraction(float(v)), code & 1) for code, v in enumerate(table) if np.isfinite(v) and code != 0x80)
+    x = (rng.standard_normal(20000) * 2.0 ** rng.integers(-10, 9, 20000)).astype(np.float32)
+    x[:8] = [0.5 * 2.0 ** -9, 1.5 * 2.0 ** -9, 1.0625, 1.1875, -1.0625, 448.0, 464.0, -2.0 ** -10]  # ties, rails
+    expected = {mode: [] for mode in ("nearest_even", "toward_zero", "upward", "downward", "nearest_away")}
+    for v in x:
+        f = Fraction(float(v))
+        down = max((g for g in grid if g[0] <= f), default=grid[0])  # saturating: the rails clamp
+        up = min((g for g in grid if g[0] >= f), default=grid[-1])
+        nearer = down if f - down[0] < up[0] - f else up if f - down[0] > up[0] - f else None
+        expected["toward_zero"].append(down if f >= 0 else up)
+        expected["upward"].append(up)
+        expected["downward"].append(down)
+        expected["nearest_even"].append(nearer or (down if down[1] == 0 else up))
+        expected["nearest_away"].append(nearer or (up if f >= 0 else down))
+    for mode, values in expected.items():
+        got = bs.decode(bs.encode(x, "e4m3", rounding=mode, overflow="saturate"), "e4m3")
+        same_bits(got, np.array([float(g[0]) for g in values]), "e4m3 ieee " + mode)
+    # CUDA 13.0: __nv_cvt_float_to_fp8(3.3f, __NV_SATFINITE, __NV_E4M3) = 0x45; NaN -> 0x7F; 1e9 -> 448.
+    same_bits(bs.encode(np.float32([3.3, np.nan, 1e9, -1e9]), "e4m3", preset="cuda"), np.uint8([0x45, 0x7F, 0x7E, 0xFE]),
+              "cuda e4m3")
+    # Stochastic rounding of 2.25 to e2m1 (between 2 and 3, f = 1/4) with 8 random bits: up iff 64 + r >= 256.
+    r = np.arange(256, dtype=np.uint32)
+    got = bs.encode(np.full(256, 2.25, dtype=np.float32), "e2m1", rounding="stochastic", rbits=r, stochastic_bits=8)
+    same_bits(got, np.where(r >= 192, 0x5, 0x4).astype(np.uint8), "stochastic e2m1")
+    print(f"formats: five IEEE roundings of {x.size} values to e4m3 equal rational rounding; CUDA and stochastic cases")
+
+
+def check_ulp_distance():
+    tiny = np.float32(2.0 ** -149)
+    x = np.float32([0.0, 1.0, -tiny, 3.0, np.nan, np.nan, -np.inf, 1.0])
+    y = np.float32([-0.0, np.nextafter(np.float32(1), np.float32(2)), tiny, -3.0, 1.0, np.nan, -np.finfo(np.float32).max, 1.0])
+    three = int(np.float32(3.0).view(np.int32))  # the floats from +0 to 3.0, once on each side of zero
+    same_bits(bs.ulp_distance(x, y), np.int64([0, 1, 2, 2 * three, -1, 0, 1, 0]), "ulp_distance")
+    print("ulp_distance: signed zeros, neighbours, across zero, NaN and Inf cases")
+
+
+def rows_of(x):
+    return [[Fraction(float(v)) for v in row] for row in x]
+
+
+def check_gemm():
+    rng = np.random.default_rng(7)
+    M, N, K = 6, 5, 100
+    a = (rng.standard_normal((M, K)) * 2.0 ** rng.integers(-14, 7, (M, K))).astype(np.float32)
+    b = (rng.standard_normal((N, K)) * 2.0 ** rng.integers(-14, 7, (N, K))).astype(np.float32)
+    c = (rng.standard_normal((M, N)) * 2.0 ** rng.integers(-4, 12, (M, N))).astype(np.float32)
+    qa, qb = bs.quantize(a, "mxfp8_e4m3", "ocp"), bs.quantize(b, "mxfp8_e4m3", "ocp")
+    a_rows, b_rows = quantize_ocp(rows_of(a)), quantize_ocp(rows_of(b))
+    # The quantized codes against the oracle's values: elements and scale exponents.
+    for q, want in ((qa, a_rows), (qb, b_rows)):
+        assert q.elements.shape == (q.shape[0], 128) and q.scales.shape == (q.shape[0], 4), (q.elements.shape, q.scales.shape)
+        for i, (vals, exps) in enumerate(want):
+            assert [float(v) for v in vals] == list(bs.decode(q.elements[i], "e4m3")), f"row {i} elements"
+            assert [e + 127 for e in exps] == list(q.scales[i]), f"row {i} scales"
+    want = dict(zip(("exact", "sm_100a", "sm_90a", "sequential_f32"), oracle(a_rows, b_rows, rows_of(c))))
+    for model, expect in want.items():
+        d = bs.gemm(qa, qb, model, c=c)
+        assert d.dtype == np.float32 and d.shape == (M, N)
+        same_bits(d.view(np.uint32), np.array([[expect[i, j] for j in range(N)] for i in range(M)], dtype=np.uint32),
+                  "mxfp8 " + model)
+        assert any(expect[key] != want["exact"][key] for key in expect) or model == "exact", model + " equals exact here"
+    # sm_120a's mma.sync kind::mxf8f6f4 has the same numerics as tcgen05's.
+    same_bits(bs.gemm(qa, qb, "sm_120a", c=c).view(np.uint32), bs.gemm(qa, qb, "sm_100a", c=c).view(np.uint32), "sm_120a")
+
+    # MXFP8 activations x MXFP4 weights (kind::mxf8f6f4 with an e2m1 operand), C well above the products.
+    w = (rng.standard_normal((4, 96)) * 2.0 ** rng.integers(-3, 3, (4, 96))).astype(np.float32)
+    x = (rng.standard_normal((5, 96)) * 2.0 ** rng.integers(-12, 5, (5, 96))).astype(np.float32)
+    cx = (rng.standard_normal((5, 4)) * 2.0 ** 12).astype(np.float32)
+    exact, sm100, _, seq = oracle(quantize_ocp(rows_of(x), E4M3), quantize_ocp(rows_of(w), E2M1), rows_of(cx), E4M3[1], E2M1[1])
+    qx, qw = bs.quantize(x, "mxfp8_e4m3", "ocp"), bs.quantize(w, "mxfp4", "ocp")
+    for model, expect in (("exact", exact), ("sm_100a", sm100), ("sequential_f32", seq)):
+        same_bits(bs.gemm(qx, qw, model, c=cx).view(np.uint32),
+                  np.array([[expect[i, j] for j in range(4)] for i in range(5)], dtype=np.uint32), "mixed " + model)
+
+    # NVFP4, TransformerEngine's two-level recipe: the K loop from +0, C in the epilogue FFMA.
+    an = (rng.standard_normal((5, 100)) * 2.0 ** rng.integers(-6, 4, (5, 100))).astype(np.float32)
+    bn = (rng.standard_normal((4, 100)) * 2.0 ** rng.integers(-6, 4, (4, 100))).astype(np.float32)
+    cn = rng.standard_normal((5, 4)).astype(np.float32)
+    (a4, da), (b4, db) = quantize_nvfp4(rows_of(an), "nvfp4_te"), quantize_nvfp4(rows_of(bn), "nvfp4_te")
+    qa4, qb4 = bs.quantize(an, "nvfp4"), bs.quantize(bn, "nvfp4")
+    assert np.float32(qa4.tensor_scale[2]) == da and np.float32(qb4.tensor_scale[2]) == db, (qa4.tensor_scale, da)
+    for q, want_rows in ((qa4, a4), (qb4, b4)):
+        for i, (vals, scales) in enumerate(want_rows):
+            assert [float(v) for v in vals] == list(bs.decode(q.elements[i], "e2m1")), f"nvfp4 row {i} elements"
+            assert [float(s) for s in scales] == list(bs.decode(q.scales[i], "ue4m3")), f"nvfp4 row {i} scales"
+    nv = dict(zip(("exact", "sm_100a", "sm_90a", "sequential_f32"), nvfp4_oracle(a4, b4, rows_of(cn), da * db)))
+    for model, expect in nv.items():
+        d, info = bs.gemm(qa4, qb4, model, c=cn, return_info=True)
+        same_bits(d.view(np.uint32), np.array([[expect[i, j] for j in range(4)] for i in range(5)], dtype=np.uint32),
+                  "nvfp4 " + model)
+        assert info["model"] == model and info["definition"], info
+    assert "epilogue" in bs.gemm(qa4, qb4, "exact", return_info=True)[1]["definition"]
+
+    # Threads never change a bit; codes adopted from elsewhere give the same D; dequantize.
+    big_a = rng.standard_normal((300, 1000)).astype(np.float32) * np.float32(2.0) ** rng.integers(-20, 20, (300, 1))
+    big_b = rng.standard_normal((70, 1000)).astype(np.float32)
+    qa, qb = bs.quantize(big_a, "mxfp8_e4m3"), bs.quantize(big_b, "mxfp8_e4m3")
+    d1, info = bs.gemm(qa, qb, "sm_100a", threads=1, return_info=True)
+    same_bits(bs.gemm(qa, qb, "sm_100a", threads=2).view(np.uint32), d1.view(np.uint32), "threads")
+    assert sum(info["steps"].values()) > 0, info
+    adopted = bs.QuantizedMatrix.from_codes("mxfp8_e4m3", qa.elements[:, :1000], qa.scales)
+    same_bits(bs.gemm(adopted, qb, "sm_100a").view(np.uint32), d1.view(np.uint32), "from_codes")
+    scales = 2.0 ** (qa.scales.astype(np.int64) - 127)
+    deq = bs.decode(qa.elements, "e4m3") * np.repeat(scales, 32, axis=1)
+    same_bits(qa.dequantize(), deq[:, :1000].astype(np.float32), "dequantize")
+    nv_adopted = bs.QuantizedMatrix.from_codes("nvfp4", qa4.elements, qa4.scales, tensor_scale=qa4.tensor_scale[2], k=100)
+    same_bits(bs.gemm(nv_adopted, qb4, "sm_100a", c=cn).view(np.uint32), bs.gemm(qa4, qb4, "sm_100a", c=cn).view(np.uint32),
+              "from_codes nvfp4")
+    print("gemm: MXFP8 (exact, sm_100a, sm_90a, sequential_f32, sm_120a), MXFP8 x MXFP4 and NVFP4 (every model) equal "
+          "the rational oracle, quantized codes too; threads, from_codes and dequantize agree")
+
+
+def check_instructions():
+    rng = np.random.default_rng(11)
+    e4m3 = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+
+    def codes(shape):  # finite e4m3 codes of moderate exponent, either sign
+        c = rng.integers(0x20, 0x60, shape) | (rng.integers(0, 2, shape) << 7)
+        return c.astype(np.uint32)
+
+    name = "sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3"
+    ins = bs.instruction(name)
+    assert (ins["m"], ins["n"], ins["k"], ins["L"], ins["F"], ins["rounding"]) == (64, 8, 32, 32, 13, "RZ-E8M13"), ins
+    a, b = codes((64, 32)), codes((32, 8))
+    c = (rng.standard_normal((64, 8)) * 4).astype(np.float32)
+    d = bs.mma(name, a, b, c.view(np.uint32))
+    want = np.empty((64, 8), dtype=np.uint32)
+    for i in range(64):
+        for j in range(8):
+            terms = [sig_exp(Fraction(float(c[i, j])), -126)]
+            for k in range(32):
+                (sa, ea), (sb, eb) = sig_exp(Fraction(e4m3[a[i, k]]), -6), sig_exp(Fraction(e4m3[b[k, j]]), -6)
+                terms.append((sa * sb, ea + eb) if sa * sb != 0 else (Fraction(0), E_ZERO))
+            want[i, j] = f32_bits(round_float(truncated_sum(terms, 13), 13, -126, "rz"))
+    same_bits(d, want, name)
+
+    name = "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 e4m3 e4m3 ue8m0"
+    a, b = codes((128, 32)), codes((32, 8))
+    sa, sb = rng.integers(120, 135, (128, 1)).astype(np.uint32), rng.integers(120, 135, (1, 8)).astype(np.uint32)
+    c = (rng.standard_normal((128, 8)) * 2.0 ** 10).astype(np.float32)
+    d = bs.mma(name, a, b, c.view(np.uint32), sa, sb)
+    for i in range(128):
+        for j in range(8):
+            terms = [sig_exp(Fraction(float(c[i, j])), -126)]
+            for k in range(32):
+                (pa, ea), (pb, eb) = sig_exp(Fraction(e4m3[a[i, k]]), -6), sig_exp(Fraction(e4m3[b[k, j]]), -6)
+                scale = int(sa[i, 0]) + int(sb[0, j]) - 254
+                terms.append((pa * pb, ea + eb + scale) if pa * pb != 0 else (Fraction(0), E_ZERO))
+            assert int(d[i, j]) == f32_bits(round_float(truncated_sum(terms, 25), 23, -126, "rz")), (name, i, j)
+
+    # A sparse form: each output is the dense instruction of K/2 on the stored values and the B rows they select.
+    name = "sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 f16 f16"
+    values = rng.standard_normal((16, 16)).astype(np.float16).view(np.uint16)
+    pairs = np.array([[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]])[rng.integers(0, 6, (16, 8))]
+    index = pairs.reshape(16, 16).astype(np.uint8)
+    b = rng.standard_normal((32, 8)).astype(np.float16).view(np.uint16)
+    d = bs.mma_sparse(name, values, index, b)
+    dense = "sm_90a mma.sync.aligned m16n8k16 f32 f16 f16"
+    for i in range(16):
+        rows = [4 * (s // 2) + index[i, s] for s in range(16)]
+        got = bs.mma(dense, np.tile(values[i], (16, 1)), b[rows], None)
+        assert d[i, 0] == got[0, 0] and list(d[i]) == list(got[0]), (name, i)
+    assert len(bs.instruction_rows()) == 55 and bs.instruction_rows()[0][0] == "sm_70.mma.f16.f32"
+    print("instructions: wgmma e4m3 (512 outputs) and tcgen05 mxf8f6f4 block32 (1024) equal the oracle's truncated "
+          "sums; mma.sp equals its dense form on the selected rows")
+
+
+def check_errors():
+    x = np.ones((4, 64), dtype=np.float32)
+    q = bs.quantize(x, "mxfp8_e4m3")
+    cases = [
+        (lambda: bs.encode(np.float32([1]), "e9m9"), "unknown format 'e9m9'"),
+        (lambda: bs.encode(np.int32([1]), "e4m3"), "float32, float64, float16 or bfloat16"),
+        (lambda: bs.encode(np.float32([1]), "e4m3", preset="intel"), "unknown preset 'intel'"),
+        (lambda: bs.encode(np.float32([1]), "e4m3", rounding="odd"), "unknown rounding 'odd'"),
+        (lambda: bs.encode(np.float32([1]), "e4m3", rounding="stochastic"), "needs one random word per value"),
+        (lambda: bs.encode(np.float32([1]), "e4m3", rounding="stochastic", rbits=[1, 2]), "one random word per value"),
+        (lambda: bs.encode(np.float32([1]), "e4m3", preset="ml_dtypes", rounding="upward"), "ml_dtypes preset rounds"),
+        (lambda: bs.decode([300], "e4m3"), "not a storage word of float8_e4m3fn"),
+        (lambda: bs.decode([-1], "e4m3"), "outside 0 .."),
+        (lambda: bs.decode(np.float32([1]), "e4m3"), "integer codes"),
+        (lambda: bs.quantize(x, "mxfp9"), "unknown block format 'mxfp9'"),
+        (lambda: bs.quantize(x, "mxfp8_e4m3", "floor"), "unknown recipe 'floor'"),
+        (lambda: bs.quantize(x, "nvfp4", "ocp"), "ue4m3"),
+        (lambda: bs.quantize(np.ones(4, dtype=np.float32)), "2-D array"),
+        (lambda: bs.quantize(x, "nvfp4", "nvfp4_te_stochastic"), "random"),
+        (lambda: bs.gemm(q, q, "sm_80"), "unknown model 'sm_80'"),
+        (lambda: bs.gemm(q, bs.quantize(np.ones((4, 32), dtype=np.float32))), "K must agree"),
+        (lambda: bs.gemm(q, q, c=np.ones((4, 4))), "C must be float32 of shape (4, 4)"),
+        (lambda: bs.gemm(x, q), "two QuantizedMatrix operands"),
+        (lambda: bs.gemm(bs.quantize(x, "mxfp6_e2m3"), bs.quantize(x, "mxfp6_e2m3"), "sm_90a"), "Hopper block-scaled GEMM"),
+        (lambda: bs.gemm(q, bs.quantize(x, "nvfp4")), "must share the scale type and the block size"),
+        (lambda: bs.QuantizedMatrix.from_codes("mxfp8_e4m3", q.elements, q.scales[:, :1]), "scales has shape"),
+        (lambda: bs.QuantizedMatrix.from_codes("mxfp8_e4m3", q.elements[:, :50], q.scales, k=40), "K = 40 needs 40 or 64"),
+        (lambda: bs.QuantizedMatrix.from_codes("nvfp4", np.zeros((1, 16), np.uint8), np.zeros((1, 1), np.uint8)),
+         "give tensor_scale"),
+        (lambda: bs.gemm(bs.QuantizedMatrix.from_codes("mxfp4", np.full((1, 32), 0x1F, np.uint8), np.zeros((1, 1), np.uint8)),
+                         bs.QuantizedMatrix.from_codes("mxfp4", np.zeros((1, 32), np.uint8), np.zeros((1, 1), np.uint8))),
+         "4-bit width"),
+        (lambda: bs.ulp_distance(np.zeros(2), np.zeros(2)), "compares float32 arrays"),
+        (lambda: bs.instruction("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e2m1"), "e2m1"),
+        (lambda: bs.mma("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", np.zeros((64, 16)), np.zeros((32, 8))), "integer codes"),
+        (lambda: bs.mma("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", np.zeros((64, 16), np.uint8), np.zeros((32, 8), np.uint8)),
+         "A has shape (64, 16); the instruction takes (64, 32)"),
+        (lambda: bs.mma("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", np.full((64, 32), 0x1FF), np.zeros((32, 8), np.uint8)),
+         "is not a float8_e4m3fn code (8 bits)"),
+        (lambda: bs.mma("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 f16 f16", 0, 0), "use mma_sparse"),
+        (lambda: bs.mma_sparse("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 f16 f16", np.zeros((16, 16), np.uint16),
+                               np.full((16, 16), 3, np.uint8), np.zeros((32, 8), np.uint16)), "increasing"),
+    ]
+    for call, needle in cases:
+        try:
+            call()
+        except bs.BlockscaleError as e:
+            assert needle in str(e), f"expected a message with {needle!r}, got {e!r}"
+            continue
+        raise AssertionError(f"no BlockscaleError for the case expecting {needle!r}")
+    print(f"errors: {len(cases)} bad inputs each raise BlockscaleError naming the rule")
+
+
+def main():
+    print(f"blockscale {bs.__version__} from {bs.__file__}")
+    check_formats()
+    check_ulp_distance()
+    check_gemm()
+    check_instructions()
+    check_errors()
+
+
+if __name__ == "__main__":
+    main()
