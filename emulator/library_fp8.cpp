@@ -13,6 +13,7 @@
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/code_matrix.h"
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/presets.h"
 #include "blockscale/reference/exact_sum.h"
 #include "fast_gemm.h"
 #include "fast_kernels.h"
@@ -210,6 +211,32 @@ std::string LibraryFp8Schedule::description() const {
     case PromotionFma::mul_then_add: return s + "acc = acc + (sa*sb)*p";
   }
   return s;
+}
+
+std::string LibraryFp8Schedule::definition() const {
+  return name() + " on sm_90a, as measured (" + evidence + "): " + description();
+}
+
+namespace {
+constexpr LibraryFp8Model kModels[] = {
+    {"cublaslt", Fp8Library::cublaslt, false},
+    {"cublaslt_fast_accum", Fp8Library::cublaslt, true},
+    {"torch_scaled_mm", Fp8Library::torch_scaled_mm, false},
+    {"torch_scaled_mm_fast_accum", Fp8Library::torch_scaled_mm, true},
+};
+}  // namespace
+
+std::span<const LibraryFp8Model> library_fp8_models() { return kModels; }
+
+const LibraryFp8Model* find_library_fp8_model(std::string_view name) {
+  for (const LibraryFp8Model& m : kModels) {
+    if (name == m.name) return &m;
+  }
+  return nullptr;
+}
+
+void round_d_to_bf16(std::span<std::uint32_t> d) {
+  for (std::uint32_t& x : d) x = convert_code(Format::bfloat16, Format::float32, x, presets::ieee()) << 16;
 }
 
 std::span<const LibraryFp8Schedule> library_fp8_schedules() { return kRows; }

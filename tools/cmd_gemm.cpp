@@ -647,53 +647,25 @@ std::optional<Format> fp8_scaled_format(const std::string& name) {
   return std::nullopt;
 }
 
-struct Fp8Recipe {
-  const char* name;
-  Fp8ScaleRecipe recipe;
-  Fp8Granularity granularity;
-};
-constexpr Fp8Recipe kFp8Recipes[] = {
-    {"deepgemm_1x128", Fp8ScaleRecipe::deepgemm, Fp8Granularity::block_1x128},
-    {"deepgemm_128x128", Fp8ScaleRecipe::deepgemm, Fp8Granularity::block_128x128},
-    {"deepgemm_1x128_ue8m0", Fp8ScaleRecipe::deepgemm_ue8m0, Fp8Granularity::block_1x128},
-    {"deepgemm_128x128_ue8m0", Fp8ScaleRecipe::deepgemm_ue8m0, Fp8Granularity::block_128x128},
-    {"torchao_tensorwise", Fp8ScaleRecipe::torchao, Fp8Granularity::tensor},
-    {"torchao_rowwise", Fp8ScaleRecipe::torchao, Fp8Granularity::row},
-};
-
-const Fp8Recipe& fp8_recipe(const std::string& option, const std::string& name) {
+const NamedFp8Recipe& fp8_recipe(const std::string& option, const std::string& name) {
+  if (const NamedFp8Recipe* r = find_fp8_recipe(name)) return *r;
   std::string names;
-  for (const Fp8Recipe& r : kFp8Recipes) {
-    if (name == r.name) return r;
-    names += (names.empty() ? "" : ", ") + std::string(r.name);
-  }
+  for (const NamedFp8Recipe& r : named_fp8_recipes()) names += (names.empty() ? "" : ", ") + std::string(r.name);
   throw UsageError("unknown --" + option + " '" + name + "' for fp8 with fp32 scales (" + names + ")");
 }
 
-struct LibraryModel {
-  const char* name;
-  emulator::Fp8Library library;
-  bool fast_accum;
-};
-constexpr LibraryModel kLibraryModels[] = {
-    {"cublaslt", emulator::Fp8Library::cublaslt, false},
-    {"cublaslt_fast_accum", emulator::Fp8Library::cublaslt, true},
-    {"torch_scaled_mm", emulator::Fp8Library::torch_scaled_mm, false},
-    {"torch_scaled_mm_fast_accum", emulator::Fp8Library::torch_scaled_mm, true},
-};
-
 // The library GEMM `name` for these scalings; UsageError naming what exists otherwise.
 const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp8Granularity a, Fp8Granularity b) {
-  for (const LibraryModel& m : kLibraryModels) {
-    if (name != m.name) continue;
-    try {
-      return emulator::library_fp8_schedule(m.library, m.fast_accum, a, b);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("--models ") + m.name + ": " + e.what());
-    }
+  const emulator::LibraryFp8Model* m = emulator::find_library_fp8_model(name);
+  if (!m) {
+    throw UsageError("unknown model '" + name + "' for fp8 with fp32 scales (cublaslt, cublaslt_fast_accum, "
+                     "torch_scaled_mm, torch_scaled_mm_fast_accum)");
   }
-  throw UsageError("unknown model '" + name + "' for fp8 with fp32 scales (cublaslt, cublaslt_fast_accum, "
-                   "torch_scaled_mm, torch_scaled_mm_fast_accum)");
+  try {
+    return emulator::library_fp8_schedule(m->library, m->fast_accum, a, b);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--models ") + m->name + ": " + e.what());
+  }
 }
 
 // How the library calls being modelled are made: --split-k (a count, or the GPU whose recorded
@@ -785,7 +757,7 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   }
   const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
   n.split_k = split.first;
-  n.definition = s.name() + " on sm_90a, as measured (" + s.evidence + "): " + s.description() + split.second +
+  n.definition = s.definition() + split.second +
                  (bf16_d ? "; D in bf16: the f32 D rounded once to nearest even, as the libraries write it" : "");
   n.rows = [s, &qa, &qb, slices = split.first, bf16_d](std::int64_t r0, std::int64_t r1,
                                                        std::span<const std::uint32_t>,
@@ -793,12 +765,7 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
     emulator::GemmOptions o;
     o.stats = stats;
     std::vector<std::uint32_t> d = emulator::library_fp8_gemm(s, qa, qb, r0, r1, slices, o);
-    // A bf16 D (torch._scaled_mm's out_dtype=torch.bfloat16, cuBLASLt's CUDA_R_16BF) is the f32 D
-    // rounded once to nearest even: measured with and without split-K on an H100 and an H200
-    // (docs/conformance.md, "bf16 D"). Kept as f32 words holding the bf16 values.
-    if (bf16_d) {
-      for (std::uint32_t& x : d) x = convert_code(Format::bfloat16, Format::float32, x, presets::ieee()) << 16;
-    }
+    if (bf16_d) emulator::round_d_to_bf16(d);
     return d;
   };
   return n;
@@ -1279,8 +1246,8 @@ int run_gemm(const std::vector<std::string>& argv) {
   }
   std::optional<BlockFormat> fa, fb;
   std::optional<QuantizeOptions> qo_a, qo_b;
-  const Fp8Recipe* fp8_recipe_a = nullptr;
-  const Fp8Recipe* fp8_recipe_b = nullptr;
+  const NamedFp8Recipe* fp8_recipe_a = nullptr;
+  const NamedFp8Recipe* fp8_recipe_b = nullptr;
   std::string recipe_a, recipe_b;
   if (fp8_scaled) {
     // DeepSeek-V3's recipe by default: activations in 1 x 128 blocks, weights in 128 x 128.

@@ -32,6 +32,26 @@ std::string_view to_string(Fp8ScaleRecipe r) {
   return "?";
 }
 
+namespace {
+constexpr NamedFp8Recipe kNamedFp8Recipes[] = {
+    {"deepgemm_1x128", Fp8ScaleRecipe::deepgemm, Fp8Granularity::block_1x128},
+    {"deepgemm_128x128", Fp8ScaleRecipe::deepgemm, Fp8Granularity::block_128x128},
+    {"deepgemm_1x128_ue8m0", Fp8ScaleRecipe::deepgemm_ue8m0, Fp8Granularity::block_1x128},
+    {"deepgemm_128x128_ue8m0", Fp8ScaleRecipe::deepgemm_ue8m0, Fp8Granularity::block_128x128},
+    {"torchao_tensorwise", Fp8ScaleRecipe::torchao, Fp8Granularity::tensor},
+    {"torchao_rowwise", Fp8ScaleRecipe::torchao, Fp8Granularity::row},
+};
+}  // namespace
+
+std::span<const NamedFp8Recipe> named_fp8_recipes() { return kNamedFp8Recipes; }
+
+const NamedFp8Recipe* find_fp8_recipe(std::string_view name) {
+  for (const NamedFp8Recipe& r : kNamedFp8Recipes) {
+    if (name == r.name) return &r;
+  }
+  return nullptr;
+}
+
 float Fp8ScaledMatrix::scale(std::int64_t row, std::int64_t k_block) const {
   switch (granularity) {
     case Fp8Granularity::tensor: return scales[0];

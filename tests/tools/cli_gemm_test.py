@@ -36,8 +36,9 @@ import numpy as np
 
 # The oracle lives beside this script.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gemm_oracle import (E2M1, E2M3, E3M2, E4M3, E_ZERO, element_rne, f32_bits, nvfp4_oracle, oracle,  # noqa: E402
-                         quantize_nvfp4, quantize_ocp, round_float, sig_exp, truncated_sum)
+from gemm_oracle import (E2M1, E2M3, E3M2, E4M3, E5M2, E_ZERO, bf16_rne, f32_bits,
+                         fp8_scaled_oracle, nvfp4_oracle, oracle, quantize_fp8_scaled,
+                         quantize_nvfp4, quantize_ocp, round_float, sig_exp, truncated_sum)  # noqa: E402
 
 
 def assert_files_match(out, want, M, N, label):
@@ -262,129 +263,6 @@ def check_slices_and_threads(tool, scratch):
             assert part.tobytes() == outs["1"][n][lo:hi].tobytes(), f"{n}: rows {lo}..{hi} differ from the long run"
     print(f"slices: {M}x{N}x{K} in row slices equals runs on rows alone; 1 and 2 threads and --b-transposed identical; "
           "the error report matches numpy's fp64 product")
-
-
-E5M2 = (2, -14, 15, Fraction(57344))
-F32 = np.float32
-
-
-def quantize_fp8_scaled(x, recipe, row_block, k_block, fmt):
-    """x: float32 rows x K (K-major, a row of A or a column of B). Returns per row the element
-    values (Fractions, K zero-padded to a multiple of 128) and the GEMM scale (np.float32) of each
-    row and 128-element K block. Every fp32 operation is numpy's (each rounded to nearest even):
-      deepgemm[_ue8m0] (DeepGEMM deep_gemm/utils/math.py): amax clamped below at fp32(1e-4);
-        sf = amax * fp32(1/448) (PyTorch's CUDA division by a Python scalar multiplies by its
-        reciprocal); _ue8m0: sf rounded up to a power of two from its bits; q = e4m3(x * fp32(1/sf));
-      torchao (torchao.float8): scale = fp32((1 / max(amax, 1e-12)) * max) in double (a scalar
-        divided by a tensor is the tensor's reciprocal times the scalar); q = fp8(clamp(x * scale));
-        the GEMM scale is fp32(1 / scale)."""
-    rows, k = x.shape
-    kb = (k + 127) // 128
-    vmax = float(fmt[3])
-    row_block = rows if row_block is None else row_block
-    k_block = k if k_block is None else k_block
-    scale = np.zeros((rows, kb), np.float32)
-    vals = [[Fraction(0)] * (128 * kb) for _ in range(rows)]
-    for r0 in range(0, rows, row_block):
-        for k0 in range(0, k, k_block):
-            blk = x[r0:r0 + row_block, k0:k0 + k_block]
-            amax = F32(np.abs(blk).max())
-            if recipe.startswith("deepgemm"):
-                sf = F32(max(amax, F32(1e-4)) * (F32(1) / F32(448)))
-                if recipe.endswith("ue8m0"):
-                    bits = int(np.array(sf, np.float32).view(np.uint32))
-                    e = ((bits >> 23) & 0xFF) + (1 if bits & 0x7FFFFF else 0)
-                    sf = np.array(min(max(e, 1), 254) << 23, np.uint32).view(np.float32)[()]
-                mult, gemm_scale = F32(F32(1) / sf), sf
-            else:
-                sc = F32((1.0 / max(float(amax), 1e-12)) * vmax)
-                mult, gemm_scale = sc, F32(F32(1) / sc)
-            for r in range(r0, min(rows, r0 + row_block)):
-                for kk in range(k0, min(k, k0 + k_block)):
-                    y = F32(x[r, kk] * mult)
-                    vals[r][kk] = element_rne(Fraction(float(min(max(y, -vmax), vmax))), fmt)
-                for q in range(k0 // 128, (min(k, k0 + k_block) + 127) // 128):
-                    scale[r, q] = gemm_scale
-    return vals, scale
-
-
-def wgmma_steps(av, bv, fa, fb, k0, k1, acc):
-    """wgmma k32 fp8 steps over K [k0, k1) from accumulator `acc` (sm_90a: T-FDPA with L = 32, F = 13,
-    C fused, output RZ to 13 fraction bits; numerics.md)."""
-    for s in range(k0, k1, 32):
-        terms = [sig_exp(acc, -126)]
-        for k in range(s, s + 32):
-            sa, ea = sig_exp(av[k], fa[1])
-            sb, eb = sig_exp(bv[k], fb[1])
-            p = sa * sb
-            terms.append((p, ea + eb) if p != 0 else (Fraction(0), E_ZERO))
-        acc = round_float(truncated_sum(terms, 13), 13, -126, "rz")
-    return acc
-
-
-def rne32(x):
-    return round_float(x, 23, -126, "rne")
-
-
-# The K tile at which each schedule's library kernel cuts a split-K (cuBLASLt 13.1 on an H200,
-# docs/conformance.md, "Split-K"): 512 elements for 1x128 x 128x128, 128 for the others.
-SPLIT_GRANULE = {"scale_product": 512, "b_first": 128, "swapped": 128, "tensor": 128, "fast_accum": 128}
-
-
-def bf16_rne(bits32):
-    """f32 words rounded to bf16 codes, nearest even (finite inputs)."""
-    b = bits32.astype(np.uint64)
-    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def fp8_scaled_oracle(a_rows, sa, b_cols, sb, fa, fb, schedule, split_k=1):
-    """D of each schedule of emulator/library_fp8.h, and exact, as Fractions -> f32 bits. With
-    split_k = S > 1 the padded K is cut into slices of ceil(K / (S * G)) K tiles of G elements
-    (the last takes the rest), each accumulated from zero, and the slices added in order in fp32
-    before the epilogue."""
-    kp = len(a_rows[0])
-    slices = [(0, kp)]
-    if split_k > 1:
-        g = SPLIT_GRANULE[schedule]
-        per = -(-kp // (split_k * g)) * g
-        slices = [(k0, min(kp, k0 + per)) for k0 in range(0, kp, per)]
-    out = {}
-    for i, av in enumerate(a_rows):
-        for j, bv in enumerate(b_cols):
-            if schedule == "exact":
-                total = sum(av[k] * Fraction(float(sa[i, k // 128])) * bv[k] * Fraction(float(sb[j, k // 128]))
-                            for k in range(kp))
-                out[i, j] = f32_bits(rne32(total))
-                continue
-            s_a, s_b = Fraction(float(sa[i, 0])), Fraction(float(sb[j, 0]))
-            total = Fraction(0)
-            for k0, k1 in slices:
-                if schedule == "fast_accum":
-                    acc = wgmma_steps(av, bv, fa, fb, k0, k1, Fraction(0))
-                elif schedule in ("tensor", "row"):  # promotion every 4 wgmma (128 of K) by FADD
-                    acc = Fraction(0)
-                    for q in range(k0, k1, 128):
-                        acc = rne32(acc + wgmma_steps(av, bv, fa, fb, q, q + 128, Fraction(0)))
-                else:  # scales in the promotion FMA
-                    acc = Fraction(0)
-                    for q in range(k0, k1, 128):
-                        p = wgmma_steps(av, bv, fa, fb, q, q + 128, Fraction(0))
-                        x, y = Fraction(float(sa[i, q // 128])), Fraction(float(sb[j, q // 128]))
-                        if schedule == "scale_product":
-                            acc = rne32(rne32(x * y) * p + acc)
-                        elif schedule == "b_first":
-                            acc = rne32(x * rne32(y * p) + acc)
-                        else:  # swapped: fma(sb, sa*p, acc)
-                            acc = rne32(y * rne32(x * p) + acc)
-                total = acc if split_k == 1 else rne32(total + acc)
-            if schedule in ("fast_accum", "tensor"):
-                d = rne32(rne32(s_a * s_b) * total)
-            elif schedule == "row":
-                d = rne32(s_a * rne32(s_b * total))
-            else:
-                d = total
-            out[i, j] = f32_bits(d)
-    return out
 
 
 def check_fp8_scaled(tool, scratch):

@@ -50,7 +50,25 @@ struct LibraryFp8Schedule {
 
   std::string name() const;         // "cublaslt tensor x tensor"
   std::string description() const;  // "promotion every 4 wgmma k32 (128 of K) by FADD, then D = (sa*sb)*acc"
+  // name(), where it was measured and description(): what a study reports as the model's numerics.
+  std::string definition() const;
 };
+
+// The library calls by the names the command line and the Python module give them: cublaslt,
+// cublaslt_fast_accum, torch_scaled_mm, torch_scaled_mm_fast_accum.
+struct LibraryFp8Model {
+  const char* name;
+  Fp8Library library;
+  bool fast_accum;
+};
+std::span<const LibraryFp8Model> library_fp8_models();
+// nullptr for an unknown name.
+const LibraryFp8Model* find_library_fp8_model(std::string_view name);
+
+// A bf16 D (torch._scaled_mm's out_dtype=torch.bfloat16, cuBLASLt's CUDA_R_16BF) is the f32 D
+// rounded once to nearest even: measured with and without split-K on an H100 and an H200
+// (docs/conformance.md, "bf16 D"). Rounds f32 words in place to the bf16 value, kept as f32 words.
+void round_d_to_bf16(std::span<std::uint32_t> d);
 
 // Every measured row.
 std::span<const LibraryFp8Schedule> library_fp8_schedules();

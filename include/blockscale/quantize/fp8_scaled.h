@@ -49,6 +49,18 @@ std::string_view to_string(Fp8Granularity g);
 enum class Fp8ScaleRecipe : std::uint8_t { deepgemm, deepgemm_ue8m0, torchao };
 std::string_view to_string(Fp8ScaleRecipe r);
 
+// The recipes by the names the command line and the Python module give them: a scale recipe at a
+// granularity (deepgemm_1x128, deepgemm_128x128, their _ue8m0 forms, torchao_tensorwise,
+// torchao_rowwise).
+struct NamedFp8Recipe {
+  const char* name;
+  Fp8ScaleRecipe recipe;
+  Fp8Granularity granularity;
+};
+std::span<const NamedFp8Recipe> named_fp8_recipes();
+// nullptr for an unknown name.
+const NamedFp8Recipe* find_fp8_recipe(std::string_view name);
+
 struct Fp8ScaledMatrix {
   static constexpr std::int64_t kBlock = 128;  // K elements (and rows) per block
 
