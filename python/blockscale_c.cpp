@@ -301,6 +301,137 @@ BSC_EXPORT int bsc_gemm(const char* model, const char* format_a, const std::uint
   });
 }
 
+}  // extern "C"
+
+// ---- fp8 with fp32 scales (quantize/fp8_scaled.h) and the library GEMMs (emulator/library_fp8.h).
+
+namespace {
+
+const NamedFp8Recipe& fp8_recipe_named(const char* name) {
+  if (const NamedFp8Recipe* r = find_fp8_recipe(name)) return *r;
+  std::string names;
+  for (const NamedFp8Recipe& r : named_fp8_recipes()) names += (names.empty() ? "" : ", ") + std::string(r.name);
+  throw std::invalid_argument("unknown fp8 recipe '" + std::string(name) + "' (" + names + ")");
+}
+
+Format fp8_element_named(const char* name) {
+  const Format f = format_named(name);
+  if (f != Format::float8_e4m3fn && f != Format::float8_e5m2) {
+    throw std::invalid_argument("fp8 with fp32 scales takes float8_e4m3fn or float8_e5m2 elements, got " + to_string(f));
+  }
+  return f;
+}
+
+std::size_t fp8_scale_count(Fp8Granularity g, std::int64_t rows, std::int64_t k) {
+  const std::int64_t kb = (k + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
+  const std::int64_t rb = (rows + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
+  switch (g) {
+    case Fp8Granularity::tensor: return 1;
+    case Fp8Granularity::row: return static_cast<std::size_t>(rows);
+    case Fp8Granularity::block_1x128: return static_cast<std::size_t>(rows * kb);
+    case Fp8Granularity::block_128x128: return static_cast<std::size_t>(rb * kb);
+  }
+  throw std::logic_error("fp8_scale_count: granularity");
+}
+
+// An fp8 matrix handed over by the module: rows x k codes (K-major) and its scales for the recipe's
+// granularity (row-major), as quantize_fp8_scaled lays them out.
+Fp8ScaledMatrix fp8_matrix(const char* format, const char* recipe, const std::uint8_t* codes, const float* scales,
+                           std::int64_t rows, std::int64_t k) {
+  const NamedFp8Recipe& r = fp8_recipe_named(recipe);
+  Fp8ScaledMatrix m;
+  m.element = fp8_element_named(format);
+  m.granularity = r.granularity;
+  m.recipe = r.recipe;
+  m.rows = rows;
+  m.k = k;
+  m.codes.assign(codes, codes + rows * k);
+  m.scales.assign(scales, scales + fp8_scale_count(r.granularity, rows, k));
+  return m;
+}
+
+const emulator::LibraryFp8Schedule& library_schedule_named(const char* model, const Fp8ScaledMatrix& a,
+                                                           const Fp8ScaledMatrix& b) {
+  const emulator::LibraryFp8Model* m = emulator::find_library_fp8_model(model);
+  if (!m) {
+    throw std::invalid_argument("unknown model '" + std::string(model) + "' for fp8 with fp32 scales (exact, cublaslt, "
+                                "cublaslt_fast_accum, torch_scaled_mm, torch_scaled_mm_fast_accum)");
+  }
+  return emulator::library_fp8_schedule(m->library, m->fast_accum, a.granularity, b.granularity);
+}
+
+}  // namespace
+
+extern "C" {
+
+// The fp8 recipes, one per line: the name, then its granularity (tensor, row, 1x128, 128x128).
+BSC_EXPORT const char* bsc_fp8_recipe_names() {
+  std::string s;
+  for (const NamedFp8Recipe& r : named_fp8_recipes()) s += std::string(r.name) + " " + std::string(to_string(r.granularity)) + "\n";
+  return text(std::move(s));
+}
+
+// Quantizes rows x k float32 values (row-major, K last) to fp8 codes (rows x k) and fp32 scales
+// (the recipe granularity's count, row-major).
+BSC_EXPORT int bsc_quantize_fp8(const char* format, const char* recipe, const float* x, std::int64_t rows, std::int64_t k,
+                                std::uint8_t* codes, float* scales) {
+  return guarded([&] {
+    const NamedFp8Recipe& r = fp8_recipe_named(recipe);
+    const Fp8ScaledMatrix m = quantize_fp8_scaled(std::span<const float>(x, static_cast<std::size_t>(rows * k)), rows, k,
+                                                  KAxis::last, fp8_element_named(format), r.granularity, r.recipe);
+    std::memcpy(codes, m.codes.data(), m.codes.size());
+    std::memcpy(scales, m.scales.data(), m.scales.size() * sizeof(float));
+  });
+}
+
+// D (m x n f32 bits; with bf16_d the bf16 values as f32 words) = A (m x k) B^T (B as n x k) as the
+// library call `model` computes it on sm_90a (or "exact": the exact sum rounded once), split_k
+// slices. definition: the model's numerics in words.
+BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char* recipe_a, const std::uint8_t* a_codes,
+                            const float* a_scales, const char* format_b, const char* recipe_b, const std::uint8_t* b_codes,
+                            const float* b_scales, std::int64_t m, std::int64_t n, std::int64_t k, int split_k, int bf16_d,
+                            int threads, std::uint32_t* d, const char** definition) {
+  return guarded([&] {
+    const Fp8ScaledMatrix a = fp8_matrix(format_a, recipe_a, a_codes, a_scales, m, k);
+    const Fp8ScaledMatrix b = fp8_matrix(format_b, recipe_b, b_codes, b_scales, n, k);
+    emulator::GemmOptions o;
+    o.threads = threads;
+    std::vector<std::uint32_t> result;
+    std::string words;
+    if (std::string_view(model) == "exact") {
+      if (split_k != 1 || bf16_d) throw std::invalid_argument("exact takes neither split_k nor a bf16 D");
+      result = emulator::exact_fp8_scaled_gemm(a, b, 0, m, o);
+      words = "the quantized operands' exact sum, rounded once to f32 (nearest even)";
+    } else {
+      const emulator::LibraryFp8Schedule& s = library_schedule_named(model, a, b);
+      result = emulator::library_fp8_gemm(s, a, b, 0, m, split_k, o);
+      words = s.definition();
+      if (split_k > 1) words += "; split-K " + std::to_string(split_k) + " at multiples of " + std::to_string(s.split_granule_k) +
+                                " of K, the slices added in order";
+      if (bf16_d) {
+        emulator::round_d_to_bf16(result);
+        words += "; D in bf16: the f32 D rounded once to nearest even";
+      }
+    }
+    std::memcpy(d, result.data(), result.size() * sizeof(std::uint32_t));
+    *definition = text(std::move(words));
+  });
+}
+
+// The split count cuBLASLt's heuristic chose for this call on gpu ("h100", "h200") as recorded
+// (emulator::recorded_split_k), for a bf16 or f32 D and a cuBLASLt workspace of 1 or 64 MiB.
+BSC_EXPORT int bsc_recorded_split_k(const char* model, const char* format_a, const char* recipe_a, const char* format_b,
+                                    const char* recipe_b, std::int64_t m, std::int64_t n, std::int64_t k, const char* gpu,
+                                    int bf16_d, int workspace_mib, int* split_k) {
+  return guarded([&] {
+    const emulator::LibraryFp8Model* lm = emulator::find_library_fp8_model(model);
+    if (!lm) throw std::invalid_argument("unknown library model '" + std::string(model) + "'");
+    *split_k = emulator::recorded_split_k(lm->library, lm->fast_accum, fp8_recipe_named(recipe_a).granularity,
+                                          fp8_recipe_named(recipe_b).granularity, fp8_element_named(format_a),
+                                          fp8_element_named(format_b), m, n, k, {gpu, bf16_d != 0, workspace_mib});
+  });
+}
+
 // ---- Single instructions (emulator/mma.h).
 
 // One line per table row: its id, then the canonical name of its smallest instruction.

@@ -33,8 +33,8 @@ import numpy as np
 
 __all__ = [
     "BlockscaleError", "QuantizedMatrix", "block_format_info", "decode", "encode", "format_info", "format_names",
-    "gemm", "gemm_models", "instruction", "instruction_rows", "mma", "mma_sparse", "quantize", "recipe_names",
-    "ulp_distance",
+    "Fp8Matrix", "fp8_recipe_names", "gemm", "gemm_fp8", "gemm_models", "instruction", "instruction_rows", "mma",
+    "mma_sparse", "quantize", "quantize_fp8", "recipe_names", "recorded_split_k", "ulp_distance",
 ]
 
 
@@ -71,6 +71,10 @@ _SIGNATURES = {
     "bsc_dequantize": ([_s, _p, _p, _p, _i64, _i64, _p], _int),
     "bsc_gemm_model_names": ([], _s),
     "bsc_gemm": ([_s, _s, _p, _p, _p, _s, _p, _p, _p, _i64, _i64, _i64, _p, _int, _p, _p, _str_out], _int),
+    "bsc_fp8_recipe_names": ([], _s),
+    "bsc_quantize_fp8": ([_s, _s, _p, _i64, _i64, _p, _p], _int),
+    "bsc_gemm_fp8": ([_s, _s, _s, _p, _p, _s, _s, _p, _p, _i64, _i64, _i64, _int, _int, _int, _p, _str_out], _int),
+    "bsc_recorded_split_k": ([_s, _s, _s, _s, _s, _i64, _i64, _i64, _s, _int, _int, _int_out], _int),
     "bsc_instruction_rows": ([], _s),
     "bsc_instruction_info": ([_s, _str_out], _int),
     "bsc_mma": ([_s, _p, _p, _p, _p, _p, _p], _int),
@@ -336,6 +340,134 @@ def gemm(a, b, model="sm_100a", c=None, threads=0, return_info=False):
         return result
     return result, {"model": model, "definition": definition.value.decode(),
                      "steps": {key: int(v) for key, v in zip(_STATS, stats)}}
+
+
+# ---- fp8 with fp32 scales and the library GEMMs (Hopper: cuBLASLt, torch._scaled_mm).
+
+def fp8_recipe_names():
+    """{name: granularity} of the fp8 recipes with fp32 scales: deepgemm_1x128 (1x128), deepgemm_128x128
+    (128x128), their _ue8m0 forms, torchao_tensorwise (tensor), torchao_rowwise (row)."""
+    return dict(line.split(" ") for line in _lines(_lib.bsc_fp8_recipe_names()))
+
+
+def _fp8_scale_shape(granularity, rows, k):
+    kb, rb = -(-k // 128), -(-rows // 128)
+    return {"tensor": (1,), "row": (rows,), "1x128": (rows, kb), "128x128": (rb, kb)}[granularity]
+
+
+class Fp8Matrix:
+    """fp8 codes with fp32 scales, rows x k (K last): codes (uint8, rows x k), scales (float32: one
+    value, one per row, rows x K/128 or row blocks x K/128 by the recipe's granularity; the GEMM
+    multiplies by them), format (float8_e4m3fn or float8_e5m2) and recipe."""
+
+    def __init__(self, format, recipe, codes, scales):
+        self.format, self.recipe, self.codes, self.scales = format, recipe, codes, scales
+
+    @property
+    def shape(self):
+        return self.codes.shape
+
+    @property
+    def granularity(self):
+        return fp8_recipe_names()[self.recipe]
+
+    @classmethod
+    def from_codes(cls, format, recipe, codes, scales):
+        """Adopts codes and scales made elsewhere (a torch.float8_e4m3fn tensor's .view(torch.uint8)
+        and its float32 scales); `recipe` names their granularity (and how they were made)."""
+        info = format_info(format)
+        if recipe not in fp8_recipe_names():
+            raise BlockscaleError(f"unknown fp8 recipe '{recipe}' ({', '.join(fp8_recipe_names())})")
+        c = _words(codes, "codes", np.uint8)
+        if c.ndim != 2 or c.size == 0:
+            raise BlockscaleError(f"codes must be a non-empty 2-D array (rows x K), got shape {c.shape}")
+        sc = np.asarray(scales)
+        if sc.dtype != np.float32:
+            raise BlockscaleError(f"scales must be float32, got dtype {sc.dtype}")
+        matrix = cls(info["name"], recipe, np.ascontiguousarray(c), np.ascontiguousarray(sc).reshape(sc.shape or (1,)))
+        matrix._checked()
+        return matrix
+
+    def _checked(self):
+        rows, k = self.codes.shape
+        want = _fp8_scale_shape(self.granularity, rows, k)
+        if self.scales.shape != want:
+            raise BlockscaleError(f"scales has shape {self.scales.shape}: {self.recipe} ({self.granularity}) on "
+                                  f"{rows} x {k} needs {want}")
+        return self
+
+    def dequantize(self):
+        """float64 values: element x scale, each exact."""
+        rows, k = self.shape
+        s = self.scales.astype(np.float64)
+        g = self.granularity
+        per = (np.full((rows, k), s[0]) if g == "tensor" else np.repeat(s[:, None], k, axis=1) if g == "row" else
+               np.repeat(s, 128, axis=1)[:, :k] if g == "1x128" else np.repeat(np.repeat(s, 128, axis=0), 128, axis=1)[:rows, :k])
+        return decode(self.codes, self.format) * per
+
+    def __repr__(self):
+        return f"Fp8Matrix({self.format}, {self.recipe}, shape={self.shape})"
+
+
+def quantize_fp8(x, format="float8_e4m3fn", recipe="deepgemm_1x128"):
+    """Quantizes a 2-D array (rows x K; K last: A as M x K, B as N x K) to fp8 with fp32 scales by a
+    named recipe (`fp8_recipe_names()`), bit for bit as DeepGEMM or torchao do it. Values that are not
+    float32 are rounded to float32 first; non-finite inputs are refused."""
+    info = format_info(format)
+    a = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    if a.ndim != 2 or a.size == 0:
+        raise BlockscaleError(f"quantize_fp8 takes a non-empty 2-D array (rows x K), got shape {a.shape}")
+    names = fp8_recipe_names()
+    if recipe not in names:
+        raise BlockscaleError(f"unknown fp8 recipe '{recipe}' ({', '.join(names)})")
+    rows, k = a.shape
+    codes = np.empty((rows, k), dtype=np.uint8)
+    scales = np.empty(_fp8_scale_shape(names[recipe], rows, k), dtype=np.float32)
+    _call(_lib.bsc_quantize_fp8(_b(info["name"]), _b(recipe), _ptr(a), rows, k, _ptr(codes), _ptr(scales)))
+    return Fp8Matrix(info["name"], recipe, codes, scales)
+
+
+def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", threads=0, return_info=False):
+    """D = A B^T (A: Fp8Matrix M x K, B: Fp8Matrix N x K) as a Hopper library call computes it, as
+    measured on an H200 and an H100: cublaslt, cublaslt_fast_accum, torch_scaled_mm,
+    torch_scaled_mm_fast_accum; or exact (the exact sum rounded once to f32). split_k: the slices
+    of a split-K call (`recorded_split_k` gives what the heuristic chose); d_type "bf16": the
+    library's bf16 D (the f32 D rounded once), returned as float32 values. No C (beta = 0)."""
+    if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix):
+        raise BlockscaleError("gemm_fp8 takes two Fp8Matrix operands (quantize_fp8 or Fp8Matrix.from_codes)")
+    if a.shape[1] != b.shape[1]:
+        raise BlockscaleError(f"A is {a.shape[0]} x {a.shape[1]} and B^T is {b.shape[0]} x {b.shape[1]}: K must agree")
+    if d_type not in ("f32", "bf16"):
+        raise BlockscaleError(f"d_type '{d_type}': f32 or bf16")
+    for matrix in (a, b):
+        if not (isinstance(matrix.codes, np.ndarray) and matrix.codes.dtype == np.uint8 and matrix.codes.ndim == 2
+                and matrix.codes.flags.c_contiguous and isinstance(matrix.scales, np.ndarray)
+                and matrix.scales.dtype == np.float32 and matrix.scales.flags.c_contiguous):
+            raise BlockscaleError("Fp8Matrix.codes must be C-contiguous uint8 (rows x K), scales C-contiguous float32")
+        matrix._checked()
+    m, n, k = a.shape[0], b.shape[0], a.shape[1]
+    d = np.empty((m, n), dtype=np.uint32)
+    definition = ctypes.c_char_p()
+    _call(_lib.bsc_gemm_fp8(_b(model), _b(a.format), _b(a.recipe), _ptr(a.codes), _ptr(a.scales), _b(b.format),
+                            _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k, int(split_k), int(d_type == "bf16"),
+                            int(threads), _ptr(d), ctypes.byref(definition)))
+    result = d.view(np.float32)
+    if not return_info:
+        return result
+    return result, {"model": model, "definition": definition.value.decode()}
+
+
+def recorded_split_k(model, a, b, gpu="h100", d_type="f32", cublaslt_workspace_mib=64):
+    """The split count S that cuBLASLt's heuristic chose for this call (model, the operands' formats,
+    granularities and shape) on an H100 or an H200, as recorded over a grid of 11,552 shapes;
+    a shape off the grid raises BlockscaleError naming the query that asks the GPU instead."""
+    if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix) or a.shape[1] != b.shape[1]:
+        raise BlockscaleError("recorded_split_k takes two Fp8Matrix operands with the same K (A: M x K, B: N x K)")
+    s = ctypes.c_int()
+    _call(_lib.bsc_recorded_split_k(_b(model), _b(a.format), _b(a.recipe), _b(b.format), _b(b.recipe), a.shape[0],
+                                    b.shape[0], a.shape[1], _b(gpu), int(d_type == "bf16"), int(cublaslt_workspace_mib),
+                                    ctypes.byref(s)))
+    return s.value
 
 
 def ulp_distance(x, y):

@@ -26,8 +26,9 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import blockscale as bs  # noqa: E402
-from gemm_oracle import (E2M1, E4M3, E_ZERO, f32_bits, nvfp4_oracle, oracle, quantize_nvfp4,  # noqa: E402
-                         quantize_ocp, round_float, sig_exp, truncated_sum)
+from gemm_oracle import (E2M1, E4M3, E5M2, E_ZERO, bf16_rne, f32_bits, fp8_scaled_oracle,  # noqa: E402
+                         nvfp4_oracle, oracle, quantize_fp8_scaled, quantize_nvfp4, quantize_ocp, round_float,
+                         sig_exp, truncated_sum)
 
 try:
     import ml_dtypes
@@ -188,6 +189,61 @@ def check_gemm():
           "the rational oracle, quantized codes too; threads, from_codes and dequantize agree")
 
 
+def check_fp8_scaled():
+    """fp8 with fp32 scales: DeepGEMM's and torchao's recipes, the library GEMMs, split-K and a bf16
+    D against the oracle; K = 300 (not a multiple of 128)."""
+    rng = np.random.default_rng(21)
+    blocks = {"deepgemm_1x128": (1, 128), "deepgemm_128x128": (128, 128), "torchao_tensorwise": (None, None),
+              "torchao_rowwise": (1, None)}
+    cases = [  # A recipe, B recipe, B format, {model: oracle schedule}, M, N, split_k
+        ("deepgemm_1x128", "deepgemm_128x128", "e4m3", {"cublaslt": "scale_product", "torch_scaled_mm": "scale_product"}, 3, 130, 1),
+        ("deepgemm_1x128", "deepgemm_1x128", "e4m3", {"cublaslt": "b_first", "torch_scaled_mm": "swapped"}, 4, 5, 1),
+        ("torchao_tensorwise", "torchao_tensorwise", "e5m2", {"cublaslt": "tensor", "torch_scaled_mm_fast_accum": "fast_accum"},
+         4, 5, 1),
+        ("torchao_rowwise", "torchao_rowwise", "e4m3", {"torch_scaled_mm": "row"}, 5, 4, 1),
+        ("deepgemm_1x128", "deepgemm_1x128", "e4m3", {"cublaslt": "b_first"}, 2, 3, 3),
+    ]
+    K = 300
+    for ra, rb, fmt_b, models, M, N, split in cases:
+        a = (rng.standard_normal((M, K)) * 2.0 ** rng.integers(-12, 5, (M, K))).astype(np.float32)
+        w = (rng.standard_normal((N, K)) * 2.0 ** rng.integers(-6, 3, (N, K))).astype(np.float32)
+        fb = E5M2 if fmt_b == "e5m2" else E4M3
+        a_rows, sa = quantize_fp8_scaled(a, ra, *blocks[ra], E4M3)
+        b_rows, sb = quantize_fp8_scaled(w, rb, *blocks[rb], fb)
+        qa, qb = bs.quantize_fp8(a, "e4m3", ra), bs.quantize_fp8(w, fmt_b, rb)
+        for q, want_rows, want_scales, f in ((qa, a_rows, sa, "e4m3"), (qb, b_rows, sb, fmt_b)):
+            assert [[float(v) for v in row[:K]] for row in want_rows] == bs.decode(q.codes, f).tolist(), q
+            # The oracle gives each row's scale per 128-block of K; the module keeps the granularity's own.
+            g = q.granularity
+            per_block = [[float(q.scales[0] if g == "tensor" else q.scales[r] if g == "row" else
+                                q.scales[r, kb] if g == "1x128" else q.scales[r // 128, kb])
+                          for kb in range(want_scales.shape[1])] for r in range(q.shape[0])]
+            assert per_block == want_scales.astype(np.float64).tolist(), (q, g)
+        want_exact = fp8_scaled_oracle(a_rows, sa, b_rows, sb, E4M3, fb, "exact")
+        if split == 1:
+            same_bits(bs.gemm_fp8(qa, qb, "exact").view(np.uint32),
+                      np.array([[want_exact[i, j] for j in range(N)] for i in range(M)], dtype=np.uint32), f"fp8 {ra} exact")
+        for model, schedule in models.items():
+            want = fp8_scaled_oracle(a_rows, sa, b_rows, sb, E4M3, fb, schedule, split)
+            expect = np.array([[want[i, j] for j in range(N)] for i in range(M)], dtype=np.uint32)
+            d = bs.gemm_fp8(qa, qb, model, split_k=split)
+            same_bits(d.view(np.uint32), expect, f"fp8 {ra} x {rb} {model} split {split}")
+            assert (expect != np.array([[want_exact[i, j] for j in range(N)] for i in range(M)])).any(), model
+            d16 = bs.gemm_fp8(qa, qb, model, split_k=split, d_type="bf16")
+            same_bits(d16.view(np.uint32), bf16_rne(expect).astype(np.uint32) << 16, f"fp8 {model} bf16 D")
+    # The recorded heuristic: torch._scaled_mm at 64 x 256 x 16384, 1x128 x 128x128 on an H200 chose the
+    # split that the H200 study fitted to its outputs, 6 (docs/conformance.md, "External GEMMs").
+    x = rng.standard_normal((64, 16384)).astype(np.float32)
+    y = rng.standard_normal((256, 16384)).astype(np.float32)
+    qx, qy = bs.quantize_fp8(x, "e4m3", "deepgemm_1x128"), bs.quantize_fp8(y, "e4m3", "deepgemm_128x128")
+    assert bs.recorded_split_k("torch_scaled_mm", qx, qy, "h200") == 6
+    adopted = bs.Fp8Matrix.from_codes("e4m3", "deepgemm_1x128", qx.codes, qx.scales)
+    same_bits(bs.gemm_fp8(adopted, qy, "cublaslt").view(np.uint32), bs.gemm_fp8(qx, qy, "cublaslt").view(np.uint32),
+              "fp8 from_codes")
+    print(f"fp8 with fp32 scales: {len(cases)} recipe pairs quantized and multiplied (exact, cuBLASLt, torch._scaled_mm, "
+          "fast accumulation, split-K 3, bf16 D) equal the oracle; from_codes agrees")
+
+
 def check_instructions():
     rng = np.random.default_rng(11)
     e4m3 = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
@@ -276,6 +332,19 @@ def check_errors():
                          bs.QuantizedMatrix.from_codes("mxfp4", np.zeros((1, 32), np.uint8), np.zeros((1, 1), np.uint8))),
          "4-bit width"),
         (lambda: bs.ulp_distance(np.zeros(2), np.zeros(2)), "compares float32 arrays"),
+        (lambda: bs.quantize_fp8(x, "e4m3", "deepgemm_64x64"), "unknown fp8 recipe 'deepgemm_64x64'"),
+        (lambda: bs.quantize_fp8(x, "e2m1"), "float8_e4m3fn or float8_e5m2"),
+        (lambda: bs.quantize_fp8(np.float32([[1, np.inf]])), "inf"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "sm_100a"), "unknown model 'sm_100a' for fp8"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x, "e5m2", "torchao_tensorwise"), bs.quantize_fp8(x, "e5m2", "torchao_tensorwise")),
+         "e5m2"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x, "e4m3", "torchao_rowwise"), bs.quantize_fp8(x, "e4m3", "deepgemm_1x128")),
+         "measured"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "exact", split_k=2), "neither split_k"),
+        (lambda: bs.Fp8Matrix.from_codes("e4m3", "deepgemm_1x128", np.zeros((4, 300), np.uint8), np.ones((4, 2), np.float32)),
+         "needs (4, 3)"),
+        (lambda: bs.recorded_split_k("cublaslt", bs.quantize_fp8(np.ones((65, 128), np.float32)),
+                                     bs.quantize_fp8(np.ones((256, 128), np.float32)), "h200"), "not on the recorded grid"),
         (lambda: bs.instruction("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e2m1"), "e2m1"),
         (lambda: bs.mma("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", np.zeros((64, 16)), np.zeros((32, 8))), "integer codes"),
         (lambda: bs.mma("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", np.zeros((64, 16), np.uint8), np.zeros((32, 8), np.uint8)),
@@ -301,6 +370,7 @@ def main():
     check_formats()
     check_ulp_distance()
     check_gemm()
+    check_fp8_scaled()
     check_instructions()
     check_errors()
 
