@@ -7,6 +7,7 @@
 // Every function returns 0 on success. On bad input it returns 1 and leaves the message of the
 // std::invalid_argument that the library threw (it names the rule broken) for bsc_last_error; any
 // other failure returns 2 with its message. No C++ exception crosses the ABI.
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -20,6 +21,7 @@
 #include "blockscale/formats.h"
 #include "blockscale/golden/json_text.h"
 #include "blockscale/harness/block_scaled_models.h"
+#include "blockscale/layout.h"
 #include "blockscale/quantize.h"
 
 namespace {
@@ -77,6 +79,17 @@ Overflow overflow_named(const char* name) {
     if (to_string(o) == name) return o;
   }
   throw std::invalid_argument("unknown overflow rule '" + std::string(name) + "' (saturate, saturate_finite, infinity, ieee)");
+}
+
+// A packing by name; "" for the format's dense global-memory packing.
+Packing packing_named(const char* name, Format f) {
+  if (*name == '\0') return dense_packing(f);
+  const std::optional<Packing> p = parse_packing(name);
+  if (!p) {
+    throw std::invalid_argument("unknown packing '" + std::string(name) +
+                                "' (byte_per_element, fp4_dense, fp6_dense, fp4_padded16, fp6_padded16)");
+  }
+  return *p;
 }
 
 // A quantized matrix handed over by the module: `rows` rows of K logical elements, one code per byte
@@ -263,6 +276,89 @@ BSC_EXPORT int bsc_dequantize(const char* format, const std::uint8_t* elements, 
   return guarded([&] {
     const std::vector<float> v = dequantize(adopt(format, elements, scales, tensor_scale, rows, k));
     std::memcpy(out, v.data(), v.size() * sizeof(float));
+  });
+}
+
+// ---- Sub-byte packing (layout/packing.h) and scale-factor layouts (layout/scale_layout.h).
+
+// Bytes that n codes of `format` occupy in `packing` ("" for the format's dense packing).
+BSC_EXPORT int bsc_packed_bytes(const char* packing, const char* format, std::int64_t n, std::int64_t* bytes) {
+  return guarded([&] {
+    const Format f = format_named(format);
+    *bytes = static_cast<std::int64_t>(packed_bytes(packing_named(packing, f), f, static_cast<std::size_t>(n)));
+  });
+}
+
+BSC_EXPORT int bsc_pack(const char* packing, const char* format, const std::uint8_t* codes, std::int64_t n,
+                        std::uint8_t* out, std::int64_t out_bytes) {
+  return guarded([&] {
+    const Format f = format_named(format);
+    pack(packing_named(packing, f), f, std::span<const std::uint8_t>(codes, static_cast<std::size_t>(n)),
+         std::span<std::uint8_t>(out, static_cast<std::size_t>(out_bytes)));
+  });
+}
+
+BSC_EXPORT int bsc_unpack(const char* packing, const char* format, const std::uint8_t* in, std::int64_t in_bytes,
+                          std::uint8_t* codes, std::int64_t n) {
+  return guarded([&] {
+    const Format f = format_named(format);
+    unpack(packing_named(packing, f), f, std::span<const std::uint8_t>(in, static_cast<std::size_t>(in_bytes)),
+           std::span<std::uint8_t>(codes, static_cast<std::size_t>(n)));
+  });
+}
+
+// A scale layout (its text form, layout/scale_layout.h) for an R x C scale matrix: the canonical
+// text, the storage size per batch item and the stored shape, comma-separated.
+BSC_EXPORT int bsc_scale_layout_info(const char* layout, std::int64_t rows, std::int64_t cols, const char** canonical,
+                                     std::int64_t* storage, const char** shape) {
+  return guarded([&] {
+    const ScaleLayout l = scale_layout_from_string(layout);
+    check_shape(l, rows, cols);
+    *storage = storage_size(l, rows, cols);
+    std::string dims;
+    for (std::int64_t d : storage_shape(l, rows, cols)) {
+      if (!dims.empty()) dims += ',';
+      dims += std::to_string(d);
+    }
+    static thread_local std::string canonical_text;
+    canonical_text = to_string(l);
+    *canonical = canonical_text.c_str();
+    *shape = text(std::move(dims));
+  });
+}
+
+// batch row-major R x C scale matrices (bytes, or float32 when is_float) into storage images of the
+// layout, padding filled with pad (a byte, or float32 bits); and back.
+BSC_EXPORT int bsc_scales_to_layout(const char* layout, std::int64_t batch, std::int64_t rows, std::int64_t cols,
+                                    int is_float, const void* row_major, void* out, std::uint32_t pad) {
+  return guarded([&] {
+    const ScaleLayout l = scale_layout_from_string(layout);
+    const auto n = static_cast<std::size_t>(batch * rows * cols);
+    const auto stored = static_cast<std::size_t>(batch * storage_size(l, rows, cols));
+    if (is_float) {
+      to_layout(l, batch, rows, cols, std::span<const float>(static_cast<const float*>(row_major), n),
+                std::span<float>(static_cast<float*>(out), stored), std::bit_cast<float>(pad));
+    } else {
+      if (pad > 0xFF) throw std::invalid_argument("a byte layout's padding is a byte, got " + std::to_string(pad));
+      to_layout(l, batch, rows, cols, std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(row_major), n),
+                std::span<std::uint8_t>(static_cast<std::uint8_t*>(out), stored), static_cast<std::uint8_t>(pad));
+    }
+  });
+}
+
+BSC_EXPORT int bsc_scales_from_layout(const char* layout, std::int64_t batch, std::int64_t rows, std::int64_t cols,
+                                      int is_float, const void* in, void* row_major) {
+  return guarded([&] {
+    const ScaleLayout l = scale_layout_from_string(layout);
+    const auto n = static_cast<std::size_t>(batch * rows * cols);
+    const auto stored = static_cast<std::size_t>(batch * storage_size(l, rows, cols));
+    if (is_float) {
+      from_layout(l, batch, rows, cols, std::span<const float>(static_cast<const float*>(in), stored),
+                  std::span<float>(static_cast<float*>(row_major), n));
+    } else {
+      from_layout(l, batch, rows, cols, std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(in), stored),
+                  std::span<std::uint8_t>(static_cast<std::uint8_t*>(row_major), n));
+    }
   });
 }
 

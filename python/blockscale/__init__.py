@@ -33,7 +33,7 @@ import numpy as np
 
 __all__ = [
     "BlockscaleError", "QuantizedMatrix", "block_format_info", "decode", "encode", "format_info", "format_names",
-    "Fp8Matrix", "fp8_recipe_names", "gemm", "gemm_fp8", "gemm_models", "instruction", "instruction_rows", "mma",
+    "Fp8Matrix", "fp8_recipe_names", "pack", "scale_layout", "scales_from_layout", "scales_to_layout", "unpack", "gemm", "gemm_fp8", "gemm_models", "instruction", "instruction_rows", "mma",
     "mma_sparse", "quantize", "quantize_fp8", "recipe_names", "recorded_split_k", "ulp_distance",
 ]
 
@@ -69,6 +69,12 @@ _SIGNATURES = {
     "bsc_block_format_info": ([_s, _str_out, _str_out, _str_out, _int_out, _int_out], _int),
     "bsc_quantize": ([_s, _s, _p, _i64, _i64, _p, _p, _p, _p], _int),
     "bsc_dequantize": ([_s, _p, _p, _p, _i64, _i64, _p], _int),
+    "bsc_packed_bytes": ([_s, _s, _i64, ctypes.POINTER(ctypes.c_int64)], _int),
+    "bsc_pack": ([_s, _s, _p, _i64, _p, _i64], _int),
+    "bsc_unpack": ([_s, _s, _p, _i64, _p, _i64], _int),
+    "bsc_scale_layout_info": ([_s, _i64, _i64, _str_out, ctypes.POINTER(ctypes.c_int64), _str_out], _int),
+    "bsc_scales_to_layout": ([_s, _i64, _i64, _i64, _int, _p, _p, ctypes.c_uint32], _int),
+    "bsc_scales_from_layout": ([_s, _i64, _i64, _i64, _int, _p, _p], _int),
     "bsc_gemm_model_names": ([], _s),
     "bsc_gemm": ([_s, _s, _p, _p, _p, _s, _p, _p, _p, _i64, _i64, _i64, _p, _int, _p, _p, _str_out], _int),
     "bsc_fp8_recipe_names": ([], _s),
@@ -297,6 +303,87 @@ def quantize(x, format="mxfp8_e4m3", recipe=None, rbits=None):
     _call(_lib.bsc_quantize(_b(info["name"]), _b(recipe), _ptr(a), rows, k, _ptr(bits), _ptr(elements), _ptr(scales),
                             _ptr(ts)))
     return QuantizedMatrix(info["name"], elements, scales, ts.tolist(), k)
+
+
+# ---- Sub-byte packing and scale-factor layouts (docs/layouts.md).
+
+def _packed_bytes(packing, format, count):
+    n = ctypes.c_int64()
+    _call(_lib.bsc_packed_bytes(_b(packing or ""), _b(format), int(count), ctypes.byref(n)))
+    return n.value
+
+
+def pack(codes, format, packing=None):
+    """Element codes (one per byte, any shape, in order) packed as global or shared memory holds
+    them: packing byte_per_element, fp4_dense (two e2m1 codes a byte, the first in the low nibble),
+    fp6_dense (four fp6 codes in three bytes), fp4_padded16 or fp6_padded16 (the tcgen05 shared-memory
+    forms); None for the format's dense packing. Returns the bytes (uint8, 1-D)."""
+    c = _words(codes, "codes", np.uint8).ravel()
+    out = np.empty(_packed_bytes(packing, format, c.size), dtype=np.uint8)
+    _call(_lib.bsc_pack(_b(packing or ""), _b(format), _ptr(c), c.size, _ptr(out), out.size))
+    return out
+
+
+def unpack(packed, format, count, packing=None):
+    """The inverse of `pack`: `count` codes (uint8, 1-D) from packed bytes (e.g. a
+    torch.float4_e2m1fn_x2 tensor's .view(torch.uint8)); nonzero padding of the padded forms is
+    refused."""
+    b = _words(packed, "packed", np.uint8).ravel()
+    out = np.empty(int(count), dtype=np.uint8)
+    _call(_lib.bsc_unpack(_b(packing or ""), _b(format), _ptr(b), b.size, _ptr(out), out.size))
+    return out
+
+
+def scale_layout(layout, rows, cols):
+    """A scale-factor layout (its text form: "linear", "tiled_128x4", "gluon_contiguous:block_mn=128,
+    block_k_scales=4", "cdna4_mfma_scale", ...; docs/layouts.md) for a rows x cols scale matrix:
+    {"layout": canonical text, "storage_size": elements per batch item, "storage_shape": tuple}."""
+    canonical, size, shape = ctypes.c_char_p(), ctypes.c_int64(), ctypes.c_char_p()
+    _call(_lib.bsc_scale_layout_info(_b(layout), int(rows), int(cols), ctypes.byref(canonical), ctypes.byref(size),
+                                     ctypes.byref(shape)))
+    return {"layout": canonical.value.decode(), "storage_size": size.value,
+            "storage_shape": tuple(int(d) for d in shape.value.decode().split(","))}
+
+
+def _scale_kind(a, what):
+    if a.dtype == np.uint8:
+        return 0
+    if a.dtype == np.float32:
+        return 1
+    raise BlockscaleError(f"{what} must be uint8 (ue8m0 / ue4m3 codes) or float32 (fp32 scales), got dtype {a.dtype}")
+
+
+def scales_to_layout(scales, layout, pad=0):
+    """Scale matrices (rows x cols, or batch x rows x cols; uint8 codes or float32) stored in a
+    layout: an array of the layout's storage shape (batch first when given), padding set to `pad`."""
+    a = np.asarray(scales)
+    is_float = _scale_kind(a, "scales")
+    if a.ndim not in (2, 3):
+        raise BlockscaleError(f"scales must be rows x cols or batch x rows x cols, got shape {a.shape}")
+    batch, rows, cols = (1,) + a.shape if a.ndim == 2 else a.shape
+    info = scale_layout(layout, rows, cols)
+    a = np.ascontiguousarray(a)
+    out = np.empty((batch,) + info["storage_shape"], dtype=a.dtype)
+    pad_bits = int(np.float32(pad).view(np.uint32)) if is_float else int(pad)
+    _call(_lib.bsc_scales_to_layout(_b(layout), batch, rows, cols, is_float, _ptr(a), _ptr(out), pad_bits))
+    return out if a.ndim == 3 else out[0]
+
+
+def scales_from_layout(stored, layout, rows, cols, batch=None):
+    """The inverse of `scales_to_layout`: rows x cols scale matrices (batch x rows x cols when batch is
+    given) from storage images of the layout, e.g. the 128x4-swizzled scales torch._scaled_mm and
+    cuBLASLt take. Padding is not read."""
+    a = np.asarray(stored)
+    is_float = _scale_kind(a, "stored")
+    info = scale_layout(layout, rows, cols)
+    count = 1 if batch is None else int(batch)
+    if a.size != count * info["storage_size"]:
+        raise BlockscaleError(f"stored holds {a.size} values; {count} image(s) of {info['layout']} for "
+                              f"{rows} x {cols} hold {count * info['storage_size']}")
+    a = np.ascontiguousarray(a).ravel()
+    out = np.empty((count, rows, cols), dtype=a.dtype)
+    _call(_lib.bsc_scales_from_layout(_b(layout), count, rows, cols, is_float, _ptr(a), _ptr(out)))
+    return out if batch is not None else out[0]
 
 
 # ---- GEMM models.

@@ -12,6 +12,8 @@
     multiple of the block; thread counts; codes adopted with from_codes give the same bits;
   * single instructions: wgmma e4m3 (T-FDPA, F = 13) and tcgen05 kind::mxf8f6f4 block32 (ST-FDPA)
     against the same oracle's truncated sums; a sparse form against its rule on the dense form;
+  * packing and scale layouts: the fp4 / fp6 bit orders written out, the 128x4 swizzle by cuBLAS's
+    formula, round trips, a packed and swizzled MXFP4 operand back into a GEMM;
   * ulp_distance on signed zeros, neighbours, values across zero, NaN and Inf;
   * bad input: a BlockscaleError whose message names the rule, never a crash.
 
@@ -111,6 +113,52 @@ def check_ulp_distance():
     three = int(np.float32(3.0).view(np.int32))  # the floats from +0 to 3.0, once on each side of zero
     same_bits(bs.ulp_distance(x, y), np.int64([0, 1, 2, 2 * three, -1, 0, 1, 0]), "ulp_distance")
     print("ulp_distance: signed zeros, neighbours, across zero, NaN and Inf cases")
+
+
+def check_layouts():
+    """Packing against the bit orders written out here (PTX ISA 9.7.16.10.4: fp4 low nibble first,
+    fp6 six bits each from bit 0; the padded16 forms 8 or 4 zero bytes after each 16 codes), and the
+    128x4 scale swizzle against cuBLAS's formula for its block-scaling factors."""
+    rng = np.random.default_rng(5)
+    c4 = rng.integers(0, 16, 64).astype(np.uint8)
+    dense4 = (c4[0::2] | (c4[1::2] << 4)).astype(np.uint8)
+    same_bits(bs.pack(c4, "e2m1"), dense4, "fp4_dense")
+    same_bits(bs.unpack(dense4, "e2m1", 64), c4, "fp4_dense unpack")
+    padded4 = np.concatenate([np.concatenate([dense4[8 * g:8 * g + 8], np.zeros(8, np.uint8)]) for g in range(4)])
+    same_bits(bs.pack(c4, "e2m1", "fp4_padded16"), padded4, "fp4_padded16")
+    c6 = rng.integers(0, 64, 64).astype(np.uint8)
+    words = [int(c6[i]) | int(c6[i + 1]) << 6 | int(c6[i + 2]) << 12 | int(c6[i + 3]) << 18 for i in range(0, 64, 4)]
+    dense6 = np.array([(w >> (8 * b)) & 0xFF for w in words for b in range(3)], dtype=np.uint8)
+    same_bits(bs.pack(c6, "e3m2"), dense6, "fp6_dense")
+    same_bits(bs.unpack(dense6, "e2m3", 64), c6, "fp6_dense unpack")
+    padded6 = np.concatenate([np.concatenate([dense6[12 * g:12 * g + 12], np.zeros(4, np.uint8)]) for g in range(4)])
+    same_bits(bs.pack(c6, "e2m3", "fp6_padded16"), padded6, "fp6_padded16")
+
+    R, C = 200, 10  # padded to 256 x 12
+    s = rng.integers(0, 255, (R, C)).astype(np.uint8)
+    info = bs.scale_layout("tiled_128x4", R, C)
+    assert info == {"layout": "tiled_128x4", "storage_size": 256 * 12, "storage_shape": (2, 3, 32, 4, 4)}, info
+    want = np.full(256 * 12, 0x7, np.uint8)
+    for r in range(R):
+        for c in range(C):
+            want[(r // 128) * 3 * 512 + (c // 4) * 512 + (r % 32) * 16 + ((r % 128) // 32) * 4 + c % 4] = s[r, c]
+    stored = bs.scales_to_layout(s, "tiled_128x4", pad=0x7)
+    same_bits(stored.ravel(), want, "tiled_128x4")
+    same_bits(bs.scales_from_layout(want, "tiled_128x4", R, C), s, "tiled_128x4 back")
+    f = rng.standard_normal((3, 40, 7)).astype(np.float32)
+    for layout in ("linear", "cublaslt_blk128x128:ld_align=4", "deepgemm_sm90_sfb:major=mn"):
+        back = bs.scales_from_layout(bs.scales_to_layout(f, layout), layout, 40, 7, batch=3)
+        same_bits(back.view(np.uint32), f.view(np.uint32), "float scales " + layout)
+    # Scales as torch._scaled_mm takes them (128x4-swizzled) and fp4 packed two a byte, back into a GEMM.
+    x = rng.standard_normal((128, 256)).astype(np.float32)
+    q = bs.quantize(x, "mxfp4")
+    swizzled = bs.scales_to_layout(q.scales, "tiled_128x4")
+    packed = bs.pack(q.elements, "e2m1")
+    again = bs.QuantizedMatrix.from_codes("mxfp4", bs.unpack(packed, "e2m1", q.elements.size).reshape(128, 256),
+                                          bs.scales_from_layout(swizzled, "tiled_128x4", 128, 8))
+    same_bits(bs.gemm(again, q, "sm_100a").view(np.uint32), bs.gemm(q, q, "sm_100a").view(np.uint32), "packed round trip")
+    print("layouts: fp4 and fp6 packings (dense and padded16) equal their bit orders; tiled_128x4 equals cuBLAS's "
+          "formula; float scale layouts and a packed, swizzled MXFP4 operand round-trip")
 
 
 def rows_of(x):
@@ -332,6 +380,14 @@ def check_errors():
                          bs.QuantizedMatrix.from_codes("mxfp4", np.zeros((1, 32), np.uint8), np.zeros((1, 1), np.uint8))),
          "4-bit width"),
         (lambda: bs.ulp_distance(np.zeros(2), np.zeros(2)), "compares float32 arrays"),
+        (lambda: bs.pack(np.zeros(3, np.uint8), "e2m1"), "count"),
+        (lambda: bs.pack(np.zeros(4, np.uint8), "e4m3", "fp4_dense"), "e2m1"),
+        (lambda: bs.pack(np.zeros(4, np.uint8), "e2m1", "fp5"), "unknown packing 'fp5'"),
+        (lambda: bs.unpack(np.full(16, 1, np.uint8), "e2m1", 16, "fp4_padded16"), "padding"),
+        (lambda: bs.scale_layout("tiled_64x4", 4, 4), "tiled_64x4"),
+        (lambda: bs.scales_to_layout(np.zeros((4, 4), np.int32), "linear"), "uint8"),
+        (lambda: bs.scales_to_layout(np.zeros((4, 4), np.uint8), "linear", pad=0xFF), "NaN"),
+        (lambda: bs.scales_from_layout(np.zeros(10, np.uint8), "tiled_128x4", 4, 4), "stored holds 10 values"),
         (lambda: bs.quantize_fp8(x, "e4m3", "deepgemm_64x64"), "unknown fp8 recipe 'deepgemm_64x64'"),
         (lambda: bs.quantize_fp8(x, "e2m1"), "float8_e4m3fn or float8_e5m2"),
         (lambda: bs.quantize_fp8(np.float32([[1, np.inf]])), "inf"),
@@ -369,6 +425,7 @@ def main():
     print(f"blockscale {bs.__version__} from {bs.__file__}")
     check_formats()
     check_ulp_distance()
+    check_layouts()
     check_gemm()
     check_fp8_scaled()
     check_instructions()
