@@ -36,9 +36,9 @@ import numpy as np
 
 # The oracle lives beside this script.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gemm_oracle import (E2M1, E2M3, E3M2, E4M3, E5M2, E_ZERO, bf16_rne, f32_bits,
-                         fp8_scaled_oracle, nvfp4_oracle, oracle, quantize_fp8_scaled,
-                         quantize_nvfp4, quantize_ocp, round_float, sig_exp, truncated_sum)  # noqa: E402
+from gemm_oracle import (E2M1, E2M3, E3M2, E4M3, E5M2, bf16_rne, cast_oracle, fp8_scaled_oracle,
+                         nvfp4_oracle, oracle, prune_oracle, quantize_fp8_scaled, quantize_nvfp4,
+                         quantize_ocp, sparse_oracle)  # noqa: E402
 
 
 def assert_files_match(out, want, M, N, label):
@@ -419,99 +419,6 @@ def check_fp8_scaled(tool, scratch):
 # and 13 fraction bits; tf32 reads A rounded up, (x + 0x1FFF + bit 13) with 13 bits cleared, and B to
 # nearest even), K tiles dealt to S slices (the longer ones last) summed pairwise, -Inf -> NaN, D
 # rounded to its type (e4m3 saturating).
-SPARSE = {  # input: (fraction bits, emin, instruction K, F, step result's fraction bits)
-    "f16": (10, -14, 32, 25, 23),
-    "bf16": (7, -126, 32, 25, 23),
-    "f32": (23, -126, 16, 25, 23),
-    "e4m3": (3, -6, 64, 13, 13),
-}
-D_TYPES = {"f16": (10, -14, Fraction(65504)), "bf16": (7, -126, None), "f32": (23, -126, None), "e4m3": (3, -6, Fraction(448))}
-
-
-def prune_oracle(a, group):
-    """Keep the group // 2 largest magnitudes of each group along K, ties to the lower position."""
-    a = a.copy()
-    removed = 0
-    for row in a:
-        for g in range(0, len(row), group):
-            order = sorted(range(group), key=lambda q: (-abs(row[g + q]), q))
-            for q in order[group // 2:]:
-                removed += row[g + q] != 0
-                row[g + q] = 0.0
-    return a, removed
-
-
-def cast_oracle(v, name):
-    """A value (Fraction of an f32) as torch's Tensor.to gives it (no overflow in these data)."""
-    bits, emin, _, _, _ = SPARSE[name]
-    return round_float(v, bits, emin, "rne")
-
-
-def tf32_bits(x, rule):
-    """An f32 value read as tf32: 'up' (the sparse A of cuSPARSELt) or 'rne'."""
-    w = f32_bits(x)
-    w = (w + (0x1FFF if rule == "up" else 0x0FFF) + ((w >> 13) & 1)) & ~0x1FFF & 0xFFFFFFFF
-    return Fraction(float(np.array(w, dtype=np.uint32).view(np.float32)))
-
-
-def d_convert(x, d_type):
-    """The f32 result x (a Fraction; None for NaN) in D's type, as an f32 bit pattern."""
-    if x is None:
-        return 0x7FFFFFFF
-    bits, emin, vmax = D_TYPES[d_type]
-    r = round_float(x, bits, emin, "rne")
-    if d_type == "e4m3":
-        r = max(-vmax, min(vmax, r))
-    return f32_bits(r)
-
-
-def sparse_oracle(a, b, name, d_type, tile, slices):
-    """a: M x K, b: K x N Fractions after the cast; returns {exact, cusparselt, sequential_f32} bits."""
-    _, emin, step, F, result_bits = SPARSE[name]
-    M, K, N = len(a), len(a[0]), len(b[0])
-    if name == "f32":
-        ka = [[tf32_bits(v, "up") for v in row] for row in a]
-        kb = [[tf32_bits(v, "rne") for v in row] for row in b]
-    else:
-        ka, kb = a, b
-    tiles = K // tile
-    counts = [tiles // slices + (1 if s >= slices - tiles % slices else 0) for s in range(slices)]
-    bounds, at = [], 0
-    for c in counts:
-        bounds.append((at * tile, (at + c) * tile))
-        at += c
-
-    def pairwise(xs):
-        if len(xs) == 1:
-            return xs[0]
-        h = (len(xs) + 1) // 2
-        return round_float(pairwise(xs[:h]) + pairwise(xs[h:]), 23, -126, "rne")
-
-    out = {"exact": {}, "cusparselt": {}, "sequential_f32": {}}
-    for i in range(M):
-        for j in range(N):
-            total = sum(a[i][k] * b[k][j] for k in range(K))
-            out["exact"][i, j] = d_convert(round_float(total, 23, -126, "rne"), d_type)
-            d = Fraction(0)
-            for k in range(K):
-                d = round_float(a[i][k] * b[k][j] + d, 23, -126, "rne")
-            out["sequential_f32"][i, j] = d_convert(d, d_type)
-            partial = []
-            for lo, hi in bounds:
-                acc = Fraction(0)
-                for k0 in range(lo, hi, step):
-                    terms = [sig_exp(acc, -126)]
-                    for k in range(k0, k0 + step):
-                        if ka[i][k] != 0:
-                            sa, ea = sig_exp(ka[i][k], emin)
-                            sb, eb = sig_exp(kb[k][j], emin)
-                            terms.append((sa * sb, ea + eb) if sb != 0 else (Fraction(0), E_ZERO))
-                    acc = round_float(truncated_sum(terms, F), result_bits, -126, "rz")
-                partial.append(acc)
-            out["cusparselt"][i, j] = d_convert(pairwise(partial), d_type)
-    return out
-
-
 def check_sparse(tool, scratch):
     rng = np.random.default_rng(11)
     cases = [("f16", "f16", 256, 64, 3), ("bf16", "bf16", 128, 64, 1), ("f32", "f32", 128, 32, 2),
