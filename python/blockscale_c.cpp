@@ -528,6 +528,29 @@ BSC_EXPORT int bsc_recorded_split_k(const char* model, const char* format_a, con
   });
 }
 
+// ---- 2:4 sparse GEMMs as torch._cslt_sparse_mm runs them on Hopper (emulator/sparse_gemm.h).
+
+extern "C" {
+
+// D (m x n words of `output`) = A (m x k words of `format`, zeros at the pruned positions: 2 of each
+// 4 along K, 1 of each 2 for float32) x B (k x n words of `format`) as cuSPARSELt 0.8's kernels compute
+// it on an H100, K cut into `slices` slices (split-K).
+BSC_EXPORT int bsc_sparse_mm(const char* format, const char* output, const std::uint32_t* a, const std::uint32_t* b,
+                             std::int64_t m, std::int64_t n, std::int64_t k, int slices, int threads, std::uint32_t* d) {
+  return guarded([&] {
+    const Format f = format_named(format), out = format_named(output);
+    const auto M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n), K = static_cast<std::size_t>(k);
+    const emulator::CodeMatrix A(f, M, K, std::span<const std::uint32_t>(a, M * K));
+    const emulator::CodeMatrix B(f, K, N, std::span<const std::uint32_t>(b, K * N));
+    emulator::GemmOptions o;
+    o.threads = threads;
+    const std::vector<std::uint32_t> r = emulator::cusparselt_sparse_mm(out, A, B, slices, o);
+    std::memcpy(d, r.data(), r.size() * sizeof(std::uint32_t));
+  });
+}
+
+}  // extern "C"
+
 // ---- Single instructions (emulator/mma.h).
 
 // One line per table row: its id, then the canonical name of its smallest instruction.

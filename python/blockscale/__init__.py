@@ -34,7 +34,7 @@ import numpy as np
 __all__ = [
     "BlockscaleError", "QuantizedMatrix", "block_format_info", "decode", "encode", "format_info", "format_names",
     "Fp8Matrix", "fp8_recipe_names", "pack", "scale_layout", "scales_from_layout", "scales_to_layout", "unpack", "gemm", "gemm_fp8", "gemm_models", "instruction", "instruction_rows", "mma",
-    "mma_sparse", "quantize", "quantize_fp8", "recipe_names", "recorded_split_k", "ulp_distance",
+    "mma_sparse", "quantize", "quantize_fp8", "recipe_names", "recorded_split_k", "sparse_mm", "ulp_distance",
 ]
 
 
@@ -81,6 +81,7 @@ _SIGNATURES = {
     "bsc_quantize_fp8": ([_s, _s, _p, _i64, _i64, _p, _p], _int),
     "bsc_gemm_fp8": ([_s, _s, _s, _p, _p, _s, _s, _p, _p, _i64, _i64, _i64, _int, _int, _int, _p, _str_out], _int),
     "bsc_recorded_split_k": ([_s, _s, _s, _s, _s, _i64, _i64, _i64, _s, _int, _int, _int_out], _int),
+    "bsc_sparse_mm": ([_s, _s, _p, _p, _i64, _i64, _i64, _int, _int, _p], _int),
     "bsc_instruction_rows": ([], _s),
     "bsc_instruction_info": ([_s, _str_out], _int),
     "bsc_mma": ([_s, _p, _p, _p, _p, _p, _p], _int),
@@ -555,6 +556,38 @@ def recorded_split_k(model, a, b, gpu="h100", d_type="f32", cublaslt_workspace_m
                                     b.shape[0], a.shape[1], _b(gpu), int(d_type == "bf16"), int(cublaslt_workspace_mib),
                                     ctypes.byref(s)))
     return s.value
+
+
+# ---- 2:4 sparse GEMMs (PyTorch's semi-structured sparsity on Hopper).
+
+_SPARSE_INPUTS = {"float16": "float16", "bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn", "float32": "float32"}
+
+
+def sparse_mm(a, b, out_format=None, slices=1, threads=0):
+    """D = A B as torch._cslt_sparse_mm (cuSPARSELt 0.8, the backend of to_sparse_semi_structured)
+    computes it on an H100, as measured there. a (M x K) and b (K x N) share one dtype: float16,
+    ml_dtypes bfloat16 or float8_e4m3fn, or float32 (the tf32 kernel, which rounds A and B apart).
+    A holds zeros at its pruned positions: at most 2 nonzeros in each group of 4 along K (float32: 1
+    of 2); pruning is the caller's. out_format: D's format (default the input's; float32 for e4m3
+    is allowed too); slices: the split-K slice count of the call. Returns D's values as float32
+    (every f16, bf16 and e4m3 value is one)."""
+    x, y = np.asarray(a), np.asarray(b)
+    name = _SPARSE_INPUTS.get(x.dtype.name)
+    if name is None or y.dtype != x.dtype:
+        raise BlockscaleError(f"sparse_mm takes A and B of one dtype (float16, bfloat16, float8_e4m3fn, float32), got "
+                              f"{x.dtype} and {y.dtype}")
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0] or x.size == 0 or y.size == 0:
+        raise BlockscaleError(f"A is M x K and B is K x N: got shapes {x.shape} and {y.shape}")
+    words = {1: np.uint8, 2: np.uint16, 4: np.uint32}[x.dtype.itemsize]
+    aw = np.ascontiguousarray(x).view(words).astype(np.uint32)
+    bw = np.ascontiguousarray(y).view(words).astype(np.uint32)
+    out = format_info(out_format or name)["name"]
+    m, k, n = x.shape[0], x.shape[1], y.shape[1]
+    d = np.empty((m, n), dtype=np.uint32)
+    _call(_lib.bsc_sparse_mm(_b(name), _b(out), _ptr(aw), _ptr(bw), m, n, k, int(slices), int(threads), _ptr(d)))
+    if out == "float32":
+        return d.view(np.float32)
+    return decode(d, out).astype(np.float32)
 
 
 def ulp_distance(x, y):

@@ -10,6 +10,8 @@
     recipe) quantized and multiplied by every model, against tests/tools/gemm_oracle.py (exact
     rational arithmetic from the specifications, none of blockscale's code), C included, K not a
     multiple of the block; thread counts; codes adopted with from_codes give the same bits;
+  * 2:4 sparse GEMMs: torch._cslt_sparse_mm's model for f16, bf16, tf32 and e4m3 inputs with their
+    D types and split-K, against the same oracle's cuSPARSELt model;
   * single instructions: wgmma e4m3 (T-FDPA, F = 13) and tcgen05 kind::mxf8f6f4 block32 (ST-FDPA)
     against the same oracle's truncated sums; a sparse form against its rule on the dense form;
   * packing and scale layouts: the fp4 / fp6 bit orders written out, the 128x4 swizzle by cuBLAS's
@@ -28,9 +30,9 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import blockscale as bs  # noqa: E402
-from gemm_oracle import (E2M1, E4M3, E5M2, E_ZERO, bf16_rne, f32_bits, fp8_scaled_oracle,  # noqa: E402
-                         nvfp4_oracle, oracle, quantize_fp8_scaled, quantize_nvfp4, quantize_ocp, round_float,
-                         sig_exp, truncated_sum)
+from gemm_oracle import (E2M1, E4M3, E5M2, E_ZERO, bf16_rne, cast_oracle, f32_bits,  # noqa: E402
+                         fp8_scaled_oracle, nvfp4_oracle, oracle, prune_oracle, quantize_fp8_scaled, quantize_nvfp4,
+                         quantize_ocp, round_float, sig_exp, sparse_oracle, truncated_sum)
 
 try:
     import ml_dtypes
@@ -292,6 +294,33 @@ def check_fp8_scaled():
           "fast accumulation, split-K 3, bf16 D) equal the oracle; from_codes agrees")
 
 
+def check_sparse_mm():
+    """torch._cslt_sparse_mm's model against the oracle: each input format, its D types, split-K."""
+    rng = np.random.default_rng(11)
+    dtypes = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "e4m3": ml_dtypes.float8_e4m3fn}
+    formats = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "e4m3": "float8_e4m3fn"}
+    cases = [("f16", "f16", 256, 64, 3), ("bf16", "bf16", 128, 64, 1), ("f32", "f32", 128, 32, 2),
+             ("e4m3", "f32", 512, 128, 3), ("e4m3", "e4m3", 512, 256, 2)]  # input, D, K, the kernel's K tile, slices
+    for name, d_type, K, tile, slices in cases:
+        M, N = 8, 6
+        lo, hi = (-5, 4) if name == "e4m3" else (-6, 4)
+        a = (rng.standard_normal((M, K)) * 2.0 ** rng.integers(lo, hi, (M, K))).astype(np.float32)
+        b = (rng.standard_normal((K, N)) * 2.0 ** rng.integers(lo, hi, (K, N))).astype(np.float32)
+        if d_type == "e4m3":
+            b *= 8  # sums past 448: D saturates
+        pruned, _ = prune_oracle(a.astype(np.float64), 2 if name == "f32" else 4)
+        with np.errstate(all="ignore"):
+            xa, xb = pruned.astype(np.float32).astype(dtypes[name]), b.astype(dtypes[name])
+        fa = [[cast_oracle(Fraction(float(v)), name) for v in row] for row in pruned.astype(np.float32)]
+        fb = [[cast_oracle(Fraction(float(v)), name) for v in row] for row in b]
+        assert fa == [[Fraction(float(v)) for v in row] for row in xa.astype(np.float64)], name + ": the casts differ"
+        want = sparse_oracle(fa, fb, name, d_type, tile, slices)["cusparselt"]
+        d = bs.sparse_mm(xa, xb, out_format=formats[d_type], slices=slices)
+        same_bits(d.view(np.uint32), np.array([[want[i, j] for j in range(N)] for i in range(M)], dtype=np.uint32),
+                  f"sparse_mm {name} -> {d_type}, {slices} slices")
+    print(f"sparse_mm: {len(cases)} cases (f16, bf16, tf32, e4m3 with f32 and e4m3 D; split-K 1-3) equal the oracle")
+
+
 def check_instructions():
     rng = np.random.default_rng(11)
     e4m3 = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
@@ -381,6 +410,11 @@ def check_errors():
          "4-bit width"),
         (lambda: bs.ulp_distance(np.zeros(2), np.zeros(2)), "compares float32 arrays"),
         (lambda: bs.pack(np.zeros(3, np.uint8), "e2m1"), "count"),
+        (lambda: bs.sparse_mm(np.ones((8, 128), np.float16), np.ones((128, 8), np.float16)), "sparse"),
+        (lambda: bs.sparse_mm(np.zeros((8, 64), ml_dtypes.float8_e4m3fn), np.zeros((64, 8), ml_dtypes.float8_e4m3fn)),
+         "K must be a positive multiple of the tile"),
+        (lambda: bs.sparse_mm(np.zeros((8, 128), np.float16), np.zeros((128, 8), np.float32)), "one dtype"),
+        (lambda: bs.sparse_mm(np.zeros((8, 128), np.float16), np.zeros((64, 8), np.float16)), "M x K"),
         (lambda: bs.pack(np.zeros(4, np.uint8), "e4m3", "fp4_dense"), "e2m1"),
         (lambda: bs.pack(np.zeros(4, np.uint8), "e2m1", "fp5"), "unknown packing 'fp5'"),
         (lambda: bs.unpack(np.full(16, 1, np.uint8), "e2m1", 16, "fp4_padded16"), "padding"),
@@ -428,6 +462,7 @@ def main():
     check_layouts()
     check_gemm()
     check_fp8_scaled()
+    check_sparse_mm()
     check_instructions()
     check_errors()
 
