@@ -3,8 +3,8 @@
 """`blockscale gemm` against an independent oracle, bit for bit.
 
 The oracles are written from the specifications, in exact rational arithmetic, without any of
-blockscale's code (the block-scaled one in gemm_oracle.py beside this script, which the Python
-module's test shares):
+blockscale's code; they live in gemm_oracle.py beside this script, which the Python module's test
+shares:
   * MXFP8 e4m3 quantization, recipe `ocp` (OCP MX v1.0 section 6.3: shared exponent
     floor(log2(amax)) - 8, elements rounded to nearest even and saturated to +-448);
   * `exact`: the exact sum of the scaled products plus C, rounded once to f32 (nearest even);
