@@ -12,7 +12,7 @@ blockscale.
     q = fp8(clamp(x * scale)), and the GEMM scale is fp32(1 / scale).
 * Library GEMMs (golden/gemms/ files whose @op is fp8_scaled_gemm): every output whose operands
   are finite and whose scales are at most 2^32 (so no intermediate can overflow) recomputed with
-  the exact rational oracle of tests/tools/cli_gemm_test.py: wgmma fp8 as T-FDPA with F = 13, and
+  the exact rational oracle of tests/tools/gemm_oracle.py: wgmma fp8 as T-FDPA with F = 13, and
   the promotion and epilogue roundings, each schedule mapped from the @op line; split-K files
   (split_k=S split_tile=G) through the oracle's own slicing, whose K tile per schedule must be the
   file's.
@@ -27,7 +27,7 @@ import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import cli_gemm_test as oracle  # noqa: E402  (the exact-arithmetic oracle of the CLI test)
+import gemm_oracle as oracle  # noqa: E402  (the exact-arithmetic oracle the CLI test shares)
 
 F32 = np.float32
 
