@@ -97,16 +97,6 @@ Instruction wgmma_fp8(Format a, Format b) {
   return parse_instruction(std::string("sm_90a wgmma.mma_async m64n128k32 f32 ") + name(a) + " " + name(b));
 }
 
-std::size_t scale_count(const Fp8ScaledMatrix& m) {
-  switch (m.granularity) {
-    case G::tensor: return 1;
-    case G::row: return static_cast<std::size_t>(m.rows);
-    case G::block_1x128: return static_cast<std::size_t>(m.rows * m.k_blocks());
-    case G::block_128x128: return static_cast<std::size_t>(m.row_blocks() * m.k_blocks());
-  }
-  return 0;
-}
-
 void check_matrix(const Fp8ScaledMatrix& m, const std::string& side) {
   if (m.element != Format::float8_e4m3fn && m.element != Format::float8_e5m2) {
     fail(side + "'s elements must be float8_e4m3fn or float8_e5m2");
@@ -114,9 +104,9 @@ void check_matrix(const Fp8ScaledMatrix& m, const std::string& side) {
   if (m.rows < 1 || m.k < 1 || m.codes.size() != static_cast<std::size_t>(m.rows * m.k)) {
     fail(side + "'s codes do not match its shape " + std::to_string(m.rows) + " x " + std::to_string(m.k));
   }
-  if (m.scales.size() != scale_count(m)) {
+  if (m.scales.size() != m.scale_count()) {
     fail(side + " scaled " + std::string(to_string(m.granularity)) + " needs " +
-         std::to_string(scale_count(m)) + " scales, has " + std::to_string(m.scales.size()));
+         std::to_string(m.scale_count()) + " scales, has " + std::to_string(m.scales.size()));
   }
   for (const float s : m.scales) {
     if (!(s > 0.0f) || !std::isfinite(s))

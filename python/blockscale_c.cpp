@@ -418,18 +418,6 @@ Format fp8_element_named(const char* name) {
   return f;
 }
 
-std::size_t fp8_scale_count(Fp8Granularity g, std::int64_t rows, std::int64_t k) {
-  const std::int64_t kb = (k + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
-  const std::int64_t rb = (rows + Fp8ScaledMatrix::kBlock - 1) / Fp8ScaledMatrix::kBlock;
-  switch (g) {
-    case Fp8Granularity::tensor: return 1;
-    case Fp8Granularity::row: return static_cast<std::size_t>(rows);
-    case Fp8Granularity::block_1x128: return static_cast<std::size_t>(rows * kb);
-    case Fp8Granularity::block_128x128: return static_cast<std::size_t>(rb * kb);
-  }
-  throw std::logic_error("fp8_scale_count: granularity");
-}
-
 // An fp8 matrix handed over by the module: rows x k codes (K-major) and its scales for the recipe's
 // granularity (row-major), as quantize_fp8_scaled lays them out.
 Fp8ScaledMatrix fp8_matrix(const char* format, const char* recipe, const std::uint8_t* codes, const float* scales,
@@ -442,7 +430,7 @@ Fp8ScaledMatrix fp8_matrix(const char* format, const char* recipe, const std::ui
   m.rows = rows;
   m.k = k;
   m.codes.assign(codes, codes + rows * k);
-  m.scales.assign(scales, scales + fp8_scale_count(r.granularity, rows, k));
+  m.scales.assign(scales, scales + m.scale_count());
   return m;
 }
 

@@ -255,7 +255,7 @@ class QuantizedMatrix:
             raise BlockscaleError("tensor_scale is a number (the decode scale) or (amax, encode, decode)")
         return cls(info["name"], np.ascontiguousarray(e), np.ascontiguousarray(s), tensor_scale, k)
 
-    def _tensor_scale_array(self):
+    def _checked_tensor_scale(self):
         """The per-tensor scale for the library, after checking that the arrays still hold what the
         constructor made (a caller may have replaced them)."""
         rows, k = self.shape
@@ -271,7 +271,7 @@ class QuantizedMatrix:
         """float32 values, rows x k: fp32(element * scale), NVFP4's per-tensor scale applied first."""
         rows, k = self.shape
         out = np.empty((rows, k), dtype=np.float32)
-        ts = self._tensor_scale_array()
+        ts = self._checked_tensor_scale()
         _call(_lib.bsc_dequantize(_b(self.format), _ptr(self.elements), _ptr(self.scales), _ptr(ts), rows, k, _ptr(out)))
         return out
 
@@ -419,7 +419,7 @@ def gemm(a, b, model="sm_100a", c=None, threads=0, return_info=False):
     d = np.empty((m, n), dtype=np.uint32)
     stats = np.zeros(6, dtype=np.uint64)
     definition = ctypes.c_char_p()
-    ta, tb = a._tensor_scale_array(), b._tensor_scale_array()
+    ta, tb = a._checked_tensor_scale(), b._checked_tensor_scale()
     _call(_lib.bsc_gemm(_b(model), _b(a.format), _ptr(a.elements), _ptr(a.scales), _ptr(ta), _b(b.format),
                         _ptr(b.elements), _ptr(b.scales), _ptr(tb), m, n, a.k, _ptr(cw), int(threads), _ptr(d),
                         _ptr(stats), ctypes.byref(definition)))

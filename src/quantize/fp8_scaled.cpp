@@ -52,6 +52,16 @@ const NamedFp8Recipe* find_fp8_recipe(std::string_view name) {
   return nullptr;
 }
 
+std::size_t Fp8ScaledMatrix::scale_count() const {
+  switch (granularity) {
+    case Fp8Granularity::tensor: return 1;
+    case Fp8Granularity::row: return static_cast<std::size_t>(rows);
+    case Fp8Granularity::block_1x128: return static_cast<std::size_t>(rows * k_blocks());
+    case Fp8Granularity::block_128x128: return static_cast<std::size_t>(row_blocks() * k_blocks());
+  }
+  return 0;
+}
+
 float Fp8ScaledMatrix::scale(std::int64_t row, std::int64_t k_block) const {
   switch (granularity) {
     case Fp8Granularity::tensor: return scales[0];

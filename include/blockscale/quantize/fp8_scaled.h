@@ -75,6 +75,8 @@ struct Fp8ScaledMatrix {
 
   std::int64_t k_blocks() const { return (k + kBlock - 1) / kBlock; }
   std::int64_t row_blocks() const { return (rows + kBlock - 1) / kBlock; }
+  // How many scales the granularity holds for rows x k (the size `scales` must have).
+  std::size_t scale_count() const;
   // The scale of row `row` in K block `k_block` (128 elements of K), whatever the granularity.
   float scale(std::int64_t row, std::int64_t k_block) const;
 };
