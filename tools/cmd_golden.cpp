@@ -143,23 +143,6 @@ int run_gen(const std::vector<std::string>& argv) {
   return kExitOk;
 }
 
-std::string report_json(const FileReport& r) {
-  std::string s =
-      "{\"path\": \"" + json_escape(r.path) + "\", \"kind\": \"" + json_escape(r.kind) +
-      "\", \"operation\": \"" + json_escape(r.operation) + "\", \"cases\": " + std::to_string(r.cases) +
-      ", \"mismatches\": " + std::to_string(r.mismatches) + ", \"ok\": " + (r.ok() ? "true" : "false");
-  if (!r.error.empty()) s += ", \"error\": \"" + json_escape(r.error) + "\"";
-  s += ", \"first_mismatches\": [";
-  for (std::size_t i = 0; i < r.first.size(); ++i) {
-    const Mismatch& m = r.first[i];
-    s += (i ? ", " : "") + std::string("{\"case\": ") + std::to_string(m.index) +
-         ", \"line\": " + std::to_string(m.line) + ", \"detail\": \"" + json_escape(m.detail) +
-         "\", \"expected\": \"" + json_escape(m.expected_line) + "\", \"computed\": \"" +
-         json_escape(m.computed_line) + "\"}";
-  }
-  return s + "]}";
-}
-
 int run_verify(const std::vector<std::string>& argv) {
   Args args(argv, {"max-report"}, {"json", "quiet"});
   if (args.positional().empty())
@@ -204,7 +187,7 @@ int run_verify(const std::vector<std::string>& argv) {
   if (json) {
     std::printf("{\"files\": [");
     for (std::size_t i = 0; i < reports.size(); ++i)
-      std::printf("%s%s", i ? ",\n  " : "\n  ", report_json(reports[i]).c_str());
+      std::printf("%s%s", i ? ",\n  " : "\n  ", to_json(reports[i]).c_str());
     std::printf(
         "\n], \"file_count\": %zu, \"cases\": %llu, \"mismatches\": %llu, \"failed_files\": %llu, "
         "\"errors\": %llu, "

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "blockscale/golden/json_text.h"
 #include "blockscale/golden/manifest.h"
 #include "blockscale/golden/npy.h"
 #include "blockscale/golden/operation.h"
@@ -240,6 +241,23 @@ std::vector<FileReport> verify_paths(const std::vector<fs::path>& paths, const V
     }
   }
   return out;
+}
+
+std::string to_json(const FileReport& r) {
+  std::string s =
+      "{\"path\": \"" + json_escape(r.path) + "\", \"kind\": \"" + json_escape(r.kind) +
+      "\", \"operation\": \"" + json_escape(r.operation) + "\", \"cases\": " + std::to_string(r.cases) +
+      ", \"mismatches\": " + std::to_string(r.mismatches) + ", \"ok\": " + (r.ok() ? "true" : "false");
+  if (!r.error.empty()) s += ", \"error\": \"" + json_escape(r.error) + "\"";
+  s += ", \"first_mismatches\": [";
+  for (std::size_t i = 0; i < r.first.size(); ++i) {
+    const Mismatch& m = r.first[i];
+    s += (i ? ", " : "") + std::string("{\"case\": ") + std::to_string(m.index) +
+         ", \"line\": " + std::to_string(m.line) + ", \"detail\": \"" + json_escape(m.detail) +
+         "\", \"expected\": \"" + json_escape(m.expected_line) + "\", \"computed\": \"" +
+         json_escape(m.computed_line) + "\"}";
+  }
+  return s + "]}";
 }
 
 }  // namespace blockscale::golden

@@ -53,4 +53,9 @@ std::vector<FileReport> verify_manifest(const std::filesystem::path& path, const
 std::vector<FileReport> verify_paths(const std::vector<std::filesystem::path>& paths,
                                      const VerifyOptions& o = {});
 
+// One report as a JSON object: path, kind, operation, cases, mismatches, ok, error (when set) and
+// first_mismatches (case, line, detail, expected and computed lines). `blockscale golden verify
+// --json` prints these, and the Python module reads them (python/blockscale/golden.py).
+std::string to_json(const FileReport& r);
+
 }  // namespace blockscale::golden
