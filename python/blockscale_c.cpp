@@ -7,10 +7,12 @@
 // Every function returns 0 on success. On bad input it returns 1 and leaves the message of the
 // std::invalid_argument that the library threw (it names the rule broken) for bsc_last_error; any
 // other failure returns 2 with its message. No C++ exception crosses the ABI.
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -19,7 +21,11 @@
 
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
+#include "blockscale/golden/file.h"
 #include "blockscale/golden/json_text.h"
+#include "blockscale/golden/operation.h"
+#include "blockscale/golden/set.h"
+#include "blockscale/golden/verify.h"
 #include "blockscale/harness/block_scaled_models.h"
 #include "blockscale/layout.h"
 #include "blockscale/quantize.h"
@@ -618,6 +624,100 @@ BSC_EXPORT int bsc_mma_sparse(const char* name, const std::uint32_t* a_values, c
     if (c) C = emulator::CodeMatrix(fd, M, N, std::span<const std::uint32_t>(c, M * N));
     const std::vector<std::uint32_t> r = emulator::mma_sparse(ins, A, std::span<const std::uint8_t>(a_index, M * K / 2), B, C);
     std::memcpy(d, r.data(), r.size() * sizeof(std::uint32_t));
+  });
+}
+
+}  // extern "C"
+
+// ---- Golden vectors (golden/FORMAT.md; golden/file.h, verify.h, set.h).
+
+namespace {
+
+// A malformed golden file is bad input (status 1), like the library's std::invalid_argument.
+template <typename F>
+void golden_input(F&& f) {
+  try {
+    f();
+  } catch (const golden::GoldenError& e) {
+    throw std::invalid_argument(e.what());
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+// One file's text parsed by the library's reader (golden::parse_golden, syntax only) and written back
+// by its writer (format_golden): the canonical text. A malformed file: status 1, "<name>:<line>: <what>".
+// The module reads files with its own reader; tests/python/test_golden.py holds that reader to this one.
+BSC_EXPORT int bsc_golden_parse(const char* data, std::int64_t size, const char* name, const char** canonical) {
+  return guarded([&] {
+    golden_input([&] {
+      const golden::GoldenFile f = golden::parse_golden(std::string_view(data, static_cast<std::size_t>(size)), name);
+      *canonical = text(golden::format_golden(f));
+    });
+  });
+}
+
+// Files, manifests and directories (one path per line) verified as `blockscale golden verify` does:
+// a JSON array of reports (golden::to_json), each with at most max_report mismatches.
+BSC_EXPORT int bsc_golden_verify(const char* paths, int max_report, const char** json) {
+  return guarded([&] {
+    std::vector<std::filesystem::path> list;
+    for (std::string_view rest = paths; !rest.empty();) {
+      const std::size_t end = std::min(rest.find('\n'), rest.size());
+      if (end > 0) list.emplace_back(std::string(rest.substr(0, end)));
+      rest.remove_prefix(std::min(end + 1, rest.size()));
+    }
+    if (list.empty()) throw std::invalid_argument("verify needs at least one path (file, manifest or directory)");
+    if (max_report < 0) throw std::invalid_argument("max_report must be >= 0");
+    golden::VerifyOptions o;
+    o.max_report = static_cast<std::size_t>(max_report);
+    std::string s = "[";
+    for (const golden::FileReport& r : golden::verify_paths(list, o)) s += (s.size() > 1 ? ", " : "") + golden::to_json(r);
+    *json = text(s + "]");
+  });
+}
+
+// The families of generated sets, one per line ("conversions", ..., "gemms").
+BSC_EXPORT const char* bsc_golden_families() {
+  std::string s;
+  for (const std::string& f : golden::family_names()) s += f + "\n";
+  return text(std::move(s));
+}
+
+// The operation ids of a family, one per line.
+BSC_EXPORT int bsc_golden_operations(const char* family, const char** ids) {
+  return guarded([&] {
+    std::string s;
+    for (const auto& op : golden::family(family)) s += op->id() + "\n";
+    *ids = text(std::move(s));
+  });
+}
+
+// Generates a family or one operation id as `blockscale golden gen` does (data "" for the default,
+// cases <= 0 for the operation's default). With out_dir non-empty the set and its manifest.json are
+// written there. Returns a JSON array of {"name", "text"}: each file's name and whole text.
+BSC_EXPORT int bsc_golden_generate(const char* op, std::uint64_t seed, const char* data, std::int64_t cases,
+                                   const char* out_dir, const char** json) {
+  return guarded([&] {
+    std::optional<golden::DataKind> kind;
+    if (*data != '\0') {
+      kind = golden::parse_data_kind(data);
+      if (!kind) throw std::invalid_argument("data must be mixed, edge, random or realistic, got '" + std::string(data) + "'");
+    }
+    std::optional<std::size_t> count;
+    if (cases > 0) count = static_cast<std::size_t>(cases);
+    const std::vector<golden::GoldenFile> files = golden::generate_set(op, seed, kind, count);
+    if (*out_dir != '\0') {
+      golden::write_set(out_dir, files, op, seed, golden::to_string(kind.value_or(golden::default_data(op))), false);
+    }
+    std::string s = "[";
+    for (const golden::GoldenFile& f : files) {
+      s += (s.size() > 1 ? ", " : "") + std::string("{\"name\": ") + golden::json_string(f.name) +
+           ", \"text\": " + golden::json_string(golden::format_golden(f)) + "}";
+    }
+    *json = text(s + "]");
   });
 }
 

@@ -21,6 +21,9 @@ elsewhere (a PyTorch float8 tensor's bytes and its e8m0 scales). GEMMs: `gemm` w
 exact, sequential_f32, sm_100a, sm_120a and sm_90a. Instructions: `mma` / `mma_sparse` compute one
 tensor-core instruction of the emulator's table (`instruction_rows`, `instruction`) on codes.
 
+Golden vectors (golden/FORMAT.md): the submodule `blockscale.golden` reads and writes them as numpy
+columns, verifies them with the library and generates them.
+
 Bad input raises `BlockscaleError` (a ValueError) whose message names the rule broken.
 The library is found at $BLOCKSCALE_LIBRARY, beside this file (an installed or build-tree copy of
 the package), or in <repository>/build/python/blockscale when this file is the source tree's.
