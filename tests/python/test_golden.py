@@ -16,6 +16,9 @@
     column of every file, stochastic ones included, on the cases whose input is finite and within
     the destination's range (and, for saturating columns, beyond it), against rounding in exact
     rational arithmetic with the mode's options as the @mode line spells them.
+  * The committed wgmma fp8 -> f32 and tcgen05 kind::mxf8f6f4 block32 instruction files (probes,
+    edge cases, random and realistic data) against tests/tools/gemm_oracle.py's truncated sums,
+    on every case with finite operands, scales and C and a nonzero finite D.
   * Writing: a file made with GoldenFile.create from a committed file's inputs and perturbed
     outputs is verified by the library, which reports exactly the perturbed cases; generate()
     reproduces a committed file; bad arguments raise BlockscaleError naming the rule.
@@ -33,7 +36,9 @@ from fractions import Fraction
 import numpy as np
 
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import blockscale as bs  # noqa: E402
+import gemm_oracle as oracle  # noqa: E402  (exact rational arithmetic, none of blockscale's code)
 from blockscale import golden  # noqa: E402
 
 try:
@@ -352,6 +357,53 @@ def check_conversions():
           "negative inputs of unsigned formats)")
 
 
+# ---- Committed instruction files against the truncated sums of tests/tools/gemm_oracle.py.
+
+EMIN = {"e4m3": -6, "e5m2": -14, "e2m3": 0, "e3m2": -2, "e2m1": 0}  # least normal exponents (OCP MX 5.3)
+
+
+def check_instructions():
+    """wgmma fp8 -> f32 (T-FDPA, F = 13, RZ to 13 fraction bits; numerics.md b.3) and tcgen05
+    kind::mxf8f6f4 block32 (ST-FDPA, F = 25, the block scales in the product exponents, RZ to f32;
+    b.4): every case whose operands, scales and C are finite and whose D is a nonzero finite value
+    is recomputed from the decoded operands."""
+    files = [n for n in sorted(os.listdir(os.path.join(GOLDEN, "instructions")))
+             if n.startswith(("sm_90a.wgmma.fp8.f32.k32.", "sm_100a.tcgen05.mxf8f6f4.block32.ue8m0.k32."))]
+    assert len(files) == 29, files
+    checked = skipped = 0
+    for name in files:
+        g = golden.read(os.path.join(GOLDEN, "instructions", name))
+        ta, tb = g.field("a").type, g.field("b").type
+        a, b = DESTINATIONS[ta][4](g["a"]), DESTINATIONS[tb][4](g["b"])
+        c, d = g["c"].view(np.float32).astype(np.float64), g["d"].view(np.float32).astype(np.float64)
+        scaled = "sa" in g.columns
+        F, fraction_bits = (25, 23) if scaled else (13, 13)
+        for i in range(g.cases):
+            scale = 0
+            if scaled:
+                if g["sa"][i] == 0xFF or g["sb"][i] == 0xFF:
+                    skipped += 1
+                    continue
+                scale = int(g["sa"][i]) + int(g["sb"][i]) - 254
+            if not (np.all(np.isfinite(a[i])) and np.all(np.isfinite(b[i])) and np.isfinite(c[i])
+                    and np.isfinite(d[i]) and d[i] != 0):
+                skipped += 1
+                continue
+            terms = [oracle.sig_exp(Fraction(float(c[i])), -126)]
+            for x, y in zip(a[i], b[i]):
+                (sx, ex), (sy, ey) = oracle.sig_exp(Fraction(float(x)), EMIN[ta]), oracle.sig_exp(Fraction(float(y)), EMIN[tb])
+                terms.append((sx * sy, ex + ey + scale) if sx * sy != 0 else (Fraction(0), oracle.E_ZERO))
+            want = oracle.round_float(oracle.truncated_sum(terms, F), fraction_bits, -126, "rz")
+            if abs(want) >= Fraction(2) ** 128:
+                skipped += 1
+                continue
+            assert Fraction(float(d[i])) == want, (name, i, float(d[i]), float(want))
+            checked += 1
+    print(f"instructions: {checked} outputs of {len(files)} committed wgmma fp8 and tcgen05 mxf8f6f4 block32 files "
+          f"equal the oracle's truncated sums ({skipped} with NaN, Inf, a zero or overflowing D, or a NaN scale "
+          "left to the library's tests)")
+
+
 # ---- Writing files and verifying them with the library.
 
 def check_writing():
@@ -415,6 +467,7 @@ def main():
     check_differential()
     check_sets()
     check_conversions()
+    check_instructions()
     check_writing()
     print("OK")
 
