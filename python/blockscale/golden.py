@@ -4,7 +4,7 @@
 A test bench reads a committed file and gets numpy columns, one per field:
 
     from blockscale import golden
-    g = golden.read("golden/instructions/sm_90a.wgmma.e4m3.f32.k32.e4m3.e4m3.txt")
+    g = golden.read("golden/instructions/sm_90a.wgmma.fp8.f32.k32.e4m3.e4m3.txt")
     a, b, c, d = g["a"], g["b"], g["c"], g["d"]   # uint8 (cases, 32), uint8 (cases, 32), uint32 ...
     g.ops, g.fields, g.cases                      # the @op lines, the field specs, the case count
 
