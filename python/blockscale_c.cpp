@@ -45,6 +45,9 @@ int guarded(F&& f) {
   } catch (const std::invalid_argument& e) {
     last_error = e.what();
     return 1;
+  } catch (const golden::GoldenError& e) {  // a malformed golden file is bad input too
+    last_error = e.what();
+    return 1;
   } catch (const std::exception& e) {
     last_error = e.what();
     return 2;
@@ -631,20 +634,6 @@ BSC_EXPORT int bsc_mma_sparse(const char* name, const std::uint32_t* a_values, c
 
 // ---- Golden vectors (golden/FORMAT.md; golden/file.h, verify.h, set.h).
 
-namespace {
-
-// A malformed golden file is bad input (status 1), like the library's std::invalid_argument.
-template <typename F>
-void golden_input(F&& f) {
-  try {
-    f();
-  } catch (const golden::GoldenError& e) {
-    throw std::invalid_argument(e.what());
-  }
-}
-
-}  // namespace
-
 extern "C" {
 
 // One file's text parsed by the library's reader (golden::parse_golden, syntax only) and written back
@@ -652,10 +641,8 @@ extern "C" {
 // The module reads files with its own reader; tests/python/test_golden.py holds that reader to this one.
 BSC_EXPORT int bsc_golden_parse(const char* data, std::int64_t size, const char* name, const char** canonical) {
   return guarded([&] {
-    golden_input([&] {
-      const golden::GoldenFile f = golden::parse_golden(std::string_view(data, static_cast<std::size_t>(size)), name);
-      *canonical = text(golden::format_golden(f));
-    });
+    const golden::GoldenFile f = golden::parse_golden(std::string_view(data, static_cast<std::size_t>(size)), name);
+    *canonical = text(golden::format_golden(f));
   });
 }
 

@@ -89,6 +89,12 @@ _SIGNATURES = {
     "bsc_instruction_info": ([_s, _str_out], _int),
     "bsc_mma": ([_s, _p, _p, _p, _p, _p, _p], _int),
     "bsc_mma_sparse": ([_s, _p, _p, _p, _p, _p], _int),
+    # blockscale.golden (golden.py)
+    "bsc_golden_parse": ([_s, _i64, _s, _str_out], _int),
+    "bsc_golden_verify": ([_s, _int, _str_out], _int),
+    "bsc_golden_families": ([], _s),
+    "bsc_golden_operations": ([_s, _str_out], _int),
+    "bsc_golden_generate": ([_s, ctypes.c_uint64, _s, _i64, _s, _str_out], _int),
 }
 for _name, (_args, _ret) in _SIGNATURES.items():
     getattr(_lib, _name).argtypes = _args

@@ -36,23 +36,6 @@ __all__ = ["Field", "GoldenError", "GoldenFile", "Mismatch", "Report", "families
            "read", "read_manifest", "read_set", "verify"]
 
 
-def _register():
-    s, out = ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)
-    signatures = {
-        "bsc_golden_parse": ([s, ctypes.c_int64, s, out], ctypes.c_int),
-        "bsc_golden_verify": ([s, ctypes.c_int, out], ctypes.c_int),
-        "bsc_golden_families": ([], s),
-        "bsc_golden_operations": ([s, out], ctypes.c_int),
-        "bsc_golden_generate": ([s, ctypes.c_uint64, s, ctypes.c_int64, s, out], ctypes.c_int),
-    }
-    for name, (args, ret) in signatures.items():
-        getattr(_lib, name).argtypes = args
-        getattr(_lib, name).restype = ret
-
-
-_register()
-
-
 class GoldenError(BlockscaleError):
     """A malformed, truncated or inconsistent golden file or set: str() is "<file>:<line>: <what>",
     or "<file>: <what>" for the file as a whole (line 0)."""
@@ -380,13 +363,10 @@ class GoldenFile:
         where = f"{name}: "
         if kind not in _KINDS:
             raise BlockscaleError(where + f"unknown kind {_quote(str(kind))} ({', '.join(_KINDS)})")
-        if isinstance(fields, str):
-            try:
-                fields = _parse_fields(fields)
-            except ValueError as e:
-                raise BlockscaleError(where + f"fields: {e}") from None
-        fields = [Field(*f) for f in fields]
-        _parse_fields(_fields_string(fields))  # the same rules as a file's @fields
+        try:  # Fields are checked by the rules of a file's @fields, as their text
+            fields = _parse_fields(fields if isinstance(fields, str) else _fields_string([Field(*f) for f in fields]))
+        except ValueError as e:
+            raise BlockscaleError(where + f"fields: {e}") from None
         ops = [str(op) for op in ([ops] if isinstance(ops, str) else ops)]
         if not ops or any(not op or "\n" in op for op in ops):
             raise BlockscaleError(where + "at least one operation, each one line and not empty")

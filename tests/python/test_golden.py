@@ -257,9 +257,7 @@ ML_DTYPES = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2, "e2
 def neighbours(m, fraction_bits, emin):
     """The representable magnitudes down <= m < up (m > 0) of a binary format, and whether down's
     significand is even."""
-    e = max(m.numerator.bit_length() - m.denominator.bit_length(), emin)
-    if Fraction(2) ** e > m and e > emin:
-        e -= 1
+    e = max(oracle.floor_log2(m), emin)
     quantum = Fraction(2) ** (e - fraction_bits)
     n = m // quantum
     return n * quantum, (n + 1) * quantum, n % 2 == 0
