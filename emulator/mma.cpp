@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "blockscale/emulator/mma.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "blockscale/emulator/gemm.h"
 #include "engine.h"
+#include "fast_kernels.h"
 
 namespace blockscale::emulator {
 
@@ -16,6 +19,23 @@ namespace {
 std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m; }
 
 std::string format_name(Format f) { return blockscale::to_string(f); }
+
+// One step of DMMA's fma chain, d = a * b + acc, with the NaN results that an H100's DMMA gives
+// (measured 2026-11-25 on every mma.sync .f64 shape, 24,340 tiles of NaN, Inf, zero and finite
+// operands, docs/emulator.md "f64 rows"): a NaN operand is returned quieted, B's before the
+// accumulator's before A's, a signalling NaN taking no precedence; an invalid operation (Inf x 0,
+// Inf - Inf) gives the negative default NaN 0xFFF8000000000000. The host's fma cannot stand in for
+// it: IEEE 754 leaves the choice of NaN open, x86 picks by the instruction form's operand order,
+// and AArch64 prefers signalling NaNs and returns the positive default NaN.
+double dmma_fma(double a, double b, double acc) {
+  constexpr std::uint64_t quiet_bit = 1ull << 51, default_nan = 0xFFF8000000000000ull;
+  const auto quieted = [&](double x) { return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) | quiet_bit); };
+  if (std::isnan(b)) return quieted(b);
+  if (std::isnan(acc)) return quieted(acc);
+  if (std::isnan(a)) return quieted(a);
+  const double d = std::fma(a, b, acc);
+  return std::isnan(d) ? std::bit_cast<double>(default_nan) : d;
+}
 
 }  // namespace
 
@@ -231,9 +251,11 @@ double dot_f64(const Instruction& ins, std::span<const double> a, std::span<cons
   if (a.size() != static_cast<std::size_t>(ins.k) || b.size() != static_cast<std::size_t>(ins.k)) {
     fail(ins.name() + ": a dot product needs K=" + std::to_string(ins.k) + " values per operand");
   }
-  // DMMA: one IEEE fma per k, in k order (numerics.md (a), MMA-Sim Phi_FMA).
+  // DMMA: one IEEE fma per k, in k order (numerics.md (a), MMA-Sim Phi_FMA), on the host FPU in
+  // IEEE mode (no flush of subnormals, nearest even), with DMMA's own NaN results.
+  const fast::IeeeEnvironment ieee;
   double d = c;
-  for (std::size_t k = 0; k < a.size(); ++k) d = std::fma(a[k], b[k], d);
+  for (std::size_t k = 0; k < a.size(); ++k) d = dmma_fma(a[k], b[k], d);
   return d;
 }
 

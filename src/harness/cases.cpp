@@ -339,16 +339,27 @@ double f64_normal(Rng& r, int e) {
 double f64_in(Rng& r, int lo, int hi) {
   return f64_normal(r, lo + static_cast<int>(r.below(static_cast<std::uint32_t>(hi - lo + 1))));
 }
+// A NaN of random sign and payload, quiet or signalling (a signalling NaN needs a nonzero payload
+// below the quiet bit), so that tiles with two or three NaNs in one fma show whose payload DMMA keeps.
+double f64_nan(Rng& r) {
+  constexpr std::uint64_t exponent = 0x7FF0000000000000ull, quiet = 1ull << 51, payload = quiet - 1;
+  // One draw per statement: the operands of | are unsequenced, and the data must not depend on the
+  // compiler's order.
+  const std::uint64_t low = (r.next() & payload) | 1u;
+  const std::uint64_t sign = r.next() & (std::uint64_t{1} << 63);
+  const std::uint64_t quiet_bit = r.below(2) ? quiet : 0;
+  return std::bit_cast<double>(sign | exponent | quiet_bit | low);
+}
 double f64_special(Rng& r) {
+  if (r.below(8) == 0) return f64_nan(r);
   constexpr double kSpecial[] = {0.0,
                                  std::numeric_limits<double>::infinity(),
-                                 std::numeric_limits<double>::quiet_NaN(),
                                  std::numeric_limits<double>::max(),
                                  std::numeric_limits<double>::min(),
                                  std::numeric_limits<double>::denorm_min(),
                                  0x1.FFFFFFFFFFFFFp-1023,  // the largest subnormal
                                  1.0};
-  const double v = kSpecial[r.below(8)];
+  const double v = kSpecial[r.below(7)];
   return r.below(2) ? -v : v;
 }
 

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -283,6 +286,42 @@ TEST(EmulatorTable, EveryArgumentRuleGivesAClearError) {
   expect_throw_with([&] { mma_f64(d64, std::vector<double>(3), std::vector<double>(32), std::vector<double>(64)); },
                     "A, B, C must hold M*K, K*N, M*N = 32, 32, 64 values");
   EXPECT_EQ(mma_f64(d64, std::vector<double>(32, 0.5), std::vector<double>(32, 2.0), std::vector<double>(64, 1.0))[0], 5.0);
+}
+
+// DMMA's NaN results, as an H200 and an H100 give them (docs/emulator.md, "f64 rows"): each fma of the
+// chain returns its NaN operand quieted, B's before the accumulator's before A's (a signalling NaN
+// takes no precedence), and an invalid operation gives the negative default NaN; the host's own NaN
+// choices (x86: by the instruction form's operand order; AArch64: signalling first, positive default)
+// must not show through.
+TEST(EmulatorTable, F64ChainGivesDmmaNaNResults) {
+  const Instruction d64 = parse_instruction("sm_90a mma.sync.aligned m8n8k4 f64 f64 f64");
+  const auto w = [](std::uint64_t bits) { return std::bit_cast<double>(bits); };
+  const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  const double qa = w(0x7FF8000000000A0Aull), sa = w(0x7FF0000000000A0Aull), qb = w(0xFFF800000000B0B0ull),
+               sb = w(0xFFF000000000B0B0ull), qc = w(0x7FF80000000C0C0Cull), sc = w(0x7FF00000000C0C0Cull);
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    std::vector<double> a, b;
+    double c;
+    std::uint64_t d;
+    const char* why;
+  };
+  const std::vector<Case> cases = {
+      {{qa, 1, 1, 1}, {1, 1, 1, 1}, 0.0, 0x7FF8000000000A0Aull, "A's NaN"},
+      {{sa, 1, 1, 1}, {1, 1, 1, 1}, 0.0, 0x7FF8000000000A0Aull, "A's signalling NaN, quieted"},
+      {{1, 1, 1, 1}, {sb, 1, 1, 1}, 0.0, 0xFFF800000000B0B0ull, "B's signalling NaN keeps its sign"},
+      {{qa, 1, 1, 1}, {sb, 1, 1, 1}, qc, 0xFFF800000000B0B0ull, "B before C before A"},
+      {{sa, 1, 1, 1}, {1, 1, 1, 1}, qc, 0x7FF80000000C0C0Cull, "C before A, a signalling A no matter"},
+      {{qa, 1, 1, 1}, {1, 1, 1, 1}, sc, 0x7FF80000000C0C0Cull, "C's signalling NaN before A's quiet one"},
+      {{1, 1, 1, qa}, {1, qb, 1, 1}, 0.0, 0xFFF800000000B0B0ull, "the accumulator's NaN before a later A's"},
+      {{1, 1, 1, 1}, {qb, 1, 1, w(0x7FF0000000000BBBull)}, 0.0, 0x7FF8000000000BBBull,
+       "a later B's NaN replaces the accumulator's"},
+      {{inf, 1, 1, 1}, {0.0, 1, 1, 1}, 1.0, 0xFFF8000000000000ull, "Inf x 0: the negative default NaN"},
+      {{inf, 1, 1, 1}, {1, 1, 1, 1}, -inf, 0xFFF8000000000000ull, "Inf - Inf: the negative default NaN"},
+      {{inf, 1, 1, 1}, {0.0, 1, 1, 1}, qc, 0x7FF80000000C0C0Cull, "Inf x 0 + NaN: the operand's NaN"},
+      {{inf, 1, 1, 1}, {-inf, 1, 1, 1}, 1.0, 0xFFF0000000000000ull, "no NaN: -Inf"},
+  };
+  for (const Case& k : cases) EXPECT_EQ(bits(dot_f64(d64, k.a, k.b, k.c)), k.d) << k.why;
 }
 
 // docs/emulator.md carries the table (blockscale models --markdown): every row with its parameters.

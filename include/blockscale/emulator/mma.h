@@ -74,7 +74,9 @@ std::vector<std::uint32_t> mma_sparse(const Instruction& ins, const CodeMatrix& 
                                       const CodeMatrix& c);
 
 // f64 DMMA rows (Algorithm::fma_chain): d = fma(a[K-1], b[K-1], ... fma(a[0], b[0], c)), each fma
-// rounded to nearest even. A is M x K, B is K x N, C is M x N, all row-major doubles.
+// rounded to nearest even, whatever the caller's floating-point mode, with DMMA's NaN results (each
+// fma returns its NaN operand quieted, B's before the accumulator's before A's; an invalid operation
+// gives 0xFFF8000000000000). A is M x K, B is K x N, C is M x N, all row-major doubles.
 double dot_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b, double c);
 std::vector<double> mma_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b,
                             std::span<const double> c);
