@@ -39,6 +39,7 @@
 
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/formats/bulk.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/reference/dtype.h"
 #include "blockscale/reference/mma.h"
 #include "blockscale/reference/mma_scaled.h"
@@ -335,7 +336,7 @@ void reference_outputs(std::span<const std::uint8_t> ea, std::span<const std::ui
 // acc[rows_padded][whole_strips(N)] = C (finite words; +0 elsewhere) + A' B' by the tile kernel of
 // `path`, for A' row-major with its padding rows and B' in strips (decode_side's layouts).
 std::vector<double> double_gemm(const double* a, const double* b, std::size_t M, std::size_t rows_padded, std::size_t N,
-                                std::size_t K, const CodeMatrix& c, GemmPath path, int threads) {
+                                std::size_t K, const CodeMatrix& c, GemmPath path, [[maybe_unused]] int threads) {
   const std::size_t ldc = whole_strips(N);
   const GemmShape g{rows_padded, K, ldc / kStrip};
   std::vector<double> acc(rows_padded * ldc, 0.0);
@@ -410,7 +411,7 @@ void exact_batch(std::span<const std::uint8_t> ea, std::span<const std::uint8_t>
   std::uint64_t proved = 0, special = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : proved, special)
   for (std::size_t i = 0; i < M; ++i) {
-    const fast::IeeeEnvironment ieee;  // RNE, subnormals kept: the conversion relies on it
+    const blockscale::detail::IeeeMode ieee;  // RNE, subnormals kept: the conversion relies on it
     for (std::size_t j = 0; j < N; ++j) {
       double bound = 0;
       switch (settle_proved(A, i, B, j, c.empty() ? 0u : c.word(i, j), limit_a[i] * limit_b[j], acc[i * ldc + j], bound,
@@ -513,7 +514,7 @@ struct MmaSide : Side {
 // of kStrip lines (the last one zero-padded), as decode_side lays them out.
 template <class WordAt>
 MmaSide decode_lines(const WordValues& value, WordAt word_at, std::size_t rows, std::size_t length, bool strip,
-                     std::size_t row_pad, int threads) {
+                     std::size_t row_pad, [[maybe_unused]] int threads) {
   constexpr std::size_t G = kStrip;
   MmaSide s;
   allocate(s, rows, length, strip, row_pad);
@@ -713,7 +714,7 @@ std::vector<std::uint32_t> exact_mma_checked(const CodeMatrix& a, const ExactMma
     std::uint64_t proved = 0, certified = 0, special = 0;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : proved, certified, special)
     for (std::size_t i = 0; i < M; ++i) {
-      const fast::IeeeEnvironment ieee;  // RNE, subnormals kept: the conversions below rely on it
+      const blockscale::detail::IeeeMode ieee;  // RNE, subnormals kept: the conversions below rely on it
       for (std::size_t j = 0; j < N; ++j) {
         const std::uint32_t cw = c.empty() ? 0u : c.word(i, j);
         const double v = acc[i * ldc + j];

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "engine.h"
 #include "fast_kernels.h"
 #include "fast_panels.h"
@@ -488,7 +489,7 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
 #else
     const std::size_t me = 0;
 #endif
-    const fast::IeeeEnvironment ieee;
+    const blockscale::detail::IeeeMode ieee;
     fast::StepCounts counts;
     std::vector<std::uint32_t> part(tile), sa(kRows), sb(W), slice_values(slices);
     // The accumulators of tile t for slice s.

@@ -257,7 +257,7 @@ inline bool acc_is_zero(std::uint32_t c) { return (c & 0x7FFFFFFFu) == 0; }
 // b.6 for an fp32 accumulator on an exact double v (v = S * 2^(e_max - F), |S| < 2^53, so v is exact): RZ to fp32
 // (subnormals kept, Inf from 2^128), RZ-E8M13 by clearing 10 more fraction bits, NaN canonical,
 // and the underflow zero of the row. v = +0 means S = 0 (+0, b.6); v is never -0. RZ is the
-// host's conversion to float (round to nearest even: IeeeEnvironment) stepped one unit toward zero
+// host's conversion to float (round to nearest even: detail::IeeeMode) stepped one unit toward zero
 // where it rounded away from zero, |f| > |v| (the decrement of f's bits gives the next float
 // toward zero: from Inf to FLT_MAX, from 2^-126 to the largest subnormal, from 2^-149 to zero,
 // sign kept), except for |v| >= 2^128, which the hardware's "RZ" takes to Inf. Float and double
@@ -323,7 +323,7 @@ inline std::uint32_t narrow_f16(std::uint32_t bits) {
 }
 
 // CUDA FMUL / FFMA / FADD (fp32, RNE, subnormals kept) on the host FPU with NVIDIA's canonical NaN:
-// bit-identical to emulator/arith.h under IeeeEnvironment (round to nearest, no FTZ/DAZ).
+// bit-identical to emulator/arith.h under detail::IeeeMode (round to nearest, no FTZ/DAZ).
 inline std::uint32_t canonical(float x) { return std::isnan(x) ? 0x7FFFFFFFu : as_bits(x); }
 inline std::uint32_t host_mul(std::uint32_t a, std::uint32_t b) { return canonical(as_float(a) * as_float(b)); }
 inline std::uint32_t host_add(std::uint32_t a, std::uint32_t b) { return canonical(as_float(a) + as_float(b)); }
@@ -345,19 +345,5 @@ inline std::uint32_t host_promote(PromotionFma fma, std::uint32_t sa, std::uint3
   }
   return acc;
 }
-
-// Sets the host FPU to IEEE round-to-nearest-even with subnormals (no flush-to-zero, no
-// denormals-are-zero) for the current thread, and restores the caller's mode on destruction: the
-// fast paths' float and double operations rely on it (x86: MXCSR).
-class IeeeEnvironment {
- public:
-  IeeeEnvironment();
-  ~IeeeEnvironment();
-  IeeeEnvironment(const IeeeEnvironment&) = delete;
-  IeeeEnvironment& operator=(const IeeeEnvironment&) = delete;
-
- private:
-  unsigned saved_ = 0;
-};
 
 }  // namespace blockscale::emulator::fast

@@ -12,8 +12,6 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-#else
-#include <cfenv>
 #endif
 
 namespace blockscale::emulator::fast {
@@ -762,16 +760,6 @@ const KernelSet& avx2_kernels() {
 #else
 bool cpu_has_avx2() { return false; }
 const KernelSet& avx2_kernels() { return portable_kernels(); }
-#endif
-
-#if defined(__x86_64__) || defined(__i386__)
-// MXCSR: rounding control (bits 13-14) to nearest, FTZ (bit 15) and DAZ (bit 6) off, every
-// exception masked (bits 7-12).
-IeeeEnvironment::IeeeEnvironment() : saved_(_mm_getcsr()) { _mm_setcsr((saved_ & ~0xE040u) | 0x1F80u); }
-IeeeEnvironment::~IeeeEnvironment() { _mm_setcsr(saved_); }
-#else
-IeeeEnvironment::IeeeEnvironment() : saved_(static_cast<unsigned>(std::fegetround())) { std::fesetround(FE_TONEAREST); }
-IeeeEnvironment::~IeeeEnvironment() { std::fesetround(static_cast<int>(saved_)); }
 #endif
 
 }  // namespace blockscale::emulator::fast

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "blockscale/emulator/arith.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "engine.h"
 #include "fast_gemm.h"
 #include "fast_kernels.h"
@@ -412,7 +413,7 @@ void tensor_scale_epilogue(std::uint32_t alpha, std::span<std::uint32_t> d, cons
     return;
   }
   // The same FMUL / FFMA on the host FPU (bit-identical to arith.h in IEEE mode).
-  const fast::IeeeEnvironment ieee;
+  const blockscale::detail::IeeeMode ieee;
   for (std::size_t i = 0; i < M; ++i)
     for (std::size_t j = 0; j < N; ++j) {
       std::uint32_t& x = d[i * N + j];

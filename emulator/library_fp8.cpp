@@ -13,6 +13,7 @@
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/code_matrix.h"
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/formats/presets.h"
 #include "blockscale/reference/exact_sum.h"
 #include "fast_gemm.h"
@@ -549,7 +550,7 @@ void decompose_scales(const Fp8ScaledMatrix& m, std::int64_t r0, std::int64_t co
 // (a sum within about 2^-50 of its own size of an f32 rounding boundary, an exact zero of
 // cancelling terms, or no nonzero term, whose zero's sign the fixed point decides) the output takes
 // the exact route. The bits are the exact sum's either way, so the vector width, the FMA and the
-// order of the lanes cannot change them; the thread's IeeeEnvironment (nearest even, no FTZ/DAZ)
+// order of the lanes cannot change them; the thread's IeeeMode (nearest even, no FTZ/DAZ)
 // is what the transforms need.
 
 // E's factors: (kb + 1) 2^-51 and 2^-51.
@@ -609,7 +610,8 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) unsigned certified_f32_x8(c
 
 }  // namespace
 
-ExactFp8ScaledB::ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element, const GemmOptions& options)
+ExactFp8ScaledB::ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element,
+                                 [[maybe_unused]] const GemmOptions& options)
     : b_(&b), a_element_(a_element) {
   if (a_element != Format::float8_e4m3fn && a_element != Format::float8_e5m2) {
     fail("ExactFp8ScaledB: A's elements must be float8_e4m3fn or float8_e5m2");
@@ -661,7 +663,7 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
   const ElementUnits ua = element_units(a.element), ub = element_units(b.element);
   const bool in_double = a.element == Format::float8_e4m3fn && b.element == Format::float8_e4m3fn;
   const bool wide = a.element == Format::float8_e5m2 && b.element == Format::float8_e5m2;
-  const int threads = detail::resolve_threads(options.threads);
+  [[maybe_unused]] const int threads = detail::resolve_threads(options.threads);
   // GemmPath::reference sums every output exactly; the others certify double sums first (avx512:
   // 8 columns per vector; portable and avx2: one output at a time), but for e5m2 x e5m2, whose
   // block sums reach 2^71.
@@ -680,7 +682,7 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
   std::uint64_t certified = 0, fast = 0, slow = 0;
 #pragma omp parallel num_threads(threads)
   {
-    const fast::IeeeEnvironment ieee;  // nearest even, no FTZ/DAZ: the certified sums rely on it
+    const blockscale::detail::IeeeMode ieee;  // nearest even, no FTZ/DAZ: the certified sums rely on it
     std::vector<double> rows_d, sums_d, sa_d, sb_d;
     std::vector<std::uint8_t> settled;
     std::vector<std::int64_t> rows_i, sums_i;

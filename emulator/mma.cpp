@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "blockscale/emulator/gemm.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "engine.h"
-#include "fast_kernels.h"
 
 namespace blockscale::emulator {
 
@@ -253,7 +253,7 @@ double dot_f64(const Instruction& ins, std::span<const double> a, std::span<cons
   }
   // DMMA: one IEEE fma per k, in k order (numerics.md (a), MMA-Sim Phi_FMA), on the host FPU in
   // IEEE mode (no flush of subnormals, nearest even), with DMMA's own NaN results.
-  const fast::IeeeEnvironment ieee;
+  const blockscale::detail::IeeeMode ieee;
   double d = c;
   for (std::size_t k = 0; k < a.size(); ++k) d = dmma_fma(a[k], b[k], d);
   return d;

@@ -77,7 +77,7 @@ int threads_for(std::size_t work, int requested) { return work < kParallelWork ?
 // index, or `none`) and report it after the loop, since an exception cannot leave an OpenMP loop.
 // The result does not depend on the thread count.
 template <class F>
-std::size_t first_over_rows(std::size_t M, std::size_t none, int threads, F first_in_row) {
+std::size_t first_over_rows(std::size_t M, std::size_t none, [[maybe_unused]] int threads, F first_in_row) {
   std::size_t first = none;
 #if defined(BLOCKSCALE_HAVE_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(min : first)
@@ -95,7 +95,8 @@ std::size_t stored_position(const SparseOperand& a, std::size_t group, std::size
 // Rows [r0, r1) of m, each word passed through `f`, in m's own order (rows, or columns as torch
 // passes B^T) and read along its unit stride: the words, and that order.
 template <class F>
-std::pair<std::vector<std::uint32_t>, Order> mapped_rows(const CodeMatrix& m, std::size_t r0, std::size_t r1, int threads, F f) {
+std::pair<std::vector<std::uint32_t>, Order> mapped_rows(const CodeMatrix& m, std::size_t r0, std::size_t r1,
+                                                         [[maybe_unused]] int threads, F f) {
   const bool rows_contiguous = m.col_stride() == 1;
   const std::size_t rows = r1 - r0, N = m.cols();
   const std::size_t outer = rows_contiguous ? rows : N, inner = rows_contiguous ? N : rows;
@@ -652,7 +653,7 @@ ConvertOptions cusparselt_output_options(Format output) {
 // bulk conversion (the same conversion, vectorised: formats_cuda_oracle_test checks it against
 // CUDA's on every fp32 input) in blocks on `threads` threads: one word at a time, it took a seventh
 // of an f16 GEMM's time.
-void convert_outputs(Format output, std::span<std::uint32_t> d, int threads) {
+void convert_outputs(Format output, std::span<std::uint32_t> d, [[maybe_unused]] int threads) {
   const ConvertOptions o = cusparselt_output_options(output);
   constexpr std::size_t kBlock = 4096;
   const auto blocks = static_cast<long long>((d.size() + kBlock - 1) / kBlock);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "blockscale/emulator.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/formats.h"
 #include "blockscale/golden/file.h"
 #include "blockscale/golden/json_text.h"
@@ -39,6 +40,10 @@ thread_local std::string last_text;  // the storage of a returned string
 
 template <typename F>
 int guarded(F&& f) {
+  // The module runs inside the caller's process, whose mode may flush subnormals
+  // (torch.set_flush_denormal(True), a -ffast-math extension): every entry point computes in IEEE
+  // mode (formats/detail/ieee_mode.h) and gives the caller's mode back.
+  const blockscale::detail::IeeeMode ieee;
   try {
     f();
     return 0;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "cli.h"
 
 namespace {
@@ -19,6 +20,9 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // IEEE mode for the process: a -ffast-math library loaded with the CLI (crtfastmath) would start
+  // it with subnormals flushed; OpenMP's threads, made later, inherit this thread's mode.
+  const blockscale::detail::IeeeMode ieee;
   using namespace blockscale::cli;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {

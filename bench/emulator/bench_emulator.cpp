@@ -42,8 +42,8 @@
 
 // Compiled with -march=native, Eigen's AVX-512 code makes GCC 12 warn that _mm512_undefined_*()
 // inside its own intrinsic headers "may be used uninitialized" (GCC bug 105593): the headers are
-// included first with that warning off.
-#if defined(__GNUC__) && !defined(__clang__)
+// included first with that warning off (x86 only: other targets have no <immintrin.h>).
+#if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>

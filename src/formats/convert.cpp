@@ -222,8 +222,26 @@ double to_double(Format f, std::uint32_t code) {
 }
 
 float to_float(Format f, std::uint32_t code) {
-  // Every value of every format in the table is a float: the cast is exact.
-  return static_cast<float>(to_double(f, code));
+  // Every value of every format in the table is a float, so the float is assembled from the
+  // double's fields rather than converted: the host's conversion flushes a subnormal result (e8m0's
+  // 2^-127, bf16's subnormals) to zero when the caller's mode has flush-to-zero set (x86 MXCSR.FTZ,
+  // AArch64 FPCR.FZ: -ffast-math, torch.set_flush_denormal), and the result must not depend on it.
+  const std::uint64_t d = std::bit_cast<std::uint64_t>(to_double(f, code));
+  const auto sign = static_cast<std::uint32_t>(d >> 32) & 0x80000000u;
+  const int biased = static_cast<int>((d >> 52) & 0x7FF);
+  const std::uint64_t fraction = d & ((std::uint64_t{1} << 52) - 1);
+  if (biased == 0x7FF) {  // Inf, or the quiet NaN to_double gives
+    return std::bit_cast<float>(sign | 0x7F800000u | static_cast<std::uint32_t>(fraction >> 29));
+  }
+  if (biased == 0) return std::bit_cast<float>(sign);  // +-0 (no value of the table is below 2^-149)
+  const int e = biased - 1023;
+  if (e >= -126) {
+    return std::bit_cast<float>(sign | static_cast<std::uint32_t>(e + 127) << 23 |
+                                static_cast<std::uint32_t>(fraction >> 29));
+  }
+  // A float subnormal (2^-149 .. 2^-127): the significand with its leading bit, shifted into place.
+  const std::uint64_t significand = (std::uint64_t{1} << 52) | fraction;
+  return std::bit_cast<float>(sign | static_cast<std::uint32_t>(significand >> (29 + (-126 - e))));
 }
 
 std::string to_string(Rounding r) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "common.h"
 
 #ifndef BLOCKSCALE_VERSION
@@ -46,6 +47,9 @@ void Operation::compute_many(std::span<const std::uint64_t> in, std::size_t case
 }
 
 GoldenFile generate(const Operation& op, const GenerateOptions& o) {
+  // The inputs are drawn and the outputs computed with host float arithmetic (subnormal inputs
+  // among them): in IEEE mode whatever the caller's (formats/detail/ieee_mode.h).
+  const blockscale::detail::IeeeMode ieee;
   GoldenFile f;
   f.name = op.file_stem() + ".txt";
   Header& h = f.header;

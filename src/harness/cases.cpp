@@ -13,6 +13,7 @@
 
 #include "blockscale/emulator/mma.h"
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/harness/probes.h"
 #include "blockscale/quantize/block.h"
 #include "blockscale/quantize/block_format.h"
@@ -577,6 +578,7 @@ std::size_t probe_tiles(const InstructionTarget& t) {
 
 TileBatch make_tiles(const InstructionTarget& t, DataKind data, std::uint64_t seed, std::size_t first,
                      std::size_t count) {
+  const blockscale::detail::IeeeMode ieee;
   if (t.sparse) {
     if (data == DataKind::probes) return sparse_probe_tiles(t, seed, first, count);
     return prune_tiles(t, data, seed, first, make_tiles(logical_target(t), data, seed, first, count));
@@ -616,6 +618,9 @@ TileBatch make_tiles(const InstructionTarget& t, DataKind data, std::uint64_t se
   const auto n = static_cast<std::ptrdiff_t>(count);
 #pragma omp parallel for schedule(dynamic, 8)
   for (std::ptrdiff_t gi = 0; gi < n; ++gi) {
+    // The data are drawn with host float arithmetic (subnormals among them): in IEEE mode on each
+    // thread, whatever the caller's (formats/detail/ieee_mode.h).
+    const blockscale::detail::IeeeMode thread_ieee;
     const auto g = static_cast<std::size_t>(gi);
     try {
       Rng r(case_seed(seed, t.name, data, first + g));
@@ -686,6 +691,7 @@ std::size_t gemm_problem_outputs(std::uint64_t index, GemmSizes sizes) {
 
 GemmProblem make_gemm_problem(const GemmTarget& t, DataKind data, std::uint64_t seed, std::uint64_t index,
                               GemmSizes sizes) {
+  const blockscale::detail::IeeeMode ieee;
   const GemmShape shape = gemm_shape(index, sizes);
   GemmProblem p;
   p.m = shape.m, p.n = shape.n, p.k = shape.k_steps * t.k_multiple;

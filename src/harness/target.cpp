@@ -30,7 +30,7 @@ double as_double(const std::uint32_t* pair) { return std::bit_cast<double>(f64_b
 // differ in cost). An exception must not leave an OpenMP region: the first one is kept and
 // rethrown after the loop.
 template <class TileFn>
-void for_each_tile(std::size_t tiles, int chunk, TileFn&& tile) {
+void for_each_tile(std::size_t tiles, [[maybe_unused]] int chunk, TileFn&& tile) {
   std::exception_ptr error;
   const auto count = static_cast<std::ptrdiff_t>(tiles);
 #pragma omp parallel for schedule(dynamic, chunk)

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/formats/presets.h"
 
 namespace blockscale {
@@ -119,6 +120,7 @@ void check(bool ok, const std::string& rule) {
 
 Fp8ScaledMatrix quantize_fp8_scaled(std::span<const float> x, std::int64_t rows, std::int64_t k, KAxis axis,
                                     Format element, Fp8Granularity granularity, Fp8ScaleRecipe recipe) {
+  const detail::IeeeMode ieee;
   check(element == Format::float8_e4m3fn || element == Format::float8_e5m2,
         "the element format must be float8_e4m3fn or float8_e5m2, got " + std::string(info(element).name));
   check(recipe == Fp8ScaleRecipe::torchao || element == Format::float8_e4m3fn,
@@ -167,6 +169,7 @@ Fp8ScaledMatrix quantize_fp8_scaled(std::span<const float> x, std::int64_t rows,
 #pragma omp parallel for schedule(dynamic, 1) collapse(2)
   for (std::int64_t g = 0; g < row_groups; ++g) {
     for (std::int64_t q = 0; q < k_groups; ++q) {
+      const detail::IeeeMode thread_ieee;  // each thread's own mode (detail/ieee_mode.h)
       const std::int64_t r0 = g * row_span, r1 = std::min(rows, r0 + row_span);
       const std::int64_t k0 = q * k_span, k1 = std::min(k, k0 + k_span);
       float amax = 0.0f;  // max |x| is exact in fp32, in any order

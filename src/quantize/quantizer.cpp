@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "blockscale/formats/bulk.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/formats/presets.h"
 #include "fused.h"
 
@@ -367,6 +368,7 @@ std::uint32_t BlockQuantizer::amax_bits(const float* x, std::size_t n) const {
 #pragma omp parallel for schedule(static) reduction(max : m) if (chunks > 1)
 #endif
   for (std::int64_t c = 0; c < chunks; ++c) {
+    const detail::IeeeMode thread_ieee;  // each thread's own mode (detail/ieee_mode.h)
     const std::size_t lo = static_cast<std::size_t>(c) * kChunk;
     const std::size_t len = std::min(kChunk, n - lo);
     if (fused) {
@@ -432,6 +434,7 @@ using quantize_detail::BlockQuantizer;
 using quantize_detail::kCanonicalNan;
 
 TensorScale tensor_scale_for_amax(const BlockFormat& f, const QuantizeOptions& o, float global_amax) {
+  const detail::IeeeMode ieee;
   validate(f, o);
   TensorScale ts{std::numeric_limits<float>::quiet_NaN(), 1.0f, 1.0f};
   if (!has_tensor_scale(f) || o.tensor_scale == TensorScaleSource::none) return ts;
@@ -457,6 +460,7 @@ TensorScale tensor_scale_for_amax(const BlockFormat& f, const QuantizeOptions& o
 }
 
 float block_amax(std::span<const float> x, BlockNan nan) {
+  const detail::IeeeMode ieee;
   QuantizeOptions o;
   o.nan = nan;
   const BlockQuantizer q(block_formats::mxfp8_e4m3, o, TensorScale{});
@@ -464,6 +468,7 @@ float block_amax(std::span<const float> x, BlockNan nan) {
 }
 
 TensorScale tensor_scale_for(const BlockFormat& f, const QuantizeOptions& o, std::span<const float> x) {
+  const detail::IeeeMode ieee;
   validate(f, o);
   if (!has_tensor_scale(f) || o.tensor_scale == TensorScaleSource::none) return tensor_scale_for_amax(f, o, 0.0f);
   if (o.tensor_scale == TensorScaleSource::given_amax) return tensor_scale_for_amax(f, o, o.tensor_amax);
@@ -472,12 +477,14 @@ TensorScale tensor_scale_for(const BlockFormat& f, const QuantizeOptions& o, std
 }
 
 BlockScale block_scale_for_amax(const BlockFormat& f, const QuantizeOptions& o, const TensorScale& ts, float amax) {
+  const detail::IeeeMode ieee;
   const BlockQuantizer q(f, o, ts);
   return q.scale(std::isnan(amax) ? std::bit_cast<float>(kCanonicalNan) : std::fabs(amax));
 }
 
 void block_scales_for_amax(const BlockFormat& f, const QuantizeOptions& o, const TensorScale& ts,
                            std::span<const float> amax, std::span<std::uint8_t> codes, std::span<float> multipliers) {
+  const detail::IeeeMode ieee;
   if (codes.size() != amax.size() || multipliers.size() != amax.size()) {
     throw std::invalid_argument("block_scales_for_amax: " + std::to_string(amax.size()) + " maxima, " +
                                 std::to_string(codes.size()) + " codes and " + std::to_string(multipliers.size()) +
@@ -499,6 +506,7 @@ void block_scales_for_amax(const BlockFormat& f, const QuantizeOptions& o, const
 
 std::uint8_t quantize_block(std::span<const float> x, const BlockFormat& f, const QuantizeOptions& o,
                             const TensorScale& ts, std::span<std::uint8_t> codes, std::span<const std::uint32_t> rbits) {
+  const detail::IeeeMode ieee;
   const BlockQuantizer q(f, o, ts);
   const auto bs = static_cast<std::size_t>(f.block_size);
   if (x.empty() || x.size() > bs) {
@@ -527,6 +535,7 @@ std::uint8_t quantize_block(std::span<const float> x, const BlockFormat& f, cons
 }
 
 float scale_value(const BlockFormat& f, std::uint8_t code, const TensorScale& ts, const DequantizeOptions& d) {
+  const detail::IeeeMode ieee;
   validate(f);
   if (f.scale == Format::float8_e8m0fnu) {
     if (d.scale_decode == ScaleDecode::triton_kernels) return std::bit_cast<float>(std::uint32_t{code} << 23);
@@ -547,6 +556,7 @@ float scale_value(const BlockFormat& f, std::uint8_t code, const TensorScale& ts
 
 float dequantize_value(const BlockFormat& f, std::uint8_t element_code, std::uint8_t scale_code, const TensorScale& ts,
                        const DequantizeOptions& d) {
+  const detail::IeeeMode ieee;
   return quantize_detail::Dequantizer(f, ts, d).value(element_code, scale_code);
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "blockscale/formats/detail/bulk_paths.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/quantize/detail/paths.h"
 #include "fused.h"
 #include "quantizer.h"
@@ -240,6 +241,7 @@ std::vector<std::uint8_t> BlockScaledTensor::scale_codes() const {
 TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, const QuantizeOptions& o,
                           std::span<std::uint8_t> elements, std::span<std::uint8_t> scales,
                           std::span<const std::uint32_t> rbits) {
+  const detail::IeeeMode ieee;
   validate(d, o.k_tail);
   const BlockFormat& f = d.format;
   validate(f, o);
@@ -310,6 +312,7 @@ TensorScale quantize_into(std::span<const float> x, const BlockScaledDesc& d, co
 #pragma omp parallel
 #endif
   {
+    const detail::IeeeMode thread_ieee;  // each thread's own mode (detail/ieee_mode.h)
     const auto n = static_cast<std::size_t>(ks);
     std::vector<float> in((k_axis == KAxis::first || padded) ? n * static_cast<std::size_t>(group) : 0);
     std::vector<std::uint32_t> rin((sr && (k_axis == KAxis::first || padded)) ? n * static_cast<std::size_t>(group) : 0);
@@ -393,6 +396,7 @@ BlockScaledTensor quantize(std::span<const float> x, const std::vector<std::int6
 
 
 std::vector<float> dequantize(const BlockScaledTensor& t, const DequantizeOptions& dq) {
+  const detail::IeeeMode ieee;
   const BlockScaledDesc& d = t.desc();
   const Dequantizer dec(d.format, t.tensor_scale(), dq);
   const std::int64_t batch = d.batch(), rows = d.rows(), K = d.k(), kb = d.k_blocks(), ks = d.k_stored();
@@ -405,6 +409,7 @@ std::vector<float> dequantize(const BlockScaledTensor& t, const DequantizeOption
 #pragma omp parallel
 #endif
   {
+    const detail::IeeeMode thread_ieee;  // each thread's own mode (detail/ieee_mode.h)
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(ks));
 #if defined(_OPENMP)
 #pragma omp for schedule(static)

@@ -6,8 +6,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <optional>
 
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/reference/exact_sum.h"
 #include "common.h"
 #include "hardware_lookup.h"
@@ -67,6 +67,7 @@ void check_numerics_for(const std::string& op, const Numerics& n, DType result) 
 // given), written in `result` type with shape `out_shape` (rank 3 iff batched).
 Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, const Tensor* acc, DType result,
                const Shape& out_shape, const Numerics& num) {
+  const blockscale::detail::IeeeMode ieee;
   const std::int64_t M = lhs.extent(-2), K = lhs.extent(-1), N = rhs.extent(-1);
   const std::int64_t batches = out_shape.size() == 3 ? out_shape[0] : 1;
   std::vector<std::uint64_t> out(static_cast<std::size_t>(batches * M * N));
@@ -117,6 +118,7 @@ Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, cons
 
 #pragma omp parallel for schedule(static) if (M * N * K >= kParallelWork)
     for (std::int64_t i = 0; i < M; ++i) {
+      const blockscale::detail::IeeeMode thread_ieee;  // each thread's own mode (formats/detail/ieee_mode.h)
       ExactSum sum;
       for (std::int64_t j = 0; j < N; ++j) {
         const detail::Term* lr = L.data() + i * K;
@@ -124,11 +126,12 @@ Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, cons
         const double* lv = Lv.data() + i * K;
         const double* rv = Rv.data() + j * K;
         const std::size_t at = static_cast<std::size_t>(b * M * N + i * N + j);
-        const std::optional<std::uint64_t> c = acc ? std::optional(acc->code(ao + i * N + j)) : std::nullopt;
+        const bool has_c = acc != nullptr;
+        const std::uint64_t c = has_c ? acc->code(ao + i * N + j) : 0;
         if (num.mode == Mode::exact) {
           sum.clear();
           for (std::int64_t k = 0; k < K; ++k) add_product(sum, lr[k], rr[k]);
-          if (c) sum.add(decompose(result, *c));
+          if (has_c) sum.add(decompose(result, c));
           out[at] = result == DType::int32
                         ? static_cast<std::uint32_t>(sum.to_int32(num.integer_overflow))
                         : sum.round_to(result, num.rounding);
@@ -139,7 +142,7 @@ Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, cons
         // all-(-0) sum stays -0 as in exact mode.
         switch (result) {
           case DType::int32: {
-            std::int64_t d = c ? static_cast<std::int32_t>(*c) : 0;
+            std::int64_t d = has_c ? static_cast<std::int32_t>(c) : 0;
             for (std::int64_t k = 0; k < K; ++k) {
               d += static_cast<std::int64_t>(lv[k]) * static_cast<std::int64_t>(rv[k]);
               if (num.integer_overflow == IntegerOverflow::saturate)
@@ -151,19 +154,19 @@ Tensor compute(const std::string& op, const Tensor& lhs, const Tensor& rhs, cons
             break;
           }
           case DType::float32: {  // every operand type of the f32 rows is exact in float
-            float d = c ? std::bit_cast<float>(static_cast<std::uint32_t>(*c)) : -0.0f;
+            float d = has_c ? std::bit_cast<float>(static_cast<std::uint32_t>(c)) : -0.0f;
             for (std::int64_t k = 0; k < K; ++k) d = std::fmaf(static_cast<float>(lv[k]), static_cast<float>(rv[k]), d);
             out[at] = std::isnan(d) ? 0x7FC00000u : std::bit_cast<std::uint32_t>(d);
             break;
           }
           case DType::float64: {
-            double d = c ? std::bit_cast<double>(*c) : -0.0;
+            double d = has_c ? std::bit_cast<double>(c) : -0.0;
             for (std::int64_t k = 0; k < K; ++k) d = std::fma(lv[k], rv[k], d);
             out[at] = std::isnan(d) ? 0x7FF8000000000000u : std::bit_cast<std::uint64_t>(d);
             break;
           }
           default: {  // float16: each step is a*b + d computed exactly, rounded once to f16.
-            std::uint64_t d = c ? *c : 0x8000u;
+            std::uint64_t d = has_c ? c : 0x8000u;
             for (std::int64_t k = 0; k < K; ++k) {
               sum.clear();
               add_product(sum, lr[k], rr[k]);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/reference/exact_sum.h"
 #include "blockscale/reference/rules.h"
 #include "common.h"
@@ -303,6 +304,7 @@ int check_mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, co
 
 Tensor mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, const Tensor& y_scale, const Tensor& acc,
                   const ScaledMmaOptions& options) {
+  const blockscale::detail::IeeeMode ieee;
   const int B = check_mma_scaled(x, x_scale, y, y_scale, acc, options.hardware_extensions);
   const Numerics& num = options.numerics;
   detail::check_numerics_fields(kOp, num);
@@ -334,6 +336,7 @@ Tensor mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, const
       const bool narrow = xd.sig_bits + yd.sig_bits + xd.max_shift + yd.max_shift + std::bit_width(unsigned(B)) + 1 <= 63;
 #pragma omp parallel for schedule(static) if (M * N * K >= kParallelWork)
       for (std::int64_t i = 0; i < M; ++i) {
+        const blockscale::detail::IeeeMode thread_ieee;  // each thread's own mode (formats/detail/ieee_mode.h)
         ExactSum sum;
         for (std::int64_t j = 0; j < N; ++j) {
           const std::uint64_t c = acc.code(ao + i * N + j);
@@ -354,6 +357,7 @@ Tensor mma_scaled(const Tensor& x, const Tensor& x_scale, const Tensor& y, const
       const std::vector<float> ys = scaled_floats(y, y_scale, b, true, B);
 #pragma omp parallel for schedule(static) if (M * N * K >= kParallelWork)
       for (std::int64_t i = 0; i < M; ++i) {
+        const blockscale::detail::IeeeMode thread_ieee;  // each thread's own mode
         for (std::int64_t j = 0; j < N; ++j) {
           float d = std::bit_cast<float>(static_cast<std::uint32_t>(acc.code(ao + i * N + j)));
           const float* xr = xs.data() + i * K;

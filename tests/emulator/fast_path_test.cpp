@@ -37,6 +37,7 @@
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
 #include "blockscale/quantize.h"
+#include "fp_mode.h"
 #include "gemm_test_data.h"
 #include "value_classes.h"
 
@@ -1462,6 +1463,68 @@ TEST(EmulatorFastPath, HostArithmeticEqualsArith) {
   }
   std::printf("[ fast path ] host FFMA / FMUL / FADD of the promotion: %zu cases, %zu mismatches\n", n, bad);
   EXPECT_EQ(bad, 0u);
+}
+
+// A caller's floating-point mode changes no bit: every path, the reference engine included, and the
+// f64 chain give under round-toward-zero with subnormals flushed (a -ffast-math program's start-up
+// mode; on AArch64 also default NaNs) what they give in the default mode, and leave the caller's
+// mode as it was. The data: every family's problems from every generator (subnormal grids, tiny
+// scales, NaN and Inf among them), at one thread and at two.
+TEST(EmulatorFastPath, TheCallersFloatingPointModeChangesNoBit) {
+  std::vector<GemmPath> paths = fast_paths();
+  paths.push_back(GemmPath::reference);
+  Rng rng(0xF10A7u);
+  std::size_t outputs = 0, mismatches = 0;
+  for (const Family& fam : families()) {
+    for (int g = 0; g < kGenerators; ++g) {
+      const Problem pr = draw(rng, fam, static_cast<Generator>(g));
+      const GemmOperands ops = pr.operands();
+      for (GemmPath path : paths) {
+        for (int threads : {1, 2}) {
+          const std::vector<std::uint32_t> want = gemm(pr.schedule, ops, {threads, path});
+          std::vector<std::uint32_t> got;
+          {
+            const test::HostileFpMode hostile;
+            const std::uint64_t mode = test::fp_control();
+            got = gemm(pr.schedule, ops, {threads, path});
+            ASSERT_EQ(test::fp_control(), mode) << to_string(path) << ": the caller's mode was not restored";
+          }
+          outputs += want.size();
+          for (std::size_t i = 0; i < want.size(); ++i) {
+            if (got[i] != want[i] && ++mismatches <= 5) {
+              ADD_FAILURE() << to_string(path) << " " << pr.schedule.name() << " generator " << kGeneratorNames[g]
+                            << " output " << i << ": 0x" << std::hex << got[i] << " under the hostile mode, 0x" << want[i];
+            }
+          }
+        }
+      }
+    }
+  }
+  // The f64 chain: products and sums around the subnormal boundary, where a flush or a rounding
+  // toward zero shows.
+  const Instruction d64 = parse_instruction("sm_90a mma.sync.aligned m16n8k16 f64 f64 f64");
+  std::uniform_int_distribution<int> binade(-560, -500);
+  std::normal_distribution<double> gauss;
+  for (int rep = 0; rep < 200; ++rep) {
+    std::vector<double> a(16 * 16), b(16 * 8), c(16 * 8);
+    for (double& x : a) x = std::ldexp(gauss(rng), binade(rng));
+    for (double& x : b) x = std::ldexp(gauss(rng), binade(rng));
+    for (double& x : c) x = std::ldexp(gauss(rng), -1060);
+    const std::vector<double> want = mma_f64(d64, a, b, c);
+    std::vector<double> got;
+    {
+      const test::HostileFpMode hostile;
+      got = mma_f64(d64, a, b, c);
+    }
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (std::bit_cast<std::uint64_t>(got[i]) != std::bit_cast<std::uint64_t>(want[i]) && ++mismatches <= 5) {
+        ADD_FAILURE() << "mma_f64 output " << i << ": " << got[i] << " under the hostile mode, " << want[i];
+      }
+    }
+    outputs += want.size();
+  }
+  std::printf("[ fast path ] the caller's floating-point mode: %zu outputs, %zu mismatches\n", outputs, mismatches);
+  EXPECT_EQ(mismatches, 0u);
 }
 
 TEST(EmulatorFastPath, PathNamesAndAvailability) {

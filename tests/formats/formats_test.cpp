@@ -16,6 +16,7 @@
 #include "blockscale/formats/eigen.h"
 #include "spec.h"
 #include "expect_throw.h"
+#include "fp_mode.h"
 
 namespace blockscale {
 namespace {
@@ -60,6 +61,91 @@ TEST(Decode, EveryCodeMatchesTheSpecFormula) {
     EXPECT_EQ(min_normal, s.min_normal) << to_string(s.f);
     EXPECT_EQ(min_sub, s.min_subnormal) << to_string(s.f);
   }
+}
+
+// A caller's floating-point mode changes no code or value: every code of every format decodes
+// (to_float, to_double, the bulk decode) and random floats with many subnormals encode (scalar
+// float and double, bulk, every deterministic rounding) to the same bits under round-toward-zero
+// with subnormals flushed on every thread (fp_mode.h) as in the default mode. to_float once
+// narrowed the double with the host's conversion, which flushed e8m0's 2^-127 and bf16's
+// subnormals to zero in such a mode.
+TEST(Decode, TheCallersFloatingPointModeChangesNoBit) {
+  std::mt19937_64 rng(77);
+  std::vector<float> in(1 << 14);
+  for (float& x : in) {
+    auto w = static_cast<std::uint32_t>(rng());
+    if (rng() % 3 == 0) w &= 0x807FFFFFu;  // subnormal or zero
+    x = std::bit_cast<float>(w);
+  }
+  // Doubles of other values than the floats (computed here, in the default mode: under DAZ the
+  // float-to-double conversion itself would read a subnormal as zero).
+  std::vector<double> in_double(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) in_double[i] = static_cast<double>(in[i]) * 0.75;
+  const auto bits32 = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  const auto bits64 = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  std::size_t compared = 0;
+  for (const Spec& sp : kSpecs) {
+    SCOPED_TRACE(to_string(sp.f));
+    const std::uint32_t codes = 1u << (sp.sign_bits + sp.exp_bits + sp.man_bits);
+    const auto run = [&](auto word) {
+      using W = decltype(word);
+      std::vector<W> stored(codes);
+      for (std::uint32_t c = 0; c < codes; ++c) stored[c] = static_cast<W>(to_storage(sp.f, c));
+      std::vector<float> fa(codes), fb(codes);
+      std::vector<std::uint64_t> da(codes), db(codes);
+      std::vector<std::uint32_t> sa(codes), sb(codes);
+      for (std::uint32_t c = 0; c < codes; ++c) {
+        da[c] = bits64(to_double(sp.f, c));
+        sa[c] = bits32(to_float(sp.f, c));
+      }
+      decode(sp.f, std::span<const W>(stored), std::span<float>(fa));
+      std::vector<std::vector<W>> enc_a, enc_b;
+      std::vector<std::vector<std::uint32_t>> scalar_a, scalar_b;
+      const auto encode_all = [&](std::vector<std::vector<W>>& bulk, std::vector<std::vector<std::uint32_t>>& scalar) {
+        for (Rounding r : {Rounding::nearest_even, Rounding::toward_zero, Rounding::upward, Rounding::downward,
+                           Rounding::nearest_away}) {
+          ConvertOptions o;
+          o.rounding = r;
+          o.overflow = Overflow::saturate;
+          std::vector<W> out(in.size());
+          convert(std::span<const float>(in), sp.f, std::span<W>(out), o);
+          bulk.push_back(out);
+          std::vector<std::uint32_t> one(2 * in.size());
+          for (std::size_t i = 0; i < in.size(); ++i) {
+            one[2 * i] = convert(sp.f, in[i], o);
+            one[2 * i + 1] = convert(sp.f, in_double[i], o);
+          }
+          scalar.push_back(one);
+        }
+      };
+      encode_all(enc_a, scalar_a);
+      {
+        const test::HostileFpMode hostile;
+        for (std::uint32_t c = 0; c < codes; ++c) {
+          db[c] = bits64(to_double(sp.f, c));
+          sb[c] = bits32(to_float(sp.f, c));
+        }
+        decode(sp.f, std::span<const W>(stored), std::span<float>(fb));
+        encode_all(enc_b, scalar_b);
+      }
+      for (std::uint32_t c = 0; c < codes; ++c) {
+        EXPECT_EQ(da[c], db[c]) << "to_double of code " << c;
+        EXPECT_EQ(sa[c], sb[c]) << "to_float of code " << c;
+        EXPECT_EQ(bits32(fa[c]), bits32(fb[c])) << "decode of code " << c;
+      }
+      EXPECT_EQ(enc_a, enc_b) << "bulk encoding";
+      EXPECT_EQ(scalar_a, scalar_b) << "scalar encoding";
+      compared += 3 * codes + 5 * 3 * in.size();
+    };
+    if (info(sp.f).storage_bits <= 8) {
+      run(std::uint8_t{});
+    } else if (info(sp.f).storage_bits <= 16) {
+      run(std::uint16_t{});
+    } else {
+      run(std::uint32_t{});
+    }
+  }
+  std::printf("[ formats ] the caller's floating-point mode: %zu decodings and encodings compared\n", compared);
 }
 
 TEST(Decode, DocumentedCodes) {

@@ -25,6 +25,7 @@
 #include "blockscale/layout/scale_layout.h"
 #include "blockscale/layout/weight_interleave.h"
 #include "blockscale/quantize/options.h"
+#include "fp_mode.h"
 #include "golden/helpers.h"
 
 namespace blockscale::golden {
@@ -265,6 +266,34 @@ TEST_F(GoldenCommitted, RegenerateByteIdenticallyOnEverySimdPath) {
     }
   }
   blockscale::detail::set_automatic_path(saved);
+}
+
+// The same under the caller's worst floating-point mode (round toward zero, subnormals flushed on
+// every thread: a -ffast-math program's start-up mode, torch.set_flush_denormal(True)): the
+// generators draw their inputs and compute their outputs through every library part (formats,
+// quantize, layout, reference, emulator), and each holds IEEE mode where it does host float
+// arithmetic, so the committed bytes come out and the caller's mode is given back.
+TEST_F(GoldenCommitted, RegenerateByteIdenticallyUnderTheCallersFloatingPointMode) {
+  for (const std::string& set : family_names()) {
+    const Manifest m = read_manifest(golden_dir() / set / "manifest.json");
+    ASSERT_TRUE(m.seed.has_value()) << set;
+    const auto data = parse_data_kind(m.data);
+    ASSERT_TRUE(data.has_value()) << set << ": data " << m.data;
+    std::vector<GoldenFile> files;
+    {
+      const blockscale::test::HostileFpMode hostile;
+      const std::uint64_t mode = blockscale::test::fp_control();
+      files = generate_set(m.operation, *m.seed, *data, std::nullopt);
+      ASSERT_EQ(blockscale::test::fp_control(), mode) << set << ": the caller's mode was not given back";
+    }
+    std::size_t i = 0;
+    for (const ManifestFile& mf : m.files) {
+      if (mf.kind == "npy") continue;
+      ASSERT_LT(i, files.size()) << set;
+      EXPECT_EQ(sha256_hex(format_golden(files[i])), mf.sha256) << set << "/" << mf.path << " differs when regenerated in the hostile mode";
+      ++i;
+    }
+  }
 }
 
 TEST_F(GoldenCommitted, KmFilesAreTheImportOfTheDataSet) {

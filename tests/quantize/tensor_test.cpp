@@ -16,6 +16,7 @@
 #include "blockscale/quantize.h"
 #include "blockscale/quantize/detail/paths.h"
 #include "expect_throw.h"
+#include "fp_mode.h"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -205,6 +206,67 @@ TEST(BlockScaledTensor, BatchesAreIndependentMatrices) {
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t kb = 0; kb < 2; ++kb) EXPECT_EQ(t.scale_code(b, r, kb), tb.scale_code(0, r, kb));
   }
+}
+
+// A caller's floating-point mode changes no code: MX (OCP, RCEIL), NVFP4 (TransformerEngine, with
+// its tensor scale) and fp8 with fp32 scales (DeepGEMM 1x128) quantize, and dequantize, a tensor
+// of subnormal-heavy values to the same bits under round-toward-zero with subnormals flushed on
+// every OpenMP thread (fp_mode.h) as in the default mode. The rows are many, so every thread
+// quantizes some (under DAZ a thread without IEEE mode reads its subnormal inputs as zero).
+TEST(BlockScaledTensor, TheCallersFloatingPointModeChangesNoBit) {
+  const std::int64_t rows = 256, K = 1024;
+  std::mt19937_64 rng(2026);
+  std::vector<float> x(static_cast<std::size_t>(rows * K));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    // Rows alternate between subnormal values and values around 2^-126 .. 2^-100 (whose scaled
+    // elements and scale products cross the subnormal boundary), a few ordinary ones among them.
+    const auto w = static_cast<std::uint32_t>(rng());
+    const std::size_t row = i / static_cast<std::size_t>(K);
+    x[i] = row % 2 == 0 ? std::bit_cast<float>(w & 0x807FFFFFu)
+                        : std::ldexp(std::bit_cast<float>((w & 0x807FFFFFu) | 0x3F800000u), -100 - static_cast<int>(w % 27));
+    if (w % 61 == 0) x[i] = std::bit_cast<float>((w & 0x807FFFFFu) | 0x3F800000u);
+  }
+  const auto bits = [](const std::vector<float>& v) {
+    std::vector<std::uint32_t> b(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) b[i] = std::bit_cast<std::uint32_t>(v[i]);
+    return b;
+  };
+  struct Case {
+    BlockFormat f;
+    QuantizeOptions o;
+  };
+  const Case cases[] = {{block_formats::mxfp8_e4m3, recipes::ocp(Format::float8_e4m3fn)},
+                        {block_formats::mxfp4, recipes::ocp(Format::float4_e2m1fn)},
+                        {block_formats::nvfp4, recipes::nvfp4_transformer_engine()}};
+  for (const Case& c : cases) {
+    const BlockScaledTensor want = quantize(x, {rows, K}, KAxis::last, c.f, c.o);
+    const std::vector<std::uint32_t> want_back = bits(dequantize(want));
+    std::vector<std::uint8_t> elements, scales;
+    std::vector<std::uint32_t> back;
+    {
+      const test::HostileFpMode hostile;
+      const BlockScaledTensor got = quantize(x, {rows, K}, KAxis::last, c.f, c.o);
+      elements.assign(got.elements().begin(), got.elements().end());
+      scales.assign(got.scales().begin(), got.scales().end());
+      back = bits(dequantize(want));
+    }
+    EXPECT_EQ(elements, std::vector<std::uint8_t>(want.elements().begin(), want.elements().end())) << to_string(c.f.element);
+    EXPECT_EQ(scales, std::vector<std::uint8_t>(want.scales().begin(), want.scales().end())) << to_string(c.f.element);
+    EXPECT_EQ(back, want_back) << to_string(c.f.element);
+  }
+  const Fp8ScaledMatrix want = quantize_fp8_scaled(x, rows, K, KAxis::last, Format::float8_e4m3fn,
+                                                   Fp8Granularity::block_1x128, Fp8ScaleRecipe::deepgemm);
+  std::vector<std::uint8_t> codes;
+  std::vector<float> fp8_scales;
+  {
+    const test::HostileFpMode hostile;
+    const Fp8ScaledMatrix got = quantize_fp8_scaled(x, rows, K, KAxis::last, Format::float8_e4m3fn,
+                                                    Fp8Granularity::block_1x128, Fp8ScaleRecipe::deepgemm);
+    codes = got.codes;
+    fp8_scales = got.scales;
+  }
+  EXPECT_EQ(codes, want.codes);
+  EXPECT_EQ(bits(fp8_scales), bits(want.scales));
 }
 
 // ---- K not a multiple of the block size.
