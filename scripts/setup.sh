@@ -3,8 +3,16 @@
 # missing. Idempotent and silent when everything is present.
 set -euo pipefail
 
+#   scripts/setup.sh            what the build and the CI suite need
+#   scripts/setup.sh --aarch64  also the AArch64 cross compiler and qemu-user (scripts/test.sh --aarch64)
 apt_packages=(cmake ninja-build g++ ccache libeigen3-dev libgtest-dev libgmock-dev libbenchmark-dev
               python3 python3-pip clang libclang-rt-14-dev libomp-14-dev xz-utils)
+for a in "$@"; do
+  case "$a" in
+    --aarch64) apt_packages+=(g++-aarch64-linux-gnu qemu-user) ;;
+    *) echo "setup.sh: unknown argument $a" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
