@@ -20,16 +20,19 @@ std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m;
 
 std::string format_name(Format f) { return blockscale::to_string(f); }
 
-// One step of DMMA's fma chain, d = a * b + acc, with the NaN results that an H100's DMMA gives
-// (measured 2026-11-25 on every mma.sync .f64 shape, 24,340 tiles of NaN, Inf, zero and finite
-// operands, docs/emulator.md "f64 rows"): a NaN operand is returned quieted, B's before the
+// One step of DMMA's fma chain, d = a * b + acc, with the NaN results that an H200's DMMA gives
+// (measured 2026-11-28 on every mma.sync .f64 shape with NaN payloads compared, 830,860 NaN outputs
+// among 120,000,896: docs/conformance/h200-mma-sync-f64-nan-payloads.json, docs/emulator.md "f64
+// rows"): a NaN operand is returned quieted, B's before the
 // accumulator's before A's, a signalling NaN taking no precedence; an invalid operation (Inf x 0,
 // Inf - Inf) gives the negative default NaN 0xFFF8000000000000. The host's fma cannot stand in for
 // it: IEEE 754 leaves the choice of NaN open, x86 picks by the instruction form's operand order,
 // and AArch64 prefers signalling NaNs and returns the positive default NaN.
 double dmma_fma(double a, double b, double acc) {
   constexpr std::uint64_t quiet_bit = 1ull << 51, default_nan = 0xFFF8000000000000ull;
-  const auto quieted = [&](double x) { return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) | quiet_bit); };
+  const auto quieted = [](double x) {
+    return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) | quiet_bit);
+  };
   if (std::isnan(b)) return quieted(b);
   if (std::isnan(acc)) return quieted(acc);
   if (std::isnan(a)) return quieted(a);

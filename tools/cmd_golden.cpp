@@ -308,9 +308,9 @@ int run_show(const std::vector<std::string>& argv) {
   std::size_t at = 0;
   for (const FieldSpec& s : fields) {
     const auto fw = w.subspan(at, s.count);
-    const std::string count = s.count > 1 ? std::to_string(s.count) : std::string();
-    std::printf("%s %-6s %s%s%s%s = %s\n", s.output ? "->" : "  ", s.name.c_str(), to_string(s.type).c_str(),
-                count.empty() ? "" : "[", count.c_str(), count.empty() ? "" : "]", values_text(s, fw).c_str());
+    const std::string count = s.count > 1 ? "[" + std::to_string(s.count) + "]" : std::string();
+    std::printf("%s %-6s %s%s = %s\n", s.output ? "->" : "  ", s.name.c_str(), to_string(s.type).c_str(), count.c_str(),
+                values_text(s, fw).c_str());
     std::printf("           hex %s\n", format_case(std::span<const FieldSpec>(&s, 1), fw).c_str());
     if (s.output && error.empty()) {
       const auto mine = std::span<const std::uint64_t>(out).subspan(at - ni, s.count);
