@@ -21,7 +21,9 @@
 //                    conversion (b.3's sign-magnitude truncation), and summed in int32 (one
 //                    accumulator per 16 terms, each below 2^(F+2), F <= 25, added in double; for
 //                    F <= kUnitsMaxF one for the whole step, with C and the output in grid units
-//                    where the output conversion is bare); for bf16 and
+//                    where the output conversion is bare, and in the plain C++ kernels for larger F
+//                    too where the step's value fits, checked per lane: output_row_int32 of
+//                    fast_kernels_portable.cpp); for bf16 and
 //                    tf32 operands, whose products may leave float's range, the same where a
 //                    step's exponent bounds keep them in range (kWideFloatHighest below), else in
 //                    double throughout. C is truncated to the grid by a mask on its bits (its

@@ -98,6 +98,66 @@ BLOCKSCALE_INLINE void output_row_units(const std::int32_t* S, const int* emax, 
   }
 }
 
+// The int32 sums of a step's terms, by runs of 16 (each below 2^31: 16 terms below 2^(F + 2) <=
+// 2^27); a step has at most kMaxStepProducts terms.
+inline constexpr std::size_t kMaxTermRuns = kMaxStepProducts / 16;
+
+// b.3 steps 5-6 in int32 for F > kUnitsMaxF, where output_row_units cannot serve (the step's value
+// in grid units may need 34 bits), for a row that output_row converts bare (plain_row): runs holds
+// the int32 sums of the step's terms by 16 (n_runs of them), out holds C. Per lane, C truncated
+// toward zero to the grid 2^(e_max - F) in grid units (its significand shifted right by e_max - F
+// minus its lowest bit's exponent, or left where that is negative: C lies below 2^(e_max + 1), so
+// below 2^(F + 1) <= 2^26 grid units) plus the runs, each add checked for signed overflow, is the
+// exact step value T in grid units. Where |T| < 2^30 in every lane, RZ to fp32 is T's magnitude
+// converted to float (at most 2^30: exact back to int32) and stepped one unit toward zero where that
+// rounded it up; times 2^(e_max - F) by two exact products (as output_row_units) it is the RZ
+// fp32 value of T * 2^(e_max - F), because scaling by a power of two commutes with RZ to 24 bits
+// and the product stays exact: a nonzero result is a multiple of 2^(e_max - F) >= 2^-139
+// (plain_row), so where it is subnormal it needs no rounding at all. Then T's sign and RZ-E8M13's
+// mask; T = 0 gives +0, as the double route does. Eight lanes per AVX2 vector, against the double
+// route's four. Returns false, with out unchanged, where some lane's T does not fit (the caller
+// takes the double route).
+template <std::size_t W>
+BLOCKSCALE_INLINE bool output_row_int32(const std::int32_t (*runs)[W], std::size_t n_runs, const int* emax,
+                                        std::uint32_t* out, const OutputRule& rule) {
+  const int F = rule.F;  // a local copy: read through rule in the loop, GCC 12 vectorised nothing
+  std::uint32_t T[W];    // two's complement, unsigned so that a wrapped add is defined
+  for (std::size_t j = 0; j < W; ++j) {
+    const std::uint32_t c = out[j];
+    const int field = static_cast<int>((c >> 23) & 0xFFu);
+    const std::uint32_t significand = (c & 0x7FFFFFu) | (static_cast<std::uint32_t>(field != 0) << 23);
+    const int right = emax[j] - F + 150 - std::max(field, 1);
+    const std::uint32_t magnitude = (significand << std::clamp(-right, 0, 31)) >> std::clamp(right, 0, 31);
+    const std::uint32_t s = 0u - (c >> 31);  // C's sign: 0 or all ones
+    T[j] = (magnitude ^ s) - s;
+  }
+  std::uint32_t overflow = 0;  // sign bits of lanes whose add overflowed
+  for (std::size_t b = 0; b < n_runs; ++b) {
+    for (std::size_t j = 0; j < W; ++j) {
+      const std::uint32_t x = T[j], y = static_cast<std::uint32_t>(runs[b][j]), sum = x + y;
+      overflow |= (sum ^ x) & (sum ^ y);
+      T[j] = sum;
+    }
+  }
+  std::uint32_t too_wide = 0;
+  for (std::size_t j = 0; j < W; ++j) {
+    const std::uint32_t s = 0u - (T[j] >> 31);
+    too_wide |= ((T[j] ^ s) - s) >> 30;  // |T| >= 2^30 (T = -2^31 included)
+  }
+  if ((overflow >> 31) != 0 || too_wide != 0) return false;
+  const std::uint32_t keep = rule.e8m13 ? ~0x3FFu : ~0u;
+  for (std::size_t j = 0; j < W; ++j) {
+    const auto t = static_cast<std::int32_t>(T[j]);
+    const std::int32_t magnitude = t < 0 ? -t : t;
+    const float f = static_cast<float>(magnitude);
+    const float rz = as_float(as_bits(f) - static_cast<std::uint32_t>(static_cast<std::int32_t>(f) > magnitude));
+    const int h = emax[j] - F, h_normal = std::max(h, -126);
+    const float v = rz * pow2f(h_normal) * pow2f(h - h_normal);
+    out[j] = (as_bits(v) | (T[j] & 0x80000000u)) & keep;
+  }
+  return true;
+}
+
 // The element values that the exact sums and the double form read as doubles (of A or of B): the
 // fp64 panel, or for wide operands (kWide: f16, bf16, tf32, whose panels have no fp64 values) the
 // fp32 one, converted as it is read (exactly: every element is a float).
@@ -201,19 +261,22 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
       }
       for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(part[j]);
     } else {
-      // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), added in double. Each
-      // starts from its first term, for the same reason as S.
-      for (std::size_t kb = 0; kb < L; kb += 16) {
-        std::int32_t part[W];
-        for (std::size_t j = 0; j < W; ++j) part[j] = term(kb, j);
+      // int32 sums of at most 16 terms (each below 2^(F + 2) <= 2^27), each starting from its
+      // first term for the same reason as S; then the step in int32 where it fits, else the runs
+      // added in double.
+      std::int32_t runs[kMaxTermRuns][W];
+      std::size_t n_runs = 0;
+      for (std::size_t kb = 0; kb < L; kb += 16, ++n_runs) {
+        std::int32_t* run = runs[n_runs];
+        for (std::size_t j = 0; j < W; ++j) run[j] = term(kb, j);
         for (std::size_t k = kb + 1; k < std::min(L, kb + 16); ++k) {
-          for (std::size_t j = 0; j < W; ++j) part[j] += term(k, j);
+          for (std::size_t j = 0; j < W; ++j) run[j] += term(k, j);
         }
-        if (kb == 0) {
-          for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(part[j]);
-        } else {
-          for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(part[j]);
-        }
+      }
+      if (plain_row<W>(emax, t.rule) && output_row_int32<W>(runs, n_runs, emax, out, t.rule)) return;
+      for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(runs[0][j]);
+      for (std::size_t b = 1; b < n_runs; ++b) {
+        for (std::size_t j = 0; j < W; ++j) S[j] += static_cast<double>(runs[b][j]);
       }
     }
   } else {

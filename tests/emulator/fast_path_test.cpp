@@ -1017,6 +1017,60 @@ TEST(EmulatorFastPath, GridUnitsOutputDownToTheLowestGrid) {
   std::printf("[ fast path ] grid-units output down to the grid 2^-139: %zu outputs x %zu paths\n", outputs, fast_paths().size());
 }
 
+// For F > 16 (tcgen05 fp8, F = 25) the plain C++ kernels form a truncating step's value in grid
+// units in int32 where it fits (fast_kernels_portable.cpp, output_row_int32): C in grid units
+// (shifted left where its lowest bit lies above the grid) plus the runs of 16 terms, each add
+// checked, |T| < 2^30, then RZ to 24 bits and the scale 2^(e_max - F). One step of 32 e4m3
+// products per output (grid 2^-9 where 448 x 448 sets e_max = 16, so each such product is
+// 102,760,448 grid units), B = 448 in lanes 0-14, random finite codes in lanes 16-30, and in lanes
+// 15 and 31 C = 2^40, whose grid truncates the products: every 16-lane vector of every row takes
+// the truncating tier. Per row:
+//   0: A = 448 throughout: each run of 16 fits int32 (2^30.6), their sum (2^31.6) overflows it;
+//   1: A = 448 at 20 k and 256 at one, C = 2^16 - 2^-3: T = 2^31 - 64, which fits int32 but not
+//      the bound 2^30 (its float, 2^31, would leave int32's range in the RZ step's comparison);
+//   2: A = 448 at 10 k, -2^-9 at one, and C = -(2^17 - 2^-7), whose lowest bit lies two binades
+//      above the grid: T just below 2^30, with 30 significant bits for RZ;
+//   3: random finite codes, and C words of every kind: zeros, subnormals, both signs, e(C) = 15.
+// Rows 0 and 1 must take the double route: without the overflow check row 0 wraps, without the
+// bound row 1 gives 2^31 instead of RZ's 2^31 - 128 (times 2^-9). The reference engine's bits on every path.
+TEST(EmulatorFastPath, StepValuesInInt32AndBeyond) {
+  const std::size_t M = 4, N = 32, K = 32;
+  const Format e4m3 = Format::float8_e4m3fn;
+  constexpr std::uint32_t k448 = 0x7E, kNegTiny = 0x81;  // 448, -2^-9
+  const auto random_finite = [](Rng& rng) {  // any e4m3 code but NaN (0x7F, 0xFF)
+    return static_cast<std::uint32_t>(rng() % 0x7F) | (rng() % 2 == 0 ? 0u : 0x80u);
+  };
+  Rng rng(2026112801);
+  std::vector<std::uint32_t> a(M * K, 0), b(K * N, k448), c(M * N, 0);
+  for (std::size_t k = 0; k < K; ++k) {
+    a[0 * K + k] = k448;
+    a[1 * K + k] = k < 20 ? k448 : k == 20 ? 0x78u : 0u;  // 0x78: 256
+    a[2 * K + k] = k < 10 ? k448 : k == 10 ? kNegTiny : 0u;
+    a[3 * K + k] = random_finite(rng);
+    for (std::size_t j = 16; j < 31; ++j) b[k * N + j] = random_finite(rng);
+  }
+  const std::uint32_t c_words[8] = {0x0u, 0x80000000u, 0x1u, 0x807FFFFFu, 0x477FFFFFu, 0xC77FFFFFu, 0x47000001u, 0xC6FFFFFFu};
+  for (std::size_t j = 0; j < N; ++j) {
+    c[1 * N + j] = 0x477FFFE0u;  // 2^16 - 2^-3
+    c[2 * N + j] = 0xC7FFFFFFu;  // -(2^17 - 2^-7): e(C) = 16, lowest bit 2^-7
+    c[3 * N + j] = c_words[j % 8];
+  }
+  for (std::size_t i = 0; i < M; ++i) c[i * N + 15] = c[i * N + 31] = 0x53800000u;  // 2^40
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction("sm_100a tcgen05.mma.cta_group::1.kind::f8f6f4 m128n256k32 f32 e4m3 e4m3"));
+  ASSERT_EQ(schedule.instruction.params().F, 25);
+  const GemmOperands ops{CodeMatrix(e4m3, M, K, a), CodeMatrix(e4m3, K, N, b), {}, {}, CodeMatrix(Format::float32, M, N, c)};
+  const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+  for (const GemmPath path : fast_paths()) {
+    GemmPathStats stats;
+    const std::vector<std::uint32_t> got = gemm(schedule, ops, {1, path, &stats});
+    for (std::size_t i = 0; i < M * N; ++i) {
+      ASSERT_EQ(got[i], want[i]) << to_string(path) << " row " << i / N << " lane " << i % N;
+    }
+    EXPECT_EQ(stats.truncating, M * N) << to_string(path);
+  }
+  std::printf("[ fast path ] step values in int32 and beyond (F = 25): %zu outputs x %zu paths\n", want.size(), fast_paths().size());
+}
+
 // A step whose products are all -0 (-0 times x, -x times +0, or a negative group sum times a zero
 // ue4m3 scale), with C = -0 in the accumulator, on rows that keep the sign of a zero result: the
 // step's exact sum is zero, and an exact zero sum is +0 (numerics.md b.3), so the output is +0.
