@@ -69,14 +69,27 @@ BLOCKSCALE_INLINE void output_row(const double* V, const int* emax, std::uint32_
 // A float 2^h for h in -126..127, from its bits.
 BLOCKSCALE_INLINE float pow2f(int h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h + 127) << 23); }
 
+// C (an fp32 pattern, finite, below 2^(e_max + 1)) truncated toward zero to the grid
+// 2^(e_max - F), in grid units (two's complement): its significand shifted right by e_max - F minus
+// its lowest bit's exponent (max(field, 1) - 150), or left where that is negative (F > 23 only: C's
+// lowest bit then lies at most F - 23 binades above the grid), with C's sign. Its magnitude lies
+// below 2^(F + 1) (a zero C's significand is 0). Shifts by a variable per lane, clamped to 0..31 so
+// that both are defined: the lane loops vectorise (vpsllvd / vpsrlvd on the AVX2 path).
+BLOCKSCALE_INLINE std::uint32_t c_grid_units(std::uint32_t c, int emax, int F) {
+  const int field = static_cast<int>((c >> 23) & 0xFFu);
+  const std::uint32_t significand = (c & 0x7FFFFFu) | (static_cast<std::uint32_t>(field != 0) << 23);
+  const int right = emax - F + 150 - std::max(field, 1);
+  const std::uint32_t magnitude = (significand << std::clamp(-right, 0, 31)) >> std::clamp(right, 0, 31);
+  const std::uint32_t s = 0u - (c >> 31);  // C's sign: 0 or all ones
+  return (magnitude ^ s) - s;
+}
+
 // b.3 steps 5-6 in grid units, for F <= kUnitsMaxF and a row that output_row converts bare
 // (plain_row), as the AVX-512 kernel's step_output_units: out holds C, S the products' part in grid
-// units (|S| < 2^(F + 8)). C truncated toward zero to the grid 2^(e_max - F) is its significand
-// shifted right by e_max - F minus its lowest bit's exponent (max(field, 1) - 150): at least
-// 23 - F > 0, as C lies below 2^(e_max + 1) (a zero C's significand is 0), so below 2^(F + 1)
-// grid units, with C's sign. Their sum, below 2^24, is an exact float; times 2^(e_max - F) it is
-// a multiple of 2^-139 (plain_row) below 2^128, which a float holds exactly: the exact step value,
-// which RZ leaves as it is (RZ-E8M13 clears the 10 low fraction bits, as output_row does). The
+// units (|S| < 2^(F + 8)). C in grid units (c_grid_units, below 2^(F + 1)) plus S, below 2^24, is
+// an exact float; times 2^(e_max - F) it is a multiple of 2^-139 (plain_row) below 2^128, which a
+// float holds exactly: the exact step value, which RZ leaves as it is (RZ-E8M13 clears the 10 low
+// fraction bits, as output_row does). The
 // scaling is two exact products, by 2^max(h, -126) (a normal result) and then by 2^(h - that) in
 // -13..0. A zero sum gives +0, as the double route does. All in int32 and float, eight lanes per
 // AVX2 vector against the double route's four (which also adds C in double and steps RZ).
@@ -85,13 +98,7 @@ BLOCKSCALE_INLINE void output_row_units(const std::int32_t* S, const int* emax, 
   const std::uint32_t keep = rule.e8m13 ? ~0x3FFu : ~0u;
   const int F = rule.F;  // a local copy: read through rule in the loop, GCC 12 vectorised nothing
   for (std::size_t j = 0; j < W; ++j) {
-    const std::uint32_t c = out[j];
-    const int field = static_cast<int>((c >> 23) & 0xFFu);
-    const std::uint32_t significand = (c & 0x7FFFFFu) | (static_cast<std::uint32_t>(field != 0) << 23);
-    const int shift = std::min(emax[j] - F + 150 - std::max(field, 1), 31);
-    const auto magnitude = static_cast<std::int32_t>(significand >> shift);
-    const std::int32_t s = -static_cast<std::int32_t>(c >> 31);  // C's sign: 0 or -1
-    const std::int32_t c_units = (magnitude ^ s) - s;
+    const auto c_units = static_cast<std::int32_t>(c_grid_units(out[j], emax[j], F));
     const int h = emax[j] - F, h_normal = std::max(h, -126);
     const float v = static_cast<float>(c_units + S[j]) * pow2f(h_normal) * pow2f(h - h_normal);
     out[j] = as_bits(v) & keep;
@@ -104,11 +111,9 @@ inline constexpr std::size_t kMaxTermRuns = kMaxStepProducts / 16;
 
 // b.3 steps 5-6 in int32 for F > kUnitsMaxF, where output_row_units cannot serve (the step's value
 // in grid units may need 34 bits), for a row that output_row converts bare (plain_row): runs holds
-// the int32 sums of the step's terms by 16 (n_runs of them), out holds C. Per lane, C truncated
-// toward zero to the grid 2^(e_max - F) in grid units (its significand shifted right by e_max - F
-// minus its lowest bit's exponent, or left where that is negative: C lies below 2^(e_max + 1), so
-// below 2^(F + 1) <= 2^26 grid units) plus the runs, each add checked for signed overflow, is the
-// exact step value T in grid units. Where |T| < 2^30 in every lane, RZ to fp32 is T's magnitude
+// the int32 sums of the step's terms by 16 (n_runs of them), out holds C. Per lane, C in grid
+// units (c_grid_units, below 2^(F + 1) <= 2^26) plus the runs, each add checked for signed
+// overflow, is the exact step value T in grid units. Where |T| < 2^30 in every lane, RZ to fp32 is T's magnitude
 // converted to float (at most 2^30: exact back to int32) and stepped one unit toward zero where that
 // rounded it up; times 2^(e_max - F) by two exact products (as output_row_units) it is the RZ
 // fp32 value of T * 2^(e_max - F), because scaling by a power of two commutes with RZ to 24 bits
@@ -122,15 +127,7 @@ BLOCKSCALE_INLINE bool output_row_int32(const std::int32_t (*runs)[W], std::size
                                         std::uint32_t* out, const OutputRule& rule) {
   const int F = rule.F;  // a local copy: read through rule in the loop, GCC 12 vectorised nothing
   std::uint32_t T[W];    // two's complement, unsigned so that a wrapped add is defined
-  for (std::size_t j = 0; j < W; ++j) {
-    const std::uint32_t c = out[j];
-    const int field = static_cast<int>((c >> 23) & 0xFFu);
-    const std::uint32_t significand = (c & 0x7FFFFFu) | (static_cast<std::uint32_t>(field != 0) << 23);
-    const int right = emax[j] - F + 150 - std::max(field, 1);
-    const std::uint32_t magnitude = (significand << std::clamp(-right, 0, 31)) >> std::clamp(right, 0, 31);
-    const std::uint32_t s = 0u - (c >> 31);  // C's sign: 0 or all ones
-    T[j] = (magnitude ^ s) - s;
-  }
+  for (std::size_t j = 0; j < W; ++j) T[j] = c_grid_units(out[j], emax[j], F);
   std::uint32_t overflow = 0;  // sign bits of lanes whose add overflowed
   for (std::size_t b = 0; b < n_runs; ++b) {
     for (std::size_t j = 0; j < W; ++j) {
