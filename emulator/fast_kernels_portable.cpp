@@ -113,15 +113,15 @@ inline constexpr std::size_t kMaxTermRuns = kMaxStepProducts / 16;
 // in grid units may need 34 bits), for a row that output_row converts bare (plain_row): runs holds
 // the int32 sums of the step's terms by 16 (n_runs of them), out holds C. Per lane, C in grid
 // units (c_grid_units, below 2^(F + 1) <= 2^26) plus the runs, each add checked for signed
-// overflow, is the exact step value T in grid units. Where |T| < 2^30 in every lane, RZ to fp32 is T's magnitude
-// converted to float (at most 2^30: exact back to int32) and stepped one unit toward zero where that
-// rounded it up; times 2^(e_max - F) by two exact products (as output_row_units) it is the RZ
-// fp32 value of T * 2^(e_max - F), because scaling by a power of two commutes with RZ to 24 bits
-// and the product stays exact: a nonzero result is a multiple of 2^(e_max - F) >= 2^-139
-// (plain_row), so where it is subnormal it needs no rounding at all. Then T's sign and RZ-E8M13's
-// mask; T = 0 gives +0, as the double route does. Eight lanes per AVX2 vector, against the double
-// route's four. Returns false, with out unchanged, where some lane's T does not fit (the caller
-// takes the double route).
+// overflow, is the exact step value T in grid units. Where |T| < 2^30 in every lane, RZ to fp32 is
+// T's magnitude converted to float (at most 2^30: exact back to int32) and stepped one unit toward
+// zero where that rounded it up; times 2^(e_max - F) by two exact products (as output_row_units)
+// it is the RZ fp32 value of T * 2^(e_max - F), because scaling by a power of two commutes with RZ
+// to 24 bits and the product stays exact: a nonzero result is a multiple of 2^(e_max - F) >=
+// 2^-139 (plain_row), so where it is subnormal it needs no rounding at all. Then T's sign and
+// RZ-E8M13's mask; T = 0 gives +0, as the double route does. Eight lanes per AVX2 vector, against
+// the double route's four. Returns false, with out unchanged, where some lane's T does not fit
+// (the caller takes the double route).
 template <std::size_t W>
 BLOCKSCALE_INLINE bool output_row_int32(const std::int32_t (*runs)[W], std::size_t n_runs, const int* emax,
                                         std::uint32_t* out, const OutputRule& rule) {

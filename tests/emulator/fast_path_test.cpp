@@ -1017,7 +1017,7 @@ TEST(EmulatorFastPath, GridUnitsOutputDownToTheLowestGrid) {
   std::printf("[ fast path ] grid-units output down to the grid 2^-139: %zu outputs x %zu paths\n", outputs, fast_paths().size());
 }
 
-// For F > 16 (tcgen05 fp8, F = 25) the plain C++ kernels form a truncating step's value in grid
+// For F > 15 (tcgen05 fp8, F = 25) the plain C++ kernels form a truncating step's value in grid
 // units in int32 where it fits (fast_kernels_portable.cpp, output_row_int32): C in grid units
 // (shifted left where its lowest bit lies above the grid) plus the runs of 16 terms, each add
 // checked, |T| < 2^30, then RZ to 24 bits and the scale 2^(e_max - F). One step of 32 e4m3
@@ -1032,7 +1032,8 @@ TEST(EmulatorFastPath, GridUnitsOutputDownToTheLowestGrid) {
 //      above the grid: T just below 2^30, with 30 significant bits for RZ;
 //   3: random finite codes, and C words of every kind: zeros, subnormals, both signs, e(C) = 15.
 // Rows 0 and 1 must take the double route: without the overflow check row 0 wraps, without the
-// bound row 1 gives 2^31 instead of RZ's 2^31 - 128 (times 2^-9). The reference engine's bits on every path.
+// bound row 1 gives 2^31 instead of RZ's 2^31 - 128 (times 2^-9). The reference engine's bits on
+// every path.
 TEST(EmulatorFastPath, StepValuesInInt32AndBeyond) {
   const std::size_t M = 4, N = 32, K = 32;
   const Format e4m3 = Format::float8_e4m3fn;
