@@ -69,6 +69,15 @@ BLOCKSCALE_INLINE void output_row(const double* V, const int* emax, std::uint32_
 // A float 2^h for h in -126..127, from its bits.
 BLOCKSCALE_INLINE float pow2f(int h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h + 127) << 23); }
 
+// An integer-valued float x times 2^h for h in -139..127 (the grid 2^(e_max - F) of a row that
+// output_row converts bare), by two products: 2^max(h, -126), whose result is normal, then
+// 2^(h - that) in -13..0. Each is exact where the true product is a float: a nonzero one is a
+// multiple of 2^h >= 2^-139, which the subnormals' grid 2^-149 holds.
+BLOCKSCALE_INLINE float times_grid(float x, int h) {
+  const int h_normal = std::max(h, -126);
+  return x * pow2f(h_normal) * pow2f(h - h_normal);
+}
+
 // C (an fp32 pattern, finite, below 2^(e_max + 1)) truncated toward zero to the grid
 // 2^(e_max - F), in grid units (two's complement): its significand shifted right by e_max - F minus
 // its lowest bit's exponent (max(field, 1) - 150), or left where that is negative (F > 23 only: C's
@@ -89,9 +98,8 @@ BLOCKSCALE_INLINE std::uint32_t c_grid_units(std::uint32_t c, int emax, int F) {
 // units (|S| < 2^(F + 8)). C in grid units (c_grid_units, below 2^(F + 1)) plus S, below 2^24, is
 // an exact float; times 2^(e_max - F) it is a multiple of 2^-139 (plain_row) below 2^128, which a
 // float holds exactly: the exact step value, which RZ leaves as it is (RZ-E8M13 clears the 10 low
-// fraction bits, as output_row does). The
-// scaling is two exact products, by 2^max(h, -126) (a normal result) and then by 2^(h - that) in
-// -13..0. A zero sum gives +0, as the double route does. All in int32 and float, eight lanes per
+// fraction bits, as output_row does). The scaling is times_grid. A zero sum gives +0, as the
+// double route does. All in int32 and float, eight lanes per
 // AVX2 vector against the double route's four (which also adds C in double and steps RZ).
 template <std::size_t W>
 BLOCKSCALE_INLINE void output_row_units(const std::int32_t* S, const int* emax, std::uint32_t* out, const OutputRule& rule) {
@@ -99,8 +107,7 @@ BLOCKSCALE_INLINE void output_row_units(const std::int32_t* S, const int* emax, 
   const int F = rule.F;  // a local copy: read through rule in the loop, GCC 12 vectorised nothing
   for (std::size_t j = 0; j < W; ++j) {
     const auto c_units = static_cast<std::int32_t>(c_grid_units(out[j], emax[j], F));
-    const int h = emax[j] - F, h_normal = std::max(h, -126);
-    const float v = static_cast<float>(c_units + S[j]) * pow2f(h_normal) * pow2f(h - h_normal);
+    const float v = times_grid(static_cast<float>(c_units + S[j]), emax[j] - F);
     out[j] = as_bits(v) & keep;
   }
 }
@@ -115,7 +122,7 @@ inline constexpr std::size_t kMaxTermRuns = kMaxStepProducts / 16;
 // units (c_grid_units, below 2^(F + 1) <= 2^26) plus the runs, each add checked for signed
 // overflow, is the exact step value T in grid units. Where |T| < 2^30 in every lane, RZ to fp32 is
 // T's magnitude converted to float (at most 2^30: exact back to int32) and stepped one unit toward
-// zero where that rounded it up; times 2^(e_max - F) by two exact products (as output_row_units)
+// zero where that rounded it up; times 2^(e_max - F) by times_grid (as output_row_units)
 // it is the RZ fp32 value of T * 2^(e_max - F), because scaling by a power of two commutes with RZ
 // to 24 bits and the product stays exact: a nonzero result is a multiple of 2^(e_max - F) >=
 // 2^-139 (plain_row), so where it is subnormal it needs no rounding at all. Then T's sign and
@@ -148,8 +155,7 @@ BLOCKSCALE_INLINE bool output_row_int32(const std::int32_t (*runs)[W], std::size
     const std::int32_t magnitude = t < 0 ? -t : t;
     const float f = static_cast<float>(magnitude);
     const float rz = as_float(as_bits(f) - static_cast<std::uint32_t>(static_cast<std::int32_t>(f) > magnitude));
-    const int h = emax[j] - F, h_normal = std::max(h, -126);
-    const float v = rz * pow2f(h_normal) * pow2f(h - h_normal);
+    const float v = times_grid(rz, emax[j] - F);
     out[j] = (as_bits(v) | (T[j] & 0x80000000u)) & keep;
   }
   return true;
