@@ -793,6 +793,111 @@ BLOCKSCALE_AVX2 void group_sums_avx2(const GstTile& t, std::size_t g0, std::size
 BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
   gst_steps_body<&group_sums_avx2>(t, acc, s0, s1, c);
 }
+// ---- Panel decoding (fast_panels.h DecodeARowFn / DecodeBStripFn) without fp16 panels: the table
+// lookups as 8-lane gathers, as the AVX-512 decoder's 16-lane ones. A one-thread MXFP8
+// 256 x 256 x 8192 GEMM decodes 4 M elements for 0.5 G MACs: on a Zen 3 core the scalar decoder
+// took 15% of the T-FDPA kernel's time there, this one 6% (docs/performance.md).
+
+// 8 codes as 32-bit indices.
+BLOCKSCALE_AVX2 inline __m256i codes8(const std::uint8_t* codes) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes)));
+}
+
+// The eb words of 8 codes with the specials' words replaced by 0 (fast_panels.h DecodeTables), and
+// the NaN and Inf lanes (all ones).
+struct EbLanes {
+  __m256i w, nan, inf;
+};
+BLOCKSCALE_AVX2 inline EbLanes eb_lanes(__m256i idx, const std::uint32_t* table) {
+  const __m256i w = _mm256_i32gather_epi32(reinterpret_cast<const int*>(table), idx, 4);
+  const __m256i nan = _mm256_cmpeq_epi32(w, _mm256_set1_epi32(static_cast<int>(kEbWordNaN)));
+  const __m256i inf = _mm256_cmpeq_epi32(w, _mm256_set1_epi32(static_cast<int>(kEbWordInf)));
+  return {_mm256_andnot_si256(_mm256_or_si256(nan, inf), w), nan, inf};
+}
+
+// 8 floats and their doubles (exact) at dval.
+BLOCKSCALE_AVX2 inline void store_doubles(double* dval, __m256 v) {
+  _mm256_storeu_pd(dval, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  _mm256_storeu_pd(dval + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+// Whole vectors only: decode_tfdpa hands this A rows whose step length is a multiple of 8
+// (TfdpaDecoder::a_row_lanes), as P.k is of the step length.
+BLOCKSCALE_AVX2 bool decode_a_row_avx2(const DecodeTables& t, const std::uint8_t* codes, std::size_t i, TfdpaPanels& P) {
+  const auto L = static_cast<std::size_t>(P.L);
+  const std::size_t K = P.k;
+  float* val = P.a_val.data() + i * K;
+  double* dval = P.a_dval.empty() ? nullptr : P.a_dval.data() + i * K;
+  std::int32_t* eb = P.a_eb.data() + i * K;
+  bool any_inf = false;
+  for (std::size_t s = 0; s < P.steps; ++s) {
+    __m256i nan = _mm256_setzero_si256(), inf = nan;
+    for (std::size_t c = s * L; c < (s + 1) * L; c += 8) {
+      const __m256i idx = codes8(codes + c);
+      const __m256 v = _mm256_i32gather_ps(t.val, idx, 4);
+      const EbLanes e = eb_lanes(idx, t.eb);
+      nan = _mm256_or_si256(nan, e.nan);
+      inf = _mm256_or_si256(inf, e.inf);
+      _mm256_storeu_ps(val + c, v);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + c), e.w);
+      if (dval != nullptr) store_doubles(dval + c, v);
+    }
+    const bool has_inf = _mm256_testz_si256(inf, inf) == 0;
+    P.a_flags[i * P.steps + s] =
+        static_cast<std::uint8_t>((_mm256_testz_si256(nan, nan) == 0 ? kHasNaN : 0) | (has_inf ? kHasInf : 0));
+    any_inf = any_inf || has_inf;
+  }
+  return any_inf;
+}
+
+BLOCKSCALE_AVX2 bool decode_b_strip_avx2(const DecodeTables& t, const std::uint8_t* codes, std::size_t st,
+                                         TfdpaPanels& P) {
+  static_assert(kTfdpaWidth == 32, "four 8-lane vectors per k");
+  constexpr std::size_t W = kTfdpaWidth;
+  const auto L = static_cast<std::size_t>(P.L);
+  const std::size_t K = P.k;
+  float* val = P.b_val.data() + st * K * W;
+  double* dval = P.b_dval.empty() ? nullptr : P.b_dval.data() + st * K * W;
+  std::int16_t* eb = P.b_eb.data() + st * K * W;
+  const __m256i low_half = _mm256_set1_epi32(0xFFFF);
+  bool any_inf = false;
+  for (std::size_t s = 0; s < P.steps; ++s) {
+    __m256i nan[4], inf[4];
+    for (std::size_t q = 0; q < 4; ++q) nan[q] = inf[q] = _mm256_setzero_si256();
+    for (std::size_t k = s * L; k < (s + 1) * L; ++k) {
+      for (std::size_t h = 0; h < 2; ++h) {  // 16 lanes: two gathers of each table
+        const std::size_t at = k * W + 16 * h;
+        const __m256i idx0 = codes8(codes + at), idx1 = codes8(codes + at + 8);
+        const __m256 v0 = _mm256_i32gather_ps(t.val, idx0, 4), v1 = _mm256_i32gather_ps(t.val, idx1, 4);
+        const EbLanes e0 = eb_lanes(idx0, t.eb), e1 = eb_lanes(idx1, t.eb);
+        nan[2 * h] = _mm256_or_si256(nan[2 * h], e0.nan);
+        nan[2 * h + 1] = _mm256_or_si256(nan[2 * h + 1], e1.nan);
+        inf[2 * h] = _mm256_or_si256(inf[2 * h], e0.inf);
+        inf[2 * h + 1] = _mm256_or_si256(inf[2 * h + 1], e1.inf);
+        _mm256_storeu_ps(val + at, v0);
+        _mm256_storeu_ps(val + at + 8, v1);
+        // b_eb is the byte pair, the word's low half: vpackusdw of the halves (below 2^16, so
+        // nothing saturates) packs within 128-bit lanes, and vpermq puts the four quarters in
+        // lane order.
+        const __m256i pairs = _mm256_packus_epi32(_mm256_and_si256(e0.w, low_half), _mm256_and_si256(e1.w, low_half));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + at), _mm256_permute4x64_epi64(pairs, 0xD8));
+        if (dval != nullptr) {
+          store_doubles(dval + at, v0);
+          store_doubles(dval + at + 8, v1);
+        }
+      }
+    }
+    std::uint32_t nan_lanes = 0, inf_lanes = 0;
+    for (std::size_t q = 0; q < 4; ++q) {
+      nan_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(nan[q]))) << (8 * q);
+      inf_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(inf[q]))) << (8 * q);
+    }
+    P.b_nan[st * P.steps + s] = nan_lanes;
+    P.b_inf[st * P.steps + s] = inf_lanes;
+    any_inf = any_inf || inf_lanes != 0;
+  }
+  return any_inf;
+}
 BLOCKSCALE_AVX2 void promote_avx2(PromotionFma fma, const std::uint32_t* sa, const std::uint32_t* sb,
                                   const std::uint32_t* part, std::uint32_t* acc) {
   promote_body(fma, sa, sb, part, acc);
@@ -820,7 +925,8 @@ bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 }
 const KernelSet& avx2_kernels() {
-  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx2, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2, &accumulate_avx2};
+  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx2, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2, &accumulate_avx2,
+                           0, TfdpaDecoder{&decode_a_row_avx2, &decode_b_strip_avx2, nullptr, nullptr, false, 8}};
   return k;
 }
 #else

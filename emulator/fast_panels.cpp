@@ -477,7 +477,9 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   const HalfTable* hb = h ? &half_table(ops.b.format(), 0) : nullptr;
   const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
   const bool exps = bounds == TfdpaBounds::exponents;
-  const bool vector_a = !exps && decoder.a_row != nullptr, vector_b = !exps && decoder.b_strip != nullptr;
+  const bool covered = !exps && (!h || decoder.fp16_panels);
+  const bool vector_a = covered && decoder.a_row != nullptr && uL % decoder.a_row_lanes == 0;
+  const bool vector_b = covered && decoder.b_strip != nullptr;
   const bool vector_wide_a = decoder.wide_row != nullptr && 16 % uL == 0, vector_wide_b = decoder.wide_strip != nullptr;
   const DecodeTables vta{code_tables(ops.a.format()).val.data(), code_tables(ops.a.format()).eb.data(),
                          ha != nullptr ? ha->data() : nullptr};

@@ -215,6 +215,11 @@ struct TfdpaDecoder {
   DecodeBStripFn b_strip = nullptr;
   DecodeWideRowFn wide_row = nullptr;
   DecodeWideStripFn wide_strip = nullptr;
+  // What a_row and b_strip cover; decode_tfdpa takes the scalar decoder for the rest: the fp16
+  // panels only where fp16_panels is set, and A rows only for step lengths L that are multiples
+  // of a_row_lanes (a decoder without masked loads and stores works in whole vectors).
+  bool fp16_panels = false;
+  std::size_t a_row_lanes = 1;
 };
 
 // Whether panels of format f take the narrow decoding (signed formats of at most 8 bits: byte

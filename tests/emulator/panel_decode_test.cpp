@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The AVX-512 panel decoder (fast_kernels_avx512.cpp) against the scalar one (fast_panels.cpp),
-// and the code readers' block copies and transposes against their element-by-element route:
-// every buffer of the decoded panels equal, byte for byte, for every element format, step lengths
-// that do and do not fill 16-lane vectors, with and without fp16 panels and scales, and codes that
-// reach every route (zeros, NaN, Inf, steps without a nonzero element, values inexact in fp16).
-// The decoders feed every fast-path kernel, so fast_path_test checks them end to end as well; this
-// test names the buffer that differs.
+// The AVX-512 and AVX2 panel decoders (fast_kernels_avx512.cpp, fast_kernels_portable.cpp) against
+// the scalar one (fast_panels.cpp), and the code readers' block copies and transposes against their
+// element-by-element route: every buffer of the decoded panels equal, byte for byte, for every
+// element format, step lengths that do and do not fill 8- and 16-lane vectors, with and without
+// fp16 panels and scales, and codes that reach every route (zeros, NaN, Inf, steps without a
+// nonzero element, values inexact in fp16). The decoders feed every fast-path kernel, so
+// fast_path_test checks them end to end as well; this test names the buffer that differs.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -74,18 +75,17 @@ std::vector<std::uint8_t> make_codes(std::size_t outer, std::size_t inner, std::
   return codes;
 }
 
-TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
-  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL: the vector decoder cannot run here";
-  const TfdpaDecoder& vector = avx512_kernels().decode;
-  ASSERT_NE(vector.a_row, nullptr);
+// A vector decoder against the scalar one over every pair of element formats, step lengths
+// `Ls` and fp16 panels for `fp16_Fs` (0: none); the number of cases compared.
+int compare_with_scalar(const TfdpaDecoder& vector, std::initializer_list<int> Ls, std::initializer_list<int> fp16_Fs) {
   const Format formats[] = {Format::float8_e4m3fn, Format::float8_e5m2, Format::float6_e2m3fn, Format::float6_e3m2fn,
                             Format::float4_e2m1fn};
   std::mt19937 rng(2026);
   int cases = 0;
   for (const Format fa : formats) {
     for (const Format fb : formats) {
-      for (const int L : {32, 16, 8, 24}) {
-        for (const int fp16_F : {0, 13, 1}) {
+      for (const int L : Ls) {
+        for (const int fp16_F : fp16_Fs) {
           if (fp16_F != 0 && L % 2 != 0) continue;
           const bool scaled = (cases % 2) == 0;
           const std::size_t M = 1 + rng() % 13, N = 1 + rng() % 100, K = 1 + rng() % 200;
@@ -126,15 +126,33 @@ TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
                                   " fp16_F=" + std::to_string(fp16_F) + " M=" + std::to_string(M) +
                                   " N=" + std::to_string(N) + " K=" + std::to_string(K);
           expect_same(s, v, "scalar, 16-bit words / vector, bytes: " + ctx);
-          if (HasFatalFailure()) return;
+          if (::testing::Test::HasFatalFailure()) return cases;
           expect_same(s, t, "scalar, 16-bit words / vector, bytes, A K-major, B row-major: " + ctx);
-          if (HasFatalFailure()) return;
+          if (::testing::Test::HasFatalFailure()) return cases;
           ++cases;
         }
       }
     }
   }
-  EXPECT_EQ(cases, 5 * 5 * 4 * 3);
+  return cases;
+}
+
+TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL: the vector decoder cannot run here";
+  const TfdpaDecoder& vector = avx512_kernels().decode;
+  ASSERT_NE(vector.a_row, nullptr);
+  EXPECT_EQ(compare_with_scalar(vector, {32, 16, 8, 24}, {0, 13, 1}), 5 * 5 * 4 * 3);
+}
+
+// The AVX2 decoder (fast_kernels_portable.cpp) writes no fp16 panels and decodes A rows in whole
+// 8-lane vectors: with fp16 panels, and for A with step lengths 4 and 12, decode_tfdpa takes the
+// scalar decoder for that part, and the panels must come out the same all the same.
+TEST(EmulatorPanelDecode, Avx2DecoderEqualsScalar) {
+  if (!cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2 + FMA + BMI2: the AVX2 decoder cannot run here";
+  const TfdpaDecoder& vector = avx2_kernels().decode;
+  ASSERT_NE(vector.a_row, nullptr);
+  ASSERT_EQ(vector.a_row_lanes, 8u);
+  EXPECT_EQ(compare_with_scalar(vector, {32, 16, 8, 24, 64, 4, 12}, {0, 13}), 5 * 5 * 7 * 2);
 }
 
 // The AVX-512 decoder of wide operands (f16, bf16, tf32: storage words, exponent bounds) against
