@@ -480,7 +480,9 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   const bool covered = !exps && (!h || decoder.fp16_panels);
   const bool vector_a = covered && decoder.a_row != nullptr && uL % decoder.a_row_lanes == 0;
   const bool vector_b = covered && decoder.b_strip != nullptr;
-  const bool vector_wide_a = decoder.wide_row != nullptr && 16 % uL == 0, vector_wide_b = decoder.wide_strip != nullptr;
+  // (Wide A rows: the AVX-512 decoder's masked reductions take steps within one 16-lane vector.)
+  const bool vector_wide_a = decoder.wide_row != nullptr && 16 % uL == 0 && uL % decoder.a_row_lanes == 0;
+  const bool vector_wide_b = decoder.wide_strip != nullptr;
   const DecodeTables vta{code_tables(ops.a.format()).val.data(), code_tables(ops.a.format()).eb.data(),
                          ha != nullptr ? ha->data() : nullptr};
   const DecodeTables vtb{code_tables(ops.b.format()).val.data(), code_tables(ops.b.format()).eb.data(),

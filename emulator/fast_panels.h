@@ -215,9 +215,10 @@ struct TfdpaDecoder {
   DecodeBStripFn b_strip = nullptr;
   DecodeWideRowFn wide_row = nullptr;
   DecodeWideStripFn wide_strip = nullptr;
-  // What a_row and b_strip cover; decode_tfdpa takes the scalar decoder for the rest: the fp16
-  // panels only where fp16_panels is set, and A rows only for step lengths L that are multiples
-  // of a_row_lanes (a decoder without masked loads and stores works in whole vectors).
+  // What the functions cover; decode_tfdpa takes the scalar decoder for the rest: the fp16 panels
+  // only where fp16_panels is set, A rows (a_row, wide_row) only for step lengths L that are
+  // multiples of a_row_lanes (a decoder without masked loads and stores works in whole vectors),
+  // and wide_row only for L dividing 16.
   bool fp16_panels = false;
   std::size_t a_row_lanes = 1;
 };
