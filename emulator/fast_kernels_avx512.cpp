@@ -1354,8 +1354,8 @@ const KernelSet& avx512_kernels() {
                            __builtin_cpu_supports("avx512vnni") ? &gst_avx512 : avx2_kernels().gst,
                            &promote_avx512, &accumulate_avx512,
                            fp16_max_f(),
-                           TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512, &decode_wide_row_avx512, &decode_wide_strip_avx512,
-                                        true, 1}};
+                           TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512, &decode_wide_row_avx512,
+                                        &decode_wide_strip_avx512, true, 1}};
   return k;
 }
 

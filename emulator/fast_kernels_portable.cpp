@@ -793,6 +793,7 @@ BLOCKSCALE_AVX2 void group_sums_avx2(const GstTile& t, std::size_t g0, std::size
 BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
   gst_steps_body<&group_sums_avx2>(t, acc, s0, s1, c);
 }
+
 // ---- Panel decoding (fast_panels.h DecodeARowFn / DecodeBStripFn) without fp16 panels: the table
 // lookups as 8-lane gathers, as the AVX-512 decoder's 16-lane ones. A one-thread MXFP8
 // 256 x 256 x 8192 GEMM decodes 4 M elements for 0.5 G MACs: on a Zen 3 core the scalar decoder
@@ -823,7 +824,8 @@ BLOCKSCALE_AVX2 inline void store_doubles(double* dval, __m256 v) {
 
 // Whole vectors only: decode_tfdpa hands this A rows whose step length is a multiple of 8
 // (TfdpaDecoder::a_row_lanes), as P.k is of the step length.
-BLOCKSCALE_AVX2 bool decode_a_row_avx2(const DecodeTables& t, const std::uint8_t* codes, std::size_t i, TfdpaPanels& P) {
+BLOCKSCALE_AVX2 bool decode_a_row_avx2(const DecodeTables& t, const std::uint8_t* codes, std::size_t i,
+                                       TfdpaPanels& P) {
   const auto L = static_cast<std::size_t>(P.L);
   const std::size_t K = P.k;
   float* val = P.a_val.data() + i * K;
@@ -843,8 +845,8 @@ BLOCKSCALE_AVX2 bool decode_a_row_avx2(const DecodeTables& t, const std::uint8_t
       if (dval != nullptr) store_doubles(dval + c, v);
     }
     const bool has_inf = _mm256_testz_si256(inf, inf) == 0;
-    P.a_flags[i * P.steps + s] =
-        static_cast<std::uint8_t>((_mm256_testz_si256(nan, nan) == 0 ? kHasNaN : 0) | (has_inf ? kHasInf : 0));
+    P.a_flags[i * P.steps + s] = static_cast<std::uint8_t>((_mm256_testz_si256(nan, nan) == 0 ? kHasNaN : 0) |
+                                                           (has_inf ? kHasInf : 0));
     any_inf = any_inf || has_inf;
   }
   return any_inf;
@@ -879,7 +881,8 @@ BLOCKSCALE_AVX2 bool decode_b_strip_avx2(const DecodeTables& t, const std::uint8
         // b_eb is the byte pair, the word's low half: vpackusdw of the halves (below 2^16, so
         // nothing saturates) packs within 128-bit lanes, and vpermq puts the four quarters in
         // lane order.
-        const __m256i pairs = _mm256_packus_epi32(_mm256_and_si256(e0.w, low_half), _mm256_and_si256(e1.w, low_half));
+        const __m256i pairs =
+            _mm256_packus_epi32(_mm256_and_si256(e0.w, low_half), _mm256_and_si256(e1.w, low_half));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + at), _mm256_permute4x64_epi64(pairs, 0xD8));
         if (dval != nullptr) {
           store_doubles(dval + at, v0);
@@ -898,6 +901,7 @@ BLOCKSCALE_AVX2 bool decode_b_strip_avx2(const DecodeTables& t, const std::uint8
   }
   return any_inf;
 }
+
 // ---- Panel decoding of wide operands (fast_panels.h DecodeWideRowFn / DecodeWideStripFn), 8
 // storage words at a time by bit operations, as the AVX-512 decoder's wide_lanes (which gives the
 // reasons) with the masks as lanes of all ones. The scalar decoder took 15% of the T-FDPA kernel's
@@ -916,14 +920,16 @@ BLOCKSCALE_AVX2 inline WideLanes8 wide_lanes8(__m256i words) {
     const __m256i field = _mm256_and_si256(_mm256_srli_epi32(words, 10), _mm256_set1_epi32(0x1F));
     const __m256i man = _mm256_and_si256(words, _mm256_set1_epi32(0x3FF));
     const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(words, _mm256_set1_epi32(0x8000)), 16);
-    const __m256i normal = _mm256_or_si256(_mm256_slli_epi32(_mm256_add_epi32(field, _mm256_set1_epi32(112)), 23),
-                                           _mm256_slli_epi32(man, 13));
-    const __m256i subnormal = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(man), _mm256_set1_ps(0x1p-24f)));
+    const __m256i normal = _mm256_or_si256(
+        _mm256_slli_epi32(_mm256_add_epi32(field, _mm256_set1_epi32(112)), 23), _mm256_slli_epi32(man, 13));
+    const __m256i subnormal =
+        _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(man), _mm256_set1_ps(0x1p-24f)));
     bits = _mm256_or_si256(sign, _mm256_blendv_epi8(normal, subnormal, _mm256_cmpeq_epi32(field, zero)));
     special = _mm256_cmpeq_epi32(field, _mm256_set1_epi32(0x1F));
     no_payload = _mm256_cmpeq_epi32(man, zero);
   } else {
-    bits = F == Format::bfloat16 ? _mm256_slli_epi32(words, 16) : _mm256_and_si256(words, _mm256_set1_epi32(static_cast<int>(0xFFFFE000u)));
+    bits = F == Format::bfloat16 ? _mm256_slli_epi32(words, 16)
+                                 : _mm256_and_si256(words, _mm256_set1_epi32(static_cast<int>(0xFFFFE000u)));
     const __m256i field = _mm256_set1_epi32(0x7F800000);
     special = _mm256_cmpeq_epi32(_mm256_and_si256(bits, field), field);
     no_payload = _mm256_cmpeq_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFF)), zero);
@@ -931,9 +937,10 @@ BLOCKSCALE_AVX2 inline WideLanes8 wide_lanes8(__m256i words) {
   constexpr int emin = F == Format::float16 ? -14 : -126;
   const __m256i is_zero = _mm256_cmpeq_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF)), zero);
   const __m256i live = _mm256_andnot_si256(_mm256_or_si256(special, is_zero), _mm256_set1_epi32(-1));
-  const __m256i exp = _mm256_max_epi32(_mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(0xFF)),
-                                                        _mm256_set1_epi32(127)),
-                                       _mm256_set1_epi32(emin));
+  const __m256i exp = _mm256_max_epi32(
+      _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(0xFF)),
+                       _mm256_set1_epi32(127)),
+      _mm256_set1_epi32(emin));
   return {_mm256_and_si256(live, bits), _mm256_blendv_epi8(_mm256_set1_epi32(kNoExp), exp, live), live,
           _mm256_andnot_si256(no_payload, special), _mm256_and_si256(special, no_payload)};
 }
@@ -969,8 +976,9 @@ BLOCKSCALE_AVX2 bool decode_wide_row8(const std::uint32_t* words, std::size_t i,
     for (std::size_t c = s * L; c < (s + 1) * L; c += 8) {
       const WideLanes8 e = wide_lanes8<F>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + c)));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.a_val.data() + i * P.k + c), e.bits);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.a_exp2.data() + i * P.k + c),
-                          _mm256_or_si256(_mm256_and_si256(e.exp, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(e.exp, 16)));
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(P.a_exp2.data() + i * P.k + c),
+          _mm256_or_si256(_mm256_and_si256(e.exp, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(e.exp, 16)));
       lo = _mm256_min_epi32(lo, _mm256_blendv_epi8(_mm256_set1_epi32(kNoExpHigh), e.exp, e.live));
       hi = _mm256_max_epi32(hi, e.exp);  // kNoExp, the least, in the other lanes
       nan = _mm256_or_si256(nan, e.nan);
@@ -980,7 +988,8 @@ BLOCKSCALE_AVX2 bool decode_wide_row8(const std::uint32_t* words, std::size_t i,
     P.a_lo[at] = static_cast<std::int16_t>(min_lane(lo));
     P.a_hi[at] = static_cast<std::int16_t>(max_lane(hi));
     const bool has_inf = _mm256_testz_si256(inf, inf) == 0;
-    P.a_flags[at] = static_cast<std::uint8_t>((_mm256_testz_si256(nan, nan) == 0 ? kHasNaN : 0) | (has_inf ? kHasInf : 0));
+    P.a_flags[at] = static_cast<std::uint8_t>((_mm256_testz_si256(nan, nan) == 0 ? kHasNaN : 0) |
+                                              (has_inf ? kHasInf : 0));
     any_inf = any_inf || has_inf;
   }
   return any_inf;
@@ -1004,7 +1013,8 @@ BLOCKSCALE_AVX2 bool decode_wide_strip8(const std::uint32_t* words, std::size_t 
     for (std::size_t k = s * L; k < (s + 1) * L; ++k) {
       __m256i exp[4];
       for (std::size_t q = 0; q < 4; ++q) {
-        const WideLanes8 e = wide_lanes8<F>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + k * W + 8 * q)));
+        const WideLanes8 e =
+            wide_lanes8<F>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + k * W + 8 * q)));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_val.data() + (st * P.k + k) * W + 8 * q), e.bits);
         exp[q] = e.exp;
         lo[q] = _mm256_min_epi32(lo[q], _mm256_blendv_epi8(_mm256_set1_epi32(kNoExpHigh), e.exp, e.live));
@@ -1019,8 +1029,10 @@ BLOCKSCALE_AVX2 bool decode_wide_strip8(const std::uint32_t* words, std::size_t 
     const std::size_t at = (st * P.steps + s) * W;
     std::uint32_t nan_lanes = 0, inf_lanes = 0;
     for (std::size_t h = 0; h < 2; ++h) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_lo.data() + at + 16 * h), int16_lanes(lo[2 * h], lo[2 * h + 1]));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_hi.data() + at + 16 * h), int16_lanes(hi[2 * h], hi[2 * h + 1]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_lo.data() + at + 16 * h),
+                          int16_lanes(lo[2 * h], lo[2 * h + 1]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_hi.data() + at + 16 * h),
+                          int16_lanes(hi[2 * h], hi[2 * h + 1]));
     }
     for (std::size_t q = 0; q < 4; ++q) {
       nan_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(nan[q]))) << (8 * q);
@@ -1033,14 +1045,16 @@ BLOCKSCALE_AVX2 bool decode_wide_strip8(const std::uint32_t* words, std::size_t 
   return any_inf;
 }
 
-BLOCKSCALE_AVX2 bool decode_wide_row_avx2(Format f, const std::uint32_t* words, std::size_t i, TfdpaPanels& P) {
+BLOCKSCALE_AVX2 bool decode_wide_row_avx2(Format f, const std::uint32_t* words, std::size_t i,
+                                          TfdpaPanels& P) {
   switch (f) {
     case Format::float16: return decode_wide_row8<Format::float16>(words, i, P);
     case Format::bfloat16: return decode_wide_row8<Format::bfloat16>(words, i, P);
     default: return decode_wide_row8<Format::tfloat32>(words, i, P);
   }
 }
-BLOCKSCALE_AVX2 bool decode_wide_strip_avx2(Format f, const std::uint32_t* words, std::size_t st, TfdpaPanels& P) {
+BLOCKSCALE_AVX2 bool decode_wide_strip_avx2(Format f, const std::uint32_t* words, std::size_t st,
+                                            TfdpaPanels& P) {
   switch (f) {
     case Format::float16: return decode_wide_strip8<Format::float16>(words, st, P);
     case Format::bfloat16: return decode_wide_strip8<Format::bfloat16>(words, st, P);
