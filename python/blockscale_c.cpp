@@ -482,33 +482,65 @@ BSC_EXPORT int bsc_quantize_fp8(const char* format, const char* recipe, const fl
   });
 }
 
-// D (m x n f32 bits; with bf16_d the bf16 values as f32 words) = A (m x k) B^T (B as n x k) as the
-// library call `model` computes it on sm_90a (or "exact": the exact sum rounded once), split_k
-// slices. definition: the model's numerics in words.
+// D (m x n f32 bits; for a bf16 or f16 D its values as f32 words) = A (m x k) B^T (B as n x k) as
+// the library call `model` computes it on sm_90a (or "exact": the exact sum rounded once to f32),
+// split_k slices; d_type "f32", "bf16" or "f16"; bias nullptr or n values, each exact in d_type, that
+// torch._scaled_mm adds (emulator::add_bias). definition: the model's numerics in words.
 BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char* recipe_a, const std::uint8_t* a_codes,
                             const float* a_scales, const char* format_b, const char* recipe_b, const std::uint8_t* b_codes,
-                            const float* b_scales, std::int64_t m, std::int64_t n, std::int64_t k, int split_k, int bf16_d,
-                            int threads, std::uint32_t* d, const char** definition) {
+                            const float* b_scales, std::int64_t m, std::int64_t n, std::int64_t k, int split_k,
+                            const char* d_type, const float* bias, int threads, std::uint32_t* d, const char** definition) {
   return guarded([&] {
     const Fp8ScaledMatrix a = fp8_matrix(format_a, recipe_a, a_codes, a_scales, m, k);
     const Fp8ScaledMatrix b = fp8_matrix(format_b, recipe_b, b_codes, b_scales, n, k);
+    const std::string_view dt(d_type);
+    if (dt != "f32" && dt != "bf16" && dt != "f16") {
+      throw std::invalid_argument("d_type '" + std::string(dt) + "': f32, bf16 or f16");
+    }
+    const Format d_format = dt == "bf16" ? Format::bfloat16 : dt == "f16" ? Format::float16 : Format::float32;
     emulator::GemmOptions o;
     o.threads = threads;
     std::vector<std::uint32_t> result;
     std::string words;
     if (std::string_view(model) == "exact") {
-      if (split_k != 1 || bf16_d) throw std::invalid_argument("exact takes neither split_k nor a bf16 D");
+      if (split_k != 1 || d_format != Format::float32 || bias != nullptr) {
+        throw std::invalid_argument("exact takes neither split_k nor a bf16 or f16 D nor a bias");
+      }
       result = emulator::exact_fp8_scaled_gemm(a, b, 0, m, o);
       words = "the quantized operands' exact sum, rounded once to f32 (nearest even)";
     } else {
       const emulator::LibraryFp8Schedule& s = library_schedule_named(model, a, b);
+      const bool torch = s.library == emulator::Fp8Library::torch_scaled_mm;
+      // What was measured: cuBLASLt's own calls with f32 and bf16 D and no bias; torch._scaled_mm's
+      // f16 D and its bias (docs/conformance.md, "bf16 D" and "Bias").
+      if (!torch && (d_format == Format::float16 || bias != nullptr)) {
+        throw std::invalid_argument(std::string("model ") + model +
+                                    ": an f16 D and a bias were measured through torch._scaled_mm only");
+      }
+      if (bias != nullptr && d_format == Format::float32) {
+        throw std::invalid_argument("bias with an f32 D: torch._scaled_mm refuses it (\"Bias is not supported when "
+                                    "out_dtype is set to Float32\"); ask for a bf16 or f16 D");
+      }
       result = emulator::library_fp8_gemm(s, a, b, 0, m, split_k, o);
       words = s.definition();
       if (split_k > 1) words += "; split-K " + std::to_string(split_k) + " at multiples of " + std::to_string(s.split_granule_k) +
                                 " of K, the slices added in order";
-      if (bf16_d) {
-        emulator::round_d_to_bf16(result);
-        words += "; D in bf16: the f32 D rounded once to nearest even";
+      if (bias != nullptr) {
+        std::vector<std::uint32_t> codes(static_cast<std::size_t>(n));
+        for (std::int64_t j = 0; j < n; ++j) {
+          const std::uint32_t bits = std::bit_cast<std::uint32_t>(bias[j]);
+          codes[static_cast<std::size_t>(j)] = convert_code(d_format, Format::float32, bits, presets::ieee());
+          if (convert_code(Format::float32, d_format, codes[static_cast<std::size_t>(j)], presets::ieee()) != bits) {
+            throw std::invalid_argument("bias[" + std::to_string(j) + "] = " + std::to_string(bias[j]) + " is not a " +
+                                        std::string(dt) + " value: torch._scaled_mm takes the bias in D's dtype");
+          }
+        }
+        emulator::add_bias(result, n, codes, d_format);
+        words += "; plus the bias in f32 (FADD after the scales), then D rounded once to " + std::string(dt) +
+                 " (nearest even)";
+      } else if (d_format != Format::float32) {
+        emulator::round_d(result, d_format);
+        words += "; D in " + std::string(dt) + ": the f32 D rounded once to nearest even";
       }
     }
     std::memcpy(d, result.data(), result.size() * sizeof(std::uint32_t));

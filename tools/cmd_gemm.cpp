@@ -765,7 +765,7 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
     emulator::GemmOptions o;
     o.stats = stats;
     std::vector<std::uint32_t> d = emulator::library_fp8_gemm(s, qa, qb, r0, r1, slices, o);
-    if (bf16_d) emulator::round_d_to_bf16(d);
+    if (bf16_d) emulator::round_d(d, Format::bfloat16);
     return d;
   };
   return n;

@@ -82,7 +82,7 @@ _SIGNATURES = {
     "bsc_gemm": ([_s, _s, _p, _p, _p, _s, _p, _p, _p, _i64, _i64, _i64, _p, _int, _p, _p, _str_out], _int),
     "bsc_fp8_recipe_names": ([], _s),
     "bsc_quantize_fp8": ([_s, _s, _p, _i64, _i64, _p, _p], _int),
-    "bsc_gemm_fp8": ([_s, _s, _s, _p, _p, _s, _s, _p, _p, _i64, _i64, _i64, _int, _int, _int, _p, _str_out], _int),
+    "bsc_gemm_fp8": ([_s, _s, _s, _p, _p, _s, _s, _p, _p, _i64, _i64, _i64, _int, _s, _p, _int, _p, _str_out], _int),
     "bsc_recorded_split_k": ([_s, _s, _s, _s, _s, _i64, _i64, _i64, _s, _int, _int, _int_out], _int),
     "bsc_sparse_mm": ([_s, _s, _p, _p, _i64, _i64, _i64, _int, _int, _p], _int),
     "bsc_instruction_rows": ([], _s),
@@ -524,18 +524,21 @@ def quantize_fp8(x, format="float8_e4m3fn", recipe="deepgemm_1x128"):
     return Fp8Matrix(info["name"], recipe, codes, scales)
 
 
-def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", threads=0, return_info=False):
+def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads=0, return_info=False):
     """D = A B^T (A: Fp8Matrix M x K, B: Fp8Matrix N x K) as a Hopper library call computes it, as
     measured on an H200 and an H100: cublaslt, cublaslt_fast_accum, torch_scaled_mm,
     torch_scaled_mm_fast_accum; or exact (the exact sum rounded once to f32). split_k: the slices
-    of a split-K call (`recorded_split_k` gives what the heuristic chose); d_type "bf16": the
-    library's bf16 D (the f32 D rounded once), returned as float32 values. No C (beta = 0)."""
+    of a split-K call (`recorded_split_k` gives what the heuristic chose); d_type "bf16" (and, for
+    the torch models, "f16"): the library's D in that dtype (the f32 D rounded once), returned as
+    float32 values. bias (torch models, bf16 or f16 D only, as torch._scaled_mm takes it): N values,
+    each exact in d_type, added to the f32 D in f32 before D is rounded to d_type (measured on an
+    H200, docs/conformance.md "Bias"). No C (beta = 0)."""
     if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix):
         raise BlockscaleError("gemm_fp8 takes two Fp8Matrix operands (quantize_fp8 or Fp8Matrix.from_codes)")
     if a.shape[1] != b.shape[1]:
         raise BlockscaleError(f"A is {a.shape[0]} x {a.shape[1]} and B^T is {b.shape[0]} x {b.shape[1]}: K must agree")
-    if d_type not in ("f32", "bf16"):
-        raise BlockscaleError(f"d_type '{d_type}': f32 or bf16")
+    if d_type not in ("f32", "bf16", "f16"):
+        raise BlockscaleError(f"d_type '{d_type}': f32, bf16 or f16")
     for matrix in (a, b):
         if not (isinstance(matrix.codes, np.ndarray) and matrix.codes.dtype == np.uint8 and matrix.codes.ndim == 2
                 and matrix.codes.flags.c_contiguous and isinstance(matrix.scales, np.ndarray)
@@ -543,11 +546,20 @@ def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", threads=0, return_
             raise BlockscaleError("Fp8Matrix.codes must be C-contiguous uint8 (rows x K), scales C-contiguous float32")
         matrix._checked()
     m, n, k = a.shape[0], b.shape[0], a.shape[1]
+    bias_values = None
+    if bias is not None:
+        given = np.asarray(bias)
+        if given.ndim != 1 or given.shape[0] != n:
+            raise BlockscaleError(f"bias holds shape {given.shape}: one value per column of D, ({n},)")
+        bias_values = np.ascontiguousarray(given, dtype=np.float32)
+        if not np.array_equal(bias_values.astype(np.float64), given.astype(np.float64), equal_nan=True):
+            raise BlockscaleError("bias: a value is not a float32 (torch._scaled_mm takes the bias in D's dtype)")
     d = np.empty((m, n), dtype=np.uint32)
     definition = ctypes.c_char_p()
     _call(_lib.bsc_gemm_fp8(_b(model), _b(a.format), _b(a.recipe), _ptr(a.codes), _ptr(a.scales), _b(b.format),
-                            _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k, int(split_k), int(d_type == "bf16"),
-                            int(threads), _ptr(d), ctypes.byref(definition)))
+                            _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k, int(split_k), _b(d_type),
+                            None if bias_values is None else _ptr(bias_values), int(threads), _ptr(d),
+                            ctypes.byref(definition)))
     result = d.view(np.float32)
     if not return_info:
         return result

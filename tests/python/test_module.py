@@ -281,6 +281,20 @@ def check_fp8_scaled():
             assert (expect != np.array([[want_exact[i, j] for j in range(N)] for i in range(M)])).any(), model
             d16 = bs.gemm_fp8(qa, qb, model, split_k=split, d_type="bf16")
             same_bits(d16.view(np.uint32), bf16_rne(expect).astype(np.uint32) << 16, f"fp8 {model} bf16 D")
+            if model.startswith("torch"):
+                # torch._scaled_mm's f16 D and its bias: the f32 D plus the bias in f32, rounded once to
+                # D's dtype (numpy's float32 add and float16 cast; bf16_rne).
+                f32 = expect.view(np.float32)
+                same_bits(bs.gemm_fp8(qa, qb, model, split_k=split, d_type="f16").view(np.uint32),
+                          f32.astype(np.float16).astype(np.float32).view(np.uint32), f"fp8 {model} f16 D")
+                bias16 = (rng.standard_normal(N) * np.abs(f32).max()).astype(np.float16)
+                same_bits(bs.gemm_fp8(qa, qb, model, split_k=split, d_type="f16", bias=bias16).view(np.uint32),
+                          (f32 + bias16.astype(np.float32)).astype(np.float16).astype(np.float32).view(np.uint32),
+                          f"fp8 {model} f16 D + bias")
+                bias_bf16 = (bf16_rne((rng.standard_normal(N) * np.abs(f32).max()).astype(np.float32).view(np.uint32))
+                             .astype(np.uint32) << 16).view(np.float32)
+                same_bits(bs.gemm_fp8(qa, qb, model, split_k=split, d_type="bf16", bias=bias_bf16).view(np.uint32),
+                          bf16_rne((f32 + bias_bf16).view(np.uint32)).astype(np.uint32) << 16, f"fp8 {model} bf16 D + bias")
     # The recorded heuristic: torch._scaled_mm at 64 x 256 x 16384, 1x128 x 128x128 on an H200 chose the
     # split that the H200 study fitted to its outputs, 6 (docs/conformance.md, "External GEMMs").
     x = rng.standard_normal((64, 16384)).astype(np.float32)
@@ -291,7 +305,7 @@ def check_fp8_scaled():
     same_bits(bs.gemm_fp8(adopted, qy, "cublaslt").view(np.uint32), bs.gemm_fp8(qx, qy, "cublaslt").view(np.uint32),
               "fp8 from_codes")
     print(f"fp8 with fp32 scales: {len(cases)} recipe pairs quantized and multiplied (exact, cuBLASLt, torch._scaled_mm, "
-          "fast accumulation, split-K 3, bf16 D) equal the oracle; from_codes agrees")
+          "fast accumulation, split-K 3, bf16 and f16 D, torch's bias) equal the oracle; from_codes agrees")
 
 
 def check_sparse_mm():
@@ -431,6 +445,17 @@ def check_errors():
         (lambda: bs.gemm_fp8(bs.quantize_fp8(x, "e4m3", "torchao_rowwise"), bs.quantize_fp8(x, "e4m3", "deepgemm_1x128")),
          "measured"),
         (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "exact", split_k=2), "neither split_k"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "cublaslt", d_type="bf16", bias=np.zeros(x.shape[0])),
+         "measured through torch._scaled_mm only"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", bias=np.zeros(x.shape[0])),
+         "Bias is not supported when out_dtype is set to Float32"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", d_type="bf16",
+                             bias=np.full(x.shape[0], 1 + 2.0 ** -12)), "is not a bf16 value"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", d_type="f16",
+                             bias=np.full(x.shape[0], np.inf)), "NaN or Inf"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", d_type="f16", bias=np.zeros(3)),
+         "one value per column"),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", d_type="f8"), "f32, bf16 or f16"),
         (lambda: bs.Fp8Matrix.from_codes("e4m3", "deepgemm_1x128", np.zeros((4, 300), np.uint8), np.ones((4, 2), np.float32)),
          "needs (4, 3)"),
         (lambda: bs.recorded_split_k("cublaslt", bs.quantize_fp8(np.ones((65, 128), np.float32)),

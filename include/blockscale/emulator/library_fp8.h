@@ -67,8 +67,21 @@ const LibraryFp8Model* find_library_fp8_model(std::string_view name);
 
 // A bf16 D (torch._scaled_mm's out_dtype=torch.bfloat16, cuBLASLt's CUDA_R_16BF) is the f32 D
 // rounded once to nearest even: measured with and without split-K on an H100 and an H200
-// (docs/conformance.md, "bf16 D"). Rounds f32 words in place to the bf16 value, kept as f32 words.
-void round_d_to_bf16(std::span<std::uint32_t> d);
+// (docs/conformance.md, "bf16 D"); so is torch._scaled_mm's f16 D (out_dtype=torch.float16),
+// measured on an H200 (docs/conformance.md, "Bias"). Rounds f32 words in place to the value of
+// d_format (float32: unchanged; bfloat16 or float16), kept as f32 words. Throws
+// std::invalid_argument for another format.
+void round_d(std::span<std::uint32_t> d, Format d_format);
+// torch._scaled_mm's bias (docs/conformance.md, "Bias"; measured on an H200 with torch 2.11.0+cu130
+// for tensor-wise scaling with and without use_fast_accum, row-wise and 1 x 128 x 128 x 128,
+// split-K among the calls): D(i, j) = RN_d(RN_f32(D_f32(i, j) + bias(j))), one f32 add (FADD, not
+// an FMA with the scales) and one rounding to D's dtype. torch takes a bias only with a bf16 or f16
+// D, and only in that dtype. d: the library row's f32 D (rows x n f32 words, row-major, as
+// library_fp8_gemm gives it), replaced by D's values as f32 words; bias: n codes of d_format.
+// Throws std::invalid_argument naming the rule broken: d_format not bfloat16 or float16, n < 1,
+// bias not n codes, d not whole rows of n, a bias code that is not a code of d_format, or NaN or
+// Inf (a special bias was not measured).
+void add_bias(std::span<std::uint32_t> d, std::int64_t n, std::span<const std::uint32_t> bias, Format d_format);
 
 // Every measured row.
 std::span<const LibraryFp8Schedule> library_fp8_schedules();
