@@ -669,12 +669,14 @@ const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp
 }
 
 // How the library calls being modelled are made: --split-k (a count, or the GPU whose recorded
-// heuristic gives it), --d-type and --cublaslt-workspace-mib.
+// heuristic gives it), --d-type, --bias and --cublaslt-workspace-mib.
 struct LibraryCall {
-  int split_k = 1;                  // --split-k S
-  std::string gpu;                  // --split-k h100|h200: the recorded heuristic's S, per model
-  bool bf16_d = false;              // --d-type bf16
-  int cublaslt_workspace_mib = 64;  // the workspace of a direct cuBLASLt call, for the recorded S
+  int split_k = 1;                      // --split-k S
+  std::string gpu;                      // --split-k h100|h200: the recorded heuristic's S, per model
+  Format d_format = Format::float32;    // --d-type f32 | bf16 | f16
+  std::vector<std::uint32_t> bias;      // --bias: N codes of d_format (torch._scaled_mm), or none
+  int cublaslt_workspace_mib = 64;      // the workspace of a direct cuBLASLt call, for the recorded S
+  std::string d_name() const { return d_format == Format::bfloat16 ? "bf16" : d_format == Format::float16 ? "f16" : "f32"; }
 };
 
 std::string gpu_title(const std::string& gpu) { return gpu == "h100" ? "an H100" : "an H200"; }
@@ -699,10 +701,10 @@ std::pair<int, std::string> split_count(const std::string& name, const emulator:
                                         std::int64_t N, std::int64_t K) {
   auto recorded = [&](const std::string& gpu) {
     return emulator::recorded_split_k(s.library, s.fast_accum, s.a, s.b, a_element, b_element, M, N, K,
-                                      {gpu, call.bf16_d, call.cublaslt_workspace_mib});
+                                      {gpu, call.d_format == Format::bfloat16, call.cublaslt_workspace_mib});
   };
   const std::string cuts = " at multiples of " + std::to_string(s.split_granule_k) + " of K, the slices added in order";
-  const std::string d = call.bf16_d ? "bf16" : "f32";
+  const std::string d = call.d_name();
   if (!call.gpu.empty()) {
     int S = 1;
     try {
@@ -736,10 +738,37 @@ std::pair<int, std::string> split_count(const std::string& name, const emulator:
   return {1, "; no split-K"};
 }
 
+// --bias: torch._scaled_mm's bias, N values each exact in D's dtype (torch takes it only in that
+// dtype). Its codes go to the library models (emulator::add_bias); broadcast over the rows it is C
+// of the fp64 product that the errors are measured against.
+void read_bias(const std::string& path, Problem& p, LibraryCall& call) {
+  const NpyMatrix v = read_npy_vector(path);
+  if (v.cols != p.N) {
+    throw UsageError("--bias " + path + " holds " + std::to_string(v.cols) + " values; D has N = " + std::to_string(p.N) +
+                     " columns, one bias value each");
+  }
+  call.bias.resize(static_cast<std::size_t>(p.N));
+  for (std::int64_t j = 0; j < p.N; ++j) {
+    const double x = v.values[static_cast<std::size_t>(j)];
+    const std::uint32_t code = convert(call.d_format, x, presets::ieee());
+    if (!std::isfinite(x) || to_double(call.d_format, code) != x) {
+      char value[40];
+      std::snprintf(value, sizeof value, "%.17g", x);
+      throw UsageError("--bias " + path + ": value " + std::to_string(j) + " (" + value + ") is not a finite " +
+                       call.d_name() + " value: torch._scaled_mm takes the bias in D's dtype, and was measured with "
+                       "finite ones");
+    }
+    call.bias[static_cast<std::size_t>(j)] = code;
+  }
+  p.c.resize(static_cast<std::size_t>(p.M * p.N));
+  for (std::size_t i = 0; i < p.c.size(); ++i) p.c[i] = v.values[i % static_cast<std::size_t>(p.N)];
+  p.c_source = "the bias " + path + " (" + v.descr + "), one value per column";
+}
+
 // `split`: the model's split count and the words that say where it comes from (split_count);
 // ignored for "exact".
 Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, const Fp8ScaledMatrix& qb,
-                           const std::pair<int, std::string>& split, bool bf16_d) {
+                           const std::pair<int, std::string>& split, const LibraryCall& call) {
   Numerics n;
   n.name = name;
   n.min_chunk_rows = 512;
@@ -758,14 +787,23 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
   n.split_k = split.first;
   n.definition = s.definition() + split.second +
-                 (bf16_d ? "; D in bf16: the f32 D rounded once to nearest even, as the libraries write it" : "");
-  n.rows = [s, &qa, &qb, slices = split.first, bf16_d](std::int64_t r0, std::int64_t r1,
+                 (!call.bias.empty() ? "; plus the bias in f32 (FADD after the scales), then D rounded once to " +
+                                           call.d_name() + " (nearest even), as torch._scaled_mm adds it"
+                  : call.d_format != Format::float32
+                      ? "; D in " + call.d_name() + ": the f32 D rounded once to nearest even, as the libraries write it"
+                      : std::string());
+  n.rows = [s, &qa, &qb, slices = split.first, d_format = call.d_format, bias = call.bias](
+               std::int64_t r0, std::int64_t r1,
                                                        std::span<const std::uint32_t>,
                                                        emulator::GemmPathStats* stats) {
     emulator::GemmOptions o;
     o.stats = stats;
     std::vector<std::uint32_t> d = emulator::library_fp8_gemm(s, qa, qb, r0, r1, slices, o);
-    if (bf16_d) emulator::round_d(d, Format::bfloat16);
+    if (!bias.empty()) {
+      emulator::add_bias(d, static_cast<std::int64_t>(bias.size()), bias, d_format);
+    } else {
+      emulator::round_d(d, d_format);
+    }
     return d;
   };
   return n;
@@ -1107,6 +1145,7 @@ int run_sparse_gemm(const Args& args) {
     }
   }
   if (args.get("c")) throw UsageError("--c does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
+  if (args.get("bias")) throw UsageError("--bias does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
   const Format input = sparse_format("format", args.get_or("format", "f16"));
   const Format d_format = sparse_format("d-type", args.get_or("d-type", harness::sparse_mm_format_name(input)));
   const char* const in_name = harness::sparse_mm_format_name(input);
@@ -1231,7 +1270,7 @@ int run_sparse_gemm(const Args& args) {
 
 int run_gemm(const std::vector<std::string>& argv) {
   Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out",
-                   "split-k", "d-type", "cublaslt-workspace-mib", "prune"},
+                   "split-k", "d-type", "cublaslt-workspace-mib", "prune", "bias"},
             {"json", "no-exact", "quiet", "b-transposed", "sparse"});
   args.no_positional();
   if (args.flag("sparse")) return run_sparse_gemm(args);
@@ -1259,11 +1298,11 @@ int run_gemm(const std::vector<std::string>& argv) {
       throw UsageError("--c: the library GEMMs of fp8 with fp32 scales were measured without C (beta = 0)");
     }
   } else {
-    for (const char* option : {"split-k", "d-type", "cublaslt-workspace-mib"}) {
+    for (const char* option : {"split-k", "d-type", "cublaslt-workspace-mib", "bias"}) {
       if (args.get(option)) {
-        throw UsageError(std::string("--") + option +
-                         ": only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2)" +
-                         (std::string(option) == "cublaslt-workspace-mib" ? "" : " and --sparse") + " take it");
+        const std::string name(option);
+        throw UsageError("--" + name + ": only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2)" +
+                         (name == "cublaslt-workspace-mib" || name == "bias" ? "" : " and --sparse") + " take it");
       }
     }
     auto block_format = [&](const std::string& option, const std::string& name) {
@@ -1309,8 +1348,25 @@ int run_gemm(const std::vector<std::string>& argv) {
                        "cuBLASLt's heuristic chose there, as recorded");
     }
     const std::string d_type = args.get_or("d-type", "f32");
-    if (d_type != "f32" && d_type != "bf16") throw UsageError("--d-type '" + d_type + "': f32 or bf16");
-    call.bf16_d = d_type == "bf16";
+    if (d_type != "f32" && d_type != "bf16" && d_type != "f16") throw UsageError("--d-type '" + d_type + "': f32, bf16 or f16");
+    call.d_format = d_type == "bf16" ? Format::bfloat16 : d_type == "f16" ? Format::float16 : Format::float32;
+    // What was measured (docs/conformance.md, "bf16 D" and "Bias"): cuBLASLt's own calls with f32 and
+    // bf16 D; torch._scaled_mm's f16 D and its bias, which torch takes only with a bf16 or f16 D.
+    for (const std::string& m : model_names) {
+      if (m.rfind("torch", 0) == 0) continue;
+      if (call.d_format == Format::float16) throw UsageError("--d-type f16: measured through torch._scaled_mm only, not " + m);
+      if (args.get("bias")) throw UsageError("--bias: measured through torch._scaled_mm only, not " + m);
+    }
+    if (call.d_format == Format::float16 && (split == "h100" || split == "h200")) {
+      throw UsageError("--split-k " + split + " --d-type f16: the split counts were recorded for f32 and bf16 D");
+    }
+    if (args.get("bias")) {
+      if (call.d_format == Format::float32) {
+        throw UsageError("--bias with an f32 D: torch._scaled_mm refuses it (\"Bias is not supported when out_dtype "
+                         "is set to Float32\"); add --d-type bf16 or f16");
+      }
+      if (!args.flag("no-exact")) throw UsageError("--bias: the exact numerics take no bias; add --no-exact");
+    }
     call.cublaslt_workspace_mib = static_cast<int>(args.get_int("cublaslt-workspace-mib", 64, 1, 1 << 20));
     if (args.get("cublaslt-workspace-mib") && call.gpu.empty()) {
       throw UsageError("--cublaslt-workspace-mib: it selects the recorded split counts of --split-k h100 | h200");
@@ -1334,7 +1390,8 @@ int run_gemm(const std::vector<std::string>& argv) {
   const std::optional<std::string> out_dir = args.get("out");
   Progress progress(args.flag("quiet"));
 
-  const Problem p = load_problem(args, progress);
+  Problem p = load_problem(args, progress);
+  if (fp8_scaled && args.get("bias")) read_bias(*args.get("bias"), p, call);
   // Each library model's split count, before the work starts (a recorded count must exist).
   std::vector<std::pair<int, std::string>> splits;
   if (fp8_scaled) {
@@ -1365,9 +1422,9 @@ int run_gemm(const std::vector<std::string>& argv) {
       throw UsageError(e.what());  // a recipe that does not take this format, or non-finite data
     }
     quantize_seconds = progress.finish();
-    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, {}, false));
+    if (with_exact) numerics.push_back(make_fp8_numerics("exact", *qa8, *qb8, {}, LibraryCall{}));
     for (std::size_t i = 0; i < model_names.size(); ++i) {
-      numerics.push_back(make_fp8_numerics(model_names[i], *qa8, *qb8, splits[i], call.bf16_d));
+      numerics.push_back(make_fp8_numerics(model_names[i], *qa8, *qb8, splits[i], call));
     }
   } else {
     // Stochastic rounding: one random word per element, the top half of a draw of the stream of
@@ -1403,7 +1460,7 @@ int run_gemm(const std::vector<std::string>& argv) {
                        ",\n  \"inputs_rounded_to_f32\": " + std::to_string(rounded) + ",";
   if (!call.gpu.empty()) {  // where each library model's split count came from
     report.json_fields += "\n  \"recorded_split_k\": {\"gpu\": \"" + call.gpu + "\", \"d_type\": \"" +
-                          (call.bf16_d ? "bf16" : "f32") + "\", \"provenance\": \"" +
+                          call.d_name() + "\", \"provenance\": \"" +
                           json_escape(std::string(emulator::recorded_split_k_provenance())) + "\"},";
   }
   if (rounded) {
@@ -1453,7 +1510,8 @@ const Registrar gemm_cmd(
      "                [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
      "                [--format mxfp8_e4m3] [--recipe NAME] [--format-b F] [--recipe-b NAME]\n"
      "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
-     "                [--split-k S|h100|h200] [--d-type f32|bf16] [--cublaslt-workspace-mib 1|64]\n"
+     "                [--split-k S|h100|h200] [--d-type f32|bf16|f16] [--bias BIAS.npy]\n"
+     "                [--cublaslt-workspace-mib 1|64]\n"
      "                [--sparse [--format f16|bf16|f32|e4m3] [--prune magnitude|none]]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
@@ -1491,7 +1549,10 @@ const Registrar gemm_cmd(
      "  28672, 32768, 40960, 49152, 65536} (torch._scaled_mm with its 1 MiB workspace; cuBLASLt with\n"
      "  --cublaslt-workspace-mib, default 64); other shapes: scripts/cublaslt_split_k.py query MxNxK\n"
      "  asks the GPU. --d-type bf16: the calls write D in bf16 (the f32 D rounded once to nearest even,\n"
-     "  as measured; it can change S); exact stays f32.\n"
+     "  as measured; it can change S); exact stays f32. --d-type f16 (torch models): the same in f16.\n"
+     "  --bias BIAS.npy (torch models, bf16 or f16 D, --no-exact): torch._scaled_mm's bias, N values\n"
+     "  exact in D's dtype (a 1-D float16, float32 or float64 .npy), added to the f32 D in f32 before D\n"
+     "  is rounded to its dtype, as measured on an H200; the fp64 product includes it.\n"
      "  2:4 sparse A (--sparse): torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as measured on an\n"
      "  H100. A is pruned by magnitude along K (--prune magnitude: of each group of 4 the 2 largest |a|\n"
      "  stay, ties to the lower position; for f32, which runs the tf32 kernel, 1 of each pair) or taken\n"

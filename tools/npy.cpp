@@ -110,9 +110,8 @@ std::uint32_t le32(const unsigned char* p) {
          static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
 }
 
-}  // namespace
-
-NpyMatrix read_npy_matrix(const std::string& path) {
+// A 2-D array, or with `vector` a 1-D one as one row.
+NpyMatrix read_npy(const std::string& path, bool vector) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(path + ": cannot open for reading");
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -143,11 +142,13 @@ NpyMatrix read_npy_matrix(const std::string& path) {
     throw UsageError(path + ": dtype '" + d + "' is not taken (float16, float32 or float64: '<f2', '<f4', '<f8')");
   }
   const bool big = d[0] == '>';
-  if (shape.size() != 2) {
-    throw UsageError(path + ": the array is " + std::to_string(shape.size()) + "-D; a matrix needs 2 dimensions");
+  const std::size_t rank = vector ? 1 : 2;
+  if (shape.size() != rank) {
+    throw UsageError(path + ": the array is " + std::to_string(shape.size()) + "-D; " +
+                     (vector ? "a vector needs 1 dimension" : "a matrix needs 2 dimensions"));
   }
-  m.rows = shape[0];
-  m.cols = shape[1];
+  m.rows = vector ? 1 : shape[0];
+  m.cols = vector ? shape[0] : shape[1];
   if (m.rows < 1 || m.cols < 1) throw UsageError(path + ": the matrix is empty (shape " + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")");
   if (m.rows > (std::int64_t{1} << 40) / m.cols) throw UsageError(path + ": the shape is too large");
   const auto count = static_cast<std::size_t>(m.rows * m.cols);
@@ -179,6 +180,11 @@ NpyMatrix read_npy_matrix(const std::string& path) {
   }
   return m;
 }
+
+}  // namespace
+
+NpyMatrix read_npy_matrix(const std::string& path) { return read_npy(path, false); }
+NpyMatrix read_npy_vector(const std::string& path) { return read_npy(path, true); }
 
 void write_npy_f32(const std::string& path, std::int64_t rows, std::int64_t cols, std::span<const std::uint32_t> bits) {
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +

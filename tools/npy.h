@@ -24,6 +24,8 @@ struct NpyMatrix {
 // file, unsupported version, malformed header, a dtype or rank it does not take, a size that does
 // not match the shape (truncated or trailing bytes).
 NpyMatrix read_npy_matrix(const std::string& path);
+// The same for a 1-D array (a bias vector), returned as one row.
+NpyMatrix read_npy_vector(const std::string& path);
 
 // Writes rows x cols fp32 bit patterns as a little-endian '<f4' C-order version 1.0 file; throws
 // UsageError when the file cannot be written.

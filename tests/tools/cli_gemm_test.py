@@ -26,6 +26,7 @@ gets exit status 2 and a message naming the rule broken.
 
 usage: cli_gemm_test.py BLOCKSCALE SCRATCH_DIR
 """
+import itertools
 import json
 import os
 import subprocess
@@ -285,6 +286,7 @@ def check_fp8_scaled(tool, scratch):
     blocks = {"deepgemm_1x128": (1, 128), "deepgemm_128x128": (128, 128), "deepgemm_1x128_ue8m0": (1, 128),
               "deepgemm_128x128_ue8m0": (128, 128),
               "torchao_tensorwise": (None, None), "torchao_rowwise": (1, None)}
+    n_bias = 0
     for n_case, (ra, rb, fmt_b, models, M, N) in enumerate(cases):
         a = (rng.standard_normal((M, K)) * 2.0 ** rng.integers(-12, 5, (M, K))).astype(np.float32)
         w = (rng.standard_normal((N, K)) * 2.0 ** rng.integers(-6, 3, (N, K))).astype(np.float32)
@@ -304,6 +306,28 @@ def check_fp8_scaled(tool, scratch):
             want[model] = fp8_scaled_oracle(a_rows, sa, b_cols, sb, E4M3, fb, schedule)
             assert any(want[model][key] != want["exact"][key] for key in want["exact"]), model + " equals exact here"
         assert_files_match(out, want, M, N, f"fp8 {ra} x {rb}")
+        # torch._scaled_mm's f16 D and bias (docs/conformance.md, "Bias"): the f32 D plus the bias in
+        # f32, rounded once to D's dtype (numpy's float32 add; its float16 cast and bf16_rne round).
+        torch_models = [m for m in models if m.startswith("torch")]
+        for model, (d_type, dtype) in itertools.product(torch_models, (("f16", np.float16), ("bf16", np.float64))):
+            f32 = np.array([[want[model][i, j] for j in range(N)] for i in range(M)], dtype=np.uint32).view(np.float32)
+            bias = (rng.standard_normal(N) * np.abs(f32).max()).astype(np.float32)
+            bias = bias.astype(np.float16).astype(np.float32) if d_type == "f16" else \
+                (bf16_rne(bias.view(np.uint32)).astype(np.uint32) << 16).view(np.float32)
+            np.save(os.path.join(scratch, "bias.npy"), bias.astype(dtype))
+            r = run(tool, ["gemm", "--a", os.path.join(scratch, "f8a.npy"), "--b", os.path.join(scratch, "f8w.npy"),
+                           "--b-transposed", "--format", "fp8_e4m3", "--format-b", fmt_b, "--recipe", ra, "--recipe-b", rb,
+                           "--models", model, "--d-type", d_type, "--bias", os.path.join(scratch, "bias.npy"), "--no-exact",
+                           "--out", out + "_bias", "--quiet", "--json"])
+            assert r.returncode == 0, r.stderr
+            summed = f32 + bias
+            expect = summed.astype(np.float16).astype(np.float32).view(np.uint32) if d_type == "f16" else \
+                bf16_rne(summed.view(np.uint32)).astype(np.uint32) << 16
+            assert_files_match(out + "_bias", {model: {(i, j): int(expect[i, j]) for i in range(M) for j in range(N)}},
+                               M, N, f"fp8 {ra} x {rb} {model} {d_type} D + bias")
+            report = json.loads(r.stdout)
+            assert "the bias" in report["c"] and "rounded once to " + d_type in report["numerics"][0]["definition"], report
+            n_bias += 1
     # Split-K (--split-k S): K = 1100 (9 tiles of 128) in 3 slices, cut at the rows' K tiles: 3 + 3 + 3
     # tiles at 128 elements, 4 + 4 + 1 at 512 (1x128 x 128x128).
     split_cases = [
@@ -410,7 +434,7 @@ def check_fp8_scaled(tool, scratch):
     print(f"fp8 with fp32 scales: DeepGEMM (1x128, 128x128, ue8m0) and torchao (tensorwise, rowwise, e5m2) recipes; "
           f"exact and the cuBLASLt / torch._scaled_mm models agree on {len(cases)} studies with K=300 and "
           f"{len(split_cases)} with split-K 3 at K=1100; a 1100-row study is the same on 1 and 3 threads and in rows "
-          "run alone")
+          f"run alone; {n_bias} torch studies with a bias and f16 or bf16 D")
 
 
 # ---- --sparse: torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as docs/emulator.md states it:
@@ -570,6 +594,9 @@ def check_errors(tool, scratch):
     np.save(path("empty.npy"), np.ones((0, 64), np.float32))
     np.save(path("k65.npy"), np.ones((65, 3), np.float32))
     np.save(path("c_bad.npy"), np.ones((3, 3), np.float32))
+    np.save(path("bias8.npy"), np.ones(8, np.float32))
+    np.save(path("bias8_inexact.npy"), np.float64([1, 1, 1 + 2.0 ** -12, 1, 1, 1, 1, 1]))
+    np.save(path("bias8_inf.npy"), np.float32([1, 1, 1, 1, 1, 1, 1, np.inf]))
     nan = np.ones((4, 64), np.float32)
     nan[1, 3] = np.nan
     np.save(path("nan.npy"), nan)
@@ -628,7 +655,26 @@ def check_errors(tool, scratch):
         (["--format", "mxfp8_e4m3", "--d-type", "bf16"], "--d-type: only the library GEMMs of fp8 with fp32 scales"),
         (["--format", "fp8_e4m3", "--split-k", "h300"], "a split count 1 .. 64, or h100 / h200"),
         (["--format", "fp8_e4m3", "--split-k", "h100"], "8x8x64 is not on the recorded grid"),
-        (["--format", "fp8_e4m3", "--d-type", "f16"], "--d-type 'f16': f32 or bf16"),
+        (["--format", "fp8_e4m3", "--d-type", "f8"], "--d-type 'f8': f32, bf16 or f16"),
+        (["--format", "fp8_e4m3", "--d-type", "f16"], "--d-type f16: measured through torch._scaled_mm only, not cublaslt"),
+        (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "f16", "--split-k", "h100"],
+         "the split counts were recorded for f32 and bf16 D"),
+        (["--format", "fp8_e4m3", "--d-type", "bf16", "--bias", path("bias8.npy"), "--no-exact"],
+         "--bias: measured through torch._scaled_mm only, not cublaslt"),
+        (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--bias", path("bias8.npy"), "--no-exact"],
+         "torch._scaled_mm refuses it"),
+        (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "bf16", "--bias", path("bias8.npy")],
+         "the exact numerics take no bias; add --no-exact"),
+        (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "bf16", "--bias", path("rank1.npy"), "--no-exact"],
+         "holds 64 values; D has N = 8 columns"),
+        (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "bf16", "--bias", path("g.npy"), "--no-exact"],
+         "the array is 2-D; a vector needs 1 dimension"),
+        (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "bf16", "--bias", path("bias8_inexact.npy"),
+          "--no-exact"], "value 2 (1.000244140625) is not a finite bf16 value"),
+        (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "f16", "--bias", path("bias8_inf.npy"),
+          "--no-exact"], "value 7 (inf) is not a finite f16 value"),
+        (["--format", "mxfp8_e4m3", "--bias", path("bias8.npy")], "--bias: only the library GEMMs of fp8 with fp32 scales"),
+        (["--sparse", "--m", "8", "--n", "8", "--k", "64", "--bias", path("bias8.npy")], "--bias does not go with --sparse"),
         (["--format", "fp8_e4m3", "--cublaslt-workspace-mib", "1"], "it selects the recorded split counts"),
         (["--format", "fp8_e4m3", "--split-k", "h100", "--cublaslt-workspace-mib", "32"], "recorded with 1 and 64 MiB"),
         (["--sparse", "--format", "e5m2"], "with --sparse, f16, bf16, f32 or e4m3"),
