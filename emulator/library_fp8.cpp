@@ -234,33 +234,36 @@ void round_d(std::span<std::uint32_t> d, Format d_format) {
   }
   // The f32 word of a bf16 or f16 value (every one is a float): exact.
   for (std::uint32_t& x : d) {
-    x = convert_code(Format::float32, d_format, convert_code(d_format, Format::float32, x, presets::ieee()), presets::ieee());
+    x = convert_code(Format::float32, d_format, convert_code(d_format, Format::float32, x, presets::ieee()),
+                     presets::ieee());
   }
 }
 
-void add_bias(std::span<std::uint32_t> d, std::int64_t n, std::span<const std::uint32_t> bias, Format d_format) {
+void add_bias(std::span<std::uint32_t> d, std::int64_t n, std::span<const std::uint32_t> bias,
+              Format d_format) {
   if (d_format != Format::bfloat16 && d_format != Format::float16) {
     throw std::invalid_argument(std::string("add_bias: D's dtype is ") + info(d_format).name +
                                 "; torch._scaled_mm takes a bias only with a bfloat16 or float16 D");
   }
   if (n < 1 || static_cast<std::int64_t>(bias.size()) != n) {
-    throw std::invalid_argument("add_bias: the bias has " + std::to_string(bias.size()) + " values; D has n = " +
-                                std::to_string(n) + " columns, one bias value each");
+    throw std::invalid_argument("add_bias: the bias has " + std::to_string(bias.size()) +
+                                " values; D has n = " + std::to_string(n) + " columns, one bias value each");
   }
   if (d.size() % static_cast<std::size_t>(n) != 0) {
-    throw std::invalid_argument("add_bias: D holds " + std::to_string(d.size()) + " values, not whole rows of n = " +
-                                std::to_string(n));
+    throw std::invalid_argument("add_bias: D holds " + std::to_string(d.size()) +
+                                " values, not whole rows of n = " + std::to_string(n));
   }
   std::vector<std::uint32_t> bias_f32(bias.size());
   for (std::size_t j = 0; j < bias.size(); ++j) {
     if (bias[j] > 0xFFFFu) {
-      throw std::invalid_argument("add_bias: bias[" + std::to_string(j) + "] = " + std::to_string(bias[j]) + " is not a " +
-                                  info(d_format).name + " code");
+      throw std::invalid_argument("add_bias: bias[" + std::to_string(j) + "] = " + std::to_string(bias[j]) +
+                                  " is not a " + info(d_format).name + " code");
     }
     const std::uint32_t word = convert_code(Format::float32, d_format, bias[j], presets::ieee());
     if ((word & 0x7F800000u) == 0x7F800000u) {
-      throw std::invalid_argument("add_bias: bias[" + std::to_string(j) +
-                                  "] is NaN or Inf; torch._scaled_mm's bias was measured with finite values only");
+      throw std::invalid_argument(
+          "add_bias: bias[" + std::to_string(j) +
+          "] is NaN or Inf; torch._scaled_mm's bias was measured with finite values only");
     }
     bias_f32[j] = word;
   }

@@ -486,10 +486,11 @@ BSC_EXPORT int bsc_quantize_fp8(const char* format, const char* recipe, const fl
 // the library call `model` computes it on sm_90a (or "exact": the exact sum rounded once to f32),
 // split_k slices; d_type "f32", "bf16" or "f16"; bias nullptr or n values, each exact in d_type, that
 // torch._scaled_mm adds (emulator::add_bias). definition: the model's numerics in words.
-BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char* recipe_a, const std::uint8_t* a_codes,
-                            const float* a_scales, const char* format_b, const char* recipe_b, const std::uint8_t* b_codes,
-                            const float* b_scales, std::int64_t m, std::int64_t n, std::int64_t k, int split_k,
-                            const char* d_type, const float* bias, int threads, std::uint32_t* d, const char** definition) {
+BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char* recipe_a,
+                            const std::uint8_t* a_codes, const float* a_scales, const char* format_b,
+                            const char* recipe_b, const std::uint8_t* b_codes, const float* b_scales,
+                            std::int64_t m, std::int64_t n, std::int64_t k, int split_k, const char* d_type,
+                            const float* bias, int threads, std::uint32_t* d, const char** definition) {
   return guarded([&] {
     const Fp8ScaledMatrix a = fp8_matrix(format_a, recipe_a, a_codes, a_scales, m, k);
     const Fp8ScaledMatrix b = fp8_matrix(format_b, recipe_b, b_codes, b_scales, n, k);
@@ -518,21 +519,25 @@ BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char*
                                     ": an f16 D and a bias were measured through torch._scaled_mm only");
       }
       if (bias != nullptr && d_format == Format::float32) {
-        throw std::invalid_argument("bias with an f32 D: torch._scaled_mm refuses it (\"Bias is not supported when "
-                                    "out_dtype is set to Float32\"); ask for a bf16 or f16 D");
+        throw std::invalid_argument(
+            "bias with an f32 D: torch._scaled_mm refuses it (\"Bias is not supported when "
+            "out_dtype is set to Float32\"); ask for a bf16 or f16 D");
       }
       result = emulator::library_fp8_gemm(s, a, b, 0, m, split_k, o);
       words = s.definition();
-      if (split_k > 1) words += "; split-K " + std::to_string(split_k) + " at multiples of " + std::to_string(s.split_granule_k) +
-                                " of K, the slices added in order";
+      if (split_k > 1)
+        words += "; split-K " + std::to_string(split_k) + " at multiples of " +
+                 std::to_string(s.split_granule_k) + " of K, the slices added in order";
       if (bias != nullptr) {
         std::vector<std::uint32_t> codes(static_cast<std::size_t>(n));
         for (std::int64_t j = 0; j < n; ++j) {
           const std::uint32_t bits = std::bit_cast<std::uint32_t>(bias[j]);
           codes[static_cast<std::size_t>(j)] = convert_code(d_format, Format::float32, bits, presets::ieee());
-          if (convert_code(Format::float32, d_format, codes[static_cast<std::size_t>(j)], presets::ieee()) != bits) {
-            throw std::invalid_argument("bias[" + std::to_string(j) + "] = " + std::to_string(bias[j]) + " is not a " +
-                                        std::string(dt) + " value: torch._scaled_mm takes the bias in D's dtype");
+          if (convert_code(Format::float32, d_format, codes[static_cast<std::size_t>(j)], presets::ieee()) !=
+              bits) {
+            throw std::invalid_argument("bias[" + std::to_string(j) + "] = " + std::to_string(bias[j]) +
+                                        " is not a " + std::string(dt) +
+                                        " value: torch._scaled_mm takes the bias in D's dtype");
           }
         }
         emulator::add_bias(result, n, codes, d_format);

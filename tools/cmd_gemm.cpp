@@ -671,12 +671,14 @@ const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp
 // How the library calls being modelled are made: --split-k (a count, or the GPU whose recorded
 // heuristic gives it), --d-type, --bias and --cublaslt-workspace-mib.
 struct LibraryCall {
-  int split_k = 1;                      // --split-k S
-  std::string gpu;                      // --split-k h100|h200: the recorded heuristic's S, per model
-  Format d_format = Format::float32;    // --d-type f32 | bf16 | f16
-  std::vector<std::uint32_t> bias;      // --bias: N codes of d_format (torch._scaled_mm), or none
-  int cublaslt_workspace_mib = 64;      // the workspace of a direct cuBLASLt call, for the recorded S
-  std::string d_name() const { return d_format == Format::bfloat16 ? "bf16" : d_format == Format::float16 ? "f16" : "f32"; }
+  int split_k = 1;                    // --split-k S
+  std::string gpu;                    // --split-k h100|h200: the recorded heuristic's S, per model
+  Format d_format = Format::float32;  // --d-type f32 | bf16 | f16
+  std::vector<std::uint32_t> bias;    // --bias: N codes of d_format (torch._scaled_mm), or none
+  int cublaslt_workspace_mib = 64;    // the workspace of a direct cuBLASLt call, for the recorded S
+  std::string d_name() const {
+    return d_format == Format::bfloat16 ? "bf16" : d_format == Format::float16 ? "f16" : "f32";
+  }
 };
 
 std::string gpu_title(const std::string& gpu) { return gpu == "h100" ? "an H100" : "an H200"; }
@@ -744,8 +746,8 @@ std::pair<int, std::string> split_count(const std::string& name, const emulator:
 void read_bias(const std::string& path, Problem& p, LibraryCall& call) {
   const NpyMatrix v = read_npy_vector(path);
   if (v.cols != p.N) {
-    throw UsageError("--bias " + path + " holds " + std::to_string(v.cols) + " values; D has N = " + std::to_string(p.N) +
-                     " columns, one bias value each");
+    throw UsageError("--bias " + path + " holds " + std::to_string(v.cols) +
+                     " values; D has N = " + std::to_string(p.N) + " columns, one bias value each");
   }
   call.bias.resize(static_cast<std::size_t>(p.N));
   for (std::int64_t j = 0; j < p.N; ++j) {
@@ -754,8 +756,9 @@ void read_bias(const std::string& path, Problem& p, LibraryCall& call) {
     if (!std::isfinite(x) || to_double(call.d_format, code) != x) {
       char value[40];
       std::snprintf(value, sizeof value, "%.17g", x);
-      throw UsageError("--bias " + path + ": value " + std::to_string(j) + " (" + value + ") is not a finite " +
-                       call.d_name() + " value: torch._scaled_mm takes the bias in D's dtype, and was measured with "
+      throw UsageError("--bias " + path + ": value " + std::to_string(j) + " (" + value +
+                       ") is not a finite " + call.d_name() +
+                       " value: torch._scaled_mm takes the bias in D's dtype, and was measured with "
                        "finite ones");
     }
     call.bias[static_cast<std::size_t>(j)] = code;
@@ -786,16 +789,16 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   }
   const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
   n.split_k = split.first;
-  n.definition = s.definition() + split.second +
-                 (!call.bias.empty() ? "; plus the bias in f32 (FADD after the scales), then D rounded once to " +
-                                           call.d_name() + " (nearest even), as torch._scaled_mm adds it"
-                  : call.d_format != Format::float32
-                      ? "; D in " + call.d_name() + ": the f32 D rounded once to nearest even, as the libraries write it"
-                      : std::string());
+  n.definition =
+      s.definition() + split.second +
+      (!call.bias.empty() ? "; plus the bias in f32 (FADD after the scales), then D rounded once to " +
+                                call.d_name() + " (nearest even), as torch._scaled_mm adds it"
+       : call.d_format != Format::float32
+           ? "; D in " + call.d_name() + ": the f32 D rounded once to nearest even, as the libraries write it"
+           : std::string());
   n.rows = [s, &qa, &qb, slices = split.first, d_format = call.d_format, bias = call.bias](
-               std::int64_t r0, std::int64_t r1,
-                                                       std::span<const std::uint32_t>,
-                                                       emulator::GemmPathStats* stats) {
+               std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>,
+               emulator::GemmPathStats* stats) {
     emulator::GemmOptions o;
     o.stats = stats;
     std::vector<std::uint32_t> d = emulator::library_fp8_gemm(s, qa, qb, r0, r1, slices, o);
@@ -1145,7 +1148,8 @@ int run_sparse_gemm(const Args& args) {
     }
   }
   if (args.get("c")) throw UsageError("--c does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
-  if (args.get("bias")) throw UsageError("--bias does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
+  if (args.get("bias"))
+    throw UsageError("--bias does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
   const Format input = sparse_format("format", args.get_or("format", "f16"));
   const Format d_format = sparse_format("d-type", args.get_or("d-type", harness::sparse_mm_format_name(input)));
   const char* const in_name = harness::sparse_mm_format_name(input);
@@ -1301,8 +1305,9 @@ int run_gemm(const std::vector<std::string>& argv) {
     for (const char* option : {"split-k", "d-type", "cublaslt-workspace-mib", "bias"}) {
       if (args.get(option)) {
         const std::string name(option);
-        throw UsageError("--" + name + ": only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2)" +
-                         (name == "cublaslt-workspace-mib" || name == "bias" ? "" : " and --sparse") + " take it");
+        throw UsageError(
+            "--" + name + ": only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2)" +
+            (name == "cublaslt-workspace-mib" || name == "bias" ? "" : " and --sparse") + " take it");
       }
     }
     auto block_format = [&](const std::string& option, const std::string& name) {
@@ -1348,28 +1353,33 @@ int run_gemm(const std::vector<std::string>& argv) {
                        "cuBLASLt's heuristic chose there, as recorded");
     }
     const std::string d_type = args.get_or("d-type", "f32");
-    if (d_type != "f32" && d_type != "bf16" && d_type != "f16") throw UsageError("--d-type '" + d_type + "': f32, bf16 or f16");
+    if (d_type != "f32" && d_type != "bf16" && d_type != "f16")
+      throw UsageError("--d-type '" + d_type + "': f32, bf16 or f16");
     call.d_format = d_type == "bf16" ? Format::bfloat16 : d_type == "f16" ? Format::float16 : Format::float32;
     // What was measured (docs/conformance.md, "bf16 D" and "Bias"): cuBLASLt's own calls with f32 and
     // bf16 D; torch._scaled_mm's f16 D and its bias, which torch takes only with a bf16 or f16 D.
     for (const std::string& m : model_names) {
       if (m.rfind("torch", 0) == 0) continue;
-      if (call.d_format == Format::float16) throw UsageError("--d-type f16: measured through torch._scaled_mm only, not " + m);
+      if (call.d_format == Format::float16)
+        throw UsageError("--d-type f16: measured through torch._scaled_mm only, not " + m);
       if (args.get("bias")) throw UsageError("--bias: measured through torch._scaled_mm only, not " + m);
     }
     if (call.d_format == Format::float16 && (split == "h100" || split == "h200")) {
-      throw UsageError("--split-k " + split + " --d-type f16: the split counts were recorded for f32 and bf16 D");
+      throw UsageError("--split-k " + split +
+                       " --d-type f16: the split counts were recorded for f32 and bf16 D");
     }
     if (args.get("bias")) {
       if (call.d_format == Format::float32) {
-        throw UsageError("--bias with an f32 D: torch._scaled_mm refuses it (\"Bias is not supported when out_dtype "
-                         "is set to Float32\"); add --d-type bf16 or f16");
+        throw UsageError(
+            "--bias with an f32 D: torch._scaled_mm refuses it (\"Bias is not supported when out_dtype "
+            "is set to Float32\"); add --d-type bf16 or f16");
       }
       if (!args.flag("no-exact")) throw UsageError("--bias: the exact numerics take no bias; add --no-exact");
     }
     call.cublaslt_workspace_mib = static_cast<int>(args.get_int("cublaslt-workspace-mib", 64, 1, 1 << 20));
     if (args.get("cublaslt-workspace-mib") && call.gpu.empty()) {
-      throw UsageError("--cublaslt-workspace-mib: it selects the recorded split counts of --split-k h100 | h200");
+      throw UsageError(
+          "--cublaslt-workspace-mib: it selects the recorded split counts of --split-k h100 | h200");
     }
     if (call.cublaslt_workspace_mib != 1 && call.cublaslt_workspace_mib != 64) {
       throw UsageError("--cublaslt-workspace-mib " + std::to_string(call.cublaslt_workspace_mib) +

@@ -81,7 +81,8 @@ void round_d(std::span<std::uint32_t> d, Format d_format);
 // Throws std::invalid_argument naming the rule broken: d_format not bfloat16 or float16, n < 1,
 // bias not n codes, d not whole rows of n, a bias code that is not a code of d_format, or NaN or
 // Inf (a special bias was not measured).
-void add_bias(std::span<std::uint32_t> d, std::int64_t n, std::span<const std::uint32_t> bias, Format d_format);
+void add_bias(std::span<std::uint32_t> d, std::int64_t n, std::span<const std::uint32_t> bias,
+              Format d_format);
 
 // Every measured row.
 std::span<const LibraryFp8Schedule> library_fp8_schedules();
