@@ -18,9 +18,12 @@ each candidate rule reproduces:
   fma_a_outer   row-wise: RN_f32(sa RN_f32(sb acc) + bias)
   fma_b_outer   row-wise: RN_f32(sb RN_f32(sa acc) + bias)
 (each f32 candidate then rounded to nearest even to D's dtype for a bf16 or f16 D); and, without a
-bias, whether a bf16 or f16 D is D0 rounded once to nearest even. Writes DIR/bias.json.
+bias, whether a bf16 or f16 D is D0 rounded once to nearest even. With MODULE (a directory holding
+the blockscale Python package, e.g. <build>/python) it also computes every call with the library's
+model (blockscale.gemm_fp8 with d_type and bias) and counts the outputs that differ from the GPU's,
+for split counts 1 .. 8 (torch does not say which it took). Writes DIR/bias.json.
 
-usage: probe_scaled_mm_bias.py DIR [SEED]
+usage: probe_scaled_mm_bias.py DIR [SEED [MODULE]]
 """
 import json
 import os
@@ -66,11 +69,39 @@ def e4m3(x):
     return x.to(torch.float8_e4m3fn)
 
 
-def main(out_dir, seed):
+def module_mismatches(bs, name, scaling, fast, a, b, sa, sb, out, bias, d):
+    """blockscale's model of the call against the GPU's D, per split count 1 .. 8 (None where the
+    model refuses the count)."""
+    recipe = {"tensor": "torchao_tensorwise", "rowwise": "torchao_rowwise", "block_128x128": None}[scaling]
+    ra, rb = (recipe, recipe) if recipe else ("deepgemm_1x128", "deepgemm_128x128")
+    qa = bs.Fp8Matrix.from_codes("e4m3", ra, a.view(torch.uint8).numpy(),
+                                 sa.reshape(-1).numpy() if scaling != "block_128x128" else sa.contiguous().numpy())
+    qb = bs.Fp8Matrix.from_codes("e4m3", rb, b.view(torch.uint8).numpy(),
+                                 sb.reshape(-1).numpy() if scaling != "block_128x128" else sb.t().contiguous().numpy())
+    model = "torch_scaled_mm_fast_accum" if fast else "torch_scaled_mm"
+    d_type = {torch.bfloat16: "bf16", torch.float16: "f16"}[out]
+    got = d.float().cpu().numpy().view("uint32")
+    result = {}
+    for split in range(1, 9):
+        try:
+            want = bs.gemm_fp8(qa, qb, model, split_k=split, d_type=d_type,
+                               bias=None if bias is None else bias.float().cpu().numpy())
+        except bs.BlockscaleError:
+            result[split] = None
+            continue
+        result[split] = int((want.view("uint32") != got).sum())
+    return result
+
+
+def main(out_dir, seed, module_dir=None):
+    bs = None
+    if module_dir:
+        sys.path.insert(0, module_dir)
+        import blockscale as bs  # noqa: E402  (the package built beside this checkout)
     dev = torch.device("cuda")
     gen = torch.Generator().manual_seed(seed)
     record = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(),
-              "seed": seed, "calls": []}
+              "seed": seed, "module": None if bs is None else bs.__version__, "calls": []}
 
     def mm(a, b, sa, sb, out, bias=None, fast=False):
         return torch._scaled_mm(a.to(dev), b.to(dev).t(), sa.to(dev), sb.to(dev), bias=None if bias is None else bias.to(dev),
@@ -115,12 +146,15 @@ def main(out_dir, seed):
         spread = float(d0.abs().max())
         # Without a bias: is a bf16 or f16 D the f32 D0 rounded once?
         for out, narrow in ((torch.bfloat16, rn_bf16), (torch.float16, rn_f16)):
-            dx = exact(mm(a, b, sa, sb, out, fast=fast))
+            dn = mm(a, b, sa, sb, out, fast=fast)
+            dx = exact(dn)
             call = {"name": name, "data": data, "scaling": scaling, "fast_accum": fast, "m": m, "n": n, "k": k,
                     "out": str(out).replace("torch.", ""), "bias": "none", "outputs": m * n,
                     "mismatches": {"once": sum(1 for x, y in zip(d0x, dx) if narrow(x) != y)}}
+            if bs is not None:
+                call["module"] = module_mismatches(bs, name, scaling, fast, a, b, sa, sb, out, None, dn)
             record["calls"].append(call)
-            print(name, call["out"], "no bias", call["mismatches"], flush=True)
+            print(name, call["out"], "no bias", call["mismatches"], "module:", call.get("module"), flush=True)
         for out in (torch.float32, torch.bfloat16, torch.float16):
             for bias_dtype in (torch.bfloat16, torch.float16, torch.float32):
                 if data == "cancel":
@@ -162,16 +196,19 @@ def main(out_dir, seed):
                         cands["fma_b_outer"].append(narrow(rn_f32(sbx[j] * rn_f32(sax[i] * acc[idx]) + bj)))
                 call["outputs"] = m * n
                 call["mismatches"] = {c: sum(1 for x, y in zip(v, dx) if x != y) for c, v in cands.items()}
+                if bs is not None:
+                    call["module"] = module_mismatches(bs, name, scaling, fast, a, b, sa, sb, out, bias, d)
                 # How often the candidates differ among themselves: a match means something only where they do.
                 names = list(cands)
                 call["candidates_differ"] = sum(1 for idx in range(m * n) if len({cands[c][idx] for c in names}) > 1)
                 record["calls"].append(call)
-                print(name, call["out"], call["bias"], call["mismatches"], "differ:", call["candidates_differ"], flush=True)
+                print(name, call["out"], call["bias"], call["mismatches"], "differ:", call["candidates_differ"],
+                      "module:", call.get("module"), flush=True)
     with open(os.path.join(out_dir, "bias.json"), "w") as f:
         json.dump(record, f, indent=1)
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        sys.exit("usage: probe_scaled_mm_bias.py DIR [SEED]")
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+        sys.exit("usage: probe_scaled_mm_bias.py DIR [SEED [MODULE]]")
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1, sys.argv[3] if len(sys.argv) > 3 else None)
