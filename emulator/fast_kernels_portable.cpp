@@ -822,6 +822,20 @@ BLOCKSCALE_AVX2 inline void store_doubles(double* dval, __m256 v) {
   _mm256_storeu_pd(dval + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
+// A strip step's NaN and Inf lanes (four 8-lane vectors, all ones where the lane holds one) as the
+// 32-bit lane masks b_nan and b_inf at `at`; whether some lane holds an Inf.
+BLOCKSCALE_AVX2 inline bool store_special_lanes(const __m256i (&nan)[4], const __m256i (&inf)[4], std::size_t at,
+                                                TfdpaPanels& P) {
+  std::uint32_t nan_lanes = 0, inf_lanes = 0;
+  for (std::size_t q = 0; q < 4; ++q) {
+    nan_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(nan[q]))) << (8 * q);
+    inf_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(inf[q]))) << (8 * q);
+  }
+  P.b_nan[at] = nan_lanes;
+  P.b_inf[at] = inf_lanes;
+  return inf_lanes != 0;
+}
+
 // Whole vectors only: decode_tfdpa hands this A rows whose step length is a multiple of 8
 // (TfdpaDecoder::a_row_lanes), as P.k is of the step length.
 BLOCKSCALE_AVX2 bool decode_a_row_avx2(const DecodeTables& t, const std::uint8_t* codes, std::size_t i,
@@ -890,14 +904,7 @@ BLOCKSCALE_AVX2 bool decode_b_strip_avx2(const DecodeTables& t, const std::uint8
         }
       }
     }
-    std::uint32_t nan_lanes = 0, inf_lanes = 0;
-    for (std::size_t q = 0; q < 4; ++q) {
-      nan_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(nan[q]))) << (8 * q);
-      inf_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(inf[q]))) << (8 * q);
-    }
-    P.b_nan[st * P.steps + s] = nan_lanes;
-    P.b_inf[st * P.steps + s] = inf_lanes;
-    any_inf = any_inf || inf_lanes != 0;
+    any_inf = store_special_lanes(nan, inf, st * P.steps + s, P) || any_inf;
   }
   return any_inf;
 }
@@ -1027,20 +1034,13 @@ BLOCKSCALE_AVX2 bool decode_wide_strip8(const std::uint32_t* words, std::size_t 
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(b_exp + 16), int16_lanes(exp[2], exp[3]));
     }
     const std::size_t at = (st * P.steps + s) * W;
-    std::uint32_t nan_lanes = 0, inf_lanes = 0;
     for (std::size_t h = 0; h < 2; ++h) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_lo.data() + at + 16 * h),
                           int16_lanes(lo[2 * h], lo[2 * h + 1]));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(P.b_hi.data() + at + 16 * h),
                           int16_lanes(hi[2 * h], hi[2 * h + 1]));
     }
-    for (std::size_t q = 0; q < 4; ++q) {
-      nan_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(nan[q]))) << (8 * q);
-      inf_lanes |= static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(inf[q]))) << (8 * q);
-    }
-    P.b_nan[st * P.steps + s] = nan_lanes;
-    P.b_inf[st * P.steps + s] = inf_lanes;
-    any_inf = any_inf || inf_lanes != 0;
+    any_inf = store_special_lanes(nan, inf, st * P.steps + s, P) || any_inf;
   }
   return any_inf;
 }
