@@ -289,9 +289,13 @@ const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_acc
        "; docs/conformance.md, \"External GEMMs\")");
 }
 
-std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a,
-                                            const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
-                                            int split_k, const GemmOptions& options) {
+namespace {
+
+// The row's f32 result for rows [row0, row1) before an epilogue's scales: with the scales applied
+// in the promotions, the whole result; else the accumulator (after a split-K, its slices' sum).
+std::vector<std::uint32_t> accumulation(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a,
+                                        const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
+                                        int split_k, const GemmOptions& options) {
   check_operands(a, b, row0, row1);
   if (split_k < 1) fail("split_k must be >= 1, got " + std::to_string(split_k));
   if (split_k > 1 && s.split_granule_k == 0) {
@@ -328,7 +332,17 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const F
       for (std::int64_t j = 0; j < n; ++j)
         acc[static_cast<std::size_t>(i * n + j)] = t[static_cast<std::size_t>(j * rows + i)];
   }
-  if (in_promotion) return acc;
+  return acc;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a,
+                                            const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
+                                            int split_k, const GemmOptions& options) {
+  std::vector<std::uint32_t> acc = accumulation(s, a, b, row0, row1, split_k, options);
+  if (s.scales == Fp8ScaleStage::promotion_fma) return acc;
+  const std::int64_t rows = row1 - row0, n = b.rows;
   // Tensor-wise or row-wise scales in the epilogue: each output's two FMULs, rounded apart.
   for (std::int64_t i = 0; i < rows; ++i) {
     const std::uint32_t sa = std::bit_cast<std::uint32_t>(a.scale(row0 + i, 0));
@@ -340,6 +354,149 @@ std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const F
     }
   }
   return acc;
+}
+
+namespace {
+
+// The f32 words of codes of `format` (float32, bfloat16 or float16), refusing a word that is not a
+// code of the format, NaN or Inf: the epilogue was measured with finite values.
+std::vector<std::uint32_t> finite_f32_words(std::span<const std::uint32_t> codes, Format format, const char* what) {
+  std::vector<std::uint32_t> words(codes.size());
+  const std::uint32_t limit = format == Format::float32 ? 0xFFFFFFFFu : 0xFFFFu;
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    if (codes[i] > limit) {
+      fail(std::string("cublaslt_fp8_gemm: ") + what + "[" + std::to_string(i) + "] = " + std::to_string(codes[i]) +
+           " is not a " + info(format).name + " code");
+    }
+    const std::uint32_t w =
+        format == Format::float32 ? codes[i] : convert_code(Format::float32, format, codes[i], presets::ieee());
+    if ((w & 0x7F800000u) == 0x7F800000u) {
+      fail(std::string("cublaslt_fp8_gemm: ") + what + "[" + std::to_string(i) +
+           "] is NaN or Inf; cuBLASLt's epilogue was measured with finite values only");
+    }
+    words[i] = w;
+  }
+  return words;
+}
+
+// The C and bias types cuBLASLt 13.1 took on the H200 for each D type (the rest: "no algorithm").
+void check_epilogue_types(const LibraryFp8Schedule& s, const CublasLtEpilogue& e) {
+  const auto name = [](Format f) { return std::string(info(f).name); };
+  const bool fp8_d = e.d_format == Format::float8_e4m3fn;
+  Format c_expected = e.d_format;
+  if (e.d_format == Format::float32) {
+    if (e.bias_format != Format::bfloat16 && !e.bias.empty()) {
+      fail("cublaslt_fp8_gemm: with a float32 D cuBLASLt takes a bfloat16 bias only, got " + name(e.bias_format) +
+           " (cuBLASLt 13.1 on an H200: no algorithm for the others)");
+    }
+  } else if (e.d_format == Format::bfloat16 || e.d_format == Format::float16) {
+    if (!e.bias.empty() && e.bias_format != e.d_format) {
+      fail("cublaslt_fp8_gemm: with a " + name(e.d_format) + " D the bias is " + name(e.d_format) + ", got " +
+           name(e.bias_format) + " (cuBLASLt 13.1 on an H200: no algorithm for the others)");
+    }
+  } else if (fp8_d) {
+    if (s.a != Fp8Granularity::tensor || s.b != Fp8Granularity::tensor) {
+      fail("cublaslt_fp8_gemm: an e4m3 D with " + std::string(to_string(s.a)) + " x " + std::string(to_string(s.b)) +
+           " scaling: cuBLASLt 13.1 refused it on an H200 (invalid value); it takes an fp8 D with tensor-wise "
+           "scales only");
+    }
+    if (e.c_format != Format::bfloat16 && e.c_format != Format::float16) {
+      fail("cublaslt_fp8_gemm: with an e4m3 D, C is bfloat16 or float16, got " + name(e.c_format));
+    }
+    if (!e.bias.empty() && e.bias_format != e.c_format) {
+      fail("cublaslt_fp8_gemm: with an e4m3 D the bias has C's type (" + name(e.c_format) + "), got " +
+           name(e.bias_format) + " (cuBLASLt 13.1 on an H200: no algorithm for the others)");
+    }
+    c_expected = e.c_format;
+  } else {
+    fail("cublaslt_fp8_gemm: D's type is " + name(e.d_format) +
+         "; measured: float32, bfloat16, float16 and float8_e4m3fn (an e5m2 D had no algorithm)");
+  }
+  if (e.beta != 0.0f && e.c_format != c_expected) {
+    fail("cublaslt_fp8_gemm: with a " + name(e.d_format) + " D, C is " + name(c_expected) + ", got " +
+         name(e.c_format) + " (cuBLASLt 13.1 on an H200: no algorithm for the others)");
+  }
+  if (!fp8_d && e.d_scale != 1.0f) {
+    fail("cublaslt_fp8_gemm: a D scale (" + std::to_string(e.d_scale) + ") was measured with an e4m3 D only");
+  }
+  for (const auto& [value, what] : {std::pair{e.alpha, "alpha"}, {e.beta, "beta"}, {e.d_scale, "d_scale"}}) {
+    if (!std::isfinite(value)) fail(std::string("cublaslt_fp8_gemm: ") + what + " is NaN or Inf");
+  }
+}
+
+}  // namespace
+
+CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
+                                    std::int64_t row0, std::int64_t row1, int split_k, const CublasLtEpilogue& e,
+                                    const GemmOptions& options) {
+  if (s.library != Fp8Library::cublaslt) {
+    fail("cublaslt_fp8_gemm models cuBLASLt's own calls; " + s.name() +
+         " is another library's row (torch._scaled_mm's bias: add_bias)");
+  }
+  if (a.element != Format::float8_e4m3fn || b.element != Format::float8_e4m3fn) {
+    fail("cublaslt_fp8_gemm: the epilogue was measured with e4m3 x e4m3 only, got " +
+         std::string(info(a.element).name) + " x " + std::string(info(b.element).name) +
+         " (library_fp8_gemm computes those without an epilogue)");
+  }
+  check_epilogue_types(s, e);
+  check_operands(a, b, row0, row1);
+  const std::int64_t rows = row1 - row0, n = b.rows;
+  const auto total = static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(n);
+  std::vector<std::uint32_t> c, bias;
+  if (e.beta != 0.0f) {
+    if (e.c.size() != total) {
+      fail("cublaslt_fp8_gemm: C holds " + std::to_string(e.c.size()) + " values; D is M x N = " +
+           std::to_string(a.rows) + " x " + std::to_string(n));
+    }
+    c = finite_f32_words(e.c.subspan(static_cast<std::size_t>(row0 * n), static_cast<std::size_t>(rows * n)),
+                         e.c_format, "C");
+  }
+  if (!e.bias.empty()) {
+    if (static_cast<std::int64_t>(e.bias.size()) != a.rows) {
+      fail("cublaslt_fp8_gemm: the bias has " + std::to_string(e.bias.size()) + " values; D has M = " +
+           std::to_string(a.rows) + " rows, one bias value each");
+    }
+    bias = finite_f32_words(e.bias, e.bias_format, "bias");
+  }
+  CublasLtFp8Result r;
+  r.d = accumulation(s, a, b, row0, row1, split_k, options);
+  const std::uint32_t alpha = std::bit_cast<std::uint32_t>(e.alpha), beta = std::bit_cast<std::uint32_t>(e.beta),
+                      d_scale = std::bit_cast<std::uint32_t>(e.d_scale);
+  const bool tensor = s.scales == Fp8ScaleStage::epilogue_scale_product;
+  const ConvertOptions satfinite = presets::cuda(Format::float8_e4m3fn, Format::float32, false,
+                                                 Rounding::nearest_even, Overflow::saturate);
+  float amax = 0.0f;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::uint32_t scale =
+        tensor ? mul_f32(mul_f32(alpha, std::bit_cast<std::uint32_t>(a.scale(row0 + i, 0))),
+                         std::bit_cast<std::uint32_t>(b.scale(0, 0)))
+               : alpha;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const auto at = static_cast<std::size_t>(i * n + j);
+      std::uint32_t y;
+      if (e.beta == 0.0f) {
+        y = mul_f32(scale, r.d[at]);
+      } else if (split_k == 1) {
+        y = fma_f32(scale, r.d[at], mul_f32(beta, c[at]));
+      } else {
+        y = fma_f32(beta, c[at], mul_f32(scale, r.d[at]));
+      }
+      if (!bias.empty()) y = add_f32(y, bias[static_cast<std::size_t>(row0 + i)]);
+      amax = std::max(amax, std::fabs(std::bit_cast<float>(y)));
+      if (e.d_format == Format::float8_e4m3fn) {
+        if ((y & 0x7F800000u) == 0x7F800000u) {
+          fail("cublaslt_fp8_gemm: D(" + std::to_string(row0 + i) + ", " + std::to_string(j) +
+               ") before the D scale is NaN or Inf; an e4m3 D was measured with finite values only");
+        }
+        y = convert_code(Format::float8_e4m3fn, Format::float32, mul_f32(d_scale, y), satfinite);
+      } else if (e.d_format != Format::float32) {
+        y = convert_code(e.d_format, Format::float32, y, presets::ieee());
+      }
+      r.d[at] = y;
+    }
+  }
+  r.amax_d = amax;
+  return r;
 }
 
 namespace {

@@ -553,6 +553,91 @@ BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char*
   });
 }
 
+namespace {
+
+// "f32", "bf16", "f16", "e4m3": the types of cuBLASLt's C, bias and D.
+Format lt_type_named(const char* name, const char* what) {
+  const std::string_view t(name ? name : "");
+  if (t == "f32") return Format::float32;
+  if (t == "bf16") return Format::bfloat16;
+  if (t == "f16") return Format::float16;
+  if (t == "e4m3") return Format::float8_e4m3fn;
+  throw std::invalid_argument(std::string(what) + " type '" + std::string(t) + "': f32, bf16, f16 or e4m3");
+}
+
+// float values as codes of `format`, each exactly a value of it.
+std::vector<std::uint32_t> exact_codes(const float* values, std::int64_t count, Format format, const char* what) {
+  std::vector<std::uint32_t> codes(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(values[i]);
+    const std::uint32_t code =
+        format == Format::float32 ? bits : convert_code(format, Format::float32, bits, presets::ieee());
+    if (format != Format::float32 && convert_code(Format::float32, format, code, presets::ieee()) != bits) {
+      throw std::invalid_argument(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(values[i]) +
+                                  " is not a " + info(format).name + " value");
+    }
+    codes[static_cast<std::size_t>(i)] = code;
+  }
+  return codes;
+}
+
+}  // namespace
+
+// cuBLASLt's fp8 GEMM with its epilogue (emulator::cublaslt_fp8_gemm): model cublaslt or
+// cublaslt_fast_accum; c: nullptr or m x n values (row-major), each exact in c_type; bias: nullptr
+// or m values (one per row of D), each exact in bias_type; types "f32", "bf16", "f16", "e4m3" (D).
+// d: m x n float32 values of D; amax_d: max |D| before the D scale.
+BSC_EXPORT int bsc_cublaslt_fp8(const char* model, const char* format_a, const char* recipe_a,
+                                const std::uint8_t* a_codes, const float* a_scales, const char* format_b,
+                                const char* recipe_b, const std::uint8_t* b_codes, const float* b_scales,
+                                std::int64_t m, std::int64_t n, std::int64_t k, int split_k, float alpha, float beta,
+                                const float* c, const char* c_type, const float* bias, const char* bias_type,
+                                const char* d_type, float d_scale, int threads, float* d, float* amax_d,
+                                const char** definition) {
+  return guarded([&] {
+    const Fp8ScaledMatrix a = fp8_matrix(format_a, recipe_a, a_codes, a_scales, m, k);
+    const Fp8ScaledMatrix b = fp8_matrix(format_b, recipe_b, b_codes, b_scales, n, k);
+    const emulator::LibraryFp8Schedule& s = library_schedule_named(model, a, b);
+    emulator::CublasLtEpilogue e;
+    e.alpha = alpha;
+    e.beta = beta;
+    e.d_format = lt_type_named(d_type, "D");
+    e.d_scale = d_scale;
+    e.c_format = lt_type_named(c_type, "C");
+    e.bias_format = lt_type_named(bias_type, "bias");
+    std::vector<std::uint32_t> c_codes, bias_codes;
+    if (beta != 0.0f) {
+      if (c == nullptr) throw std::invalid_argument("beta != 0 reads C: pass m x n values");
+      c_codes = exact_codes(c, m * n, e.c_format, "C");
+      e.c = c_codes;
+    }
+    if (bias != nullptr) {
+      bias_codes = exact_codes(bias, m, e.bias_format, "bias");
+      e.bias = bias_codes;
+    }
+    emulator::GemmOptions o;
+    o.threads = threads;
+    const emulator::CublasLtFp8Result r = emulator::cublaslt_fp8_gemm(s, a, b, 0, m, split_k, e, o);
+    for (std::size_t i = 0; i < r.d.size(); ++i) {
+      const std::uint32_t word =
+          e.d_format == Format::float32 ? r.d[i] : convert_code(Format::float32, e.d_format, r.d[i], presets::ieee());
+      d[i] = std::bit_cast<float>(word);
+    }
+    *amax_d = r.amax_d;
+    std::string words = s.definition();
+    if (split_k > 1)
+      words += "; split-K " + std::to_string(split_k) + " at multiples of " + std::to_string(s.split_granule_k) +
+               " of K, the slices added in order";
+    words += split_k > 1 ? "; epilogue y = RN(FMA(beta, C, RN(S X)))" : "; epilogue y = RN(FMA(S, X, RN(beta C)))";
+    words += " with S = alpha";
+    if (s.scales == emulator::Fp8ScaleStage::epilogue_scale_product) words += " sa sb (RN(RN(alpha sa) sb))";
+    if (bias != nullptr) words += ", then y + bias (FADD)";
+    words += e.d_format == Format::float8_e4m3fn ? "; D = e4m3 satfinite of RN(d_scale y)"
+                                                 : "; D = y rounded once to " + std::string(d_type);
+    *definition = text(std::move(words));
+  });
+}
+
 // The split count cuBLASLt's heuristic chose for this call on gpu ("h100", "h200") as recorded
 // (emulator::recorded_split_k), for a bf16 or f32 D and a cuBLASLt workspace of 1 or 64 MiB.
 BSC_EXPORT int bsc_recorded_split_k(const char* model, const char* format_a, const char* recipe_a, const char* format_b,

@@ -83,6 +83,8 @@ _SIGNATURES = {
     "bsc_fp8_recipe_names": ([], _s),
     "bsc_quantize_fp8": ([_s, _s, _p, _i64, _i64, _p, _p], _int),
     "bsc_gemm_fp8": ([_s, _s, _s, _p, _p, _s, _s, _p, _p, _i64, _i64, _i64, _int, _s, _p, _int, _p, _str_out], _int),
+    "bsc_cublaslt_fp8": ([_s, _s, _s, _p, _p, _s, _s, _p, _p, _i64, _i64, _i64, _int, ctypes.c_float, ctypes.c_float,
+                          _p, _s, _p, _s, _s, ctypes.c_float, _int, _p, _p, _str_out], _int),
     "bsc_recorded_split_k": ([_s, _s, _s, _s, _s, _i64, _i64, _i64, _s, _int, _int, _int_out], _int),
     "bsc_sparse_mm": ([_s, _s, _p, _p, _i64, _i64, _i64, _int, _int, _p], _int),
     "bsc_instruction_rows": ([], _s),
@@ -564,6 +566,57 @@ def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads
     if not return_info:
         return result
     return result, {"model": model, "definition": definition.value.decode()}
+
+
+def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None, c_type=None, bias=None,
+                 bias_type=None, d_type="f32", d_scale=1.0, threads=0, return_info=False):
+    """cuBLASLt's fp8 GEMM with its epilogue, D = d_scale (alpha sa sb A B^T + beta C + bias), as
+    measured on an H200 (cuBLASLt 13.1; docs/conformance.md, "cuBLASLt epilogue"). A: Fp8Matrix M x K
+    and B: Fp8Matrix N x K, e4m3, scaled tensor-wise or 1x128 x 1x128 / 128x128 (the cublaslt rows);
+    split_k: the call's slices. c: M x N values of c_type (read when beta != 0); bias: M values of
+    bias_type, one per row of D (CUBLASLT_EPILOGUE_BIAS); d_type "f32", "bf16", "f16" or "e4m3"
+    (with d_scale). Types the library did not take on the H200 are refused. Defaults: C of D's type
+    (bf16 for an e4m3 D), the bias bf16 for an f32 D, else C's type. Returns D as float32 values and
+    amax_d (max |D| before the D scale, what AMAX_D_POINTER receives)."""
+    if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix):
+        raise BlockscaleError("cublaslt_fp8 takes two Fp8Matrix operands (quantize_fp8 or Fp8Matrix.from_codes)")
+    if a.shape[1] != b.shape[1]:
+        raise BlockscaleError(f"A is {a.shape[0]} x {a.shape[1]} and B^T is {b.shape[0]} x {b.shape[1]}: K must agree")
+    for matrix in (a, b):
+        if not (isinstance(matrix.codes, np.ndarray) and matrix.codes.dtype == np.uint8 and matrix.codes.ndim == 2
+                and matrix.codes.flags.c_contiguous and isinstance(matrix.scales, np.ndarray)
+                and matrix.scales.dtype == np.float32 and matrix.scales.flags.c_contiguous):
+            raise BlockscaleError("Fp8Matrix.codes must be C-contiguous uint8 (rows x K), scales C-contiguous float32")
+        matrix._checked()
+    m, n, k = a.shape[0], b.shape[0], a.shape[1]
+    if c_type is None:
+        c_type = "bf16" if d_type == "e4m3" else d_type
+    if bias_type is None:
+        bias_type = "bf16" if d_type == "f32" else c_type
+
+    def values(x, shape, what):
+        given = np.asarray(x)
+        if given.shape != shape:
+            raise BlockscaleError(f"{what} holds shape {given.shape}, not {shape}")
+        out = np.ascontiguousarray(given, dtype=np.float32)
+        if not np.array_equal(out.astype(np.float64), given.astype(np.float64), equal_nan=True):
+            raise BlockscaleError(f"{what}: a value is not a float32")
+        return out
+
+    c_values = None if c is None else values(c, (m, n), "c")
+    bias_values = None if bias is None else values(bias, (m,), "bias")
+    d = np.empty((m, n), dtype=np.float32)
+    amax = ctypes.c_float()
+    definition = ctypes.c_char_p()
+    model = "cublaslt_fast_accum" if fast_accum else "cublaslt"
+    _call(_lib.bsc_cublaslt_fp8(_b(model), _b(a.format), _b(a.recipe), _ptr(a.codes), _ptr(a.scales), _b(b.format),
+                                _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k, int(split_k), float(alpha),
+                                float(beta), None if c_values is None else _ptr(c_values), _b(c_type),
+                                None if bias_values is None else _ptr(bias_values), _b(bias_type), _b(d_type),
+                                float(d_scale), int(threads), _ptr(d), ctypes.byref(amax), ctypes.byref(definition)))
+    if not return_info:
+        return d, amax.value
+    return d, amax.value, {"model": model, "definition": definition.value.decode()}
 
 
 def recorded_split_k(model, a, b, gpu="h100", d_type="f32", cublaslt_workspace_mib=64):

@@ -308,6 +308,46 @@ def check_fp8_scaled():
           "fast accumulation, split-K 3, bf16 and f16 D, torch's bias) equal the oracle; from_codes agrees")
 
 
+def check_cublaslt_epilogue():
+    """cuBLASLt's fp8 epilogue (cublaslt_fp8): alpha, beta C, the bias, bf16 / f16 / e4m3 D and
+    amax_d against numpy's float32 arithmetic on gemm_fp8's D, where the rule needs no FMA: beta = 0,
+    or beta = 1 after a split-K (FMA(1, C, RN(S X)) is one add)."""
+    rng = np.random.default_rng(23)
+    M, N, K = 6, 10, 512
+    x = rng.standard_normal((M, K)).astype(np.float32)
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    for ra, rb in (("torchao_tensorwise", "torchao_tensorwise"), ("deepgemm_1x128", "deepgemm_128x128")):
+        qa, qb = bs.quantize_fp8(x, "e4m3", ra), bs.quantize_fp8(w, "e4m3", rb)
+        for split in (1, 2):
+            d0 = bs.gemm_fp8(qa, qb, "cublaslt", split_k=split)
+            d, amax = bs.cublaslt_fp8(qa, qb, split_k=split)
+            same_bits(d.view(np.uint32), d0.view(np.uint32), f"cublaslt_fp8 {ra} split {split} plain")
+            assert amax == np.abs(d0).max(), (amax, np.abs(d0).max())
+            bias = bs.decode(bs.encode(rng.standard_normal(M).astype(np.float32) * 8, "bfloat16"), "bfloat16")
+            # alpha = 2 scales exactly; the bias is one float32 add per output.
+            d, _ = bs.cublaslt_fp8(qa, qb, split_k=split, alpha=2.0, bias=bias)
+            same_bits(d.view(np.uint32), (d0 * np.float32(2) + bias.astype(np.float32)[:, None]).view(np.uint32),
+                      f"cublaslt_fp8 {ra} split {split} alpha 2 + bias")
+            f16 = bs.decode(bs.encode(bias, "float16"), "float16")
+            want16 = (d0 + f16.astype(np.float32)[:, None]).astype(np.float16).astype(np.float32)
+            d, _ = bs.cublaslt_fp8(qa, qb, split_k=split, bias=f16, d_type="f16")
+            same_bits(d.view(np.uint32), want16.view(np.uint32), f"cublaslt_fp8 {ra} split {split} f16 D + bias")
+            if split == 2:
+                c = (rng.standard_normal((M, N)) * 16).astype(np.float32)
+                d, amax = bs.cublaslt_fp8(qa, qb, split_k=split, beta=1.0, c=c, bias=bias)
+                y = (c + d0) + bias.astype(np.float32)[:, None]
+                same_bits(d.view(np.uint32), y.view(np.uint32), f"cublaslt_fp8 {ra} split 2 C + bias")
+                assert amax == np.abs(y).max()
+        if ra == "torchao_tensorwise":
+            # An e4m3 D: RN(d_scale y) in float32, then CUDA's saturating e4m3 conversion.
+            d, amax = bs.cublaslt_fp8(qa, qb, d_type="e4m3", d_scale=200.0)
+            want = bs.decode(bs.encode(d0 * np.float32(200.0), "float8_e4m3fn", preset="cuda"), "float8_e4m3fn")
+            same_bits(d.view(np.uint32), want.astype(np.float32).view(np.uint32), "cublaslt_fp8 e4m3 D")
+            assert amax == np.abs(d0).max() and np.abs(d).max() == 448.0
+    print("cuBLASLt epilogue: alpha, C after a split-K, the bias, f16 and e4m3 D and amax_d equal numpy's float32 "
+          "arithmetic on gemm_fp8's D")
+
+
 def check_sparse_mm():
     """torch._cslt_sparse_mm's model against the oracle: each input format, its D types, split-K."""
     rng = np.random.default_rng(11)
@@ -456,6 +496,16 @@ def check_errors():
         (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", d_type="f16", bias=np.zeros(3)),
          "one value per column"),
         (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", d_type="f8"), "f32, bf16 or f16"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), d_type="e5m2"), "f32, bf16, f16 or e4m3"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), bias=np.zeros(x.shape[0]), bias_type="f16"),
+         "takes a bfloat16 bias only"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), bias=np.zeros(3)), "bias holds shape (3,)"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), beta=1.0), "beta != 0 reads C"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), d_scale=2.0), "with an e4m3 D only"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x, "e4m3", "deepgemm_1x128"), bs.quantize_fp8(x, "e4m3", "deepgemm_1x128"),
+                                 d_type="e4m3"), "tensor-wise scales only"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), d_type="bf16",
+                                 bias=np.full(x.shape[0], 1 + 2.0 ** -12)), "is not a bfloat16 value"),
         (lambda: bs.Fp8Matrix.from_codes("e4m3", "deepgemm_1x128", np.zeros((4, 300), np.uint8), np.ones((4, 2), np.float32)),
          "needs (4, 3)"),
         (lambda: bs.recorded_split_k("cublaslt", bs.quantize_fp8(np.ones((65, 128), np.float32)),
@@ -487,6 +537,7 @@ def main():
     check_layouts()
     check_gemm()
     check_fp8_scaled()
+    check_cublaslt_epilogue()
     check_sparse_mm()
     check_instructions()
     check_errors()
