@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -425,6 +426,31 @@ void check_epilogue_types(const LibraryFp8Schedule& s, const CublasLtEpilogue& e
 }
 
 }  // namespace
+
+std::string cublaslt_epilogue_definition(const LibraryFp8Schedule& s, int split_k, const CublasLtEpilogue& e) {
+  const auto number = [](float x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", static_cast<double>(x));
+    return std::string(text);
+  };
+  const bool tensor = s.scales == Fp8ScaleStage::epilogue_scale_product;
+  std::string w = "; epilogue y = ";
+  if (e.beta == 0.0f) {
+    w += "RN(S X)";
+  } else {
+    w += split_k > 1 ? "RN(FMA(beta, C, RN(S X))) (after the split-K)" : "RN(FMA(S, X, RN(beta C)))";
+  }
+  w += tensor ? " with S = RN(RN(alpha sa) sb)" : " with S = alpha";
+  w += ", alpha " + number(e.alpha);
+  if (e.beta != 0.0f) w += ", beta " + number(e.beta) + ", C " + std::string(info(e.c_format).name);
+  if (!e.bias.empty()) w += ", then y + bias (" + std::string(info(e.bias_format).name) + ", FADD)";
+  if (e.d_format == Format::float8_e4m3fn) {
+    w += "; D = e4m3 of RN(" + number(e.d_scale) + " y), saturating (satfinite); amax_d = max |y|";
+  } else if (e.d_format != Format::float32) {
+    w += "; D = y rounded once to " + std::string(info(e.d_format).name) + " (nearest even)";
+  }
+  return w + ", as cuBLASLt 13.1 computed it on an H200";
+}
 
 CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
                                     std::int64_t row0, std::int64_t row1, int split_k, const CublasLtEpilogue& e,

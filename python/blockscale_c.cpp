@@ -628,12 +628,7 @@ BSC_EXPORT int bsc_cublaslt_fp8(const char* model, const char* format_a, const c
     if (split_k > 1)
       words += "; split-K " + std::to_string(split_k) + " at multiples of " + std::to_string(s.split_granule_k) +
                " of K, the slices added in order";
-    words += split_k > 1 ? "; epilogue y = RN(FMA(beta, C, RN(S X)))" : "; epilogue y = RN(FMA(S, X, RN(beta C)))";
-    words += " with S = alpha";
-    if (s.scales == emulator::Fp8ScaleStage::epilogue_scale_product) words += " sa sb (RN(RN(alpha sa) sb))";
-    if (bias != nullptr) words += ", then y + bias (FADD)";
-    words += e.d_format == Format::float8_e4m3fn ? "; D = e4m3 satfinite of RN(d_scale y)"
-                                                 : "; D = y rounded once to " + std::string(d_type);
+    words += emulator::cublaslt_epilogue_definition(s, split_k, e);
     *definition = text(std::move(words));
   });
 }

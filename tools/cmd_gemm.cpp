@@ -456,6 +456,8 @@ struct Numerics {
   int min_chunk_rows = 1;  // below this a slice costs more than it computes (the emulator's B panels)
   int split_k = 0;         // a library model's split count; 0 for the others
   Format d_format = Format::float32;  // the codes `rows` returns (a sparse kernel's f16, bf16 or e4m3 D)
+  // cuBLASLt's AMAX_D (an e4m3 D): `rows` raises it to max |y| over the rows it computes.
+  std::shared_ptr<float> amax_d;
 };
 
 // A function of A's rows [r0, r1) as a tensor of their own (the whole of A when that is all of
@@ -477,6 +479,7 @@ struct Result {
   double seconds = 0;
   emulator::GemmPathStats stats;
   bool has_stats = false;
+  std::optional<float> amax_d;  // cuBLASLt's AMAX_D, where the numerics give it
 };
 
 // A block-scaled model of harness/block_scaled_models.h (exact, sequential_f32, sm_100a, sm_120a,
@@ -522,6 +525,7 @@ Result run_numerics(const Numerics& n, std::int64_t M, const std::vector<std::ui
   }
   r.has_stats = r.stats.exact + r.stats.truncating + r.stats.special + r.stats.reference_outputs + r.stats.certified > 0;
   r.seconds = progress.finish();
+  if (n.amax_d) r.amax_d = *n.amax_d;
   if (n.d_format != Format::float32) {  // every f16, bf16 and e4m3 value (NaN included) is an f32 value
     r.d_format = n.d_format;
     r.codes = std::move(r.d);
@@ -673,11 +677,20 @@ const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp
 struct LibraryCall {
   int split_k = 1;                    // --split-k S
   std::string gpu;                    // --split-k h100|h200: the recorded heuristic's S, per model
-  Format d_format = Format::float32;  // --d-type f32 | bf16 | f16
+  Format d_format = Format::float32;  // --d-type f32 | bf16 | f16 | e4m3
   std::vector<std::uint32_t> bias;    // --bias: N codes of d_format (torch._scaled_mm), or none
   int cublaslt_workspace_mib = 64;    // the workspace of a direct cuBLASLt call, for the recorded S
+  // cuBLASLt's own epilogue (emulator::cublaslt_fp8_gemm; the cublaslt models): --alpha, --beta
+  // with --c (C's codes, M x N), --bias (M codes, one per row of D), --d-type e4m3 with --d-scale
+  // and --c-type. C's and the bias's types follow D's, as cuBLASLt took them.
+  bool lt_epilogue = false;
+  emulator::CublasLtEpilogue lt;  // its spans refer to lt_c and lt_bias
+  std::shared_ptr<std::vector<std::uint32_t>> lt_c, lt_bias;
   std::string d_name() const {
-    return d_format == Format::bfloat16 ? "bf16" : d_format == Format::float16 ? "f16" : "f32";
+    return d_format == Format::bfloat16  ? "bf16"
+           : d_format == Format::float16 ? "f16"
+           : d_format == Format::float8_e4m3fn ? "e4m3"
+                                               : "f32";
   }
 };
 
@@ -768,6 +781,60 @@ void read_bias(const std::string& path, Problem& p, LibraryCall& call) {
   p.c_source = "the bias " + path + " (" + v.descr + "), one value per column";
 }
 
+// The values of a C or bias input for cuBLASLt's epilogue as codes of `f`: each must be a finite
+// value of f (cuBLASLt reads them in that type, and was measured with finite ones).
+std::shared_ptr<std::vector<std::uint32_t>> exact_codes(const double* values, std::size_t count, Format f,
+                                                        const std::string& what) {
+  auto codes = std::make_shared<std::vector<std::uint32_t>>(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double x = values[i];
+    const std::uint32_t code = convert(f, x, presets::ieee());
+    if (!std::isfinite(x) || to_double(f, code) != x) {
+      char value[40];
+      std::snprintf(value, sizeof value, "%.17g", x);
+      throw UsageError(what + ": value " + std::to_string(i) + " (" + value + ") is not a finite " + info(f).name +
+                       " value: cuBLASLt reads it in that type, and was measured with finite ones");
+    }
+    (*codes)[i] = code;
+  }
+  return codes;
+}
+
+// cuBLASLt's epilogue inputs: C (--c, already read as M x N) and the bias (--bias, M values, one
+// per row of D), as codes of their types.
+void read_lt_epilogue(const std::optional<std::string>& bias_path, const Problem& p, LibraryCall& call,
+                      std::vector<double>& bias_values) {
+  if (!p.c.empty()) {
+    call.lt_c = exact_codes(p.c.data(), p.c.size(), call.lt.c_format, "--c " + p.c_source);
+    call.lt.c = *call.lt_c;
+  }
+  if (!bias_path) return;
+  const NpyMatrix v = read_npy_vector(*bias_path);
+  if (v.cols != p.M) {
+    throw UsageError("--bias " + *bias_path + " holds " + std::to_string(v.cols) + " values; with the cublaslt models D has M = " +
+                     std::to_string(p.M) + " rows, one bias value each (cuBLASLt's bias is per row of D)");
+  }
+  bias_values.assign(v.values.begin(), v.values.end());
+  call.lt_bias = exact_codes(bias_values.data(), bias_values.size(), call.lt.bias_format, "--bias " + *bias_path);
+  call.lt.bias = *call.lt_bias;
+}
+
+// The fp64 product of cuBLASLt's epilogue: d_scale (alpha A B + beta C + bias(i)), from A B without C,
+// and its magnitude |d_scale| (|alpha| |A||B| + |beta C| + |bias(i)|).
+void apply_lt_epilogue(Fp64Product& ref, const Problem& p, const std::vector<double>& bias_values,
+                       const LibraryCall& call) {
+  const double alpha = call.lt.alpha, beta = call.lt.beta, d_scale = call.lt.d_scale;
+  const auto outputs = static_cast<std::int64_t>(ref.value.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < outputs; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    const double c = p.c.empty() ? 0.0 : beta * p.c[at];
+    const double bias = bias_values.empty() ? 0.0 : bias_values[static_cast<std::size_t>(i / p.N)];
+    ref.value[at] = d_scale * (alpha * ref.value[at] + c + bias);
+    ref.magnitude[at] = std::fabs(d_scale) * (std::fabs(alpha) * ref.magnitude[at] + std::fabs(c) + std::fabs(bias));
+  }
+}
+
 // `split`: the model's split count and the words that say where it comes from (split_count);
 // ignored for "exact".
 Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, const Fp8ScaledMatrix& qb,
@@ -789,6 +856,20 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   }
   const emulator::LibraryFp8Schedule s = library_schedule(name, qa.granularity, qb.granularity);
   n.split_k = split.first;
+  if (call.lt_epilogue) {
+    n.definition = s.definition() + split.second + emulator::cublaslt_epilogue_definition(s, split.first, call.lt);
+    n.d_format = call.d_format;
+    n.amax_d = call.d_format == Format::float8_e4m3fn ? std::make_shared<float>(0.0f) : nullptr;
+    n.rows = [s, &qa, &qb, slices = split.first, call, amax = n.amax_d](
+                 std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>, emulator::GemmPathStats* stats) {
+      emulator::GemmOptions o;
+      o.stats = stats;
+      emulator::CublasLtFp8Result r = emulator::cublaslt_fp8_gemm(s, qa, qb, r0, r1, slices, call.lt, o);
+      if (amax) *amax = std::max(*amax, r.amax_d);
+      return std::move(r.d);
+    };
+    return n;
+  }
   n.definition =
       s.definition() + split.second +
       (!call.bias.empty() ? "; plus the bias in f32 (FADD after the scales), then D rounded once to " +
@@ -870,6 +951,7 @@ void print_report_json(const Report& report, const Problem& p, bool with_exact, 
                 static_cast<long long>(e.nonfinite), json_number(e.relative_frobenius).c_str(),
                 json_number(e.median).c_str(), json_number(e.p99).c_str(), json_number(e.max).c_str());
     if (r.split_k > 0) std::printf(",\n     \"split_k\": %d", r.split_k);  // a library model's slices
+    if (r.amax_d) std::printf(",\n     \"amax_d\": %s", json_number(*r.amax_d, 9).c_str());
     if (with_exact) {
       const UlpComparison& u = report.ulps[i];
       std::printf(",\n     \"vs_exact\": {\"outputs\": %lld, \"differ\": %lld, \"nan_mismatches\": %lld, "
@@ -919,6 +1001,9 @@ void print_report_text(const Report& report, const Problem& p, bool with_exact, 
                 macs / std::max(results[i].seconds, 1e-9), e.relative_frobenius, e.median, e.p99, e.max);
     if (e.nonfinite) std::printf("  (%lld outputs NaN or Inf, left out)", static_cast<long long>(e.nonfinite));
     std::printf("\n");
+  }
+  for (const Result& r : results) {
+    if (r.amax_d) std::printf("  %-14s amax_d (cuBLASLt's AMAX_D: max |D| before the D scale) = %.9g\n", r.name.c_str(), *r.amax_d);
   }
   if (with_exact && results.size() > 1) {
     std::printf("\n  %s\n", report.ulp_title.c_str());
@@ -1150,6 +1235,11 @@ int run_sparse_gemm(const Args& args) {
   if (args.get("c")) throw UsageError("--c does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
   if (args.get("bias"))
     throw UsageError("--bias does not go with --sparse: torch._cslt_sparse_mm's bias was not measured");
+  for (const char* option : {"alpha", "beta", "d-scale", "c-type"}) {
+    if (args.get(option)) {
+      throw UsageError(std::string("--") + option + " does not go with --sparse: it is cuBLASLt's fp8 epilogue (--models cublaslt)");
+    }
+  }
   const Format input = sparse_format("format", args.get_or("format", "f16"));
   const Format d_format = sparse_format("d-type", args.get_or("d-type", harness::sparse_mm_format_name(input)));
   const char* const in_name = harness::sparse_mm_format_name(input);
@@ -1274,7 +1364,7 @@ int run_sparse_gemm(const Args& args) {
 
 int run_gemm(const std::vector<std::string>& argv) {
   Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out",
-                   "split-k", "d-type", "cublaslt-workspace-mib", "prune", "bias"},
+                   "split-k", "d-type", "cublaslt-workspace-mib", "prune", "bias", "alpha", "beta", "d-scale", "c-type"},
             {"json", "no-exact", "quiet", "b-transposed", "sparse"});
   args.no_positional();
   if (args.flag("sparse")) return run_sparse_gemm(args);
@@ -1298,16 +1388,13 @@ int run_gemm(const std::vector<std::string>& argv) {
     recipe_b = args.get_or("recipe-b", args.get("recipe") ? recipe_a : "deepgemm_128x128");
     fp8_recipe_a = &fp8_recipe("recipe", recipe_a);
     fp8_recipe_b = &fp8_recipe("recipe-b", recipe_b);
-    if (args.get("c")) {
-      throw UsageError("--c: the library GEMMs of fp8 with fp32 scales were measured without C (beta = 0)");
-    }
   } else {
-    for (const char* option : {"split-k", "d-type", "cublaslt-workspace-mib", "bias"}) {
+    for (const char* option : {"split-k", "d-type", "cublaslt-workspace-mib", "bias", "alpha", "beta", "d-scale", "c-type"}) {
       if (args.get(option)) {
         const std::string name(option);
         throw UsageError(
             "--" + name + ": only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2)" +
-            (name == "cublaslt-workspace-mib" || name == "bias" ? "" : " and --sparse") + " take it");
+            (name == "split-k" || name == "d-type" ? " and --sparse" : "") + " take it");
       }
     }
     auto block_format = [&](const std::string& option, const std::string& name) {
@@ -1353,22 +1440,70 @@ int run_gemm(const std::vector<std::string>& argv) {
                        "cuBLASLt's heuristic chose there, as recorded");
     }
     const std::string d_type = args.get_or("d-type", "f32");
-    if (d_type != "f32" && d_type != "bf16" && d_type != "f16")
-      throw UsageError("--d-type '" + d_type + "': f32, bf16 or f16");
-    call.d_format = d_type == "bf16" ? Format::bfloat16 : d_type == "f16" ? Format::float16 : Format::float32;
-    // What was measured (docs/conformance.md, "bf16 D" and "Bias"): cuBLASLt's own calls with f32 and
-    // bf16 D; torch._scaled_mm's f16 D and its bias, which torch takes only with a bf16 or f16 D.
-    for (const std::string& m : model_names) {
-      if (m.rfind("torch", 0) == 0) continue;
-      if (call.d_format == Format::float16)
-        throw UsageError("--d-type f16: measured through torch._scaled_mm only, not " + m);
-      if (args.get("bias")) throw UsageError("--bias: measured through torch._scaled_mm only, not " + m);
+    if (d_type != "f32" && d_type != "bf16" && d_type != "f16" && d_type != "e4m3")
+      throw UsageError("--d-type '" + d_type + "': f32, bf16, f16 or e4m3 (cuBLASLt models)");
+    call.d_format = d_type == "bf16" ? Format::bfloat16
+                    : d_type == "f16" ? Format::float16
+                    : d_type == "e4m3" ? Format::float8_e4m3fn
+                                       : Format::float32;
+    bool torch_models = false, cublaslt_models = false;
+    for (const std::string& m : model_names) (m.rfind("torch", 0) == 0 ? torch_models : cublaslt_models) = true;
+    // cuBLASLt's own epilogue (docs/conformance.md, "cuBLASLt epilogue"): alpha, beta C, its bias
+    // (one value per row of D), an e4m3 D with a D scale. torch._scaled_mm's bias is per column of D
+    // (docs/conformance.md, "Bias"), so the two do not share a run.
+    const bool lt_option = args.get("alpha") || args.get("beta") || args.get("c") || args.get("d-scale") ||
+                           args.get("c-type") || d_type == "e4m3";
+    if (lt_option && torch_models) {
+      throw UsageError("--alpha, --beta, --c, --c-type, --d-scale and --d-type e4m3 model cuBLASLt's own epilogue "
+                       "(--models cublaslt, cublaslt_fast_accum); torch_scaled_mm takes none of them");
     }
-    if (call.d_format == Format::float16 && (split == "h100" || split == "h200")) {
-      throw UsageError("--split-k " + split +
-                       " --d-type f16: the split counts were recorded for f32 and bf16 D");
+    if (args.get("bias") && torch_models && cublaslt_models) {
+      throw UsageError("--bias: torch._scaled_mm adds it per column of D and cuBLASLt per row; model them in "
+                       "separate runs");
     }
-    if (args.get("bias")) {
+    call.lt_epilogue = cublaslt_models && !torch_models && (lt_option || args.get("bias") || d_type == "f16");
+    if (call.lt_epilogue) {
+      auto f32_option = [&](const char* name, float fallback) {
+        const std::optional<std::string> text = args.get(name);
+        if (!text) return fallback;
+        char* end = nullptr;
+        const double v = std::strtod(text->c_str(), &end);
+        const auto f = static_cast<float>(v);
+        if (text->empty() || *end != '\0' || !std::isfinite(f)) {
+          throw UsageError(std::string("--") + name + " '" + *text + "': a finite number (rounded to f32, as cuBLASLt takes it)");
+        }
+        return f;
+      };
+      call.lt.alpha = f32_option("alpha", 1.0f);
+      call.lt.beta = f32_option("beta", args.get("c") ? 1.0f : 0.0f);
+      call.lt.d_scale = f32_option("d-scale", 1.0f);
+      call.lt.d_format = call.d_format;
+      if (call.lt.beta != 0.0f && !args.get("c")) throw UsageError("--beta " + *args.get("beta") + " reads C: give --c C.npy");
+      if (call.lt.beta == 0.0f && args.get("c")) throw UsageError("--c with --beta 0: cuBLASLt does not read C");
+      if (args.get("d-scale") && call.d_format != Format::float8_e4m3fn)
+        throw UsageError("--d-scale: the D scale was measured with --d-type e4m3 only");
+      if (args.get("c-type") && call.d_format != Format::float8_e4m3fn)
+        throw UsageError("--c-type: with an f32, bf16 or f16 D, C has D's type (as cuBLASLt took it)");
+      const std::string c_type = args.get_or("c-type", "bf16");
+      if (c_type != "bf16" && c_type != "f16") throw UsageError("--c-type '" + c_type + "': bf16 or f16 (an e4m3 D's C)");
+      call.lt.c_format = call.d_format == Format::float8_e4m3fn
+                             ? (c_type == "f16" ? Format::float16 : Format::bfloat16)
+                             : call.d_format;
+      call.lt.bias_format = call.d_format == Format::float32 ? Format::bfloat16 : call.lt.c_format;
+      if (call.d_format == Format::float8_e4m3fn &&
+          (fp8_recipe_a->granularity != Fp8Granularity::tensor || fp8_recipe_b->granularity != Fp8Granularity::tensor)) {
+        throw UsageError("--d-type e4m3: cuBLASLt takes an fp8 D with tensor-wise scales only (--recipe "
+                         "torchao_tensorwise); it refused " + recipe_a + " x " + recipe_b + " on an H200");
+      }
+      if (!args.flag("no-exact") && (lt_option || args.get("bias"))) {
+        throw UsageError("--alpha, --beta, --c, --bias, --d-scale and --d-type e4m3: the exact numerics take no "
+                         "epilogue; add --no-exact");
+      }
+    }
+    if ((call.d_format == Format::float16 || call.d_format == Format::float8_e4m3fn) && (split == "h100" || split == "h200")) {
+      throw UsageError("--split-k " + split + " --d-type " + d_type + ": the split counts were recorded for f32 and bf16 D");
+    }
+    if (args.get("bias") && torch_models) {
       if (call.d_format == Format::float32) {
         throw UsageError(
             "--bias with an f32 D: torch._scaled_mm refuses it (\"Bias is not supported when out_dtype "
@@ -1401,7 +1536,12 @@ int run_gemm(const std::vector<std::string>& argv) {
   Progress progress(args.flag("quiet"));
 
   Problem p = load_problem(args, progress);
-  if (fp8_scaled && args.get("bias")) read_bias(*args.get("bias"), p, call);
+  std::vector<double> lt_bias_values;
+  if (call.lt_epilogue) {
+    read_lt_epilogue(args.get("bias"), p, call, lt_bias_values);
+  } else if (fp8_scaled && args.get("bias")) {
+    read_bias(*args.get("bias"), p, call);
+  }
   // Each library model's split count, before the work starts (a recorded count must exist).
   std::vector<std::pair<int, std::string>> splits;
   if (fp8_scaled) {
@@ -1493,7 +1633,21 @@ int run_gemm(const std::vector<std::string>& argv) {
   report.fp64_title = "the unquantized product in fp64";
   report.ulp_title = "ulps from exact (same quantized operands: the difference is the kernel's accumulation)";
 
-  const Fp64Product ref = fp64_product(p, progress);
+  Fp64Product ref;
+  if (call.lt_epilogue) {  // C enters the epilogue scaled by beta, so the product is made without it
+    WorkBuffer c = std::move(p.c);
+    p.c.clear();
+    ref = fp64_product(p, progress);
+    p.c = std::move(c);
+    apply_lt_epilogue(ref, p, lt_bias_values, call);
+    report.fp64_title = "d_scale (alpha A B + beta C + bias) from the unquantized inputs in fp64";
+    if (args.get("bias")) {
+      report.text_header += "  bias: " + *args.get("bias") + " (" + std::to_string(p.M) + " values, one per row of D)\n";
+      report.json_fields += "\n  \"bias\": \"" + json_escape(*args.get("bias")) + "\",";
+    }
+  } else {
+    ref = fp64_product(p, progress);
+  }
   run_and_measure(report, numerics, p, c_bits, ref, with_exact, out_dir, progress);
   print_report(report, p, with_exact, out_dir, args.flag("json"));
   return kExitOk;
@@ -1520,8 +1674,8 @@ const Registrar gemm_cmd(
      "                [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
      "                [--format mxfp8_e4m3] [--recipe NAME] [--format-b F] [--recipe-b NAME]\n"
      "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
-     "                [--split-k S|h100|h200] [--d-type f32|bf16|f16] [--bias BIAS.npy]\n"
-     "                [--cublaslt-workspace-mib 1|64]\n"
+     "                [--split-k S|h100|h200] [--d-type f32|bf16|f16|e4m3] [--bias BIAS.npy]\n"
+     "                [--alpha A] [--beta B] [--d-scale S] [--c-type bf16|f16] [--cublaslt-workspace-mib 1|64]\n"
      "                [--sparse [--format f16|bf16|f32|e4m3] [--prune magnitude|none]]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
@@ -1548,7 +1702,7 @@ const Registrar gemm_cmd(
      "                                            1x128 x 1x128 without fast accumulation)\n"
      "    torch_scaled_mm, torch_scaled_mm_fast_accum  torch._scaled_mm (tensor x tensor; row x row,\n"
      "                                            1x128 x 128x128 and 1x128 x 1x128 without)\n"
-     "  beside exact; no --c (the libraries were measured with beta = 0). docs/emulator.md has the\n"
+     "  beside exact. docs/emulator.md has the\n"
      "  schedules. --split-k S: the library split K into S slices (its heuristic does for small M x N\n"
      "  with long K, differently on an H100 and an H200): each slice of whole K tiles (512 of K for\n"
      "  1x128 x 128x128, 128 for the others) is accumulated apart, and the slices are added in order\n"
@@ -1559,10 +1713,18 @@ const Registrar gemm_cmd(
      "  28672, 32768, 40960, 49152, 65536} (torch._scaled_mm with its 1 MiB workspace; cuBLASLt with\n"
      "  --cublaslt-workspace-mib, default 64); other shapes: scripts/cublaslt_split_k.py query MxNxK\n"
      "  asks the GPU. --d-type bf16: the calls write D in bf16 (the f32 D rounded once to nearest even,\n"
-     "  as measured; it can change S); exact stays f32. --d-type f16 (torch models): the same in f16.\n"
+     "  as measured; it can change S); exact stays f32. --d-type f16: the same in f16.\n"
      "  --bias BIAS.npy (torch models, bf16 or f16 D, --no-exact): torch._scaled_mm's bias, N values\n"
      "  exact in D's dtype (a 1-D float16, float32 or float64 .npy), added to the f32 D in f32 before D\n"
      "  is rounded to its dtype, as measured on an H200; the fp64 product includes it.\n"
+     "  cuBLASLt's epilogue (cublaslt models, --no-exact), as measured on an H200 (docs/conformance.md,\n"
+     "  \"cuBLASLt epilogue\"): D = d_scale (alpha A B + beta C + bias). --alpha A (default 1) and --beta B\n"
+     "  (default 1 with --c, else 0; both rounded to f32), --c C.npy (M x N, each value exact in C's type:\n"
+     "  D's, or --c-type bf16 | f16 for an e4m3 D), --bias BIAS.npy (M values, one per row of D: bf16\n"
+     "  for an f32 D, else C's type), --d-type e4m3 (tensor-wise recipes) with --d-scale S: D saturates\n"
+     "  at 448 and the report gives amax_d. Split-K 1 fuses beta C into the scale's FFMA, a split-K adds\n"
+     "  it after the slices; the bias is an FADD after C. The fp64 product is d_scale (alpha A B + beta C\n"
+     "  + bias).\n"
      "  2:4 sparse A (--sparse): torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as measured on an\n"
      "  H100. A is pruned by magnitude along K (--prune magnitude: of each group of 4 the 2 largest |a|\n"
      "  stay, ties to the lower position; for f32, which runs the tf32 kernel, 1 of each pair) or taken\n"

@@ -37,7 +37,7 @@ import numpy as np
 
 # The oracle lives beside this script.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gemm_oracle import (E2M1, E2M3, E3M2, E4M3, E5M2, bf16_rne, cast_oracle, fp8_scaled_oracle,
+from gemm_oracle import (E2M1, E2M3, E3M2, E4M3, E5M2, bf16_rne, cast_oracle, element_rne, fp8_scaled_oracle,
                          nvfp4_oracle, oracle, prune_oracle, quantize_fp8_scaled, quantize_nvfp4,
                          quantize_ocp, sparse_oracle)  # noqa: E402
 
@@ -437,6 +437,72 @@ def check_fp8_scaled(tool, scratch):
           f"run alone; {n_bias} torch studies with a bias and f16 or bf16 D")
 
 
+def check_cublaslt_epilogue(tool, scratch):
+    """cuBLASLt's epilogue (--models cublaslt with --alpha, --c, --bias, --d-type f16 | e4m3): the
+    plain model's D (checked against the oracle above) carried through the measured rule in numpy's
+    float32 arithmetic, where the rule needs no FMA: beta = 0, or beta = 1 after a split-K
+    (FMA(1, C, RN(S X)) is one add); an e4m3 D by the oracle's saturating rounding."""
+    rng = np.random.default_rng(31)
+    M, N, K = 12, 9, 640
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    files = {name: os.path.join(scratch, f"lt_{name}.npy") for name in ("a", "w", "c", "bias", "bias16")}
+    np.save(files["a"], a)
+    np.save(files["w"], w)
+    base = ["gemm", "--a", files["a"], "--b", files["w"], "--b-transposed", "--format", "fp8_e4m3", "--quiet"]
+    studies = 0
+    for recipe, recipe_b in (("torchao_tensorwise", "torchao_tensorwise"), ("deepgemm_1x128", "deepgemm_128x128")):
+        recipes = ["--recipe", recipe, "--recipe-b", recipe_b]
+        for split in ("1", "2"):
+            plain = os.path.join(scratch, f"lt_plain_{recipe}_{split}")
+            r = run(tool, base + recipes + ["--models", "cublaslt,cublaslt_fast_accum" if recipe == "torchao_tensorwise" else
+                                            "cublaslt", "--split-k", split, "--no-exact", "--out", plain])
+            assert r.returncode == 0, r.stderr
+            for model in (["cublaslt", "cublaslt_fast_accum"] if recipe == "torchao_tensorwise" else ["cublaslt"]):
+                d0 = np.load(os.path.join(plain, model + ".npy"))
+                bias = (bf16_rne((rng.standard_normal(M) * 4).astype(np.float32).view(np.uint32)).astype(np.uint32)
+                        << 16).view(np.float32)
+                np.save(files["bias"], bias)
+                checks = [  # (options, expected D as float32)
+                    (["--alpha", "2", "--bias", files["bias"]], d0 * np.float32(2) + bias[:, None]),
+                ]
+                bias16 = (rng.standard_normal(M) * 4).astype(np.float16)
+                np.save(files["bias16"], bias16)
+                checks.append((["--d-type", "f16", "--bias", files["bias16"]],
+                               (d0 + bias16.astype(np.float32)[:, None]).astype(np.float16).astype(np.float32)))
+                if split == "2":
+                    c = (rng.standard_normal((M, N)) * 8).astype(np.float32)
+                    np.save(files["c"], c)
+                    checks.append((["--c", files["c"], "--bias", files["bias"]], (c + d0) + bias[:, None]))
+                for options, want in checks:
+                    out = os.path.join(scratch, "lt_out")
+                    r = run(tool, base + recipes + ["--models", model, "--split-k", split, "--no-exact", "--out", out,
+                                                    "--json"] + options)
+                    assert r.returncode == 0, (options, r.stderr)
+                    got = np.load(os.path.join(out, model + ".npy"))
+                    assert np.array_equal(got.view(np.uint32), want.astype(np.float32).view(np.uint32)), \
+                        (recipe, split, model, options, np.argwhere(got != want)[:4])
+                    assert "epilogue y = " in json.loads(r.stdout)["numerics"][0]["definition"]
+                    studies += 1
+    # An e4m3 D: RN(d_scale D0) in f32, then e4m3 to nearest even, saturating; amax_d = max |D0|.
+    plain = os.path.join(scratch, "lt_plain_torchao_tensorwise_1")
+    d0 = np.load(os.path.join(plain, "cublaslt.npy"))
+    out = os.path.join(scratch, "lt_e4m3")
+    r = run(tool, base + ["--recipe", "torchao_tensorwise", "--d-type", "e4m3", "--d-scale", "40", "--no-exact",
+                          "--out", out, "--json"])
+    assert r.returncode == 0, r.stderr
+    scaled = d0 * np.float32(40)
+    want = np.array([[float(element_rne(Fraction(float(v)), E4M3)) for v in row] for row in scaled], dtype=np.float32)
+    got = np.load(os.path.join(out, "cublaslt.npy"))
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), np.argwhere(got != want)[:4]
+    assert np.abs(got).max() == 448.0, "no output saturated: the D scale does not test saturation"
+    report = json.loads(r.stdout)["numerics"][0]
+    assert np.float32(report["amax_d"]) == np.abs(d0).max(), (report["amax_d"], np.abs(d0).max())  # 9 digits: the f32
+    studies += 1
+    print(f"cuBLASLt epilogue: {studies} studies (alpha, C after a split-K, a bias per row, f16 and e4m3 D with the "
+          "D scale and amax_d) equal numpy's float32 arithmetic on the plain model's D")
+
+
 # ---- --sparse: torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as docs/emulator.md states it:
 # magnitude pruning (2 of 4; 1 of 2 for f32), the cast, the chain of wgmma.sp steps (T-FDPA of the
 # accumulator and the step's kept products: f16/bf16 F = 25 and f32 results toward zero; e4m3 F = 13
@@ -581,6 +647,8 @@ def check_errors(tool, scratch):
     good = np.ones((4, 64), np.float32)
     np.save(path("g.npy"), good)
     np.save(path("gb.npy"), np.ones((64, 3), np.float32))
+    np.save(path("c43.npy"), np.ones((4, 3), np.float32))
+    np.save(path("c43_fine.npy"), np.full((4, 3), 1 + 2.0 ** -12, np.float32))
     raw = open(path("g.npy"), "rb").read()
     open(path("magic.npy"), "wb").write(b"\x93NUMPX" + raw[6:])
     open(path("trunc.npy"), "wb").write(raw[:-3])
@@ -646,7 +714,33 @@ def check_errors(tool, scratch):
         (["--format", "fp8_e4m3", "--format-b", "fp8_e5m2", "--recipe-b", "deepgemm_128x128"], "float8_e4m3fn only"),
         (["--format", "mxfp8_e4m3", "--models", "cublaslt"], "unknown model 'cublaslt'"),
         (["--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c_bad.npy"), "--format", "fp8_e4m3"],
-         "measured without C"),
+         "the exact numerics take no epilogue; add --no-exact"),
+        (["--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c_bad.npy"), "--format", "fp8_e4m3", "--no-exact"],
+         "C is 3 x 3 but D is 4 x 3"),
+        (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--alpha", "2", "--no-exact"],
+         "torch_scaled_mm takes none of them"),
+        (["--format", "fp8_e4m3", "--models", "cublaslt,torch_scaled_mm", "--d-type", "bf16", "--bias", path("bias8.npy"),
+          "--no-exact"], "torch._scaled_mm adds it per column of D and cuBLASLt per row"),
+        (["--format", "fp8_e4m3", "--beta", "0.5", "--no-exact"], "--beta 0.5 reads C: give --c C.npy"),
+        (["--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c43.npy"), "--format", "fp8_e4m3", "--beta", "0",
+          "--no-exact"], "--c with --beta 0: cuBLASLt does not read C"),
+        (["--format", "fp8_e4m3", "--d-scale", "2", "--no-exact"], "the D scale was measured with --d-type e4m3 only"),
+        (["--format", "fp8_e4m3", "--c-type", "f16", "--no-exact"], "C has D's type"),
+        (["--format", "fp8_e4m3", "--d-type", "e4m3", "--c-type", "f32", "--no-exact"], "--c-type 'f32': bf16 or f16"),
+        (["--format", "fp8_e4m3", "--d-type", "e4m3", "--no-exact"], "tensor-wise scales only"),
+        (["--format", "fp8_e4m3", "--recipe", "torchao_tensorwise", "--d-type", "e4m3"], "add --no-exact"),
+        (["--format", "fp8_e4m3", "--alpha", "nan", "--no-exact"], "--alpha 'nan': a finite number"),
+        (["--format", "fp8_e4m3", "--alpha", "2x", "--no-exact"], "--alpha '2x': a finite number"),
+        (["--format", "fp8_e4m3", "--bias", path("bias8_inexact.npy"), "--no-exact"],
+         "value 2 (1.000244140625) is not a finite bfloat16 value"),
+        (["--format", "fp8_e4m3", "--bias", path("rank1.npy"), "--no-exact"],
+         "holds 64 values; with the cublaslt models D has M = 8 rows"),
+        (["--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c43_fine.npy"), "--format", "fp8_e4m3", "--recipe",
+          "torchao_tensorwise", "--d-type", "e4m3", "--no-exact"], "is not a finite bfloat16 value"),
+        (["--format", "mxfp8_e4m3", "--alpha", "2"], "--alpha: only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2) take it"),
+        (["--sparse", "--m", "8", "--n", "8", "--k", "64", "--beta", "1"], "--beta does not go with --sparse"),
+        (["--format", "fp8_e4m3", "--d-type", "e4m3", "--recipe", "torchao_tensorwise", "--split-k", "h100", "--no-exact"],
+         "the split counts were recorded for f32 and bf16 D"),
         (["--a", path("nan.npy"), "--b", path("gb.npy"), "--format", "fp8_e4m3"], "element (1, 3) is nan"),
         (["--format", "fp8_e4m3", "--recipe", "torchao_rowwise", "--models", "torch_scaled_mm", "--split-k", "2"],
          "torch_scaled_mm row x row was never seen splitting K"),
@@ -655,12 +749,9 @@ def check_errors(tool, scratch):
         (["--format", "mxfp8_e4m3", "--d-type", "bf16"], "--d-type: only the library GEMMs of fp8 with fp32 scales"),
         (["--format", "fp8_e4m3", "--split-k", "h300"], "a split count 1 .. 64, or h100 / h200"),
         (["--format", "fp8_e4m3", "--split-k", "h100"], "8x8x64 is not on the recorded grid"),
-        (["--format", "fp8_e4m3", "--d-type", "f8"], "--d-type 'f8': f32, bf16 or f16"),
-        (["--format", "fp8_e4m3", "--d-type", "f16"], "--d-type f16: measured through torch._scaled_mm only, not cublaslt"),
+        (["--format", "fp8_e4m3", "--d-type", "f8"], "--d-type 'f8': f32, bf16, f16 or e4m3"),
         (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "f16", "--split-k", "h100"],
          "the split counts were recorded for f32 and bf16 D"),
-        (["--format", "fp8_e4m3", "--d-type", "bf16", "--bias", path("bias8.npy"), "--no-exact"],
-         "--bias: measured through torch._scaled_mm only, not cublaslt"),
         (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--bias", path("bias8.npy"), "--no-exact"],
          "torch._scaled_mm refuses it"),
         (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "bf16", "--bias", path("bias8.npy")],
@@ -757,6 +848,7 @@ def main():
     check_nvfp4(tool, scratch)
     check_fp6(tool, scratch)
     check_fp8_scaled(tool, scratch)
+    check_cublaslt_epilogue(tool, scratch)
     check_sparse(tool, scratch)
     check_slices_and_threads(tool, scratch)
     check_builtin_data(tool, scratch)

@@ -130,6 +130,12 @@ CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& schedule, const Fp
                                     int split_k, const CublasLtEpilogue& epilogue,
                                     const GemmOptions& options = {});
 
+// The epilogue of cublaslt_fp8_gemm for this call in words ("; epilogue y = RN(FMA(S, X, RN(beta
+// C))) with S = RN(RN(alpha sa) sb), alpha 0.7, beta 0.6, then y + bias (FADD); D = ..."), to follow
+// the schedule's definition().
+std::string cublaslt_epilogue_definition(const LibraryFp8Schedule& schedule, int split_k,
+                                         const CublasLtEpilogue& epilogue);
+
 // Every measured row.
 std::span<const LibraryFp8Schedule> library_fp8_schedules();
 
