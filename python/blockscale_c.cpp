@@ -512,11 +512,11 @@ BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char*
     } else {
       const emulator::LibraryFp8Schedule& s = library_schedule_named(model, a, b);
       const bool torch = s.library == emulator::Fp8Library::torch_scaled_mm;
-      // What was measured: cuBLASLt's own calls with f32 and bf16 D and no bias; torch._scaled_mm's
-      // f16 D and its bias (docs/conformance.md, "bf16 D" and "Bias").
-      if (!torch && (d_format == Format::float16 || bias != nullptr)) {
+      // torch._scaled_mm's bias is per column of D (docs/conformance.md, "Bias"); cuBLASLt's own is
+      // per row, with its epilogue (bsc_cublaslt_fp8; "cuBLASLt epilogue").
+      if (!torch && bias != nullptr) {
         throw std::invalid_argument(std::string("model ") + model +
-                                    ": an f16 D and a bias were measured through torch._scaled_mm only");
+                                    ": cuBLASLt's bias is per row of D, with its epilogue: use cublaslt_fp8");
       }
       if (bias != nullptr && d_format == Format::float32) {
         throw std::invalid_argument(

@@ -530,11 +530,12 @@ def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads
     """D = A B^T (A: Fp8Matrix M x K, B: Fp8Matrix N x K) as a Hopper library call computes it, as
     measured on an H200 and an H100: cublaslt, cublaslt_fast_accum, torch_scaled_mm,
     torch_scaled_mm_fast_accum; or exact (the exact sum rounded once to f32). split_k: the slices
-    of a split-K call (`recorded_split_k` gives what the heuristic chose); d_type "bf16" (and, for
-    the torch models, "f16"): the library's D in that dtype (the f32 D rounded once), returned as
-    float32 values. bias (torch models, bf16 or f16 D only, as torch._scaled_mm takes it): N values,
-    each exact in d_type, added to the f32 D in f32 before D is rounded to d_type (measured on an
-    H200, docs/conformance.md "Bias"). No C (beta = 0)."""
+    of a split-K call (`recorded_split_k` gives what the heuristic chose); d_type "bf16" or "f16":
+    the library's D in that dtype (the f32 D rounded once), returned as float32 values. bias (torch
+    models, bf16 or f16 D only, as torch._scaled_mm takes it): N values, each exact in d_type, added
+    to the f32 D in f32 before D is rounded to d_type (measured on an H200, docs/conformance.md
+    "Bias"). No C (beta = 0); cuBLASLt's own epilogue (alpha, beta C, its per-row bias, an e4m3 D):
+    cublaslt_fp8."""
     if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix):
         raise BlockscaleError("gemm_fp8 takes two Fp8Matrix operands (quantize_fp8 or Fp8Matrix.from_codes)")
     if a.shape[1] != b.shape[1]:

@@ -281,12 +281,13 @@ def check_fp8_scaled():
             assert (expect != np.array([[want_exact[i, j] for j in range(N)] for i in range(M)])).any(), model
             d16 = bs.gemm_fp8(qa, qb, model, split_k=split, d_type="bf16")
             same_bits(d16.view(np.uint32), bf16_rne(expect).astype(np.uint32) << 16, f"fp8 {model} bf16 D")
+            # An f16 D: the f32 D rounded once (numpy's float16 cast), for cuBLASLt and torch alike.
+            f32 = expect.view(np.float32)
+            same_bits(bs.gemm_fp8(qa, qb, model, split_k=split, d_type="f16").view(np.uint32),
+                      f32.astype(np.float16).astype(np.float32).view(np.uint32), f"fp8 {model} f16 D")
             if model.startswith("torch"):
-                # torch._scaled_mm's f16 D and its bias: the f32 D plus the bias in f32, rounded once to
-                # D's dtype (numpy's float32 add and float16 cast; bf16_rne).
-                f32 = expect.view(np.float32)
-                same_bits(bs.gemm_fp8(qa, qb, model, split_k=split, d_type="f16").view(np.uint32),
-                          f32.astype(np.float16).astype(np.float32).view(np.uint32), f"fp8 {model} f16 D")
+                # torch._scaled_mm's bias: the f32 D plus the bias in f32, rounded once to D's dtype
+                # (numpy's float32 add and float16 cast; bf16_rne).
                 bias16 = (rng.standard_normal(N) * np.abs(f32).max()).astype(np.float16)
                 same_bits(bs.gemm_fp8(qa, qb, model, split_k=split, d_type="f16", bias=bias16).view(np.uint32),
                           (f32 + bias16.astype(np.float32)).astype(np.float16).astype(np.float32).view(np.uint32),
@@ -486,7 +487,7 @@ def check_errors():
          "measured"),
         (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "exact", split_k=2), "neither split_k"),
         (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "cublaslt", d_type="bf16", bias=np.zeros(x.shape[0])),
-         "measured through torch._scaled_mm only"),
+         "cuBLASLt's bias is per row of D, with its epilogue: use cublaslt_fp8"),
         (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", bias=np.zeros(x.shape[0])),
          "Bias is not supported when out_dtype is set to Float32"),
         (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), "torch_scaled_mm", d_type="bf16",
