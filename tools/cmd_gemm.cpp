@@ -1462,6 +1462,10 @@ int run_gemm(const std::vector<std::string>& argv) {
                        "separate runs");
     }
     call.lt_epilogue = cublaslt_models && !torch_models && (lt_option || args.get("bias") || d_type == "f16");
+    if (call.lt_epilogue && (format_a != "fp8_e4m3" || format_b != "fp8_e4m3")) {
+      throw UsageError("--alpha, --beta, --c, --bias, --d-scale and --d-type f16 | e4m3 with the cublaslt models: "
+                       "cuBLASLt's epilogue was measured with e4m3 x e4m3 only (--format fp8_e4m3 on both sides)");
+    }
     if (call.lt_epilogue) {
       auto f32_option = [&](const char* name, float fallback) {
         const std::optional<std::string> text = args.get(name);

@@ -739,6 +739,8 @@ def check_errors(tool, scratch):
           "torchao_tensorwise", "--d-type", "e4m3", "--no-exact"], "is not a finite bfloat16 value"),
         (["--format", "mxfp8_e4m3", "--alpha", "2"], "--alpha: only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2) take it"),
         (["--sparse", "--m", "8", "--n", "8", "--k", "64", "--beta", "1"], "--beta does not go with --sparse"),
+        (["--format", "fp8_e4m3", "--format-b", "fp8_e5m2", "--recipe", "torchao_tensorwise", "--d-type", "f16"],
+         "cuBLASLt's epilogue was measured with e4m3 x e4m3 only"),
         (["--format", "fp8_e4m3", "--d-type", "e4m3", "--recipe", "torchao_tensorwise", "--split-k", "h100", "--no-exact"],
          "the split counts were recorded for f32 and bf16 D"),
         (["--a", path("nan.npy"), "--b", path("gb.npy"), "--format", "fp8_e4m3"], "element (1, 3) is nan"),
