@@ -42,6 +42,7 @@ from cublaslt_split_k import (CUBLAS_COMPUTE_32F, CUBLAS_OP_N, CUBLAS_OP_T, CUDA
                               CUDA_R_8F_E4M3, CUDA_R_8F_E5M2, DESC_A_SCALE_MODE, DESC_A_SCALE_POINTER,
                               DESC_B_SCALE_MODE, DESC_B_SCALE_POINTER, DESC_FAST_ACCUM, DESC_TRANSA, DESC_TRANSB,
                               PREF_MAX_WORKSPACE_BYTES, SCALE_BLK128x128_32F, SCALE_VEC128_32F, CublasLt)
+from probe_scaled_mm_bias import round_rne  # noqa: E402  (a fraction rounded to nearest even on a grid)
 
 # cublasLt.h / library_types.h, CUDA 13.0.
 CUDA_R_16F = 2
@@ -53,21 +54,6 @@ TYPES = {"f32": (CUDA_R_32F, torch.float32), "bf16": (CUDA_R_16BF, torch.bfloat1
 # (significand bits, minimum normal exponent, largest finite value) of each type.
 GRID = {"f32": (24, -126, None), "bf16": (8, -126, None), "f16": (11, -14, 65504.0),
         "e4m3": (4, -6, 448.0), "e5m2": (3, -14, 57344.0)}
-
-
-def round_fraction(q, p, emin):
-    """A fraction rounded to nearest even on a grid of p significant bits with exponents >= emin."""
-    if q == 0:
-        return q
-    a = abs(q)
-    e = a.numerator.bit_length() - a.denominator.bit_length()
-    if Fraction(2) ** e > a:
-        e -= 1
-    ulp = Fraction(2) ** (max(e, emin) - p + 1)
-    n, r = divmod(a, ulp)
-    if r * 2 > ulp or (r * 2 == ulp and n % 2 == 1):
-        n += 1
-    return (n * ulp) if q > 0 else -(n * ulp)
 
 
 def rnd(terms, t, saturate=False):
@@ -93,7 +79,7 @@ def rnd(terms, t, saturate=False):
         r = np.where(s == 0, s, np.rint(s / ulp) * ulp)
     for idx in np.flatnonzero(inexact):
         q = sum((Fraction(float(x[idx])) for x in terms), Fraction(0))
-        r[idx] = float(round_fraction(q, p, emin))
+        r[idx] = float(round_rne(q, p, emin))
     if top is not None:
         over = np.abs(r) > top
         r = np.where(over, np.copysign(top, r) if saturate else (np.nan if t == "e4m3" else np.copysign(np.inf, r)), r)

@@ -526,6 +526,20 @@ def quantize_fp8(x, format="float8_e4m3fn", recipe="deepgemm_1x128"):
     return Fp8Matrix(info["name"], recipe, codes, scales)
 
 
+def _check_fp8_operands(a, b, what):
+    """Two Fp8Matrix operands with the same K, stored as the C ABI reads them."""
+    if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix):
+        raise BlockscaleError(f"{what} takes two Fp8Matrix operands (quantize_fp8 or Fp8Matrix.from_codes)")
+    if a.shape[1] != b.shape[1]:
+        raise BlockscaleError(f"A is {a.shape[0]} x {a.shape[1]} and B^T is {b.shape[0]} x {b.shape[1]}: K must agree")
+    for matrix in (a, b):
+        if not (isinstance(matrix.codes, np.ndarray) and matrix.codes.dtype == np.uint8 and matrix.codes.ndim == 2
+                and matrix.codes.flags.c_contiguous and isinstance(matrix.scales, np.ndarray)
+                and matrix.scales.dtype == np.float32 and matrix.scales.flags.c_contiguous):
+            raise BlockscaleError("Fp8Matrix.codes must be C-contiguous uint8 (rows x K), scales C-contiguous float32")
+        matrix._checked()
+
+
 def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads=0, return_info=False):
     """D = A B^T (A: Fp8Matrix M x K, B: Fp8Matrix N x K) as a Hopper library call computes it, as
     measured on an H200 and an H100: cublaslt, cublaslt_fast_accum, torch_scaled_mm,
@@ -536,18 +550,9 @@ def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads
     to the f32 D in f32 before D is rounded to d_type (measured on an H200, docs/conformance.md
     "Bias"). No C (beta = 0); cuBLASLt's own epilogue (alpha, beta C, its per-row bias, an e4m3 D):
     cublaslt_fp8."""
-    if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix):
-        raise BlockscaleError("gemm_fp8 takes two Fp8Matrix operands (quantize_fp8 or Fp8Matrix.from_codes)")
-    if a.shape[1] != b.shape[1]:
-        raise BlockscaleError(f"A is {a.shape[0]} x {a.shape[1]} and B^T is {b.shape[0]} x {b.shape[1]}: K must agree")
+    _check_fp8_operands(a, b, "gemm_fp8")
     if d_type not in ("f32", "bf16", "f16"):
         raise BlockscaleError(f"d_type '{d_type}': f32, bf16 or f16")
-    for matrix in (a, b):
-        if not (isinstance(matrix.codes, np.ndarray) and matrix.codes.dtype == np.uint8 and matrix.codes.ndim == 2
-                and matrix.codes.flags.c_contiguous and isinstance(matrix.scales, np.ndarray)
-                and matrix.scales.dtype == np.float32 and matrix.scales.flags.c_contiguous):
-            raise BlockscaleError("Fp8Matrix.codes must be C-contiguous uint8 (rows x K), scales C-contiguous float32")
-        matrix._checked()
     m, n, k = a.shape[0], b.shape[0], a.shape[1]
     bias_values = None
     if bias is not None:
@@ -579,16 +584,7 @@ def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None,
     (with d_scale). Types the library did not take on the H200 are refused. Defaults: C of D's type
     (bf16 for an e4m3 D), the bias bf16 for an f32 D, else C's type. Returns D as float32 values and
     amax_d (max |D| before the D scale, what AMAX_D_POINTER receives)."""
-    if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix):
-        raise BlockscaleError("cublaslt_fp8 takes two Fp8Matrix operands (quantize_fp8 or Fp8Matrix.from_codes)")
-    if a.shape[1] != b.shape[1]:
-        raise BlockscaleError(f"A is {a.shape[0]} x {a.shape[1]} and B^T is {b.shape[0]} x {b.shape[1]}: K must agree")
-    for matrix in (a, b):
-        if not (isinstance(matrix.codes, np.ndarray) and matrix.codes.dtype == np.uint8 and matrix.codes.ndim == 2
-                and matrix.codes.flags.c_contiguous and isinstance(matrix.scales, np.ndarray)
-                and matrix.scales.dtype == np.float32 and matrix.scales.flags.c_contiguous):
-            raise BlockscaleError("Fp8Matrix.codes must be C-contiguous uint8 (rows x K), scales C-contiguous float32")
-        matrix._checked()
+    _check_fp8_operands(a, b, "cublaslt_fp8")
     m, n, k = a.shape[0], b.shape[0], a.shape[1]
     if c_type is None:
         c_type = "bf16" if d_type == "e4m3" else d_type
