@@ -295,6 +295,11 @@ int run(const std::vector<std::string>& argv) {
     for (ExternalRun& r : runs) {
       if (!quiet) std::fprintf(stderr, "fitting %s: %s ...\n", r.library.c_str(), r.config.c_str());
       ses.external.push_back(fit_schedules(std::move(r)));
+      // A run with cuBLASLt's epilogue checks a committed model (cublaslt_fp8_gemm): a mismatch
+      // is a failure, as for the sparse runs below.
+      const ExternalStudy& st = ses.external.back();
+      if (st.run.epilogue && st.run.error.empty() && !st.table.row.empty() && !st.table.bit_exact() && status == kExitOk)
+        status = kExitMismatch;
     }
     std::printf("\n%s%s\n", ses.external_note.c_str(), external_table(ses.external).c_str());
     // The sparse runs are checked against a committed model (the cuSPARSELt rows of

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/presets.h"
 #include "blockscale/gpu/device.h"
 #include "blockscale/harness/cases.h"
 #include "blockscale/harness/external.h"
@@ -42,6 +43,15 @@ struct DeviceBuffer {
   void upload(const void* src, std::size_t bytes) { LT_CHECK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice)); }
 };
 
+// cuBLASLt's epilogue for a call (docs/conformance.md, "cuBLASLt epilogue"): alpha, beta with a C,
+// a bias (EPILOGUE_BIAS, one value per row of D) and D's type; an e4m3 D also gets a D scale that
+// saturates some outputs, and AMAX_D.
+struct LtEpilogue {
+  bool used = false;
+  float alpha = 1.0f, beta = 0.0f;
+  Format c = Format::float32, bias = Format::bfloat16, d = Format::float32;
+};
+
 struct LtConfig {
   std::string name;
   ExternalScaling scaling;
@@ -50,7 +60,20 @@ struct LtConfig {
   int data;  // 0: uniform [0, 1) (one-signed: accumulation error grows), 1: Gaussian, 2: per-block ranges
   float scale_a, scale_b;  // tensor scaling
   bool bf16_out = false;   // ask for bf16 D (as torch._scaled_mm's out_dtype=bfloat16 does), else f32 first
+  LtEpilogue epilogue{};
 };
+
+cudaDataType_t cuda_type(Format f) {
+  switch (f) {
+    case Format::float32: return CUDA_R_32F;
+    case Format::bfloat16: return CUDA_R_16BF;
+    case Format::float16: return CUDA_R_16F;
+    case Format::float8_e4m3fn: return CUDA_R_8F_E4M3;
+    default: throw std::invalid_argument("no cuBLASLt type for " + std::string(info(f).name));
+  }
+}
+
+std::size_t type_bytes(Format f) { return f == Format::float32 ? 4 : f == Format::float8_e4m3fn ? 1 : 2; }
 
 std::uint8_t e4m3(double v) {
   ConvertOptions o;
@@ -222,6 +245,171 @@ void run_one(cublasLtHandle_t lt, const LtConfig& c, ExternalRun& run) {
   }
 }
 
+// D = A B^T in double from the run's codes and logical scales: where C and the bias are made to
+// cancel D, so that the low bits the epilogue's FFMA keeps (or drops) reach D.
+std::vector<double> approximate_d(const ExternalRun& run) {
+  const int kb = (run.k + 127) / 128;
+  const bool tensor = run.scaling == ExternalScaling::tensor;
+  std::vector<double> av(run.a.size()), bv(run.b.size()), d(std::size_t(run.m) * run.n, 0.0);
+  for (int i = 0; i < run.m; ++i)
+    for (int k = 0; k < run.k; ++k)
+      av[std::size_t(i) * run.k + k] = to_double(Format::float8_e4m3fn, run.a[std::size_t(i) * run.k + k]) *
+                                       run.sa[tensor ? 0 : std::size_t(i) * kb + k / 128];
+  for (int j = 0; j < run.n; ++j)
+    for (int k = 0; k < run.k; ++k)
+      bv[std::size_t(j) * run.k + k] = to_double(Format::float8_e4m3fn, run.b[std::size_t(j) * run.k + k]) *
+                                       run.sb[tensor ? 0 : std::size_t(j) * kb + k / 128];
+  for (int i = 0; i < run.m; ++i)
+    for (int j = 0; j < run.n; ++j) {
+      double sum = 0.0;
+      for (int k = 0; k < run.k; ++k) sum += av[std::size_t(i) * run.k + k] * bv[std::size_t(j) * run.k + k];
+      d[std::size_t(i) * run.n + j] = sum;
+    }
+  return d;
+}
+
+// One cuBLASLt call with its epilogue; fills run.d (D's codes, row-major), run.epilogue, or run.error.
+void run_epilogue_one(cublasLtHandle_t lt, const LtConfig& c, Rng& r, ExternalRun& run) {
+  const LtEpilogue& ep = c.epilogue;
+  const bool block = c.scaling != ExternalScaling::tensor;
+  const int kb = c.k / 128;
+  // C: rows of -D (in C's type) beside Gaussian rows; the bias: -D(i, 0) on every fourth row.
+  const std::vector<double> d0 = approximate_d(run);
+  double spread = 0.0;
+  for (double v : d0) spread = std::max(spread, std::fabs(v));
+  if (spread == 0.0) spread = 1.0;
+  ExternalEpilogue e;
+  e.alpha = ep.alpha, e.beta = ep.beta, e.c_format = ep.c, e.bias_format = ep.bias, e.d_format = ep.d;
+  // A value of f to nearest even; one past f's range (f16 beside wide per-block data) becomes a
+  // Gaussian one within it, as the epilogue was measured with finite C and bias.
+  const auto code_in = [&](Format f, double v) {
+    const double top = f == Format::float16 ? 60000.0 : 1e30;
+    if (std::fabs(v) > top) v = r.gaussian() * std::min(spread, top / 8);
+    return convert(f, v, presets::ieee());
+  };
+  e.c.resize(d0.size());
+  for (int i = 0; i < c.m; ++i)
+    for (int j = 0; j < c.n; ++j) {
+      const std::size_t at = std::size_t(i) * c.n + j;
+      e.c[at] = code_in(ep.c, i % 2 == 0 ? -d0[at] * ep.alpha / ep.beta : r.gaussian() * spread);
+    }
+  e.bias.resize(std::size_t(c.m));
+  for (int i = 0; i < c.m; ++i)
+    e.bias[std::size_t(i)] = code_in(ep.bias, i % 4 == 1 ? -d0[std::size_t(i) * c.n] : r.gaussian() * spread / 4);
+  const bool fp8_d = ep.d == Format::float8_e4m3fn;
+  if (fp8_d) e.d_scale = static_cast<float>(2 * 448.0 / (spread * std::max(1.0f, std::fabs(ep.alpha))));
+
+  DeviceBuffer da(run.a.size()), db(run.b.size());
+  da.upload(run.a.data(), run.a.size());
+  db.upload(run.b.data(), run.b.size());
+  std::vector<float> sa_dev, sb_dev;  // the layouts of run_one
+  if (!block) {
+    sa_dev = {run.sa[0]};
+    sb_dev = {run.sb[0]};
+  } else {
+    sa_dev.resize(std::size_t(c.m) * kb);
+    for (int i = 0; i < c.m; ++i)
+      for (int q = 0; q < kb; ++q) sa_dev[std::size_t(q) * c.m + i] = run.sa[std::size_t(i) * kb + q];
+    if (c.scaling == ExternalScaling::block_1x128) {
+      sb_dev.resize(std::size_t(c.n) * kb);
+      for (int j = 0; j < c.n; ++j)
+        for (int q = 0; q < kb; ++q) sb_dev[std::size_t(q) * c.n + j] = run.sb[std::size_t(j) * kb + q];
+    } else {
+      const int kpad = (kb + 3) / 4 * 4, nb = (c.n + 127) / 128;
+      sb_dev.assign(std::size_t(kpad) * nb, 1.0f);
+      for (int jb = 0; jb < nb; ++jb)
+        for (int q = 0; q < kb; ++q) sb_dev[std::size_t(jb) * kpad + q] = run.sb[std::size_t(jb * 128) * kb + q];
+    }
+  }
+  DeviceBuffer dsa(sa_dev.size() * 4), dsb(sb_dev.size() * 4);
+  dsa.upload(sa_dev.data(), sa_dev.size() * 4);
+  dsb.upload(sb_dev.data(), sb_dev.size() * 4);
+  // C column-major in its type; the bias in its type.
+  const std::size_t cb = type_bytes(ep.c), bb = type_bytes(ep.bias), dbytes = type_bytes(ep.d);
+  std::vector<std::uint8_t> c_dev(std::size_t(c.m) * c.n * cb), bias_dev(std::size_t(c.m) * bb);
+  for (int i = 0; i < c.m; ++i)
+    for (int j = 0; j < c.n; ++j) std::memcpy(&c_dev[(std::size_t(j) * c.m + i) * cb], &e.c[std::size_t(i) * c.n + j], cb);
+  for (int i = 0; i < c.m; ++i) std::memcpy(&bias_dev[std::size_t(i) * bb], &e.bias[std::size_t(i)], bb);
+  DeviceBuffer dc(c_dev.size()), dbias(bias_dev.size()), dd(std::size_t(c.m) * c.n * dbytes), dscale(4), damax(4);
+  dc.upload(c_dev.data(), c_dev.size());
+  dbias.upload(bias_dev.data(), bias_dev.size());
+  dscale.upload(&e.d_scale, 4);
+  const float amax_init = -1.0f;
+  damax.upload(&amax_init, 4);
+  const std::size_t workspace_bytes = std::size_t(64) << 20;
+  DeviceBuffer ws(workspace_bytes);
+
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  const int8_t fast = c.fast_accum ? 1 : 0;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+  void* pa = dsa.p;
+  void* pb = dsb.p;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof pa));
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb, sizeof pb));
+  if (block) {
+    const cublasLtMatmulMatrixScale_t ma = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    const cublasLtMatmulMatrixScale_t mb = c.scaling == ExternalScaling::block_1x128
+                                               ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+                                               : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &ma, sizeof ma));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mb, sizeof mb));
+  }
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+  void* pbias = dbias.p;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &pbias, sizeof pbias));
+  const int32_t bias_type = cuda_type(ep.bias);
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+  if (fp8_d) {
+    void* ps = dscale.p;
+    void* pm = damax.p;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &ps, sizeof ps));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, &pm, sizeof pm));
+  }
+  LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, c.k, c.m, c.k));
+  LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, c.k, c.n, c.k));
+  LT_CHECK(cublasLtMatrixLayoutCreate(&lc, cuda_type(ep.c), c.m, c.n, c.m));
+  LT_CHECK(cublasLtMatrixLayoutCreate(&ld, cuda_type(ep.d), c.m, c.n, c.m));
+  LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                sizeof workspace_bytes));
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, ld, pref, 1, &heur, &found);
+  if (hs == CUBLAS_STATUS_SUCCESS && found > 0) {
+    LT_CHECK(cublasLtMatmul(lt, op, &ep.alpha, da.p, la, db.p, lb, &ep.beta, dc.p, lc, dd.p, ld, &heur.algo, ws.p,
+                            workspace_bytes, nullptr));
+    LT_CHECK(cudaDeviceSynchronize());
+    std::vector<std::uint8_t> raw(std::size_t(c.m) * c.n * dbytes);
+    LT_CHECK(cudaMemcpy(raw.data(), dd.p, raw.size(), cudaMemcpyDeviceToHost));
+    run.d.assign(std::size_t(c.m) * c.n, 0);
+    for (int i = 0; i < c.m; ++i)
+      for (int j = 0; j < c.n; ++j) std::memcpy(&run.d[std::size_t(i) * c.n + j], &raw[(std::size_t(j) * c.m + i) * dbytes], dbytes);
+    if (fp8_d) {
+      float amax = 0.0f;
+      LT_CHECK(cudaMemcpy(&amax, damax.p, 4, cudaMemcpyDeviceToHost));
+      e.amax_d = amax;
+    }
+    run.algo = algo_text(heur.algo) + "; D " + info(ep.d).name;
+    run.split_k = algo_split_k(heur.algo);
+    run.epilogue = std::move(e);
+  } else {
+    run.error = "no cuBLASLt algorithm for this epilogue (heuristic status " + std::to_string(int(hs)) + ")";
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatrixLayoutDestroy(ld);
+  cublasLtMatmulDescDestroy(op);
+}
+
 }  // namespace
 
 std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) {
@@ -256,6 +444,27 @@ std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) 
        true},
       {"VEC128_32F x BLK128x128_32F block scaling, skinny long K, bf16 D", ExternalScaling::block_128x128, false, 64, 256,
        16384, 2, 1.0f, 1.0f, true},
+      // cuBLASLt's epilogue. Tensor-wise scales and alpha for which the three orders of alpha sa sb
+      // round to three different floats; split-K 1 (beta C in the scale's FFMA) and the skinny shapes
+      // (split-K 6: beta C added after the reduction).
+      {"epilogue: alpha 1.62, beta 0.6, f32 C, bf16 bias, tensor-wise scaling, FAST_ACCUM off, Gaussian data, f32 D",
+       ExternalScaling::tensor, false, 256, 256, 2048, 1, 1.539794921875f, 1.4581329822540283f, false,
+       {true, 1.6219326257705688f, 0.6f, Format::float32, Format::bfloat16, Format::float32}},
+      {"epilogue: alpha 1.62, beta 0.6, f32 C, bf16 bias, tensor-wise scaling, FAST_ACCUM on, skinny long K, f32 D",
+       ExternalScaling::tensor, true, 64, 128, 16384, 1, 1.539794921875f, 1.4581329822540283f, false,
+       {true, 1.6219326257705688f, 0.6f, Format::float32, Format::bfloat16, Format::float32}},
+      {"epilogue: alpha 0.7, beta 1, bf16 C and bias, VEC128_32F x BLK128x128_32F block scaling, bf16 D",
+       ExternalScaling::block_128x128, false, 256, 256, 2048, 2, 1.0f, 1.0f, false,
+       {true, 0.7f, 1.0f, Format::bfloat16, Format::bfloat16, Format::bfloat16}},
+      {"epilogue: beta -1.5, f16 C and bias, VEC128_32F x VEC128_32F block scaling, skinny long K, f16 D",
+       ExternalScaling::block_1x128, false, 64, 256, 16384, 2, 1.0f, 1.0f, false,
+       {true, 1.0f, -1.5f, Format::float16, Format::float16, Format::float16}},
+      {"epilogue: beta 1, bf16 C and bias, tensor-wise scaling, e4m3 D with D scale and amax",
+       ExternalScaling::tensor, false, 256, 256, 2048, 1, 1.539794921875f, 1.4581329822540283f, false,
+       {true, 1.0f, 1.0f, Format::bfloat16, Format::bfloat16, Format::float8_e4m3fn}},
+      {"epilogue: alpha 1.62, beta 0.6, f16 C and bias, tensor-wise scaling, skinny long K, e4m3 D with D scale and amax",
+       ExternalScaling::tensor, false, 64, 128, 16384, 1, 1.539794921875f, 1.4581329822540283f, false,
+       {true, 1.6219326257705688f, 0.6f, Format::float16, Format::float16, Format::float8_e4m3fn}},
   };
   cublasLtHandle_t lt = nullptr;
   LT_CHECK(cublasLtCreate(&lt));
@@ -273,7 +482,11 @@ std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) 
     make_operand(c, c.m, r, run.a, run.sa, false);
     make_operand(c, c.n, r, run.b, run.sb, true);
     try {
-      run_one(lt, c, run);
+      if (c.epilogue.used) {
+        run_epilogue_one(lt, c, r, run);
+      } else {
+        run_one(lt, c, run);
+      }
     } catch (const std::exception& e) {
       run.error = e.what();
     }

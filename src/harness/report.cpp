@@ -114,7 +114,9 @@ std::string discovery_table(const Discovery& d) {
 static std::string table_text(const TableFit& t) {
   if (t.row.empty()) return "none (" + t.why_not + ")";
   return t.row + " with split-K " + std::to_string(t.split_k) + ": " + std::to_string(t.matches) + "/" +
-         std::to_string(t.outputs) + (t.bit_exact() ? " (bit-exact)" : "");
+         std::to_string(t.outputs) +
+         (t.amax_d_equal ? (*t.amax_d_equal ? ", amax_d equal" : ", amax_d differs") : std::string()) +
+         (t.bit_exact() ? " (bit-exact)" : "");
 }
 
 std::string external_table(const std::vector<ExternalStudy>& studies) {
@@ -200,7 +202,9 @@ std::string to_json(const Session& ses) {
       << ", \"n\": " << st.run.n << ", \"k\": " << st.run.k << ", \"bit_exact\": " << (st.bit_exact() ? "true" : "false")
       << ", \"table\": {\"row\": " << q(st.table.row) << ", \"why_not\": " << q(st.table.why_not)
       << ", \"split_k\": " << st.table.split_k << ", \"matches\": " << st.table.matches
-      << ", \"outputs\": " << st.table.outputs << ", \"bit_exact\": " << (st.table.bit_exact() ? "true" : "false") << "}"
+      << ", \"outputs\": " << st.table.outputs
+      << (st.table.amax_d_equal ? std::string(", \"amax_d_equal\": ") + (*st.table.amax_d_equal ? "true" : "false") : "")
+      << ", \"bit_exact\": " << (st.table.bit_exact() ? "true" : "false") << "}"
       << ", \"fits\": [";
     for (std::size_t j = 0; j < st.fits.size(); ++j) {
       const ScheduleFit& f = st.fits[j];

@@ -637,6 +637,73 @@ TEST(HarnessExternal, FitsTheGeneratingSchedule) {
   }
 }
 
+// A run with cuBLASLt's epilogue is checked against cublaslt_fp8_gemm alone, at the split count
+// that reproduces it; a changed output or amax_d shows as a mismatch.
+TEST(HarnessExternal, EpilogueRunsAreCheckedAgainstTheCublasLtModel) {
+  const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
+  const ExternalRun base = [&] {
+    ExternalRun r = synthetic_run(ExternalScaling::tensor, emulator::KernelSchedule::chain(ins), 1024);
+    r.library = "cuBLASLt 130100";
+    r.sa = {1.5f};
+    r.sb = {0.75f};
+    r.split_k = 0;  // not reported: the fit finds it
+    return r;
+  }();
+  Fp8ScaledMatrix a, b;
+  a.element = b.element = Format::float8_e4m3fn;
+  a.granularity = b.granularity = Fp8Granularity::tensor;
+  a.rows = base.m, b.rows = base.n, a.k = b.k = base.k;
+  a.codes = base.a, b.codes = base.b, a.scales = base.sa, b.scales = base.sb;
+  const auto& row = emulator::library_fp8_schedule(emulator::Fp8Library::cublaslt, false, Fp8Granularity::tensor,
+                                                   Fp8Granularity::tensor);
+  // The run as cublaslt_fp8_gemm computes it with split-K 2 and this epilogue.
+  const auto run_with = [&](Format c_format, Format d_format, float d_scale) {
+    ExternalEpilogue e;
+    e.alpha = 0.7f, e.beta = 0.6f, e.d_scale = d_scale;
+    e.c_format = c_format, e.bias_format = Format::bfloat16, e.d_format = d_format;
+    Rng rng(9);
+    for (int i = 0; i < base.m * base.n; ++i) e.c.push_back(convert(c_format, 8 * rng.gaussian(), presets::ieee()));
+    for (int i = 0; i < base.m; ++i) e.bias.push_back(convert(Format::bfloat16, 4 * rng.gaussian(), presets::ieee()));
+    emulator::CublasLtEpilogue le;
+    le.alpha = e.alpha, le.beta = e.beta, le.d_scale = e.d_scale, le.c = e.c, le.c_format = e.c_format;
+    le.bias = e.bias, le.bias_format = e.bias_format, le.d_format = e.d_format;
+    const emulator::CublasLtFp8Result want = emulator::cublaslt_fp8_gemm(row, a, b, 0, base.m, 2, le);
+    ExternalRun r = base;
+    r.d = want.d;
+    if (d_format == Format::float8_e4m3fn) e.amax_d = want.amax_d;
+    r.epilogue = e;
+    return r;
+  };
+  // An f32 D tells the split counts apart (beta C fused at split-K 1, added after a split-K).
+  const ExternalRun f32_run = run_with(Format::float32, Format::float32, 1.0f);
+  const ExternalStudy st = fit_schedules(f32_run);
+  EXPECT_TRUE(st.fits.empty());
+  ASSERT_TRUE(st.table.bit_exact()) << st.table.row << " " << st.table.why_not;
+  EXPECT_EQ(st.table.split_k, 2);
+  EXPECT_FALSE(st.table.amax_d_equal.has_value());
+  ExternalRun changed = f32_run;
+  changed.d[5] ^= 1;
+  const ExternalStudy one_off = fit_schedules(changed);
+  EXPECT_EQ(one_off.table.matches + 1, one_off.table.outputs);
+  EXPECT_FALSE(one_off.table.bit_exact());
+  // An e4m3 D with its amax_d.
+  const ExternalRun e4m3_run = run_with(Format::bfloat16, Format::float8_e4m3fn, 3.0f);
+  const ExternalStudy e4 = fit_schedules(e4m3_run);
+  ASSERT_TRUE(e4.table.bit_exact()) << e4.table.row << " " << e4.table.why_not;
+  EXPECT_EQ(e4.table.amax_d_equal, std::optional<bool>(true));
+  EXPECT_NE(external_table({e4}).find("amax_d equal (bit-exact)"), std::string::npos) << external_table({e4});
+  Session ses;
+  ses.external = {e4};
+  EXPECT_NE(to_json(ses).find("\"amax_d_equal\": true"), std::string::npos);
+  changed = e4m3_run;
+  changed.epilogue->amax_d = *e4m3_run.epilogue->amax_d * 2;
+  const ExternalStudy amax_off = fit_schedules(changed);
+  EXPECT_EQ(amax_off.table.matches, amax_off.table.outputs);
+  EXPECT_EQ(amax_off.table.amax_d_equal, std::optional<bool>(false));
+  EXPECT_FALSE(amax_off.table.bit_exact());
+  EXPECT_NE(external_table({amax_off}).find("amax_d differs"), std::string::npos);
+}
+
 TEST(HarnessExternal, FitsSwappedOperandRoles) {
   // A run made with B in A's place (fma(sb, sa*p, acc)) is recognised as such.
   const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");

@@ -17,8 +17,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "blockscale/formats/format.h"
 
 namespace blockscale::harness {
 
@@ -29,6 +32,19 @@ enum class ExternalScaling : std::uint8_t {
   block_128x128,  // A 1 x 128, B 128 x 128 (VEC128_32F x BLK128x128_32F): DeepSeek-V3 style
 };
 std::string to_string(ExternalScaling s);
+
+// cuBLASLt's epilogue of a call that used one (emulator::CublasLtEpilogue): D = d_scale (alpha
+// (A sa) (B sb) + beta C + bias), amax_d. Such a run is checked against cublaslt_fp8_gemm only
+// (the schedule fits model the GEMM without an epilogue).
+struct ExternalEpilogue {
+  float alpha = 1.0f, beta = 0.0f, d_scale = 1.0f;
+  std::vector<std::uint32_t> c;  // M x N codes of c_format, row-major (read when beta != 0)
+  Format c_format = Format::float32;
+  std::vector<std::uint32_t> bias;  // M codes of bias_format, one per row of D; empty: no bias
+  Format bias_format = Format::bfloat16;
+  Format d_format = Format::float32;  // the codes ExternalRun::d holds
+  std::optional<float> amax_d;        // what the library wrote to AMAX_D (an e4m3 D)
+};
 
 // One library GEMM D = (A sa) (B sb), A: M x K, B given as N x K, both e4m3 codes (K-major, "TN").
 struct ExternalRun {
@@ -45,7 +61,8 @@ struct ExternalRun {
   // rowwise: M values, block: M x kb); sb[j * kb + q] likewise for column j.
   std::vector<float> sa, sb;
   bool bf16_output = false;
-  std::vector<std::uint32_t> d;  // M x N row-major: f32 bits, or bf16 codes
+  std::vector<std::uint32_t> d;  // M x N row-major: f32 bits, or bf16 codes (epilogue: d_format's codes)
+  std::optional<ExternalEpilogue> epilogue;
 };
 
 struct ScheduleFit {
@@ -62,7 +79,8 @@ struct TableFit {
   std::string why_not;  // when `row` is empty: why
   int split_k = 1;
   std::uint64_t matches = 0, outputs = 0;
-  bool bit_exact() const { return !row.empty() && matches == outputs; }
+  std::optional<bool> amax_d_equal;  // an epilogue run with AMAX_D: whether cublaslt_fp8_gemm's equals it
+  bool bit_exact() const { return !row.empty() && matches == outputs && amax_d_equal.value_or(true); }
 };
 
 struct ExternalStudy {
@@ -78,7 +96,9 @@ ExternalStudy fit_schedules(ExternalRun run);
 
 // cuBLASLt fp8 GEMMs on device 0: per-tensor scaling with FAST_ACCUM off and on (unit and
 // non-unit scales), VEC128_32F x VEC128_32F and VEC128_32F x BLK128x128_32F block scaling, on a
-// square and a skinny long-K shape. Empty with `why_not` set when this build or machine cannot.
+// square and a skinny long-K shape; then calls with cuBLASLt's epilogue (alpha, beta C, a bias, f32,
+// bf16, f16 and e4m3 D with D_SCALE and AMAX_D), C and the bias partly cancelling the library model's
+// D so that the epilogue's roundings show. Empty with `why_not` set when this build or machine cannot.
 std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not);
 
 // The files of `dir` whose name ends in `extension` (".scaled_mm"), in name order.
