@@ -381,9 +381,9 @@ std::vector<std::uint32_t> finite_f32_words(std::span<const std::uint32_t> codes
 }
 
 // The C and bias types cuBLASLt 13.1 took on the H200 for each D type (the rest: "no algorithm").
-void check_epilogue_types(const LibraryFp8Schedule& s, const CublasLtEpilogue& e) {
+void check_epilogue_types(const LibraryFp8Schedule& s, const CublasLtEpilogue& e, bool e5m2_operand) {
   const auto name = [](Format f) { return std::string(info(f).name); };
-  const bool fp8_d = e.d_format == Format::float8_e4m3fn;
+  const bool fp8_d = e.d_format == Format::float8_e4m3fn || (e.d_format == Format::float8_e5m2 && e5m2_operand);
   Format c_expected = e.d_format;
   if (e.d_format == Format::float32) {
     if (e.bias_format != Format::bfloat16 && !e.bias.empty()) {
@@ -397,28 +397,29 @@ void check_epilogue_types(const LibraryFp8Schedule& s, const CublasLtEpilogue& e
     }
   } else if (fp8_d) {
     if (s.a != Fp8Granularity::tensor || s.b != Fp8Granularity::tensor) {
-      fail("cublaslt_fp8_gemm: an e4m3 D with " + std::string(to_string(s.a)) + " x " + std::string(to_string(s.b)) +
+      fail("cublaslt_fp8_gemm: an fp8 D with " + std::string(to_string(s.a)) + " x " + std::string(to_string(s.b)) +
            " scaling: cuBLASLt 13.1 refused it on an H200 (invalid value); it takes an fp8 D with tensor-wise "
            "scales only");
     }
     if (e.c_format != Format::bfloat16 && e.c_format != Format::float16) {
-      fail("cublaslt_fp8_gemm: with an e4m3 D, C is bfloat16 or float16, got " + name(e.c_format));
+      fail("cublaslt_fp8_gemm: with an fp8 D, C is bfloat16 or float16, got " + name(e.c_format));
     }
     if (!e.bias.empty() && e.bias_format != e.c_format) {
-      fail("cublaslt_fp8_gemm: with an e4m3 D the bias has C's type (" + name(e.c_format) + "), got " +
+      fail("cublaslt_fp8_gemm: with an fp8 D the bias has C's type (" + name(e.c_format) + "), got " +
            name(e.bias_format) + " (cuBLASLt 13.1 on an H200: no algorithm for the others)");
     }
     c_expected = e.c_format;
   } else {
     fail("cublaslt_fp8_gemm: D's type is " + name(e.d_format) +
-         "; measured: float32, bfloat16, float16 and float8_e4m3fn (an e5m2 D had no algorithm)");
+         "; measured: float32, bfloat16, float16 and float8_e4m3fn, and float8_e5m2 with an e5m2 operand (with "
+         "e4m3 x e4m3 an e5m2 D had no algorithm)");
   }
   if (e.beta != 0.0f && e.c_format != c_expected) {
     fail("cublaslt_fp8_gemm: with a " + name(e.d_format) + " D, C is " + name(c_expected) + ", got " +
          name(e.c_format) + " (cuBLASLt 13.1 on an H200: no algorithm for the others)");
   }
   if (!fp8_d && e.d_scale != 1.0f) {
-    fail("cublaslt_fp8_gemm: a D scale (" + std::to_string(e.d_scale) + ") was measured with an e4m3 D only");
+    fail("cublaslt_fp8_gemm: a D scale (" + std::to_string(e.d_scale) + ") was measured with an fp8 D only");
   }
   for (const auto& [value, what] : {std::pair{e.alpha, "alpha"}, {e.beta, "beta"}, {e.d_scale, "d_scale"}}) {
     if (!std::isfinite(value)) fail(std::string("cublaslt_fp8_gemm: ") + what + " is NaN or Inf");
@@ -444,8 +445,9 @@ std::string cublaslt_epilogue_definition(const LibraryFp8Schedule& s, int split_
   w += ", alpha " + number(e.alpha);
   if (e.beta != 0.0f) w += ", beta " + number(e.beta) + ", C " + std::string(info(e.c_format).name);
   if (!e.bias.empty()) w += ", then y + bias (" + std::string(info(e.bias_format).name) + ", FADD)";
-  if (e.d_format == Format::float8_e4m3fn) {
-    w += "; D = e4m3 of RN(" + number(e.d_scale) + " y), saturating (satfinite); amax_d = max |y|";
+  if (e.d_format == Format::float8_e4m3fn || e.d_format == Format::float8_e5m2) {
+    w += "; D = " + std::string(info(e.d_format).name) + " of RN(" + number(e.d_scale) +
+         " y), saturating (satfinite); amax_d = max |y|";
   } else if (e.d_format != Format::float32) {
     w += "; D = y rounded once to " + std::string(info(e.d_format).name) + " (nearest even)";
   }
@@ -459,12 +461,8 @@ CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8Scaled
     fail("cublaslt_fp8_gemm models cuBLASLt's own calls; " + s.name() +
          " is another library's row (torch._scaled_mm's bias: add_bias)");
   }
-  if (a.element != Format::float8_e4m3fn || b.element != Format::float8_e4m3fn) {
-    fail("cublaslt_fp8_gemm: the epilogue was measured with e4m3 x e4m3 only, got " +
-         std::string(info(a.element).name) + " x " + std::string(info(b.element).name) +
-         " (library_fp8_gemm computes those without an epilogue)");
-  }
-  check_epilogue_types(s, e);
+  const bool e5m2_operand = a.element == Format::float8_e5m2 || b.element == Format::float8_e5m2;
+  check_epilogue_types(s, e, e5m2_operand);
   check_operands(a, b, row0, row1);
   const std::int64_t rows = row1 - row0, n = b.rows;
   const auto total = static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(n);
@@ -489,8 +487,10 @@ CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8Scaled
   const std::uint32_t alpha = std::bit_cast<std::uint32_t>(e.alpha), beta = std::bit_cast<std::uint32_t>(e.beta),
                       d_scale = std::bit_cast<std::uint32_t>(e.d_scale);
   const bool tensor = s.scales == Fp8ScaleStage::epilogue_scale_product;
-  const ConvertOptions satfinite = presets::cuda(Format::float8_e4m3fn, Format::float32, false,
-                                                 Rounding::nearest_even, Overflow::saturate);
+  const bool fp8_d = e.d_format == Format::float8_e4m3fn || e.d_format == Format::float8_e5m2;
+  const ConvertOptions satfinite =
+      presets::cuda(fp8_d ? e.d_format : Format::float8_e4m3fn, Format::float32, false, Rounding::nearest_even,
+                    Overflow::saturate);
   float amax = 0.0f;
   for (std::int64_t i = 0; i < rows; ++i) {
     const std::uint32_t scale =
@@ -509,12 +509,12 @@ CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8Scaled
       }
       if (!bias.empty()) y = add_f32(y, bias[static_cast<std::size_t>(row0 + i)]);
       amax = std::max(amax, std::fabs(std::bit_cast<float>(y)));
-      if (e.d_format == Format::float8_e4m3fn) {
+      if (fp8_d) {
         if ((y & 0x7F800000u) == 0x7F800000u) {
           fail("cublaslt_fp8_gemm: D(" + std::to_string(row0 + i) + ", " + std::to_string(j) +
-               ") before the D scale is NaN or Inf; an e4m3 D was measured with finite values only");
+               ") before the D scale is NaN or Inf; an fp8 D was measured with finite values only");
         }
-        y = convert_code(Format::float8_e4m3fn, Format::float32, mul_f32(d_scale, y), satfinite);
+        y = convert_code(e.d_format, Format::float32, mul_f32(d_scale, y), satfinite);
       } else if (e.d_format != Format::float32) {
         y = convert_code(e.d_format, Format::float32, y, presets::ieee());
       }

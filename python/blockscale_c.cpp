@@ -555,14 +555,15 @@ BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char*
 
 namespace {
 
-// "f32", "bf16", "f16", "e4m3": the types of cuBLASLt's C, bias and D.
+// "f32", "bf16", "f16", "e4m3", "e5m2": the types of cuBLASLt's C, bias and D.
 Format lt_type_named(const char* name, const char* what) {
   const std::string_view t(name ? name : "");
   if (t == "f32") return Format::float32;
   if (t == "bf16") return Format::bfloat16;
   if (t == "f16") return Format::float16;
   if (t == "e4m3") return Format::float8_e4m3fn;
-  throw std::invalid_argument(std::string(what) + " type '" + std::string(t) + "': f32, bf16, f16 or e4m3");
+  if (t == "e5m2") return Format::float8_e5m2;
+  throw std::invalid_argument(std::string(what) + " type '" + std::string(t) + "': f32, bf16, f16, e4m3 or e5m2");
 }
 
 // float values as codes of `format`, each exactly a value of it.

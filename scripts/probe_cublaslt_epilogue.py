@@ -26,9 +26,12 @@ uses float64 where TwoSum proves the sum exact, Python fractions elsewhere. With
 holding the blockscale Python package, e.g. <build>/python) every accepted call is also computed by
 blockscale.cublaslt_fp8 and compared with the GPU's D and amax_d. Writes DIR/epilogue.json.
 
-usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE]]
+AxB (default e4m3xe4m3; e4m3xe5m2, e5m2xe4m3) chooses the operands' element types.
+
+usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE [AxB]]]
 """
 import ctypes
+import itertools
 import json
 import os
 import sys
@@ -108,7 +111,7 @@ class Lt(CublasLt):
     """cublasLtMatmul for the probe: D (m x n, column-major) = op(A) B with the epilogue's pieces."""
 
     def matmul(self, a, b, m, n, k, sa, sb, scaling, fast, d_type, alpha=1.0, beta=0.0, c=None, c_type=None,
-               bias=None, bias_type=None, d_scale=None, amax=None, workspace=None):
+               bias=None, bias_type=None, d_scale=None, amax=None, workspace=None, elements=("e4m3", "e4m3")):
         L = self.lib
         op, la, lb, lc, ld, pref = (ctypes.c_void_p() for _ in range(6))
         self._ok(L.cublasLtMatmulDescCreate(ctypes.byref(op), CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate")
@@ -133,8 +136,8 @@ class Lt(CublasLt):
                 self._set(setd, op, DESC_AMAX_D_POINTER, ctypes.c_void_p(amax.data_ptr()))
             mk = L.cublasLtMatrixLayoutCreate
             u64, i64 = ctypes.c_uint64, ctypes.c_int64
-            self._ok(mk(ctypes.byref(la), CUDA_R_8F_E4M3, u64(k), u64(m), i64(k)), "cublasLtMatrixLayoutCreate")
-            self._ok(mk(ctypes.byref(lb), CUDA_R_8F_E4M3, u64(k), u64(n), i64(k)), "cublasLtMatrixLayoutCreate")
+            self._ok(mk(ctypes.byref(la), TYPES[elements[0]][0], u64(k), u64(m), i64(k)), "cublasLtMatrixLayoutCreate")
+            self._ok(mk(ctypes.byref(lb), TYPES[elements[1]][0], u64(k), u64(n), i64(k)), "cublasLtMatrixLayoutCreate")
             self._ok(mk(ctypes.byref(lc), TYPES[c_type or d_type][0], u64(m), u64(n), i64(m)), "cublasLtMatrixLayoutCreate")
             self._ok(mk(ctypes.byref(ld), TYPES[d_type][0], u64(m), u64(n), i64(m)), "cublasLtMatrixLayoutCreate")
             self._ok(L.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)), "cublasLtMatmulPreferenceCreate")
@@ -204,8 +207,8 @@ def module_check(bs, scaling, fast, a, b, sa, sb, m, n, k, split, alpha, beta, c
             recipes = ("deepgemm_1x128", "deepgemm_128x128")
             sb_rows = sb.cpu().reshape((n + 127) // 128, -1)[:, :kb].contiguous().numpy()
         scales = (sa_rows, sb_rows)
-    qa = bs.Fp8Matrix.from_codes("e4m3", recipes[0], a.view(torch.uint8).cpu().numpy(), scales[0])
-    qb = bs.Fp8Matrix.from_codes("e4m3", recipes[1], b.view(torch.uint8).cpu().numpy(), scales[1])
+    qa = bs.Fp8Matrix.from_codes(str(a.dtype).split("_")[1][:4], recipes[0], a.view(torch.uint8).cpu().numpy(), scales[0])
+    qb = bs.Fp8Matrix.from_codes(str(b.dtype).split("_")[1][:4], recipes[1], b.view(torch.uint8).cpu().numpy(), scales[1])
     try:
         d, model_amax = bs.cublaslt_fp8(qa, qb, fast_accum=fast, split_k=split, alpha=alpha, beta=beta,
                                         c=cx if beta else None, c_type=c_type or "f32",
@@ -217,7 +220,7 @@ def module_check(bs, scaling, fast, a, b, sa, sb, m, n, k, split, alpha, beta, c
             "amax_agrees": None if amax is None else bool(np.float32(model_amax) == np.float32(amax))}
 
 
-def main(out_dir, seed, module_dir=None):
+def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3")):
     bs = None
     if module_dir:
         sys.path.insert(0, module_dir)
@@ -229,6 +232,7 @@ def main(out_dir, seed, module_dir=None):
     lt = Lt()
     ws = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
     record = {"cublaslt": lt.version, "torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "seed": seed,
+              "elements": "x".join(elements),
               "alpha": ALPHA, "beta": BETA, "module": None if bs is None else bs.__version__, "calls": []}
     gen = torch.Generator().manual_seed(seed)
 
@@ -254,8 +258,8 @@ def main(out_dir, seed, module_dir=None):
         if data == "midpoints":  # D = sd C exactly: the D scale's rounding alone
             x.zero_()
             y.zero_()
-        a = cuda(x.to(torch.float8_e4m3fn))
-        b = cuda(y.to(torch.float8_e4m3fn))
+        a = cuda(x.to(TYPES[elements[0]][1]))
+        b = cuda(y.to(TYPES[elements[1]][1]))
         kb = k // 128
         if scaling == "tensor":
             sa, sb = cuda(torch.tensor([SA])), cuda(torch.tensor([SB]))
@@ -269,7 +273,8 @@ def main(out_dir, seed, module_dir=None):
 
         def call(d_type, **kw):
             return lt.matmul(a, b, m, n, k, kw.pop("sa", sa), kw.pop("sb", sb),
-                             "tensor" if scaling == "tensor" else scaling, fast, d_type, workspace=ws, **kw)
+                             "tensor" if scaling == "tensor" else scaling, fast, d_type, workspace=ws,
+                             elements=elements, **kw)
 
         base, err = call("f32")
         if err:
@@ -287,12 +292,12 @@ def main(out_dir, seed, module_dir=None):
         spread = float(d0t.abs().max())
         common = {"scaling": scaling, "fast_accum": fast, "m": m, "n": n, "k": k, "data": data, "split_k": split}
 
-        def c_matrix(c_type):
+        def c_matrix(c_type, d_type):
             """C as row-major m x n values and as its column-major device tensor."""
             if data == "cancel":
                 cm = -d0t.t()
             elif data == "midpoints":
-                vals = torch.tensor(midpoint_codes(float(torch.tensor(1 / 3, dtype=torch.float32)), c_type, "e4m3"))
+                vals = torch.tensor(midpoint_codes(float(torch.tensor(1 / 3, dtype=torch.float32)), c_type, d_type))
                 signs = torch.where(torch.rand(m * n, generator=gen) < 0.5, -1.0, 1.0).double()
                 cm = cuda((vals[torch.randint(0, len(vals), (m * n,), generator=gen)] * signs).reshape(m, n))
             else:
@@ -337,20 +342,20 @@ def main(out_dir, seed, module_dir=None):
         for d_type in ("bf16", "f16"):
             tests += [(1.0, 0.0, None, "none", d_type), (1.0, 0.0, None, d_type, d_type), (1.0, 1.0, d_type, "none", d_type),
                       (ALPHA, BETA, d_type, d_type, d_type)]
-        for c_type in ("bf16", "f16"):
-            tests += [(1.0, 0.0, c_type, "none", "e4m3"), (1.0, 1.0, c_type, "none", "e4m3"),
-                      (1.0, 0.0, c_type, c_type, "e4m3"), (ALPHA, BETA, c_type, c_type, "e4m3")]
+        for d8, c_type in itertools.product(("e4m3", "e5m2"), ("bf16", "f16")):  # e5m2: with an e5m2 operand
+            tests += [(1.0, 0.0, c_type, "none", d8), (1.0, 1.0, c_type, "none", d8),
+                      (1.0, 0.0, c_type, c_type, d8), (ALPHA, BETA, c_type, c_type, d8)]
         # combinations refused on the first probe, kept to record that they still are
         tests += [(1.0, 0.0, None, "f16", "f32"), (1.0, 0.0, None, "f32", "f32"), (1.0, 1.0, "bf16", "none", "f32"),
-                  (1.0, 1.0, "bf16", "none", "e5m2"), (1.0, 0.0, None, "f32", "bf16")]
+                  (1.0, 0.0, None, "f32", "bf16")]
         if data == "midpoints":
-            tests = [(1.0, 1.0, c_type, "none", "e4m3") for c_type in ("bf16", "f16")]
+            tests = [(1.0, 1.0, c_type, "none", d8) for d8 in ("e4m3", "e5m2") for c_type in ("bf16", "f16")]
         for alpha, beta, c_type, bias_type, d_type in tests:
             fp8 = d_type in ("e4m3", "e5m2")
             extra = {"alpha": alpha, "beta": beta, "c_type": c_type if beta else None, "bias_type": bias_type,
                      "d_type": d_type}
             what = f"alpha {alpha:.4g} beta {beta:.4g} C {extra['c_type']} bias {bias_type} D {d_type}"
-            cx, cdev = c_matrix(c_type) if beta else (np.zeros((m, n)), None)
+            cx, cdev = c_matrix(c_type, d_type) if beta else (np.zeros((m, n)), None)
             if c_type and not beta:  # C unread, but a distinct buffer of its type (C == D needs equal layouts)
                 cdev = torch.zeros(n, m, device="cuda").to(TYPES[c_type][1])
             bx, bdev = bias_vector(bias_type) if bias_type != "none" else (np.zeros((m, 1)), None)
@@ -403,5 +408,6 @@ def main(out_dir, seed, module_dir=None):
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        sys.exit("usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE]]")
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1, sys.argv[3] if len(sys.argv) > 3 else None)
+        sys.exit("usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE [AxB]]]")
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1, sys.argv[3] if len(sys.argv) > 3 else None,
+         tuple(sys.argv[4].split("x")) if len(sys.argv) > 4 else ("e4m3", "e4m3"))

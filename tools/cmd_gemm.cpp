@@ -456,7 +456,7 @@ struct Numerics {
   int min_chunk_rows = 1;  // below this a slice costs more than it computes (the emulator's B panels)
   int split_k = 0;         // a library model's split count; 0 for the others
   Format d_format = Format::float32;  // the codes `rows` returns (a sparse kernel's f16, bf16 or e4m3 D)
-  // cuBLASLt's AMAX_D (an e4m3 D): `rows` raises it to max |y| over the rows it computes.
+  // cuBLASLt's AMAX_D (an fp8 D): `rows` raises it to max |y| over the rows it computes.
   std::shared_ptr<float> amax_d;
 };
 
@@ -677,11 +677,11 @@ const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp
 struct LibraryCall {
   int split_k = 1;                    // --split-k S
   std::string gpu;                    // --split-k h100|h200: the recorded heuristic's S, per model
-  Format d_format = Format::float32;  // --d-type f32 | bf16 | f16 | e4m3
+  Format d_format = Format::float32;  // --d-type f32 | bf16 | f16 | e4m3 | e5m2
   std::vector<std::uint32_t> bias;    // --bias: N codes of d_format (torch._scaled_mm), or none
   int cublaslt_workspace_mib = 64;    // the workspace of a direct cuBLASLt call, for the recorded S
   // cuBLASLt's own epilogue (emulator::cublaslt_fp8_gemm; the cublaslt models): --alpha, --beta
-  // with --c (C's codes, M x N), --bias (M codes, one per row of D), --d-type e4m3 with --d-scale
+  // with --c (C's codes, M x N), --bias (M codes, one per row of D), an fp8 --d-type with --d-scale
   // and --c-type. C's and the bias's types follow D's, as cuBLASLt took them.
   bool lt_epilogue = false;
   emulator::CublasLtEpilogue lt;  // its spans refer to lt_c and lt_bias
@@ -690,6 +690,7 @@ struct LibraryCall {
     return d_format == Format::bfloat16  ? "bf16"
            : d_format == Format::float16 ? "f16"
            : d_format == Format::float8_e4m3fn ? "e4m3"
+           : d_format == Format::float8_e5m2   ? "e5m2"
                                                : "f32";
   }
 };
@@ -859,7 +860,8 @@ Numerics make_fp8_numerics(const std::string& name, const Fp8ScaledMatrix& qa, c
   if (call.lt_epilogue) {
     n.definition = s.definition() + split.second + emulator::cublaslt_epilogue_definition(s, split.first, call.lt);
     n.d_format = call.d_format;
-    n.amax_d = call.d_format == Format::float8_e4m3fn ? std::make_shared<float>(0.0f) : nullptr;
+    const bool fp8_d = call.d_format == Format::float8_e4m3fn || call.d_format == Format::float8_e5m2;
+    n.amax_d = fp8_d ? std::make_shared<float>(0.0f) : nullptr;
     n.rows = [s, &qa, &qb, slices = split.first, call, amax = n.amax_d](
                  std::int64_t r0, std::int64_t r1, std::span<const std::uint32_t>, emulator::GemmPathStats* stats) {
       emulator::GemmOptions o;
@@ -1440,11 +1442,13 @@ int run_gemm(const std::vector<std::string>& argv) {
                        "cuBLASLt's heuristic chose there, as recorded");
     }
     const std::string d_type = args.get_or("d-type", "f32");
-    if (d_type != "f32" && d_type != "bf16" && d_type != "f16" && d_type != "e4m3")
-      throw UsageError("--d-type '" + d_type + "': f32, bf16, f16 or e4m3 (cuBLASLt models)");
+    if (d_type != "f32" && d_type != "bf16" && d_type != "f16" && d_type != "e4m3" && d_type != "e5m2")
+      throw UsageError("--d-type '" + d_type + "': f32, bf16, f16, e4m3 or e5m2 (cuBLASLt models)");
+    const bool fp8_d = d_type == "e4m3" || d_type == "e5m2";
     call.d_format = d_type == "bf16" ? Format::bfloat16
                     : d_type == "f16" ? Format::float16
                     : d_type == "e4m3" ? Format::float8_e4m3fn
+                    : d_type == "e5m2" ? Format::float8_e5m2
                                        : Format::float32;
     bool torch_models = false, cublaslt_models = false;
     for (const std::string& m : model_names) (m.rfind("torch", 0) == 0 ? torch_models : cublaslt_models) = true;
@@ -1452,9 +1456,9 @@ int run_gemm(const std::vector<std::string>& argv) {
     // (one value per row of D), an e4m3 D with a D scale. torch._scaled_mm's bias is per column of D
     // (docs/conformance.md, "Bias"), so the two do not share a run.
     const bool lt_option = args.get("alpha") || args.get("beta") || args.get("c") || args.get("d-scale") ||
-                           args.get("c-type") || d_type == "e4m3";
+                           args.get("c-type") || fp8_d;
     if (lt_option && torch_models) {
-      throw UsageError("--alpha, --beta, --c, --c-type, --d-scale and --d-type e4m3 model cuBLASLt's own epilogue "
+      throw UsageError("--alpha, --beta, --c, --c-type, --d-scale and an fp8 --d-type model cuBLASLt's own epilogue "
                        "(--models cublaslt, cublaslt_fast_accum); torch_scaled_mm takes none of them");
     }
     if (args.get("bias") && torch_models && cublaslt_models) {
@@ -1462,9 +1466,9 @@ int run_gemm(const std::vector<std::string>& argv) {
                        "separate runs");
     }
     call.lt_epilogue = cublaslt_models && !torch_models && (lt_option || args.get("bias") || d_type == "f16");
-    if (call.lt_epilogue && (format_a != "fp8_e4m3" || format_b != "fp8_e4m3")) {
-      throw UsageError("--alpha, --beta, --c, --bias, --d-scale and --d-type f16 | e4m3 with the cublaslt models: "
-                       "cuBLASLt's epilogue was measured with e4m3 x e4m3 only (--format fp8_e4m3 on both sides)");
+    if (d_type == "e5m2" && format_a != "fp8_e5m2" && format_b != "fp8_e5m2") {
+      throw UsageError("--d-type e5m2: cuBLASLt takes an e5m2 D with an e5m2 operand only (with e4m3 x e4m3 it had no "
+                       "algorithm on an H200)");
     }
     if (call.lt_epilogue) {
       auto f32_option = [&](const char* name, float fallback) {
@@ -1484,27 +1488,27 @@ int run_gemm(const std::vector<std::string>& argv) {
       call.lt.d_format = call.d_format;
       if (call.lt.beta != 0.0f && !args.get("c")) throw UsageError("--beta " + *args.get("beta") + " reads C: give --c C.npy");
       if (call.lt.beta == 0.0f && args.get("c")) throw UsageError("--c with --beta 0: cuBLASLt does not read C");
-      if (args.get("d-scale") && call.d_format != Format::float8_e4m3fn)
-        throw UsageError("--d-scale: the D scale was measured with --d-type e4m3 only");
-      if (args.get("c-type") && call.d_format != Format::float8_e4m3fn)
+      if (args.get("d-scale") && !fp8_d)
+        throw UsageError("--d-scale: the D scale was measured with an fp8 D only (--d-type e4m3 or e5m2)");
+      if (args.get("c-type") && !fp8_d)
         throw UsageError("--c-type: with an f32, bf16 or f16 D, C has D's type (as cuBLASLt took it)");
       const std::string c_type = args.get_or("c-type", "bf16");
-      if (c_type != "bf16" && c_type != "f16") throw UsageError("--c-type '" + c_type + "': bf16 or f16 (an e4m3 D's C)");
-      call.lt.c_format = call.d_format == Format::float8_e4m3fn
+      if (c_type != "bf16" && c_type != "f16") throw UsageError("--c-type '" + c_type + "': bf16 or f16 (an fp8 D's C)");
+      call.lt.c_format = fp8_d
                              ? (c_type == "f16" ? Format::float16 : Format::bfloat16)
                              : call.d_format;
       call.lt.bias_format = call.d_format == Format::float32 ? Format::bfloat16 : call.lt.c_format;
-      if (call.d_format == Format::float8_e4m3fn &&
+      if (fp8_d &&
           (fp8_recipe_a->granularity != Fp8Granularity::tensor || fp8_recipe_b->granularity != Fp8Granularity::tensor)) {
-        throw UsageError("--d-type e4m3: cuBLASLt takes an fp8 D with tensor-wise scales only (--recipe "
+        throw UsageError("--d-type " + d_type + ": cuBLASLt takes an fp8 D with tensor-wise scales only (--recipe "
                          "torchao_tensorwise); it refused " + recipe_a + " x " + recipe_b + " on an H200");
       }
       if (!args.flag("no-exact") && (lt_option || args.get("bias"))) {
-        throw UsageError("--alpha, --beta, --c, --bias, --d-scale and --d-type e4m3: the exact numerics take no "
+        throw UsageError("--alpha, --beta, --c, --bias, --d-scale and an fp8 --d-type: the exact numerics take no "
                          "epilogue; add --no-exact");
       }
     }
-    if ((call.d_format == Format::float16 || call.d_format == Format::float8_e4m3fn) && (split == "h100" || split == "h200")) {
+    if ((call.d_format == Format::float16 || fp8_d) && (split == "h100" || split == "h200")) {
       throw UsageError("--split-k " + split + " --d-type " + d_type + ": the split counts were recorded for f32 and bf16 D");
     }
     if (args.get("bias") && torch_models) {
@@ -1678,7 +1682,7 @@ const Registrar gemm_cmd(
      "                [--m 256 --n 256 --k 4096 --data gaussian --seed 1]\n"
      "                [--format mxfp8_e4m3] [--recipe NAME] [--format-b F] [--recipe-b NAME]\n"
      "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
-     "                [--split-k S|h100|h200] [--d-type f32|bf16|f16|e4m3] [--bias BIAS.npy]\n"
+     "                [--split-k S|h100|h200] [--d-type f32|bf16|f16|e4m3|e5m2] [--bias BIAS.npy]\n"
      "                [--alpha A] [--beta B] [--d-scale S] [--c-type bf16|f16] [--cublaslt-workspace-mib 1|64]\n"
      "                [--sparse [--format f16|bf16|f32|e4m3] [--prune magnitude|none]]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
@@ -1724,11 +1728,11 @@ const Registrar gemm_cmd(
      "  cuBLASLt's epilogue (cublaslt models, --no-exact), as measured on an H200 (docs/conformance.md,\n"
      "  \"cuBLASLt epilogue\"): D = d_scale (alpha A B + beta C + bias). --alpha A (default 1) and --beta B\n"
      "  (default 1 with --c, else 0; both rounded to f32), --c C.npy (M x N, each value exact in C's type:\n"
-     "  D's, or --c-type bf16 | f16 for an e4m3 D), --bias BIAS.npy (M values, one per row of D: bf16\n"
-     "  for an f32 D, else C's type), --d-type e4m3 (tensor-wise recipes) with --d-scale S: D saturates\n"
-     "  at 448 and the report gives amax_d. Split-K 1 fuses beta C into the scale's FFMA, a split-K adds\n"
-     "  it after the slices; the bias is an FADD after C. The fp64 product is d_scale (alpha A B + beta C\n"
-     "  + bias).\n"
+     "  D's, or --c-type bf16 | f16 for an fp8 D), --bias BIAS.npy (M values, one per row of D: bf16\n"
+     "  for an f32 D, else C's type), --d-type e4m3 or, with an e5m2 operand, e5m2 (tensor-wise\n"
+     "  recipes) with --d-scale S: D saturates at the largest finite value and the report gives\n"
+     "  amax_d. Split-K 1 fuses beta C into the scale's FFMA, a split-K adds it after the slices; the\n"
+     "  bias is an FADD after C. The fp64 product is d_scale (alpha A B + beta C + bias).\n"
      "  2:4 sparse A (--sparse): torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as measured on an\n"
      "  H100. A is pruned by magnitude along K (--prune magnitude: of each group of 4 the 2 largest |a|\n"
      "  stay, ties to the lower position; for f32, which runs the tf32 kernel, 1 of each pair) or taken\n"

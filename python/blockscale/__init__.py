@@ -578,16 +578,17 @@ def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None,
                  bias_type=None, d_type="f32", d_scale=1.0, threads=0, return_info=False):
     """cuBLASLt's fp8 GEMM with its epilogue, D = d_scale (alpha sa sb A B^T + beta C + bias), as
     measured on an H200 (cuBLASLt 13.1; docs/conformance.md, "cuBLASLt epilogue"). A: Fp8Matrix M x K
-    and B: Fp8Matrix N x K, e4m3, scaled tensor-wise or 1x128 x 1x128 / 128x128 (the cublaslt rows);
-    split_k: the call's slices. c: M x N values of c_type (read when beta != 0); bias: M values of
-    bias_type, one per row of D (CUBLASLT_EPILOGUE_BIAS); d_type "f32", "bf16", "f16" or "e4m3"
-    (with d_scale). Types the library did not take on the H200 are refused. Defaults: C of D's type
-    (bf16 for an e4m3 D), the bias bf16 for an f32 D, else C's type. Returns D as float32 values and
-    amax_d (max |D| before the D scale, what AMAX_D_POINTER receives)."""
+    and B: Fp8Matrix N x K, e4m3 or e5m2 (not both e5m2), scaled tensor-wise or 1x128 x 1x128 /
+    128x128 (the cublaslt rows); split_k: the call's slices. c: M x N values of c_type (read when
+    beta != 0); bias: M values of bias_type, one per row of D (CUBLASLT_EPILOGUE_BIAS); d_type "f32",
+    "bf16", "f16", "e4m3" or, with an e5m2 operand, "e5m2" (fp8 D: with d_scale). Types cuBLASLt did
+    not take on the H200 are refused. Defaults: C of D's type (bf16 for an fp8 D), the bias bf16 for
+    an f32 D, else C's type. Returns D as float32 values and amax_d (max |D| before the D scale, what
+    AMAX_D_POINTER receives)."""
     _check_fp8_operands(a, b, "cublaslt_fp8")
     m, n, k = a.shape[0], b.shape[0], a.shape[1]
     if c_type is None:
-        c_type = "bf16" if d_type == "e4m3" else d_type
+        c_type = "bf16" if d_type in ("e4m3", "e5m2") else d_type
     if bias_type is None:
         bias_type = "bf16" if d_type == "f32" else c_type
 

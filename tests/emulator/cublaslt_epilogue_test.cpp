@@ -4,9 +4,10 @@
 // (std::fmaf for the fused multiply-adds; -ffp-contract=off keeps the others apart) and CUDA 13.0's
 // host conversions (__float2bfloat16_rn, __float2half_rn, __nv_cvt_float_to_fp8 with
 // __NV_SATFINITE). The rule itself was measured on an H200 (docs/conformance.md, "cuBLASLt
-// epilogue"); this test checks that the library computes that rule: every cuBLASLt row, split-K 1
-// and 2, every D type cuBLASLt took, random and cancelling C and bias, the e4m3 D's saturation and
-// the midpoints where rounding the D scale's product to f32 first decides the e4m3 value.
+// epilogue"); this test checks that the library computes that rule: every cuBLASLt row, the three
+// element pairs, split-K 1 and 2, every D type cuBLASLt took (an e5m2 D with an e5m2 operand),
+// random and cancelling C and bias, the fp8 D's saturation and the midpoints where rounding the D
+// scale's product to f32 first decides the e4m3 value.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -21,6 +22,8 @@
 #include <vector>
 
 #include "blockscale/emulator/library_fp8.h"
+#include "blockscale/formats/convert.h"
+#include "blockscale/formats/presets.h"
 #include "blockscale/quantize/fp8_scaled.h"
 #include "expect_throw.h"
 
@@ -40,6 +43,7 @@ std::uint32_t code_of(float x, Format f) {
   if (f == Format::bfloat16) return std::bit_cast<std::uint16_t>(__float2bfloat16_rn(x));
   if (f == Format::float16) return std::bit_cast<std::uint16_t>(__float2half_rn(x));
   if (f == Format::float8_e4m3fn) return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+  if (f == Format::float8_e5m2) return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
   return std::bit_cast<std::uint32_t>(x);
 }
 
@@ -72,7 +76,8 @@ Oracle oracle(const std::vector<std::uint32_t>& x, std::int64_t n, const std::ve
     }
     if (!e.bias.empty()) y = y + value_of(e.bias[i], e.bias_format);
     o.amax = std::max(o.amax, std::fabs(static_cast<float>(y)));
-    o.d[at] = e.d_format == Format::float8_e4m3fn ? code_of(e.d_scale * y, e.d_format) : code_of(y, e.d_format);
+    const bool fp8_d = e.d_format == Format::float8_e4m3fn || e.d_format == Format::float8_e5m2;
+    o.d[at] = fp8_d ? code_of(e.d_scale * y, e.d_format) : code_of(y, e.d_format);
   }
   return o;
 }
@@ -85,39 +90,66 @@ std::vector<float> gaussian(std::int64_t count, std::uint64_t seed) {
   return x;
 }
 
-Fp8ScaledMatrix operand(std::int64_t rows, std::int64_t k, G g, std::uint64_t seed) {
-  const Fp8ScaleRecipe recipe = g == G::tensor ? Fp8ScaleRecipe::torchao : Fp8ScaleRecipe::deepgemm;
-  return quantize_fp8_scaled(gaussian(rows * k, seed), rows, k, KAxis::last, Format::float8_e4m3fn, g, recipe);
+Fp8ScaledMatrix operand(std::int64_t rows, std::int64_t k, G g, std::uint64_t seed,
+                        Format element = Format::float8_e4m3fn) {
+  if (g == G::tensor) {
+    return quantize_fp8_scaled(gaussian(rows * k, seed), rows, k, KAxis::last, element, g, Fp8ScaleRecipe::torchao);
+  }
+  // DeepGEMM's recipe casts to e4m3 only: an e5m2 operand with block scales takes its e4m3 codes'
+  // values rounded to e5m2.
+  Fp8ScaledMatrix m =
+      quantize_fp8_scaled(gaussian(rows * k, seed), rows, k, KAxis::last, Format::float8_e4m3fn, g, Fp8ScaleRecipe::deepgemm);
+  if (element == Format::float8_e5m2) {
+    for (std::uint8_t& c : m.codes)
+      c = static_cast<std::uint8_t>(convert(Format::float8_e5m2, to_double(Format::float8_e4m3fn, c), presets::ieee()));
+    m.element = element;
+  }
+  return m;
 }
 
-// X and the per-row scale S of the rule: the unit-scale accumulator and RN(RN(alpha sa) sb) for
-// tensor-wise scaling, the row's own result and alpha for block scaling (host float products).
-void rule_inputs(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, int split_k,
-                 float alpha, std::vector<std::uint32_t>& x, std::vector<float>& scale) {
-  scale.assign(static_cast<std::size_t>(a.rows), alpha);
+// X of the rule: the unit-scale accumulator for tensor-wise scaling, the row's own result for block
+// scaling; and the per-row scale S: RN(RN(alpha sa) sb) (host float products) or alpha.
+// Small GEMMs, many of them: one thread each (the bits do not depend on the count), so that the
+// test does not pay for thread start-ups on a busy machine.
+GemmOptions one_thread() {
+  GemmOptions o;
+  o.threads = 1;
+  return o;
+}
+
+std::vector<std::uint32_t> rule_x(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
+                                  int split_k) {
+  if (s.a != G::tensor) return library_fp8_gemm(s, a, b, 0, a.rows, split_k, one_thread());
+  Fp8ScaledMatrix ua = a, ub = b;
+  ua.scales = {1.0f};
+  ub.scales = {1.0f};
+  return library_fp8_gemm(s, ua, ub, 0, a.rows, split_k, one_thread());
+}
+
+std::vector<float> rule_scale(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
+                              float alpha) {
+  std::vector<float> scale(static_cast<std::size_t>(a.rows), alpha);
   if (s.a == G::tensor) {
-    Fp8ScaledMatrix ua = a, ub = b;
-    ua.scales = {1.0f};
-    ub.scales = {1.0f};
-    x = library_fp8_gemm(s, ua, ub, 0, a.rows, split_k);
     volatile const float alpha_sa = alpha * a.scales[0];
     for (float& v : scale) v = alpha_sa * b.scales[0];
-  } else {
-    x = library_fp8_gemm(s, a, b, 0, a.rows, split_k);
   }
+  return scale;
 }
 
 // The D types cuBLASLt 13.1 took, with C and bias types: (D, C, bias).
 struct Types {
   Format d, c, bias;
 };
-std::vector<Types> accepted(const LibraryFp8Schedule& s) {
+std::vector<Types> accepted(const LibraryFp8Schedule& s, bool e5m2_operand) {
   std::vector<Types> t = {{Format::float32, Format::float32, Format::bfloat16},
                           {Format::bfloat16, Format::bfloat16, Format::bfloat16},
                           {Format::float16, Format::float16, Format::float16}};
   if (s.a == G::tensor) {
-    t.push_back({Format::float8_e4m3fn, Format::bfloat16, Format::bfloat16});
-    t.push_back({Format::float8_e4m3fn, Format::float16, Format::float16});
+    for (const Format d : {Format::float8_e4m3fn, Format::float8_e5m2}) {
+      if (d == Format::float8_e5m2 && !e5m2_operand) continue;  // e4m3 x e4m3: no e5m2 D
+      t.push_back({d, Format::bfloat16, Format::bfloat16});
+      t.push_back({d, Format::float16, Format::float16});
+    }
   }
   return t;
 }
@@ -137,12 +169,17 @@ std::size_t compare(const CublasLtFp8Result& got, const Oracle& want, const std:
 }
 
 TEST(CublasLtEpilogue, EveryRowSplitAndDTypeAgainstTheOracle) {
-  constexpr std::int64_t M = 64, N = 128, K = 1024;
+  constexpr std::int64_t M = 64, N = 128, K = 512;
   std::mt19937_64 rng(11);
   std::size_t outputs = 0, mismatches = 0;
+  const std::pair<Format, Format> elements[] = {{Format::float8_e4m3fn, Format::float8_e4m3fn},
+                                                {Format::float8_e4m3fn, Format::float8_e5m2},
+                                                {Format::float8_e5m2, Format::float8_e4m3fn}};
+  for (const auto& [element_a, element_b] : elements)
   for (const LibraryFp8Schedule& s : library_fp8_schedules()) {
     if (s.library != Fp8Library::cublaslt) continue;
-    Fp8ScaledMatrix a = operand(M, K, s.a, 1 + outputs), b = operand(N, K, s.b, 2 + outputs);
+    const bool e5m2_operand = element_a == Format::float8_e5m2 || element_b == Format::float8_e5m2;
+    Fp8ScaledMatrix a = operand(M, K, s.a, 1 + outputs, element_a), b = operand(N, K, s.b, 2 + outputs, element_b);
     if (s.a == G::tensor) {
       // Scales for which RN(RN(alpha sa) sb), RN(alpha RN(sa sb)) and RN(RN(alpha sb) sa) are three
       // different floats at alpha = 1.6219326 (the probe's).
@@ -150,15 +187,14 @@ TEST(CublasLtEpilogue, EveryRowSplitAndDTypeAgainstTheOracle) {
       b.scales = {0.005945408716797829f};
     }
     for (const int split_k : {1, 2}) {
-      for (const Types& t : accepted(s)) {
+      const std::vector<std::uint32_t> x = rule_x(s, a, b, split_k);
+      for (const Types& t : accepted(s, e5m2_operand)) {
         // (alpha, beta, bias?, data): data 0 Gaussian C and bias, 1 cancelling ones.
         for (int variant = 0; variant < 12; ++variant) {
           const float alpha = variant % 3 == 0 ? 1.0f : variant % 3 == 1 ? 1.6219326257705688f : std::ldexp(0.75f, -3);
           const float beta = variant % 4 == 0 ? 0.0f : variant % 4 == 1 ? 1.0f : variant % 4 == 2 ? 0.6f : -2.5f;
           const bool with_bias = variant % 2 == 1, cancel = variant >= 6;
-          std::vector<std::uint32_t> x;
-          std::vector<float> scale;
-          rule_inputs(s, a, b, split_k, alpha, x, scale);
+          const std::vector<float> scale = rule_scale(s, a, b, alpha);
           float spread = 0.0f;
           for (std::size_t at = 0; at < x.size(); ++at)
             spread = std::max(spread, std::fabs(scale[at / static_cast<std::size_t>(N)] * std::bit_cast<float>(x[at])));
@@ -181,12 +217,14 @@ TEST(CublasLtEpilogue, EveryRowSplitAndDTypeAgainstTheOracle) {
           e.d_format = t.d;
           if (beta != 0.0f) e.c = c;
           if (with_bias) e.bias = bias;
-          // An e4m3 D: a D scale that sends some outputs past 448 (saturation) and keeps others small.
+          // An fp8 D: a D scale that sends some outputs past the largest value (saturation: 448 for
+          // e4m3, 57344 for e5m2) and keeps others small.
           if (t.d == Format::float8_e4m3fn && spread > 0.0f) e.d_scale = 900.0f / spread;
+          if (t.d == Format::float8_e5m2 && spread > 0.0f) e.d_scale = 115000.0f / spread;
           const Oracle want = oracle(x, N, scale, split_k, e);
-          const CublasLtFp8Result got = cublaslt_fp8_gemm(s, a, b, 0, M, split_k, e);
-          const std::string what = s.name() + " split " + std::to_string(split_k) + " D " + info(t.d).name +
-                                   " variant " + std::to_string(variant);
+          const CublasLtFp8Result got = cublaslt_fp8_gemm(s, a, b, 0, M, split_k, e, one_thread());
+          const std::string what = s.name() + " " + info(element_a).name + " x " + info(element_b).name + " split " +
+                                   std::to_string(split_k) + " D " + info(t.d).name + " variant " + std::to_string(variant);
           mismatches += compare(got, want, what);
           outputs += want.d.size();
         }
@@ -290,15 +328,15 @@ TEST(CublasLtEpilogue, RefusesWhatWasNotMeasured) {
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.d_format = Format::bfloat16; e.bias = bias; e.bias_format = Format::float16; })); },
                     "with a bfloat16 D the bias is bfloat16, got float16");
   expect_throw_with([&] { cublaslt_fp8_gemm(blk, ab, bb, 0, 8, 1, with([&](auto& e) { e.d_format = Format::float8_e4m3fn; e.c_format = Format::bfloat16; })); },
-                    "an e4m3 D with 1x128 x 128x128 scaling");
+                    "an fp8 D with 1x128 x 128x128 scaling");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.d_format = Format::float8_e4m3fn; })); },
-                    "with an e4m3 D, C is bfloat16 or float16, got float32");
+                    "with an fp8 D, C is bfloat16 or float16, got float32");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.d_format = Format::float8_e4m3fn; e.c_format = Format::float16; e.bias = bias; })); },
-                    "with an e4m3 D the bias has C's type (float16), got bfloat16");
+                    "with an fp8 D the bias has C's type (float16), got bfloat16");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.d_format = Format::float8_e5m2; })); },
-                    "an e5m2 D had no algorithm");
+                    "with e4m3 x e4m3 an e5m2 D had no algorithm");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.d_scale = 2.0f; })); },
-                    "a D scale (2.000000) was measured with an e4m3 D only");
+                    "a D scale (2.000000) was measured with an fp8 D only");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.alpha = NAN; })); }, "alpha is NaN or Inf");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.beta = INFINITY; })); }, "beta is NaN or Inf");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.beta = 1; e.c = std::span(c).first(10); })); },
@@ -312,9 +350,8 @@ TEST(CublasLtEpilogue, RefusesWhatWasNotMeasured) {
   const std::vector<std::uint32_t> wide_bias(8, 0x10000u);
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.bias = wide_bias; })); },
                     "bias[0] = 65536 is not a bfloat16 code");
-  const Fp8ScaledMatrix e5 = quantize_fp8_scaled(gaussian(8 * 256, 9), 8, 256, KAxis::last, Format::float8_e5m2,
-                                                 G::tensor, Fp8ScaleRecipe::torchao);
-  expect_throw_with([&] { cublaslt_fp8_gemm(t, e5, b, 0, 8, 1, {}); }, "measured with e4m3 x e4m3 only");
+  const Fp8ScaledMatrix e5 = operand(8, 256, G::tensor, 9, Format::float8_e5m2);
+  expect_throw_with([&] { cublaslt_fp8_gemm(t, e5, e5, 0, 8, 1, {}); }, "e5m2 x e5m2");
   // An e4m3 D whose y is not finite: C at f32's largest value, doubled by beta.
   const std::vector<std::uint32_t> c_big(64, 0x7F7Fu);  // bfloat16 3.39e38
   expect_throw_with([&] {

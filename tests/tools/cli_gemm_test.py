@@ -499,8 +499,24 @@ def check_cublaslt_epilogue(tool, scratch):
     report = json.loads(r.stdout)["numerics"][0]
     assert np.float32(report["amax_d"]) == np.abs(d0).max(), (report["amax_d"], np.abs(d0).max())  # 9 digits: the f32
     studies += 1
-    print(f"cuBLASLt epilogue: {studies} studies (alpha, C after a split-K, a bias per row, f16 and e4m3 D with the "
-          "D scale and amax_d) equal numpy's float32 arithmetic on the plain model's D")
+    # An e5m2 D, which cuBLASLt takes with an e5m2 operand: e4m3 x e5m2, saturating at 57344.
+    mixed = base + ["--recipe", "torchao_tensorwise", "--format-b", "fp8_e5m2", "--no-exact"]
+    plain = os.path.join(scratch, "lt_plain_e5m2")
+    r = run(tool, mixed + ["--out", plain])
+    assert r.returncode == 0, r.stderr
+    d0 = np.load(os.path.join(plain, "cublaslt.npy"))
+    out = os.path.join(scratch, "lt_e5m2")
+    r = run(tool, mixed + ["--d-type", "e5m2", "--d-scale", "5000", "--out", out, "--json"])
+    assert r.returncode == 0, r.stderr
+    scaled = d0 * np.float32(5000)
+    want = np.array([[float(element_rne(Fraction(float(v)), E5M2)) for v in row] for row in scaled], dtype=np.float32)
+    got = np.load(os.path.join(out, "cublaslt.npy"))
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), np.argwhere(got != want)[:4]
+    assert np.abs(got).max() == 57344.0, "no output saturated: the D scale does not test saturation"
+    assert np.float32(json.loads(r.stdout)["numerics"][0]["amax_d"]) == np.abs(d0).max()
+    studies += 1
+    print(f"cuBLASLt epilogue: {studies} studies (alpha, C after a split-K, a bias per row, f16, e4m3 and e5m2 D with "
+          "the D scale and amax_d) equal numpy's float32 arithmetic on the plain model's D")
 
 
 # ---- --sparse: torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as docs/emulator.md states it:
@@ -724,7 +740,7 @@ def check_errors(tool, scratch):
         (["--format", "fp8_e4m3", "--beta", "0.5", "--no-exact"], "--beta 0.5 reads C: give --c C.npy"),
         (["--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c43.npy"), "--format", "fp8_e4m3", "--beta", "0",
           "--no-exact"], "--c with --beta 0: cuBLASLt does not read C"),
-        (["--format", "fp8_e4m3", "--d-scale", "2", "--no-exact"], "the D scale was measured with --d-type e4m3 only"),
+        (["--format", "fp8_e4m3", "--d-scale", "2", "--no-exact"], "the D scale was measured with an fp8 D only"),
         (["--format", "fp8_e4m3", "--c-type", "f16", "--no-exact"], "C has D's type"),
         (["--format", "fp8_e4m3", "--d-type", "e4m3", "--c-type", "f32", "--no-exact"], "--c-type 'f32': bf16 or f16"),
         (["--format", "fp8_e4m3", "--d-type", "e4m3", "--no-exact"], "tensor-wise scales only"),
@@ -739,8 +755,8 @@ def check_errors(tool, scratch):
           "torchao_tensorwise", "--d-type", "e4m3", "--no-exact"], "is not a finite bfloat16 value"),
         (["--format", "mxfp8_e4m3", "--alpha", "2"], "--alpha: only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2) take it"),
         (["--sparse", "--m", "8", "--n", "8", "--k", "64", "--beta", "1"], "--beta does not go with --sparse"),
-        (["--format", "fp8_e4m3", "--format-b", "fp8_e5m2", "--recipe", "torchao_tensorwise", "--d-type", "f16"],
-         "cuBLASLt's epilogue was measured with e4m3 x e4m3 only"),
+        (["--format", "fp8_e4m3", "--recipe", "torchao_tensorwise", "--d-type", "e5m2", "--no-exact"],
+         "cuBLASLt takes an e5m2 D with an e5m2 operand only"),
         (["--format", "fp8_e4m3", "--d-type", "e4m3", "--recipe", "torchao_tensorwise", "--split-k", "h100", "--no-exact"],
          "the split counts were recorded for f32 and bf16 D"),
         (["--a", path("nan.npy"), "--b", path("gb.npy"), "--format", "fp8_e4m3"], "element (1, 3) is nan"),
@@ -751,7 +767,7 @@ def check_errors(tool, scratch):
         (["--format", "mxfp8_e4m3", "--d-type", "bf16"], "--d-type: only the library GEMMs of fp8 with fp32 scales"),
         (["--format", "fp8_e4m3", "--split-k", "h300"], "a split count 1 .. 64, or h100 / h200"),
         (["--format", "fp8_e4m3", "--split-k", "h100"], "8x8x64 is not on the recorded grid"),
-        (["--format", "fp8_e4m3", "--d-type", "f8"], "--d-type 'f8': f32, bf16, f16 or e4m3"),
+        (["--format", "fp8_e4m3", "--d-type", "f8"], "--d-type 'f8': f32, bf16, f16, e4m3 or e5m2"),
         (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--d-type", "f16", "--split-k", "h100"],
          "the split counts were recorded for f32 and bf16 D"),
         (["--format", "fp8_e4m3", "--models", "torch_scaled_mm", "--bias", path("bias8.npy"), "--no-exact"],

@@ -87,8 +87,9 @@ void add_bias(std::span<std::uint32_t> d, std::int64_t n, std::span<const std::u
 // cuBLASLt's fp8 epilogue: D = scale_d (alpha sa sb A B^T + beta C + bias), amax_d
 // (CUBLASLT_MATMUL_DESC_ALPHA/BETA through cublasLtMatmul, EPILOGUE_BIAS with BIAS_POINTER and
 // BIAS_DATA_TYPE, D_SCALE_POINTER, AMAX_D_POINTER). Measured with scripts/probe_cublaslt_epilogue.py
-// on an H200 (cuBLASLt 13.1; docs/conformance.md, "cuBLASLt epilogue"), e4m3 x e4m3, tensor-wise
-// (with and without FAST_ACCUM), VEC128 x VEC128 and VEC128 x BLK128x128, split-K 1 and 6.
+// on an H200 (cuBLASLt 13.1; docs/conformance.md, "cuBLASLt epilogue"), e4m3 x e4m3, e4m3 x e5m2
+// and e5m2 x e4m3, tensor-wise (with and without FAST_ACCUM), VEC128 x VEC128 and VEC128 x
+// BLK128x128, split-K 1 and 6.
 struct CublasLtEpilogue {
   float alpha = 1.0f;
   float beta = 0.0f;  // 0: C is not read
@@ -98,8 +99,8 @@ struct CublasLtEpilogue {
   // CUBLASLT_EPILOGUE_BIAS: M codes of bias_format, one per row of D = A B^T; empty: no bias.
   std::span<const std::uint32_t> bias;
   Format bias_format = Format::bfloat16;
-  Format d_format = Format::float32;  // float32, bfloat16, float16 or float8_e4m3fn
-  float d_scale = 1.0f;               // D_SCALE_POINTER's value, for an e4m3 D only
+  Format d_format = Format::float32;  // float32, bfloat16, float16, float8_e4m3fn; float8_e5m2 with an e5m2 operand
+  float d_scale = 1.0f;               // D_SCALE_POINTER's value, for an fp8 D only
 };
 
 struct CublasLtFp8Result {
@@ -116,15 +117,15 @@ struct CublasLtFp8Result {
 //   split_k > 1:  y = RN(FMA(beta, C, RN(S X)))      (the split-K reduction's epilogue)
 //   beta = 0:     y = RN(S X) in both
 //   bias:         y = RN(y + bias(i))                  (FADD, after C)
-//   D: f32: y; bf16 or f16: y rounded once to nearest even; e4m3: RN_e4m3(RN(d_scale y)), saturating
-//   to +-448 (satfinite); amax_d = max |y|.
+//   D: f32: y; bf16 or f16: y rounded once to nearest even; e4m3 or e5m2: RN_fp8(RN(d_scale y)),
+//   saturating to the largest finite value (satfinite); amax_d = max |y|.
 // Every other order of these operations missed outputs on the H200. What cuBLASLt 13.1 took there
 // (others were refused, and are refused here, naming the rule): an f32 D with an f32 C and a bf16
-// bias; a bf16 D with a bf16 C and bias; an f16 D with an f16 C and bias; an e4m3 D, tensor-wise
-// scaling only, with a bf16 or f16 C and a bias of C's type. Also refused: e5m2 operands (measured
-// with e4m3 x e4m3 only; library_fp8_gemm computes them without an epilogue), NaN or Inf in alpha,
-// beta, d_scale, C or the bias (measured with finite values only), d_scale != 1 with another D, an
-// e4m3 D whose y is not finite, and the rest of library_fp8_gemm's rules.
+// bias; a bf16 D with a bf16 C and bias; an f16 D with an f16 C and bias; an e4m3 D, and with an
+// e5m2 operand an e5m2 D, tensor-wise scaling only, with a bf16 or f16 C and a bias of C's type.
+// Also refused: e5m2 x e5m2 (the libraries take neither), NaN or Inf in alpha, beta, d_scale, C or the
+// bias (measured with finite values only), d_scale != 1 with another D, an fp8 D whose y is not
+// finite, and the rest of library_fp8_gemm's rules.
 CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& schedule, const Fp8ScaledMatrix& a,
                                     const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
                                     int split_k, const CublasLtEpilogue& epilogue,
