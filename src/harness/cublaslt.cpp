@@ -140,64 +140,78 @@ std::string algo_text(const cublasLtMatmulAlgo_t& algo) {
          ", split-K " + std::to_string(splitk) + ", reduction scheme " + std::to_string(reduction);
 }
 
+// The run's scales as cuBLASLt reads them (gpu.md section 4): tensor: one float; VEC128 for A:
+// (M, K/128) with M contiguous; VEC128 for B: (N, K/128) with N contiguous; BLK128x128 for B:
+// (round_up(K/128, 4), N/128) with the K-blocks contiguous.
+std::pair<std::vector<float>, std::vector<float>> device_scales(const LtConfig& c, const ExternalRun& run) {
+  const int kb = c.k / 128;
+  std::vector<float> sa_dev, sb_dev;
+  if (c.scaling == ExternalScaling::tensor) return {{run.sa[0]}, {run.sb[0]}};
+  sa_dev.resize(std::size_t(c.m) * kb);
+  for (int i = 0; i < c.m; ++i)
+    for (int q = 0; q < kb; ++q) sa_dev[std::size_t(q) * c.m + i] = run.sa[std::size_t(i) * kb + q];
+  if (c.scaling == ExternalScaling::block_1x128) {
+    sb_dev.resize(std::size_t(c.n) * kb);
+    for (int j = 0; j < c.n; ++j)
+      for (int q = 0; q < kb; ++q) sb_dev[std::size_t(q) * c.n + j] = run.sb[std::size_t(j) * kb + q];
+  } else {
+    const int kpad = (kb + 3) / 4 * 4, nb = (c.n + 127) / 128;
+    sb_dev.assign(std::size_t(kpad) * nb, 1.0f);
+    for (int jb = 0; jb < nb; ++jb)
+      for (int q = 0; q < kb; ++q) sb_dev[std::size_t(jb) * kpad + q] = run.sb[std::size_t(jb * 128) * kb + q];
+  }
+  return {std::move(sa_dev), std::move(sb_dev)};
+}
+
+// A, B and their scales on the device.
+struct DeviceOperands {
+  DeviceOperands(const LtConfig& c, const ExternalRun& run) : DeviceOperands(run, device_scales(c, run)) {}
+  DeviceBuffer a, b, sa, sb;
+
+ private:
+  DeviceOperands(const ExternalRun& run, const std::pair<std::vector<float>, std::vector<float>>& scales)
+      : a(run.a.size()), b(run.b.size()), sa(scales.first.size() * 4), sb(scales.second.size() * 4) {
+    a.upload(run.a.data(), run.a.size());
+    b.upload(run.b.data(), run.b.size());
+    sa.upload(scales.first.data(), scales.first.size() * 4);
+    sb.upload(scales.second.data(), scales.second.size() * 4);
+  }
+};
+
+// The call's descriptor: "TN", FAST_ACCUM, the A and B scales (device pointers) and, for block
+// scaling, their modes.
+cublasLtMatmulDesc_t make_desc(const LtConfig& c, void* sa, void* sb) {
+  cublasLtMatmulDesc_t op = nullptr;
+  LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  const int8_t fast = c.fast_accum ? 1 : 0;
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
+  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+  if (c.scaling != ExternalScaling::tensor) {
+    const cublasLtMatmulMatrixScale_t ma = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    const cublasLtMatmulMatrixScale_t mb = c.scaling == ExternalScaling::block_1x128
+                                               ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+                                               : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &ma, sizeof ma));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mb, sizeof mb));
+  }
+  return op;
+}
+
 // One cuBLASLt call; fills run.d (row-major) or run.error.
 void run_one(cublasLtHandle_t lt, const LtConfig& c, ExternalRun& run) {
-  const int kb = c.k / 128;
-  const bool block = c.scaling == ExternalScaling::block_1x128 || c.scaling == ExternalScaling::block_128x128;
-  DeviceBuffer da(run.a.size()), db(run.b.size());
-  da.upload(run.a.data(), run.a.size());
-  db.upload(run.b.data(), run.b.size());
-  // Scales as cuBLASLt reads them (gpu.md section 4): tensor: one float; VEC128 for A: (M, K/128)
-  // with M contiguous; VEC128 for B: (N, K/128) with N contiguous; BLK128x128 for B:
-  // (round_up(K/128, 4), N/128) with the K-blocks contiguous.
-  std::vector<float> sa_dev, sb_dev;
-  if (!block) {
-    sa_dev = {run.sa[0]};
-    sb_dev = {run.sb[0]};
-  } else {
-    sa_dev.resize(std::size_t(c.m) * kb);
-    for (int i = 0; i < c.m; ++i)
-      for (int q = 0; q < kb; ++q) sa_dev[std::size_t(q) * c.m + i] = run.sa[std::size_t(i) * kb + q];
-    if (c.scaling == ExternalScaling::block_1x128) {
-      sb_dev.resize(std::size_t(c.n) * kb);
-      for (int j = 0; j < c.n; ++j)
-        for (int q = 0; q < kb; ++q) sb_dev[std::size_t(q) * c.n + j] = run.sb[std::size_t(j) * kb + q];
-    } else {
-      const int kpad = (kb + 3) / 4 * 4, nb = (c.n + 127) / 128;
-      sb_dev.assign(std::size_t(kpad) * nb, 1.0f);
-      for (int jb = 0; jb < nb; ++jb)
-        for (int q = 0; q < kb; ++q) sb_dev[std::size_t(jb) * kpad + q] = run.sb[std::size_t(jb * 128) * kb + q];
-    }
-  }
-  DeviceBuffer dsa(sa_dev.size() * 4), dsb(sb_dev.size() * 4);
-  dsa.upload(sa_dev.data(), sa_dev.size() * 4);
-  dsb.upload(sb_dev.data(), sb_dev.size() * 4);
+  const DeviceOperands ops(c, run);
   const std::size_t workspace_bytes = std::size_t(64) << 20;
   DeviceBuffer ws(workspace_bytes);
 
   for (bool bf16 : {false, true}) {
     if (c.bf16_out && !bf16) continue;
-    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatmulDesc_t op = make_desc(c, ops.sa.p, ops.sb.p);
     cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
     cublasLtMatmulPreference_t pref = nullptr;
-    LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    const int8_t fast = c.fast_accum ? 1 : 0;
-    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
-    void* pa = dsa.p;
-    void* pb = dsb.p;
-    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof pa));
-    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb, sizeof pb));
-    if (block) {
-      const cublasLtMatmulMatrixScale_t ma = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
-      const cublasLtMatmulMatrixScale_t mb = c.scaling == ExternalScaling::block_1x128
-                                                 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
-                                                 : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
-      LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &ma, sizeof ma));
-      LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mb, sizeof mb));
-    }
     const cudaDataType_t dt = bf16 ? CUDA_R_16BF : CUDA_R_32F;
     LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, c.k, c.m, c.k));
     LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, c.k, c.n, c.k));
@@ -214,7 +228,7 @@ void run_one(cublasLtHandle_t lt, const LtConfig& c, ExternalRun& run) {
       DeviceBuffer dd(out_bytes);
       LT_CHECK(cudaMemset(dd.p, 0xFF, out_bytes));
       const float alpha = 1.0f, beta = 0.0f;
-      LT_CHECK(cublasLtMatmul(lt, op, &alpha, da.p, la, db.p, lb, &beta, dd.p, ld, dd.p, ld, &heur.algo, ws.p,
+      LT_CHECK(cublasLtMatmul(lt, op, &alpha, ops.a.p, la, ops.b.p, lb, &beta, dd.p, ld, dd.p, ld, &heur.algo, ws.p,
                               workspace_bytes, nullptr));
       LT_CHECK(cudaDeviceSynchronize());
       std::vector<std::uint8_t> raw(out_bytes);
@@ -271,8 +285,6 @@ std::vector<double> approximate_d(const ExternalRun& run) {
 // One cuBLASLt call with its epilogue; fills run.d (D's codes, row-major), run.epilogue, or run.error.
 void run_epilogue_one(cublasLtHandle_t lt, const LtConfig& c, Rng& r, ExternalRun& run) {
   const LtEpilogue& ep = c.epilogue;
-  const bool block = c.scaling != ExternalScaling::tensor;
-  const int kb = c.k / 128;
   // C: rows of -D (in C's type) beside Gaussian rows; the bias: -D(i, 0) on every fourth row.
   const std::vector<double> d0 = approximate_d(run);
   double spread = 0.0;
@@ -299,31 +311,7 @@ void run_epilogue_one(cublasLtHandle_t lt, const LtConfig& c, Rng& r, ExternalRu
   const bool fp8_d = ep.d == Format::float8_e4m3fn;
   if (fp8_d) e.d_scale = static_cast<float>(2 * 448.0 / (spread * std::max(1.0f, std::fabs(ep.alpha))));
 
-  DeviceBuffer da(run.a.size()), db(run.b.size());
-  da.upload(run.a.data(), run.a.size());
-  db.upload(run.b.data(), run.b.size());
-  std::vector<float> sa_dev, sb_dev;  // the layouts of run_one
-  if (!block) {
-    sa_dev = {run.sa[0]};
-    sb_dev = {run.sb[0]};
-  } else {
-    sa_dev.resize(std::size_t(c.m) * kb);
-    for (int i = 0; i < c.m; ++i)
-      for (int q = 0; q < kb; ++q) sa_dev[std::size_t(q) * c.m + i] = run.sa[std::size_t(i) * kb + q];
-    if (c.scaling == ExternalScaling::block_1x128) {
-      sb_dev.resize(std::size_t(c.n) * kb);
-      for (int j = 0; j < c.n; ++j)
-        for (int q = 0; q < kb; ++q) sb_dev[std::size_t(q) * c.n + j] = run.sb[std::size_t(j) * kb + q];
-    } else {
-      const int kpad = (kb + 3) / 4 * 4, nb = (c.n + 127) / 128;
-      sb_dev.assign(std::size_t(kpad) * nb, 1.0f);
-      for (int jb = 0; jb < nb; ++jb)
-        for (int q = 0; q < kb; ++q) sb_dev[std::size_t(jb) * kpad + q] = run.sb[std::size_t(jb * 128) * kb + q];
-    }
-  }
-  DeviceBuffer dsa(sa_dev.size() * 4), dsb(sb_dev.size() * 4);
-  dsa.upload(sa_dev.data(), sa_dev.size() * 4);
-  dsb.upload(sb_dev.data(), sb_dev.size() * 4);
+  const DeviceOperands ops(c, run);
   // C column-major in its type; the bias in its type.
   const std::size_t cb = type_bytes(ep.c), bb = type_bytes(ep.bias), dbytes = type_bytes(ep.d);
   std::vector<std::uint8_t> c_dev(std::size_t(c.m) * c.n * cb), bias_dev(std::size_t(c.m) * bb);
@@ -339,27 +327,9 @@ void run_epilogue_one(cublasLtHandle_t lt, const LtConfig& c, Rng& r, ExternalRu
   const std::size_t workspace_bytes = std::size_t(64) << 20;
   DeviceBuffer ws(workspace_bytes);
 
-  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatmulDesc_t op = make_desc(c, ops.sa.p, ops.sb.p);
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
-  LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  const int8_t fast = c.fast_accum ? 1 : 0;
-  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
-  void* pa = dsa.p;
-  void* pb = dsb.p;
-  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &pa, sizeof pa));
-  LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &pb, sizeof pb));
-  if (block) {
-    const cublasLtMatmulMatrixScale_t ma = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
-    const cublasLtMatmulMatrixScale_t mb = c.scaling == ExternalScaling::block_1x128
-                                               ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
-                                               : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
-    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &ma, sizeof ma));
-    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mb, sizeof mb));
-  }
   const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
   LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
   void* pbias = dbias.p;
@@ -383,7 +353,7 @@ void run_epilogue_one(cublasLtHandle_t lt, const LtConfig& c, Rng& r, ExternalRu
   int found = 0;
   const cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, ld, pref, 1, &heur, &found);
   if (hs == CUBLAS_STATUS_SUCCESS && found > 0) {
-    LT_CHECK(cublasLtMatmul(lt, op, &ep.alpha, da.p, la, db.p, lb, &ep.beta, dc.p, lc, dd.p, ld, &heur.algo, ws.p,
+    LT_CHECK(cublasLtMatmul(lt, op, &ep.alpha, ops.a.p, la, ops.b.p, lb, &ep.beta, dc.p, lc, dd.p, ld, &heur.algo, ws.p,
                             workspace_bytes, nullptr));
     LT_CHECK(cudaDeviceSynchronize());
     std::vector<std::uint8_t> raw(std::size_t(c.m) * c.n * dbytes);

@@ -484,37 +484,25 @@ def check_cublaslt_epilogue(tool, scratch):
                         (recipe, split, model, options, np.argwhere(got != want)[:4])
                     assert "epilogue y = " in json.loads(r.stdout)["numerics"][0]["definition"]
                     studies += 1
-    # An e4m3 D: RN(d_scale D0) in f32, then e4m3 to nearest even, saturating; amax_d = max |D0|.
-    plain = os.path.join(scratch, "lt_plain_torchao_tensorwise_1")
-    d0 = np.load(os.path.join(plain, "cublaslt.npy"))
-    out = os.path.join(scratch, "lt_e4m3")
-    r = run(tool, base + ["--recipe", "torchao_tensorwise", "--d-type", "e4m3", "--d-scale", "40", "--no-exact",
-                          "--out", out, "--json"])
-    assert r.returncode == 0, r.stderr
-    scaled = d0 * np.float32(40)
-    want = np.array([[float(element_rne(Fraction(float(v)), E4M3)) for v in row] for row in scaled], dtype=np.float32)
-    got = np.load(os.path.join(out, "cublaslt.npy"))
-    assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), np.argwhere(got != want)[:4]
-    assert np.abs(got).max() == 448.0, "no output saturated: the D scale does not test saturation"
-    report = json.loads(r.stdout)["numerics"][0]
-    assert np.float32(report["amax_d"]) == np.abs(d0).max(), (report["amax_d"], np.abs(d0).max())  # 9 digits: the f32
-    studies += 1
-    # An e5m2 D, which cuBLASLt takes with an e5m2 operand: e4m3 x e5m2, saturating at 57344.
-    mixed = base + ["--recipe", "torchao_tensorwise", "--format-b", "fp8_e5m2", "--no-exact"]
-    plain = os.path.join(scratch, "lt_plain_e5m2")
-    r = run(tool, mixed + ["--out", plain])
-    assert r.returncode == 0, r.stderr
-    d0 = np.load(os.path.join(plain, "cublaslt.npy"))
-    out = os.path.join(scratch, "lt_e5m2")
-    r = run(tool, mixed + ["--d-type", "e5m2", "--d-scale", "5000", "--out", out, "--json"])
-    assert r.returncode == 0, r.stderr
-    scaled = d0 * np.float32(5000)
-    want = np.array([[float(element_rne(Fraction(float(v)), E5M2)) for v in row] for row in scaled], dtype=np.float32)
-    got = np.load(os.path.join(out, "cublaslt.npy"))
-    assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), np.argwhere(got != want)[:4]
-    assert np.abs(got).max() == 57344.0, "no output saturated: the D scale does not test saturation"
-    assert np.float32(json.loads(r.stdout)["numerics"][0]["amax_d"]) == np.abs(d0).max()
-    studies += 1
+    # An fp8 D: RN(d_scale D0) in f32, then the fp8 type to nearest even, saturating; amax_d = max |D0|.
+    # e4m3 with e4m3 x e4m3; e5m2, which cuBLASLt takes with an e5m2 operand, with e4m3 x e5m2.
+    for d_type, fmt, d_scale, fmt_b in (("e4m3", E4M3, 40, "fp8_e4m3"), ("e5m2", E5M2, 5000, "fp8_e5m2")):
+        args = base + ["--recipe", "torchao_tensorwise", "--format-b", fmt_b, "--no-exact"]
+        plain = os.path.join(scratch, "lt_plain_" + d_type)
+        r = run(tool, args + ["--out", plain])
+        assert r.returncode == 0, r.stderr
+        d0 = np.load(os.path.join(plain, "cublaslt.npy"))
+        out = os.path.join(scratch, "lt_" + d_type)
+        r = run(tool, args + ["--d-type", d_type, "--d-scale", str(d_scale), "--out", out, "--json"])
+        assert r.returncode == 0, r.stderr
+        scaled = d0 * np.float32(d_scale)
+        want = np.array([[float(element_rne(Fraction(float(v)), fmt)) for v in row] for row in scaled], dtype=np.float32)
+        got = np.load(os.path.join(out, "cublaslt.npy"))
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (d_type, np.argwhere(got != want)[:4])
+        assert np.abs(got).max() == float(fmt[3]), f"{d_type}: no output saturated: the D scale does not test saturation"
+        amax = json.loads(r.stdout)["numerics"][0]["amax_d"]
+        assert np.float32(amax) == np.abs(d0).max(), (d_type, amax, np.abs(d0).max())  # 9 digits: the f32
+        studies += 1
     print(f"cuBLASLt epilogue: {studies} studies (alpha, C after a split-K, a bias per row, f16, e4m3 and e5m2 D with "
           "the D scale and amax_d) equal numpy's float32 arithmetic on the plain model's D")
 
