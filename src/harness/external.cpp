@@ -194,6 +194,16 @@ std::optional<std::pair<Fp8ScaledMatrix, Fp8ScaledMatrix>> scaled_operands(const
   return std::make_pair(std::move(a), std::move(b));
 }
 
+// The split counts a table row is tried with: the library's reported count first, then 1, 2, ...,
+// 8 (a row that never splits: 1 only).
+std::vector<int> split_counts_to_try(const ExternalRun& run, const emulator::LibraryFp8Schedule& row) {
+  std::vector<int> counts;
+  if (run.split_k >= 1 && (run.split_k == 1 || row.split_granule_k > 0)) counts.push_back(run.split_k);
+  for (int S = 1; S <= (row.split_granule_k > 0 ? 8 : 1); ++S)
+    if (std::find(counts.begin(), counts.end(), S) == counts.end()) counts.push_back(S);
+  return counts;
+}
+
 // A run with cuBLASLt's epilogue against cublaslt_fp8_gemm, with the split count that matches most
 // outputs (the reported count first, then 1 .. 8); D's codes compared as they are, and amax_d.
 TableFit fit_table_epilogue(const ExternalRun& run) {
@@ -213,11 +223,7 @@ TableFit fit_table_epilogue(const ExternalRun& run) {
     return t;
   }
   t.row = row->name() + " with its epilogue";
-  std::vector<int> counts;
-  if (run.split_k >= 1 && (run.split_k == 1 || row->split_granule_k > 0)) counts.push_back(run.split_k);
-  for (int S = 1; S <= (row->split_granule_k > 0 ? 8 : 1); ++S)
-    if (std::find(counts.begin(), counts.end(), S) == counts.end()) counts.push_back(S);
-  for (int S : counts) {
+  for (int S : split_counts_to_try(run, *row)) {
     emulator::CublasLtFp8Result r;
     try {
       r = emulator::cublaslt_fp8_gemm(*row, ops->first, ops->second, 0, run.m, S, e);
@@ -263,11 +269,7 @@ TableFit fit_table(const ExternalRun& run) {
     return t;
   }
   t.row = row->name();
-  std::vector<int> counts;  // the reported count first, then 1, 2, ..., 8
-  if (run.split_k >= 1 && (run.split_k == 1 || row->split_granule_k > 0)) counts.push_back(run.split_k);
-  for (int S = 1; S <= (row->split_granule_k > 0 ? 8 : 1); ++S)
-    if (std::find(counts.begin(), counts.end(), S) == counts.end()) counts.push_back(S);
-  for (int S : counts) {
+  for (int S : split_counts_to_try(run, *row)) {
     std::vector<std::uint32_t> d;
     try {
       d = emulator::library_fp8_gemm(*row, ops->first, ops->second, 0, run.m, S);
