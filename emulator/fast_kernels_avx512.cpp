@@ -1355,7 +1355,7 @@ const KernelSet& avx512_kernels() {
                            &promote_avx512, &accumulate_avx512,
                            fp16_max_f(),
                            TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512, &decode_wide_row_avx512,
-                                        &decode_wide_strip_avx512, true, 1}};
+                                        &decode_wide_strip_avx512, TfdpaBounds::byte_pairs, true, 1}};
   return k;
 }
 

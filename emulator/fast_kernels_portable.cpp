@@ -200,12 +200,24 @@ BLOCKSCALE_INLINE void exact_sums_row(const T* a, const T* b, std::size_t L, dou
     for (std::size_t j = 0; j < W; ++j) sum[j] += ak * static_cast<double>(b[k * W + j]);
   }
 }
-using ExactSumsFn = void (*)(const double* a, const double* b, std::size_t L, double (&sum)[kTfdpaWidth]);
 
 // The truncating tier for row r of a tile's step s, from its per-lane scale exponent sums and
 // e_max: the step's terms in grid units, each truncated toward zero and summed exactly, plus C
 // truncated to the grid, through the output conversion into out (the row's W accumulators).
-template <bool kWide>
+// The float form's int32 sums of one row's terms (av: the row's values from the step's first k; bv:
+// [k][W]) over k in [k0, k1), for the W lanes: each term a*b*grid truncated toward zero.
+using RunSumsFn = void (*)(const float* av, const float* bv, const float* grid, std::size_t k0, std::size_t k1,
+                           std::int32_t* run);
+BLOCKSCALE_INLINE void run_sums_plain(const float* av, const float* bv, const float* grid, std::size_t k0,
+                                      std::size_t k1, std::int32_t* run) {
+  constexpr std::size_t W = kTfdpaWidth;
+  for (std::size_t j = 0; j < W; ++j) run[j] = static_cast<std::int32_t>(av[k0] * bv[k0 * W + j] * grid[j]);
+  for (std::size_t k = k0 + 1; k < k1; ++k) {
+    for (std::size_t j = 0; j < W; ++j) run[j] += static_cast<std::int32_t>(av[k] * bv[k * W + j] * grid[j]);
+  }
+}
+
+template <bool kWide, RunSumsFn kRunSums = &run_sums_plain>
 BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::size_t s, const int* scale_exp,
                                       const int* emax, std::uint32_t* out) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -247,17 +259,11 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
       // from double kept GCC 12 from vectorising this loop).
       grid[j] = pow2f(std::clamp(F + scale_exp[j] - emax[j], -126, 127));
     }
-    // A term: the product (exact) times the grid factor, truncated toward zero.
-    const auto term = [&](std::size_t k, std::size_t j) {
-      return static_cast<std::int32_t>(av[k] * bv[k * W + j] * grid[j]);
-    };
+    // A term: the product (exact) times the grid factor, truncated toward zero (kRunSums).
     if (F <= kUnitsMaxF) {
       // The whole step in int32; for a plain row C and the output in grid units too.
       std::int32_t part[W];
-      for (std::size_t j = 0; j < W; ++j) part[j] = term(0, j);
-      for (std::size_t k = 1; k < L; ++k) {
-        for (std::size_t j = 0; j < W; ++j) part[j] += term(k, j);
-      }
+      kRunSums(av, bv, grid, 0, L, part);
       if (plain_row<W>(emax, t.rule)) {
         output_row_units<W>(part, emax, out, t.rule);
         return;
@@ -269,13 +275,7 @@ BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::si
       // added in double.
       std::int32_t runs[kMaxTermRuns][W];
       std::size_t n_runs = 0;
-      for (std::size_t kb = 0; kb < L; kb += 16, ++n_runs) {
-        std::int32_t* run = runs[n_runs];
-        for (std::size_t j = 0; j < W; ++j) run[j] = term(kb, j);
-        for (std::size_t k = kb + 1; k < std::min(L, kb + 16); ++k) {
-          for (std::size_t j = 0; j < W; ++j) run[j] += term(k, j);
-        }
-      }
+      for (std::size_t kb = 0; kb < L; kb += 16, ++n_runs) kRunSums(av, bv, grid, kb, std::min(L, kb + 16), runs[n_runs]);
       if (plain_row<W>(emax, t.rule) && output_row_int32<W>(runs, n_runs, emax, out, t.rule)) return;
       for (std::size_t j = 0; j < W; ++j) S[j] = static_cast<double>(runs[0][j]);
       for (std::size_t b = 1; b < n_runs; ++b) {
@@ -333,73 +333,51 @@ BLOCKSCALE_INLINE void tfdpa_steps(const TfdpaTile& t, std::uint32_t* acc, std::
   }
 }
 
-// ---- T-FDPA / ST-FDPA with operands of at most 8 bits from the byte-pair bounds (fast_panels.h,
-// eb), the AVX2 kernel set's: a bounds pass gives every lane its exact e_max and the lowest bit of
-// any of its products (as in the AVX-512 kernel), so a tile-step is proved exact far more often than
-// by the exponent ranges (MXFP8 Gaussian 1024^3: 79% of output steps against about 1%), and the
-// truncating tier needs no e_max pass of its own. The route is chosen per tile-step: per row, the
-// fp64 sums cost about what the float form costs (eight FMAs against 16 operations per k and row,
-// on the same two FP pipes of a Zen 4 core), and tiles that mixed the two routes read both panels
-// and ran slower (MXFP8 heavy-tailed 256x256x8192: 1.13 times the float form alone). The gain is
-// the exact route's short epilogue and the bare output conversion (output_row).
+// ---- T-FDPA / ST-FDPA with operands of at most 8 bits from the e bytes (fast_panels.h, e8), the
+// AVX2 kernel set's: a bounds pass gives every lane its exact e_max (b.3 step 3), and every
+// tile-step takes the truncating tier's float form (truncating_row), which is exact whether or not
+// a product loses bits. On a Zen 3 core an exact tier (fp64 FMA sums, taken where the bounds pass
+// also proved that no product loses a bit) cost as much per product as the float form: two fp64
+// FMAs per eight products on the two FMA pipes against the float form's two multiplies, a
+// conversion and an add spread over all four FP pipes. With its proof (a second byte per lane in
+// the bounds pass), its fp64 panels and its double epilogue it made the MXFP8 rows 1.1-1.3 times
+// slower than the float form alone (docs/performance.md, fifty-third session).
 
-// A step's bounds for the tile's rows: per row and lane, the byte pair (max e(a) + e(b),
-// -min (lsb(a) + lsb(b))), each plus 2 kEbBias, as the low and high byte of a uint16.
-using PairBounds = std::uint16_t[kRows][kTfdpaWidth];
-using BoundsPassFn = void (*)(const TfdpaTile& t, std::size_t k0, PairBounds& pairs);
+// A step's e_max bytes for the tile's rows: per row and lane, max e(a) + e(b) over the step's
+// products plus 2 kEbBias; below 2 (kEbBias - 16), the least sum of two nonzero elements' bytes,
+// it means no nonzero product.
+using EmaxBytes = std::uint8_t[kRows][kTfdpaWidth];
+using EmaxPassFn = void (*)(const TfdpaTile& t, std::size_t k0, EmaxBytes& bytes);
 
-template <BoundsPassFn kBoundsPass, ExactSumsFn kExactSums>
+template <EmaxPassFn kEmaxPass, RunSumsFn kRunSums>
 BLOCKSCALE_INLINE void tfdpa_narrow_body(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                          StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
   const TfdpaPanels& P = *t.p;
-  const auto L = static_cast<std::size_t>(P.L);
-  const int F = t.rule.F;
   const int c_min_exp = acc_min_exponent(t.rule);
   // A local copy: read through t inside the lane loop's select, GCC 12 would not vectorise it.
   const int e_zero = t.rule.e_zero;
   tfdpa_steps(t, acc, s0, s1, counts, [&](std::size_t s, std::size_t k0) __attribute__((always_inline)) {
-    PairBounds pairs;
-    kBoundsPass(t, k0, pairs);
+    alignas(32) EmaxBytes bytes;
+    kEmaxPass(t, k0, bytes);
     const std::int32_t* b_sexp = &P.b_sexp[(t.strip * P.steps + s) * W];
-    // Per lane: the scale exponent sum, e_max (b.3 step 2: the largest product exponent, scaled,
-    // floored by C) and whether the lowest product bit lies below the grid 2^(e_max - F) (b.3
-    // step 4). A low byte below 2 (kEbBias - 16), the least sum of two nonzero elements' bytes,
-    // means no nonzero product.
+    // Per lane: the scale exponent sum and e_max (b.3 step 3: the largest product exponent,
+    // scaled, floored by C).
     int scale_exp[kRows][W], emax[kRows][W];
-    int truncates = 0;  // an int and bitwise operators, not || : the lane loop vectorises
     for (std::size_t r = 0; r < kRows; ++r) {
       const int a_sexp = P.a_sexp[(t.row0 + r) * P.steps + s];
       for (std::size_t j = 0; j < W; ++j) {
         const std::uint32_t c = acc[r * W + j];
         const int es = a_sexp + b_sexp[j];
         const int floor = acc_is_zero(c) ? e_zero : acc_exponent(c, c_min_exp);
-        const int exp_byte = pairs[r][j] & 0xFF;
-        const int lowest_bit = es + 2 * kEbBias - (pairs[r][j] >> 8);  // min lsb(a) + lsb(b) + scale exps
+        const int exp_byte = bytes[r][j];
         const int live = static_cast<int>(exp_byte >= 2 * (kEbBias - 16));
-        const int e = std::max(floor, live != 0 ? exp_byte - 2 * kEbBias + es : floor);
-        truncates |= live & static_cast<int>(e - F > lowest_bit);
         scale_exp[r][j] = es;
-        emax[r][j] = e;
+        emax[r][j] = std::max(floor, live != 0 ? exp_byte - 2 * kEbBias + es : floor);
       }
     }
-    if (truncates == 0) {
-      // No product loses a bit: the exact sum times 2^(scale exps), plus C truncated to the grid
-      // (both multiples of the grid below 2^(e_max + 9): their double sum is exact).
-      counts.exact += kRows * W;
-      const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
-      for (std::size_t r = 0; r < kRows; ++r) {
-        std::uint32_t* out = acc + r * W;
-        double sum[W];
-        kExactSums(&P.a_dval[(t.row0 + r) * P.k + k0], bd, L, sum);
-        double V[W];
-        for (std::size_t j = 0; j < W; ++j) V[j] = sum[j] * pow2(scale_exp[r][j]) + static_cast<double>(c_on_grid(out[j], emax[r][j], F));
-        output_row<W>(V, emax[r], out, t.rule);
-      }
-    } else {
-      counts.truncating += kRows * W;
-      for (std::size_t r = 0; r < kRows; ++r) truncating_row<false>(t, r, s, scale_exp[r], emax[r], acc + r * W);
-    }
+    counts.truncating += kRows * W;
+    for (std::size_t r = 0; r < kRows; ++r) truncating_row<false, kRunSums>(t, r, s, scale_exp[r], emax[r], acc + r * W);
   });
 }
 
@@ -704,65 +682,58 @@ void accumulate_portable(const std::uint32_t* part, std::uint32_t* acc, bool f16
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define BLOCKSCALE_AVX2 __attribute__((target("avx2,fma,bmi2")))
-// The bounds pass (PairBounds) with vpaddd and vpmaxub, as the AVX-512 kernel's: per row and k,
-// two 32-bit adds of the A word (the pair twice) to B's 32 pairs and two bytewise maxima; each B
-// load serves the tile's four rows (8 maxima, 2 B vectors and the A broadcast: 11 of the 16
-// registers).
-BLOCKSCALE_AVX2 void bounds_pass_avx2(const TfdpaTile& t, std::size_t k0, PairBounds& pairs) {
-  static_assert(kTfdpaWidth == 32 && kRows == 4, "two 16-lane vectors per row, four rows");
+// The e_max pass (EmaxBytes) with vpaddb and vpmaxub: per row and k, a bytewise add of the A word
+// (the byte four times) to B's 32 bytes and a bytewise maximum; each B load serves the tile's four
+// rows (4 maxima, the B vector and the A broadcast: 6 of the 16 registers).
+BLOCKSCALE_AVX2 void emax_pass_avx2(const TfdpaTile& t, std::size_t k0, EmaxBytes& bytes) {
+  static_assert(kTfdpaWidth == 32 && kRows == 4, "one 32-byte vector per row, four rows");
   constexpr std::size_t W = kTfdpaWidth;
   const TfdpaPanels& P = *t.p;
   const auto L = static_cast<std::size_t>(P.L);
-  const std::int16_t* be = &P.b_eb[(t.strip * P.k + k0) * W];
-  const std::int32_t* a0 = &P.a_eb[t.row0 * P.k + k0];
+  const std::uint8_t* be = &P.b_e8[(t.strip * P.k + k0) * W];
+  const std::int32_t* a0 = &P.a_e8[t.row0 * P.k + k0];
   const std::int32_t *a1 = a0 + P.k, *a2 = a1 + P.k, *a3 = a2 + P.k;
-  __m256i m00 = _mm256_setzero_si256(), m01 = m00, m10 = m00, m11 = m00, m20 = m00, m21 = m00, m30 = m00, m31 = m00;
+  __m256i m0 = _mm256_setzero_si256(), m1 = m0, m2 = m0, m3 = m0;
   for (std::size_t k = 0; k < L; ++k) {
-    const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(be + k * W));
-    const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(be + k * W + 16));
-    __m256i a = _mm256_set1_epi32(a0[k]);
-    m00 = _mm256_max_epu8(m00, _mm256_add_epi32(b0, a));
-    m01 = _mm256_max_epu8(m01, _mm256_add_epi32(b1, a));
-    a = _mm256_set1_epi32(a1[k]);
-    m10 = _mm256_max_epu8(m10, _mm256_add_epi32(b0, a));
-    m11 = _mm256_max_epu8(m11, _mm256_add_epi32(b1, a));
-    a = _mm256_set1_epi32(a2[k]);
-    m20 = _mm256_max_epu8(m20, _mm256_add_epi32(b0, a));
-    m21 = _mm256_max_epu8(m21, _mm256_add_epi32(b1, a));
-    a = _mm256_set1_epi32(a3[k]);
-    m30 = _mm256_max_epu8(m30, _mm256_add_epi32(b0, a));
-    m31 = _mm256_max_epu8(m31, _mm256_add_epi32(b1, a));
+    const __m256i b = _mm256_load_si256(reinterpret_cast<const __m256i*>(be + k * W));
+    m0 = _mm256_max_epu8(m0, _mm256_add_epi8(b, _mm256_set1_epi32(a0[k])));
+    m1 = _mm256_max_epu8(m1, _mm256_add_epi8(b, _mm256_set1_epi32(a1[k])));
+    m2 = _mm256_max_epu8(m2, _mm256_add_epi8(b, _mm256_set1_epi32(a2[k])));
+    m3 = _mm256_max_epu8(m3, _mm256_add_epi8(b, _mm256_set1_epi32(a3[k])));
   }
-  const __m256i m[kRows][2] = {{m00, m01}, {m10, m11}, {m20, m21}, {m30, m31}};
-  for (std::size_t r = 0; r < kRows; ++r) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(&pairs[r][0]), m[r][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(&pairs[r][16]), m[r][1]);
-  }
+  _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[0]), m0);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[1]), m1);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[2]), m2);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[3]), m3);
 }
-// exact_sums_row by FMA (the fused add of an exact product to an exact partial sum rounds
-// nothing; the build's -ffp-contract=off keeps a * b + c two instructions), the row's eight
-// accumulators in registers (GCC 12 kept one of the plain loop's on the stack, a store and reload
-// in the loop-carried chain).
-BLOCKSCALE_AVX2 void exact_sums_avx2(const double* a, const double* b, std::size_t L, double (&sum)[kTfdpaWidth]) {
+// run_sums_plain with the four vectors' sums in registers (GCC 12 kept the plain loop's in
+// memory, a store and a reload per vector and k in the loop-carried chain).
+BLOCKSCALE_AVX2 inline __m256i term8(__m256 a, const float* b, __m256 g) {
+  return _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(a, _mm256_load_ps(b)), g));
+}
+BLOCKSCALE_AVX2 inline void run_sums_avx2(const float* av, const float* bv, const float* grid, std::size_t k0,
+                                          std::size_t k1, std::int32_t* run) {
   constexpr std::size_t W = kTfdpaWidth;
-  __m256d s0 = _mm256_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
-  for (std::size_t k = 0; k < L; ++k) {
-    const __m256d ak = _mm256_broadcast_sd(a + k);
-    const double* bk = b + k * W;
-    s0 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk), s0);
-    s1 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 4), s1);
-    s2 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 8), s2);
-    s3 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 12), s3);
-    s4 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 16), s4);
-    s5 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 20), s5);
-    s6 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 24), s6);
-    s7 = _mm256_fmadd_pd(ak, _mm256_load_pd(bk + 28), s7);
+  const __m256 g0 = _mm256_loadu_ps(grid), g1 = _mm256_loadu_ps(grid + 8), g2 = _mm256_loadu_ps(grid + 16),
+               g3 = _mm256_loadu_ps(grid + 24);
+  __m256 a = _mm256_broadcast_ss(av + k0);
+  const float* b = bv + k0 * W;
+  __m256i s0 = term8(a, b, g0), s1 = term8(a, b + 8, g1), s2 = term8(a, b + 16, g2), s3 = term8(a, b + 24, g3);
+  for (std::size_t k = k0 + 1; k < k1; ++k) {
+    a = _mm256_broadcast_ss(av + k);
+    b = bv + k * W;
+    s0 = _mm256_add_epi32(s0, term8(a, b, g0));
+    s1 = _mm256_add_epi32(s1, term8(a, b + 8, g1));
+    s2 = _mm256_add_epi32(s2, term8(a, b + 16, g2));
+    s3 = _mm256_add_epi32(s3, term8(a, b + 24, g3));
   }
-  const __m256d out[8] = {s0, s1, s2, s3, s4, s5, s6, s7};
-  for (std::size_t q = 0; q < 8; ++q) _mm256_storeu_pd(sum + 4 * q, out[q]);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(run), s0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 8), s1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 16), s2);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 24), s3);
 }
 BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_narrow_body<&bounds_pass_avx2, &exact_sums_avx2>(t, acc, s0, s1, c);
+  tfdpa_narrow_body<&emax_pass_avx2, &run_sums_avx2>(t, acc, s0, s1, c);
 }
 BLOCKSCALE_AVX2 void tfdpa_wide_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
   tfdpa_exponents_body<true>(t, acc, s0, s1, c);
@@ -794,10 +765,10 @@ BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t 
   gst_steps_body<&group_sums_avx2>(t, acc, s0, s1, c);
 }
 
-// ---- Panel decoding (fast_panels.h DecodeARowFn / DecodeBStripFn) without fp16 panels: the table
-// lookups as 8-lane gathers, as the AVX-512 decoder's 16-lane ones. A one-thread MXFP8
-// 256 x 256 x 8192 GEMM decodes 4 M elements for 0.5 G MACs: on a Zen 3 core the scalar decoder
-// took 15% of the T-FDPA kernel's time there, this one 6% (docs/performance.md).
+// ---- Panel decoding (fast_panels.h DecodeARowFn / DecodeBStripFn) with e8 bounds and without
+// fp16 panels: the table lookups as 8-lane gathers, as the AVX-512 decoder's 16-lane ones. A
+// one-thread MXFP8 256 x 256 x 8192 GEMM decodes 4 M elements for 0.5 G MACs: on a Zen 3 core the
+// scalar decoder took 15% of the T-FDPA kernel's time there, this one 6% (docs/performance.md).
 
 // 8 codes as 32-bit indices.
 BLOCKSCALE_AVX2 inline __m256i codes8(const std::uint8_t* codes) {
@@ -816,10 +787,12 @@ BLOCKSCALE_AVX2 inline EbLanes eb_lanes(__m256i idx, const std::uint32_t* table)
   return {_mm256_andnot_si256(_mm256_or_si256(nan, inf), w), nan, inf};
 }
 
-// 8 floats and their doubles (exact) at dval.
-BLOCKSCALE_AVX2 inline void store_doubles(double* dval, __m256 v) {
-  _mm256_storeu_pd(dval, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-  _mm256_storeu_pd(dval + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+// The e8 byte of each lane's eb word (its low byte; 0 for a zero or special element, whose word
+// eb_lanes zeroed) in all four bytes of the lane: a_e8's word.
+BLOCKSCALE_AVX2 inline __m256i e8_words(__m256i w) {
+  const __m256i low_byte_everywhere = _mm256_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12, 0, 0, 0, 0, 4,
+                                                       4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+  return _mm256_shuffle_epi8(w, low_byte_everywhere);
 }
 
 // A strip step's NaN and Inf lanes (four 8-lane vectors, all ones where the lane holds one) as the
@@ -843,8 +816,7 @@ BLOCKSCALE_AVX2 bool decode_a_row_avx2(const DecodeTables& t, const std::uint8_t
   const auto L = static_cast<std::size_t>(P.L);
   const std::size_t K = P.k;
   float* val = P.a_val.data() + i * K;
-  double* dval = P.a_dval.empty() ? nullptr : P.a_dval.data() + i * K;
-  std::int32_t* eb = P.a_eb.data() + i * K;
+  std::int32_t* e8 = P.a_e8.data() + i * K;
   bool any_inf = false;
   for (std::size_t s = 0; s < P.steps; ++s) {
     __m256i nan = _mm256_setzero_si256(), inf = nan;
@@ -855,8 +827,7 @@ BLOCKSCALE_AVX2 bool decode_a_row_avx2(const DecodeTables& t, const std::uint8_t
       nan = _mm256_or_si256(nan, e.nan);
       inf = _mm256_or_si256(inf, e.inf);
       _mm256_storeu_ps(val + c, v);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + c), e.w);
-      if (dval != nullptr) store_doubles(dval + c, v);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(e8 + c), e8_words(e.w));
     }
     const bool has_inf = _mm256_testz_si256(inf, inf) == 0;
     P.a_flags[i * P.steps + s] = static_cast<std::uint8_t>((_mm256_testz_si256(nan, nan) == 0 ? kHasNaN : 0) |
@@ -873,36 +844,31 @@ BLOCKSCALE_AVX2 bool decode_b_strip_avx2(const DecodeTables& t, const std::uint8
   const auto L = static_cast<std::size_t>(P.L);
   const std::size_t K = P.k;
   float* val = P.b_val.data() + st * K * W;
-  double* dval = P.b_dval.empty() ? nullptr : P.b_dval.data() + st * K * W;
-  std::int16_t* eb = P.b_eb.data() + st * K * W;
-  const __m256i low_half = _mm256_set1_epi32(0xFFFF);
+  std::uint8_t* e8 = P.b_e8.data() + st * K * W;
+  const __m256i low_byte = _mm256_set1_epi32(0xFF);
+  // After the two packs below the 4-byte groups of the 32 lanes stand in the order q0 lanes 0-3,
+  // q1 0-3, q2 0-3, q3 0-3, q0 4-7, ... (each pack works within 128-bit halves): this puts them
+  // back in lane order.
+  const __m256i group_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   bool any_inf = false;
   for (std::size_t s = 0; s < P.steps; ++s) {
     __m256i nan[4], inf[4];
     for (std::size_t q = 0; q < 4; ++q) nan[q] = inf[q] = _mm256_setzero_si256();
     for (std::size_t k = s * L; k < (s + 1) * L; ++k) {
-      for (std::size_t h = 0; h < 2; ++h) {  // 16 lanes: two gathers of each table
-        const std::size_t at = k * W + 16 * h;
-        const __m256i idx0 = codes8(codes + at), idx1 = codes8(codes + at + 8);
-        const __m256 v0 = _mm256_i32gather_ps(t.val, idx0, 4), v1 = _mm256_i32gather_ps(t.val, idx1, 4);
-        const EbLanes e0 = eb_lanes(idx0, t.eb), e1 = eb_lanes(idx1, t.eb);
-        nan[2 * h] = _mm256_or_si256(nan[2 * h], e0.nan);
-        nan[2 * h + 1] = _mm256_or_si256(nan[2 * h + 1], e1.nan);
-        inf[2 * h] = _mm256_or_si256(inf[2 * h], e0.inf);
-        inf[2 * h + 1] = _mm256_or_si256(inf[2 * h + 1], e1.inf);
-        _mm256_storeu_ps(val + at, v0);
-        _mm256_storeu_ps(val + at + 8, v1);
-        // b_eb is the byte pair, the word's low half: vpackusdw of the halves (below 2^16, so
-        // nothing saturates) packs within 128-bit lanes, and vpermq puts the four quarters in
-        // lane order.
-        const __m256i pairs =
-            _mm256_packus_epi32(_mm256_and_si256(e0.w, low_half), _mm256_and_si256(e1.w, low_half));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + at), _mm256_permute4x64_epi64(pairs, 0xD8));
-        if (dval != nullptr) {
-          store_doubles(dval + at, v0);
-          store_doubles(dval + at + 8, v1);
-        }
+      __m256i bytes[4];
+      for (std::size_t q = 0; q < 4; ++q) {  // 8 lanes per gather of each table
+        const std::size_t at = k * W + 8 * q;
+        const __m256i idx = codes8(codes + at);
+        const EbLanes e = eb_lanes(idx, t.eb);
+        nan[q] = _mm256_or_si256(nan[q], e.nan);
+        inf[q] = _mm256_or_si256(inf[q], e.inf);
+        _mm256_storeu_ps(val + at, _mm256_i32gather_ps(t.val, idx, 4));
+        bytes[q] = _mm256_and_si256(e.w, low_byte);
       }
+      // The words' low bytes (below 256: no pack saturates) as 32 bytes.
+      const __m256i packed = _mm256_packus_epi16(_mm256_packus_epi32(bytes[0], bytes[1]),
+                                                 _mm256_packus_epi32(bytes[2], bytes[3]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(e8 + k * W), _mm256_permutevar8x32_epi32(packed, group_order));
     }
     any_inf = store_special_lanes(nan, inf, st * P.steps + s, P) || any_inf;
   }
@@ -1089,9 +1055,10 @@ bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 }
 const KernelSet& avx2_kernels() {
-  static const KernelSet k{TfdpaBounds::byte_pairs, &tfdpa_avx2, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2, &accumulate_avx2,
-                           0, TfdpaDecoder{&decode_a_row_avx2, &decode_b_strip_avx2, &decode_wide_row_avx2,
-                                        &decode_wide_strip_avx2, false, 8}};
+  static const KernelSet k{TfdpaBounds::exponent_bytes, &tfdpa_avx2, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2,
+                           &accumulate_avx2, 0,
+                           TfdpaDecoder{&decode_a_row_avx2, &decode_b_strip_avx2, &decode_wide_row_avx2,
+                                        &decode_wide_strip_avx2, TfdpaBounds::exponent_bytes, false, 8}};
   return k;
 }
 #else

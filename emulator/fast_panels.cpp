@@ -254,8 +254,8 @@ namespace {
 // Every buffer of a set of panels, passed to f (one list for the byte counts below).
 template <class F>
 std::size_t over_buffers(const TfdpaPanels& p, F&& f) {
-  return f(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_ee, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval, p.b_exp,
-           p.b_eb, p.b_ee, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf, p.a_h, p.b_h, p.a_hmax, p.b_hmax);
+  return f(p.a_val, p.a_dval, p.a_exp2, p.a_eb, p.a_ee, p.a_e8, p.a_lo, p.a_hi, p.a_sexp, p.a_flags, p.b_val, p.b_dval,
+           p.b_exp, p.b_eb, p.b_ee, p.b_e8, p.b_lo, p.b_hi, p.b_sexp, p.b_nan, p.b_inf, p.a_h, p.b_h, p.a_hmax, p.b_hmax);
 }
 template <class F>
 std::size_t over_buffers(const GstPanels& p, F&& f) {
@@ -330,8 +330,9 @@ const HalfTable& half_table(Format f, int offset) {
 // either kind of bounds; `half` is the fp16 table or nullptr. Narrow operands: byte codes and
 // ByteElements; wide ones: storage words and WideElements (exponent bounds, no fp16 panels).
 template <class Code, class Elements>
-bool decode_a_row(const Elements& ta, const HalfTable* half, bool exps, const Code* codes, std::size_t i,
+bool decode_a_row(const Elements& ta, const HalfTable* half, TfdpaBounds bounds, const Code* codes, std::size_t i,
                   TfdpaPanels& P) {
+  const bool exps = bounds == TfdpaBounds::exponents;
   const auto uL = static_cast<std::size_t>(P.L);
   const bool dvals = !P.a_dval.empty();
   bool any_inf = false;
@@ -349,6 +350,8 @@ bool decode_a_row(const Elements& ta, const HalfTable* half, bool exps, const Co
         // This row's bytes of the pair's word (fast_panels.h, ee).
         auto* word = reinterpret_cast<std::uint8_t*>(&P.a_ee[(i / 2) * P.k + k]);
         word[i % 2] = word[i % 2 + 2] = static_cast<std::uint8_t>(e.eb & 0xFFu);
+      } else if (bounds == TfdpaBounds::exponent_bytes) {
+        P.a_e8[at] = static_cast<std::int32_t>((e.eb & 0xFFu) * 0x01010101u);
       } else {
         P.a_eb[at] = static_cast<std::int32_t>(e.eb | (static_cast<std::uint32_t>(e.eb) << 16));
       }
@@ -384,8 +387,9 @@ bool decode_a_row(const Elements& ta, const HalfTable* half, bool exps, const Co
 }
 
 template <class Code, class Elements>
-bool decode_b_strip(const Elements& tb, const HalfTable* half, bool exps, const Code* codes, std::size_t st,
+bool decode_b_strip(const Elements& tb, const HalfTable* half, TfdpaBounds bounds, const Code* codes, std::size_t st,
                     TfdpaPanels& P) {
+  const bool exps = bounds == TfdpaBounds::exponents;
   constexpr std::size_t W = kTfdpaWidth;
   const auto uL = static_cast<std::size_t>(P.L);
   const bool dvals = !P.b_dval.empty();
@@ -405,6 +409,8 @@ bool decode_b_strip(const Elements& tb, const HalfTable* half, bool exps, const 
           P.b_exp[at] = e.exp;
         } else if (half != nullptr) {
           P.b_ee[at] = static_cast<std::int16_t>((e.eb & 0xFFu) * 0x101u);
+        } else if (bounds == TfdpaBounds::exponent_bytes) {
+          P.b_e8[at] = static_cast<std::uint8_t>(e.eb & 0xFFu);
         } else {
           P.b_eb[at] = static_cast<std::int16_t>(e.eb);
         }
@@ -468,6 +474,9 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   if (wide && (bounds != TfdpaBounds::exponents || fp16_F != 0 || scaled)) {
     throw std::logic_error("decode_tfdpa: f16 / bf16 / tf32 operands take exponent bounds, no fp16 panels and no scales");
   }
+  if (fp16_F != 0 && bounds != TfdpaBounds::byte_pairs) {
+    throw std::logic_error("decode_tfdpa: the fp16 panels come with byte-pair bounds (their e bytes are ee)");
+  }
   P.double_terms = info(ops.a.format()).exponent_bits > 5 || info(ops.b.format()).exponent_bits > 5;
   const ByteElements ta{&element_table(ops.a.format())}, tb{&element_table(ops.b.format())};
   const WideElements wa = wide ? wide_elements(ops.a.format()) : WideElements{};
@@ -477,7 +486,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   const HalfTable* hb = h ? &half_table(ops.b.format(), 0) : nullptr;
   const std::size_t scale_blocks = scaled ? ops.scale_a.cols() : 0;
   const bool exps = bounds == TfdpaBounds::exponents;
-  const bool covered = !exps && (!h || decoder.fp16_panels);
+  const bool e8 = bounds == TfdpaBounds::exponent_bytes;
+  const bool covered = !exps && bounds == decoder.bounds && (!h || decoder.fp16_panels);
   const bool vector_a = covered && decoder.a_row != nullptr && uL % decoder.a_row_lanes == 0;
   const bool vector_b = covered && decoder.b_strip != nullptr;
   // (Wide A rows: the AVX-512 decoder's masked reductions take steps within one 16-lane vector.)
@@ -497,13 +507,15 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   };
 
   P.a_val.resize(P.rows * P.k);
-  // With the fp16 panels every tile takes the float form (fast_kernels_avx512.cpp), and the wide
-  // operands' kernels convert their fp32 values as they read them: no fp64 values.
-  const bool dvals = !h && !wide;
+  // With the fp16 panels every tile takes the float form (fast_kernels_avx512.cpp), as it does
+  // with e8 bounds (the AVX2 kernel), and the wide operands' kernels convert their fp32 values as
+  // they read them: no fp64 values.
+  const bool dvals = !h && !e8 && !wide;
   size(P.a_dval, dvals, P.rows * P.k);
   size(P.a_exp2, exps, P.rows * P.k);
-  size(P.a_eb, !exps && !h, P.rows * P.k);
-  size(P.a_ee, !exps && h, P.rows / 2 * P.k);
+  size(P.a_eb, bounds == TfdpaBounds::byte_pairs && !h, P.rows * P.k);
+  size(P.a_ee, h, P.rows / 2 * P.k);
+  size(P.a_e8, e8, P.rows * P.k);
   size(P.a_lo, exps, P.rows * P.steps);
   size(P.a_hi, exps, P.rows * P.steps);
   P.a_sexp.resize(P.rows * P.steps);
@@ -520,11 +532,11 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
       std::vector<std::uint32_t> words;
       row_codes(ops.a, i, P.k, words);
       inf = vector_wide_a ? decoder.wide_row(ops.a.format(), words.data(), i, P)
-                          : decode_a_row(wa, nullptr, true, words.data(), i, P);
+                          : decode_a_row(wa, nullptr, bounds, words.data(), i, P);
     } else {
       std::vector<std::uint8_t> codes;
       row_codes(ops.a, i, P.k, codes);
-      inf = vector_a ? decoder.a_row(vta, codes.data(), i, P) : decode_a_row(ta, ha, exps, codes.data(), i, P);
+      inf = vector_a ? decoder.a_row(vta, codes.data(), i, P) : decode_a_row(ta, ha, bounds, codes.data(), i, P);
     }
     any_inf = any_inf || inf;
     for (std::size_t s = 0; s < P.steps; ++s) {
@@ -541,8 +553,9 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.b_val.resize(P.strips * P.k * W);
   size(P.b_dval, dvals, P.strips * P.k * W);
   size(P.b_exp, exps, P.strips * P.k * W);
-  size(P.b_eb, !exps && !h, P.strips * P.k * W);
-  size(P.b_ee, !exps && h, P.strips * P.k * W);
+  size(P.b_eb, bounds == TfdpaBounds::byte_pairs && !h, P.strips * P.k * W);
+  size(P.b_ee, h, P.strips * P.k * W);
+  size(P.b_e8, e8, P.strips * P.k * W);
   size(P.b_lo, exps, P.strips * P.steps * W);
   size(P.b_hi, exps, P.strips * P.steps * W);
   P.b_sexp.resize(P.strips * P.steps * W);
@@ -560,11 +573,11 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
       std::vector<std::uint32_t> words(P.k * W, 0);
       strip_codes(ops.b, st, words.data());
       inf = vector_wide_b ? decoder.wide_strip(ops.b.format(), words.data(), st, P)
-                          : decode_b_strip(wb, nullptr, true, words.data(), st, P);
+                          : decode_b_strip(wb, nullptr, bounds, words.data(), st, P);
     } else {
       std::vector<std::uint8_t> codes(P.k * W, 0);
       strip_codes(ops.b, st, codes.data());
-      inf = vector_b ? decoder.b_strip(vtb, codes.data(), st, P) : decode_b_strip(tb, hb, exps, codes.data(), st, P);
+      inf = vector_b ? decoder.b_strip(vtb, codes.data(), st, P) : decode_b_strip(tb, hb, bounds, codes.data(), st, P);
     }
     any_inf = any_inf || inf;
     for (std::size_t s = 0; s < P.steps; ++s) {

@@ -13,8 +13,8 @@
 //   val   the element's value as a float (exact: at most 4 significant bits, 11 for the wide
 //         operands, all of them in float's range);
 //   dval  the same as a double (the no-truncation tier sums products exactly in double; not
-//         decoded with the fp16 panels, h below, nor for wide operands, whose kernels convert
-//         val as they read it);
+//         decoded with the fp16 panels, h below, nor with e8 bounds, whose kernels have no such
+//         tier, nor for wide operands, whose kernels convert val as they read it);
 //   exp   e(x) of b.1 as int16 (kNoExp for a zero or special element; for A packed twice into an
 //         int32, so that a 32-bit broadcast fills every 16-bit lane);
 //   eb    for the AVX-512 bounds pass: e(x) + kEbBias and -lsb(x) + kEbBias (lsb: the exponent of
@@ -27,6 +27,12 @@
 //         memory and an unsigned byte max over k give, per lane, max e(a) + e(b) and
 //         -min (lsb(a) + lsb(b)) (minus 2 kEbBias) for 32 lanes in two vector ops; a maximum
 //         below 160 means "no nonzero product";
+//   e8    instead of eb for the AVX2 bounds pass, which gives e_max only (that kernel set takes the
+//         float form for every tile, which needs no lowest product bit): e(x) + kEbBias as one
+//         unsigned byte, 0 for a zero or special element (A: [row][k] the byte four times in an
+//         int32, broadcast; B: [strip][k][W] one byte per lane, 32 lanes in one AVX2 vector). A
+//         bytewise add and an unsigned byte max over k give, per lane, max e(a) + e(b) (plus
+//         2 kEbBias) for 32 lanes in two vector ops; the byte sums stay below 256 as eb's do;
 //   ee    instead of eb when the fp16 panels (h) are decoded: there the kernels use the bounds for
 //         e_max only (every tile takes the float form, which needs no lowest product bit), so a
 //         byte per row suffices and one 32-bit add serves two rows: A: [row / 2][k] an int32 with
@@ -118,6 +124,7 @@ struct TfdpaPanels {
   Buffer<std::int32_t> a_exp2;
   Buffer<std::int32_t> a_eb;
   Buffer<std::int32_t> a_ee;  // [row / 2][k]
+  Buffer<std::int32_t> a_e8;
   // A: [row][step]
   Buffer<std::int16_t> a_lo, a_hi;
   Buffer<std::int32_t> a_sexp;
@@ -128,6 +135,7 @@ struct TfdpaPanels {
   Buffer<std::int16_t> b_exp;
   Buffer<std::int16_t> b_eb;
   Buffer<std::int16_t> b_ee;
+  Buffer<std::uint8_t> b_e8;
   // B: [strip][step][W]
   Buffer<std::int16_t> b_lo, b_hi;
   Buffer<std::int32_t> b_sexp;
@@ -172,16 +180,18 @@ std::size_t panel_bytes(const TfdpaPanels& p);
 std::size_t panel_bytes(const GstPanels& p);
 
 // Which exponent panels a T-/ST-FDPA kernel reads: exp (A: exp2) with lo / hi (the portable
-// kernels), or the byte pairs eb (the AVX-512 bounds pass; its e bytes ee instead when the fp16
-// panels are decoded). Only those are decoded: the others are left empty.
-enum class TfdpaBounds { exponents, byte_pairs };
+// kernels), the byte pairs eb (the AVX-512 bounds pass; its e bytes ee instead when the fp16
+// panels are decoded), or the e bytes e8 (the AVX2 bounds pass; no fp64 values either: that
+// kernel has no exact tier). Only those are decoded: the others are left empty.
+enum class TfdpaBounds { exponents, byte_pairs, exponent_bytes };
 
 // The per-element work of decode_tfdpa with byte-pair bounds, in a form that a kernel set may
 // replace with vector code (fast_kernels_avx512.cpp; the panel test compares it with the scalar
 // decoder). Its tables are indexed by the element's code:
 //   val   the value (fast_panels.h val; 0 for a zero or special element);
 //   eb    a_eb's word (the byte pair twice), 0 for a zero, kEbWordNaN / kEbWordInf for the specials
-//         (no byte pair has a byte below 80, so neither is the word of a nonzero element);
+//         (no byte pair has a byte below 80, so neither is the word of a nonzero element); its low
+//         byte is the e8 byte of a nonzero element;
 //   half  nullptr without fp16 panels, else the fp16 bits of every code for each largest step
 //         exponent ea = -16..16: row ea + 16 (row 0 also for a step without a nonzero element),
 //         256 entries each, then one zero entry (a vector gather of 32-bit words at 16-bit entries
@@ -200,10 +210,11 @@ struct DecodeTables {
   const std::uint16_t* half;
 };
 // A: row `row` of P from its K codes (padded with zeros): a_val, a_dval (when P.a_dval is sized),
-// a_eb, or with half a_ee (the row's bytes only: the rows of a pair may be decoded on different
-// threads) with a_h and a_hmax, and the element part of the NaN / Inf flags of each of the row's
-// steps in a_flags. B: strip `strip` from its codes [k][W]: b_val, b_dval, b_eb, or with half b_ee
-// with b_h and b_hmax, b_nan and b_inf. Both return whether some element is an Inf.
+// a_eb (the bounds `bounds` of TfdpaDecoder: byte_pairs) or a_e8 (exponent_bytes), or with half
+// a_ee (the row's bytes only: the rows of a pair may be decoded on different threads) with a_h and
+// a_hmax, and the element part of the NaN / Inf flags of each of the row's steps in a_flags. B:
+// strip `strip` from its codes [k][W]: b_val, b_dval, b_eb or b_e8, or with half b_ee with b_h and
+// b_hmax, b_nan and b_inf. Both return whether some element is an Inf.
 using DecodeARowFn = bool (*)(const DecodeTables& t, const std::uint8_t* codes, std::size_t row, TfdpaPanels& P);
 using DecodeBStripFn = bool (*)(const DecodeTables& t, const std::uint8_t* codes, std::size_t strip, TfdpaPanels& P);
 // The same for wide operands (exponent bounds) of format f from their storage words; a row only for
@@ -215,10 +226,12 @@ struct TfdpaDecoder {
   DecodeBStripFn b_strip = nullptr;
   DecodeWideRowFn wide_row = nullptr;
   DecodeWideStripFn wide_strip = nullptr;
-  // What the functions cover; decode_tfdpa takes the scalar decoder for the rest: the fp16 panels
-  // only where fp16_panels is set, A rows (a_row, wide_row) only for step lengths L that are
-  // multiples of a_row_lanes (a decoder without masked loads and stores works in whole vectors),
-  // and wide_row only for L dividing 16.
+  // What the functions cover; decode_tfdpa takes the scalar decoder for the rest: narrow operands
+  // only with the bounds `bounds` (the kind that a_row and b_strip write), the fp16 panels only
+  // where fp16_panels is set, A rows (a_row, wide_row) only for step lengths L that are multiples
+  // of a_row_lanes (a decoder without masked loads and stores works in whole vectors), and
+  // wide_row only for L dividing 16.
+  TfdpaBounds bounds = TfdpaBounds::byte_pairs;
   bool fp16_panels = false;
   std::size_t a_row_lanes = 1;
 };
@@ -230,11 +243,11 @@ bool narrow_operand(Format f);
 
 // Decodes A (M x K) and B (K x N) of `ops` for steps of L products, K padded to `padded` with
 // zeros; scales (ST-FDPA: ue8m0, one per step) from ops.scale_a / scale_b when `scaled`; the fp16
-// panels for F = fp16_F when it is not 0 (L even). Rows of A and strips of B are decoded on up to
+// panels for F = fp16_F when it is not 0 (L even; byte-pair bounds only). Rows of A and strips of B are decoded on up to
 // `threads` OpenMP threads (each writes only its own part). With byte-pair bounds, and for wide
 // operands, the element work runs in `decoder` where it has functions (the same panels, bit for
 // bit). Wide operands (an operand that is not narrow_operand) need exponent bounds, no fp16 panels
-// and no scales: else std::logic_error.
+// and no scales, and the fp16 panels byte-pair bounds: else std::logic_error.
 void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scaled, TfdpaBounds bounds, int fp16_F,
                   int threads, TfdpaPanels& out, const TfdpaDecoder& decoder = {});
 

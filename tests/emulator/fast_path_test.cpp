@@ -348,6 +348,9 @@ struct Family {
   // fp8 ones run as f16, b.9), which always take tfdpa_wide_avx512's float form (bf16 / tf32 steps
   // beyond its bounds do not).
   bool avx512_exact_tier = true;
+  // Whether the AVX2 path has one: not for operands of at most 8 bits (tfdpa_avx2 takes the float
+  // form for every tile-step; fast_kernels_portable.cpp).
+  bool avx2_exact_tier = true;
 };
 
 const Type kNarrow[] = {Type::e4m3, Type::e5m2, Type::e2m3, Type::e3m2, Type::e2m1};
@@ -512,7 +515,8 @@ std::vector<Family> families() {
          fb = *format_of(b);
          return around(rng, parse_instruction("sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 " +
                                               type_name(a) + " " + type_name(b) + " ue8m0"));
-       }},
+       },
+       true, false},
       {"sm_120a mma.sync.kind::mxf8f6f4.block32 (ST-FDPA F=25)",
        [=](Rng& rng, Format& fa, Format& fb) {
          const Type a = pick(rng), b = pick(rng);
@@ -520,7 +524,8 @@ std::vector<Family> families() {
          fb = *format_of(b);
          return around(rng, parse_instruction("sm_120a mma.sync.aligned.kind::mxf8f6f4.block_scale.block32 m16n8k32 f32 " +
                                               type_name(a) + " " + type_name(b) + " ue8m0"));
-       }},
+       },
+       true, false},
       {"tcgen05.kind::f8f6f4 / sm_120a fp8 (T-FDPA F=25)",
        [=](Rng& rng, Format& fa, Format& fb) {
          // (sm_120a m16n8k16: K = 16 below L = 32, one step of 16 products.)
@@ -532,7 +537,8 @@ std::vector<Family> families() {
                                                : uniform(rng, 3) == 0 ? "sm_120a mma.sync.aligned m16n8k16 f32 "
                                                                      : "sm_120a mma.sync.aligned m16n8k32 f32 ") +
                                               type_name(a) + " " + type_name(b)));
-       }},
+       },
+       true, false},
       {"wgmma fp8 chain / sm_89 mma fp8 (T-FDPA F=13, RZ-E8M13)",
        [=](Rng& rng, Format& fa, Format& fb) {
          const Type a = fp8(rng), b = fp8(rng);
@@ -541,7 +547,8 @@ std::vector<Family> families() {
          return around(rng, parse_instruction((uniform(rng, 2) ? "sm_90a wgmma.mma_async m64n256k32 f32 "
                                                                : "sm_89 mma.sync.aligned m16n8k32 f32 ") +
                                               type_name(a) + " " + type_name(b)));
-       }},
+       },
+       true, false},
       {"wgmma fp8 Hopper promotion (P = 1..4, each FFMA order)",
        [=](Rng& rng, Format& fa, Format& fb) {
          const Type a = uniform(rng, 3) ? Type::e4m3 : fp8(rng), b = uniform(rng, 3) ? Type::e4m3 : fp8(rng);
@@ -557,7 +564,8 @@ std::vector<Family> families() {
                               static_cast<int>(uniform(rng, 3)) * s.unit_k());
          }
          return s;
-       }},
+       },
+       true, false},
       {"kind::mxf4 / mxf4nvf4 block32 ue8m0 (GST-FDPA)",
        [=](Rng& rng, Format& fa, Format& fb) {
          fa = fb = Format::float4_e2m1fn;
@@ -614,7 +622,8 @@ std::vector<Family> families() {
                                        "sm_120a mma.sync.aligned m16n8k32 f16 "};
          return KernelSchedule::chain(parse_instruction(shapes[which] + type_name(a) + " " + type_name(b)),
                                       uniform(rng, 6) == 0 ? CPlacement::epilogue : CPlacement::accumulator);
-       }},
+       },
+       true, false},
       {"f16 accumulators, f16 operands (T-FDPA F=23 .. 25, RNE-FP16)",
        [=](Rng& rng, Format& fa, Format& fb) {
          fa = fb = Format::float16;
@@ -692,8 +701,11 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
     // tile, in place of the exact tier: then the fp32 form it falls back to must have run too.
     if (total[pi].fp16 > 0) {
       EXPECT_GT(total[pi].truncating, total[pi].fp16) << to_string(paths[pi]) << ": the fp32 fallback of the fp16 form";
-    } else if (fam.avx512_exact_tier || paths[pi] != GemmPath::avx512) {
+    } else if (paths[pi] == GemmPath::avx512 ? fam.avx512_exact_tier
+                                             : paths[pi] != GemmPath::avx2 || fam.avx2_exact_tier) {
       EXPECT_GT(total[pi].exact, 0u) << to_string(paths[pi]);
+    } else {
+      EXPECT_EQ(total[pi].exact, 0u) << to_string(paths[pi]) << " has no exact tier for this family";
     }
     EXPECT_GT(total[pi].truncating, 0u) << to_string(paths[pi]);
     EXPECT_GT(total[pi].special, 0u) << to_string(paths[pi]);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,7 @@ void expect_same(const TfdpaPanels& s, const TfdpaPanels& v, const std::string& 
   BLOCKSCALE_SAME(b_hi);
   BLOCKSCALE_SAME(a_eb);
   BLOCKSCALE_SAME(a_ee);
+  BLOCKSCALE_SAME(a_e8);
   BLOCKSCALE_SAME(a_sexp);
   BLOCKSCALE_SAME(a_flags);
   BLOCKSCALE_SAME(a_h);
@@ -50,6 +52,7 @@ void expect_same(const TfdpaPanels& s, const TfdpaPanels& v, const std::string& 
   BLOCKSCALE_SAME(b_dval);
   BLOCKSCALE_SAME(b_eb);
   BLOCKSCALE_SAME(b_ee);
+  BLOCKSCALE_SAME(b_e8);
   BLOCKSCALE_SAME(b_sexp);
   BLOCKSCALE_SAME(b_nan);
   BLOCKSCALE_SAME(b_inf);
@@ -76,7 +79,8 @@ std::vector<std::uint8_t> make_codes(std::size_t outer, std::size_t inner, std::
 }
 
 // A vector decoder against the scalar one over every pair of element formats, step lengths
-// `Ls` and fp16 panels for `fp16_Fs` (0: none); the number of cases compared.
+// `Ls` and fp16 panels for `fp16_Fs` (0: none), with the bounds that the decoder writes; the number
+// of cases compared.
 int compare_with_scalar(const TfdpaDecoder& vector, std::initializer_list<int> Ls, std::initializer_list<int> fp16_Fs) {
   const Format formats[] = {Format::float8_e4m3fn, Format::float8_e5m2, Format::float6_e2m3fn, Format::float6_e3m2fn,
                             Format::float4_e2m1fn};
@@ -119,9 +123,9 @@ int compare_with_scalar(const TfdpaDecoder& vector, std::initializer_list<int> L
             }
           }
           TfdpaPanels s, v, t;
-          decode_tfdpa(words, L, padded, scaled, TfdpaBounds::byte_pairs, fp16_F, 1, s);
-          decode_tfdpa(bytes, L, padded, scaled, TfdpaBounds::byte_pairs, fp16_F, 2, v, vector);
-          decode_tfdpa(transposed, L, padded, scaled, TfdpaBounds::byte_pairs, fp16_F, 2, t, vector);
+          decode_tfdpa(words, L, padded, scaled, vector.bounds, fp16_F, 1, s);
+          decode_tfdpa(bytes, L, padded, scaled, vector.bounds, fp16_F, 2, v, vector);
+          decode_tfdpa(transposed, L, padded, scaled, vector.bounds, fp16_F, 2, t, vector);
           const std::string ctx = std::string(info(fa).name) + " x " + info(fb).name + " L=" + std::to_string(L) +
                                   " fp16_F=" + std::to_string(fp16_F) + " M=" + std::to_string(M) +
                                   " N=" + std::to_string(N) + " K=" + std::to_string(K);
@@ -141,18 +145,37 @@ TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
   if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL: the vector decoder cannot run here";
   const TfdpaDecoder& vector = avx512_kernels().decode;
   ASSERT_NE(vector.a_row, nullptr);
+  ASSERT_EQ(vector.bounds, TfdpaBounds::byte_pairs);
   EXPECT_EQ(compare_with_scalar(vector, {32, 16, 8, 24}, {0, 13, 1}), 5 * 5 * 4 * 3);
 }
 
-// The AVX2 decoder (fast_kernels_portable.cpp) writes no fp16 panels and decodes A rows in whole
-// 8-lane vectors: with fp16 panels, and for A with step lengths 4 and 12, decode_tfdpa takes the
-// scalar decoder for that part, and the panels must come out the same all the same.
+// The AVX2 decoder (fast_kernels_portable.cpp) writes the e8 bounds, no fp64 values and no fp16
+// panels, and decodes A rows in whole 8-lane vectors: for A with step lengths 4 and 12
+// decode_tfdpa takes the scalar decoder for that part, and the panels must come out the same all
+// the same.
 TEST(EmulatorPanelDecode, Avx2DecoderEqualsScalar) {
   if (!cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2 + FMA + BMI2: the AVX2 decoder cannot run here";
   const TfdpaDecoder& vector = avx2_kernels().decode;
   ASSERT_NE(vector.a_row, nullptr);
   ASSERT_EQ(vector.a_row_lanes, 8u);
-  EXPECT_EQ(compare_with_scalar(vector, {32, 16, 8, 24, 64, 4, 12}, {0, 13}), 5 * 5 * 7 * 2);
+  ASSERT_EQ(vector.bounds, TfdpaBounds::exponent_bytes);
+  EXPECT_EQ(compare_with_scalar(vector, {32, 16, 8, 24, 64, 4, 12}, {0}), 5 * 5 * 7);
+}
+
+// The fp16 panels carry their own e bytes (ee) beside the byte pairs: asked for with e8 or exponent
+// bounds, decode_tfdpa refuses.
+TEST(EmulatorPanelDecode, Fp16PanelsNeedBytePairBounds) {
+  const std::vector<std::uint8_t> codes(8 * 32, 0x38);
+  GemmOperands ops;
+  ops.a = CodeMatrix(Format::float8_e4m3fn, 8, 32, std::span<const std::uint8_t>(codes));
+  ops.b = CodeMatrix(Format::float8_e4m3fn, 32, 8, std::span<const std::uint8_t>(codes), Order::col_major);
+  for (const TfdpaBounds bounds : {TfdpaBounds::exponent_bytes, TfdpaBounds::exponents}) {
+    TfdpaPanels P;
+    EXPECT_THROW(decode_tfdpa(ops, 32, 32, false, bounds, 13, 1, P), std::logic_error);
+  }
+  TfdpaPanels P;
+  EXPECT_NO_THROW(decode_tfdpa(ops, 32, 32, false, TfdpaBounds::byte_pairs, 13, 1, P));
+  EXPECT_FALSE(P.a_ee.empty());
 }
 
 // A vector decoder of wide operands (f16, bf16, tf32: storage words, exponent bounds) against the

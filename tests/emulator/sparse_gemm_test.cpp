@@ -764,9 +764,15 @@ TEST(SparseGemm, EveryFastPathEqualsTheReferenceEngine) {
                   static_cast<unsigned long long>(total[p].special), static_cast<unsigned long long>(total[p].reference_outputs));
       // The AVX-512 kernel of 16- and 19-bit operands has no exact tier, nor has the AVX-512 fp8
       // kernel where it forms the terms in fp16 (F <= 13 on CPUs with AVX512-FP16: every tile-step
-      // then takes the fp16 or the fp32 float form; fast_kernels_avx512.cpp).
-      if (paths[p] != em::GemmPath::avx512 || (!wide && total[p].fp16 == 0)) {
+      // then takes the fp16 or the fp32 float form; fast_kernels_avx512.cpp), nor the AVX2 kernel
+      // of 8-bit operands (the fp32 float form for every tile-step; fast_kernels_portable.cpp).
+      const bool exact_tier = paths[p] == em::GemmPath::avx512 ? !wide && total[p].fp16 == 0
+                              : paths[p] == em::GemmPath::avx2  ? wide
+                                                                : true;
+      if (exact_tier) {
         EXPECT_GT(total[p].exact, 0u);
+      } else if (paths[p] == em::GemmPath::avx2) {
+        EXPECT_EQ(total[p].exact, 0u);
       }
       EXPECT_GT(total[p].truncating, 0u);
       EXPECT_GT(total[p].special, 0u);
