@@ -201,9 +201,6 @@ BLOCKSCALE_INLINE void exact_sums_row(const T* a, const T* b, std::size_t L, dou
   }
 }
 
-// The truncating tier for row r of a tile's step s, from its per-lane scale exponent sums and
-// e_max: the step's terms in grid units, each truncated toward zero and summed exactly, plus C
-// truncated to the grid, through the output conversion into out (the row's W accumulators).
 // The float form's int32 sums of one row's terms (av: the row's values from the step's first k; bv:
 // [k][W]) over k in [k0, k1), for the W lanes: each term a*b*grid truncated toward zero.
 using RunSumsFn = void (*)(const float* av, const float* bv, const float* grid, std::size_t k0, std::size_t k1,
@@ -217,6 +214,10 @@ BLOCKSCALE_INLINE void run_sums_plain(const float* av, const float* bv, const fl
   }
 }
 
+// The truncating tier for row r of a tile's step s, from its per-lane scale exponent sums and
+// e_max: the step's terms in grid units, each truncated toward zero and summed exactly, plus C
+// truncated to the grid, through the output conversion into out (the row's W accumulators).
+// kRunSums forms the float form's sums.
 template <bool kWide, RunSumsFn kRunSums = &run_sums_plain>
 BLOCKSCALE_INLINE void truncating_row(const TfdpaTile& t, std::size_t r, std::size_t s, const int* scale_exp,
                                       const int* emax, std::uint32_t* out) {
@@ -340,7 +341,7 @@ BLOCKSCALE_INLINE void tfdpa_steps(const TfdpaTile& t, std::uint32_t* acc, std::
 // also proved that no product loses a bit) cost as much per product as the float form: two fp64
 // FMAs per eight products on the two FMA pipes against the float form's two multiplies, a
 // conversion and an add spread over all four FP pipes. With its proof (a second byte per lane in
-// the bounds pass), its fp64 panels and its double epilogue it made the MXFP8 rows 1.1-1.3 times
+// the bounds pass), its fp64 panels and its double epilogue it made the MXFP8 rows up to 1.3 times
 // slower than the float form alone (docs/performance.md, fifty-third session).
 
 // A step's e_max bytes for the tile's rows: per row and lane, max e(a) + e(b) over the step's
@@ -706,11 +707,12 @@ BLOCKSCALE_AVX2 void emax_pass_avx2(const TfdpaTile& t, std::size_t k0, EmaxByte
   _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[2]), m2);
   _mm256_store_si256(reinterpret_cast<__m256i*>(bytes[3]), m3);
 }
-// run_sums_plain with the four vectors' sums in registers (GCC 12 kept the plain loop's in
-// memory, a store and a reload per vector and k in the loop-carried chain).
+// Eight lanes' terms of one k: a*b*grid truncated toward zero.
 BLOCKSCALE_AVX2 inline __m256i term8(__m256 a, const float* b, __m256 g) {
   return _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(a, _mm256_load_ps(b)), g));
 }
+// run_sums_plain with the four vectors' sums in registers (GCC 12 kept the plain loop's in
+// memory, a store and a reload per vector and k in the loop-carried chain).
 BLOCKSCALE_AVX2 inline void run_sums_avx2(const float* av, const float* bv, const float* grid, std::size_t k0,
                                           std::size_t k1, std::int32_t* run) {
   constexpr std::size_t W = kTfdpaWidth;
