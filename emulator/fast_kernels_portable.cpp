@@ -334,54 +334,6 @@ BLOCKSCALE_INLINE void tfdpa_steps(const TfdpaTile& t, std::uint32_t* acc, std::
   }
 }
 
-// ---- T-FDPA / ST-FDPA with operands of at most 8 bits from the e bytes (fast_panels.h, e8), the
-// AVX2 kernel set's: a bounds pass gives every lane its exact e_max (b.3 step 3), and every
-// tile-step takes the truncating tier's float form (truncating_row), which is exact whether or not
-// a product loses bits. On a Zen 3 core an exact tier (fp64 FMA sums, taken where the bounds pass
-// also proved that no product loses a bit) cost as much per product as the float form: two fp64
-// FMAs per eight products on the two FMA pipes against the float form's two multiplies, a
-// conversion and an add spread over all four FP pipes. With its proof (a second byte per lane in
-// the bounds pass), its fp64 panels and its double epilogue it made the MXFP8 rows up to 1.3 times
-// slower than the float form alone (docs/performance.md, fifty-third session).
-
-// A step's e_max bytes for the tile's rows: per row and lane, max e(a) + e(b) over the step's
-// products plus 2 kEbBias; below 2 (kEbBias - 16), the least sum of two nonzero elements' bytes,
-// it means no nonzero product.
-using EmaxBytes = std::uint8_t[kRows][kTfdpaWidth];
-using EmaxPassFn = void (*)(const TfdpaTile& t, std::size_t k0, EmaxBytes& bytes);
-
-template <EmaxPassFn kEmaxPass, RunSumsFn kRunSums>
-BLOCKSCALE_INLINE void tfdpa_narrow_body(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
-                                         StepCounts& counts) {
-  constexpr std::size_t W = kTfdpaWidth;
-  const TfdpaPanels& P = *t.p;
-  const int c_min_exp = acc_min_exponent(t.rule);
-  // A local copy: read through t inside the lane loop's select, GCC 12 would not vectorise it.
-  const int e_zero = t.rule.e_zero;
-  tfdpa_steps(t, acc, s0, s1, counts, [&](std::size_t s, std::size_t k0) __attribute__((always_inline)) {
-    alignas(32) EmaxBytes bytes;
-    kEmaxPass(t, k0, bytes);
-    const std::int32_t* b_sexp = &P.b_sexp[(t.strip * P.steps + s) * W];
-    // Per lane: the scale exponent sum and e_max (b.3 step 3: the largest product exponent,
-    // scaled, floored by C).
-    int scale_exp[kRows][W], emax[kRows][W];
-    for (std::size_t r = 0; r < kRows; ++r) {
-      const int a_sexp = P.a_sexp[(t.row0 + r) * P.steps + s];
-      for (std::size_t j = 0; j < W; ++j) {
-        const std::uint32_t c = acc[r * W + j];
-        const int es = a_sexp + b_sexp[j];
-        const int floor = acc_is_zero(c) ? e_zero : acc_exponent(c, c_min_exp);
-        const int exp_byte = bytes[r][j];
-        const int live = static_cast<int>(exp_byte >= 2 * (kEbBias - 16));
-        scale_exp[r][j] = es;
-        emax[r][j] = std::max(floor, live != 0 ? exp_byte - 2 * kEbBias + es : floor);
-      }
-    }
-    counts.truncating += kRows * W;
-    for (std::size_t r = 0; r < kRows; ++r) truncating_row<false, kRunSums>(t, r, s, scale_exp[r], emax[r], acc + r * W);
-  });
-}
-
 // ---- T-FDPA / ST-FDPA from the exponent bounds (fast_panels.h: exp, lo / hi): a tile-wide proof
 // from each step's exponent ranges, else per row an e_max pass and the truncating tier. The
 // portable kernel set's for every operand format (a plain C++ byte-pair pass, with no bytewise
@@ -683,6 +635,22 @@ void accumulate_portable(const std::uint32_t* part, std::uint32_t* acc, bool f16
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define BLOCKSCALE_AVX2 __attribute__((target("avx2,fma,bmi2")))
+
+// ---- T-FDPA / ST-FDPA with operands of at most 8 bits from the e bytes (fast_panels.h, e8), the
+// AVX2 kernel set's: a bounds pass gives every lane its exact e_max (b.3 step 3), and every
+// tile-step takes the truncating tier's float form (truncating_row, here narrow_row_avx2), which
+// is exact whether or not a product loses bits. On a Zen 3 core an exact tier (fp64 FMA sums,
+// taken where the bounds pass also proved that no product loses a bit) cost as much per product as
+// the float form: two fp64 FMAs per eight products on the two FMA pipes against the float form's
+// two multiplies, a conversion and an add spread over all four FP pipes. With its proof (a second
+// byte per lane in the bounds pass), its fp64 panels and its double epilogue it made the MXFP8 rows
+// up to 1.3 times slower than the float form alone (docs/performance.md, fifty-third session).
+
+// A step's e_max bytes for the tile's rows: per row and lane, max e(a) + e(b) over the step's
+// products plus 2 kEbBias; below 2 (kEbBias - 16), the least sum of two nonzero elements' bytes,
+// it means no nonzero product.
+using EmaxBytes = std::uint8_t[kRows][kTfdpaWidth];
+
 // The e_max pass (EmaxBytes) with vpaddb and vpmaxub: per row and k, a bytewise add of the A word
 // (the byte four times) to B's 32 bytes and a bytewise maximum; each B load serves the tile's four
 // rows (4 maxima, the B vector and the A broadcast: 6 of the 16 registers).
@@ -711,31 +679,166 @@ BLOCKSCALE_AVX2 void emax_pass_avx2(const TfdpaTile& t, std::size_t k0, EmaxByte
 BLOCKSCALE_AVX2 inline __m256i term8(__m256 a, const float* b, __m256 g) {
   return _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(a, _mm256_load_ps(b)), g));
 }
-// run_sums_plain with the four vectors' sums in registers (GCC 12 kept the plain loop's in
-// memory, a store and a reload per vector and k in the loop-carried chain).
-BLOCKSCALE_AVX2 inline void run_sums_avx2(const float* av, const float* bv, const float* grid, std::size_t k0,
-                                          std::size_t k1, std::int32_t* run) {
+// The float form's int32 sums of one row's terms over k in [k0, k1) for the strip's 32 lanes (four
+// vectors), grid factors g, the sums in registers (GCC 12 kept the plain loop's in memory, a store
+// and a reload per vector and k in the loop-carried chain).
+BLOCKSCALE_AVX2 inline void run_sums8x4(const float* av, const float* bv, const __m256 (&g)[4], std::size_t k0,
+                                        std::size_t k1, __m256i (&sum)[4]) {
   constexpr std::size_t W = kTfdpaWidth;
-  const __m256 g0 = _mm256_loadu_ps(grid), g1 = _mm256_loadu_ps(grid + 8), g2 = _mm256_loadu_ps(grid + 16),
-               g3 = _mm256_loadu_ps(grid + 24);
   __m256 a = _mm256_broadcast_ss(av + k0);
   const float* b = bv + k0 * W;
-  __m256i s0 = term8(a, b, g0), s1 = term8(a, b + 8, g1), s2 = term8(a, b + 16, g2), s3 = term8(a, b + 24, g3);
+  __m256i s0 = term8(a, b, g[0]), s1 = term8(a, b + 8, g[1]), s2 = term8(a, b + 16, g[2]), s3 = term8(a, b + 24, g[3]);
   for (std::size_t k = k0 + 1; k < k1; ++k) {
     a = _mm256_broadcast_ss(av + k);
     b = bv + k * W;
-    s0 = _mm256_add_epi32(s0, term8(a, b, g0));
-    s1 = _mm256_add_epi32(s1, term8(a, b + 8, g1));
-    s2 = _mm256_add_epi32(s2, term8(a, b + 16, g2));
-    s3 = _mm256_add_epi32(s3, term8(a, b + 24, g3));
+    s0 = _mm256_add_epi32(s0, term8(a, b, g[0]));
+    s1 = _mm256_add_epi32(s1, term8(a, b + 8, g[1]));
+    s2 = _mm256_add_epi32(s2, term8(a, b + 16, g[2]));
+    s3 = _mm256_add_epi32(s3, term8(a, b + 24, g[3]));
   }
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(run), s0);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 8), s1);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 16), s2);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 24), s3);
+  sum[0] = s0, sum[1] = s1, sum[2] = s2, sum[3] = s3;
 }
-BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  tfdpa_narrow_body<&emax_pass_avx2, &run_sums_avx2>(t, acc, s0, s1, c);
+// run_sums8x4 as a RunSumsFn (truncating_row's, for the rows that narrow_row_avx2 hands it).
+BLOCKSCALE_AVX2 inline void run_sums_avx2(const float* av, const float* bv, const float* grid, std::size_t k0,
+                                          std::size_t k1, std::int32_t* run) {
+  const __m256 g[4] = {_mm256_loadu_ps(grid), _mm256_loadu_ps(grid + 8), _mm256_loadu_ps(grid + 16),
+                       _mm256_loadu_ps(grid + 24)};
+  __m256i sum[4];
+  run_sums8x4(av, bv, g, k0, k1, sum);
+  for (std::size_t q = 0; q < 4; ++q) _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 8 * q), sum[q]);
+}
+
+// Eight lanes of the scalar helpers above: pow2f, times_grid and c_grid_units (whose reasons hold
+// lane by lane). vpsrlvd gives 0 for a count of 32 or more, as the clamped shift does for the
+// significand (below 2^24) that it shifts.
+BLOCKSCALE_AVX2 inline __m256 pow2f8(__m256i h) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
+}
+BLOCKSCALE_AVX2 inline __m256 times_grid8(__m256 x, __m256i h) {
+  const __m256i h_normal = _mm256_max_epi32(h, _mm256_set1_epi32(-126));
+  return _mm256_mul_ps(_mm256_mul_ps(x, pow2f8(h_normal)), pow2f8(_mm256_sub_epi32(h, h_normal)));
+}
+BLOCKSCALE_AVX2 inline __m256i c_grid_units8(__m256i c, __m256i emax, int F) {
+  const __m256i field = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
+  const __m256i normal = _mm256_cmpgt_epi32(field, _mm256_setzero_si256());
+  const __m256i significand = _mm256_or_si256(_mm256_and_si256(c, _mm256_set1_epi32(0x7FFFFF)),
+                                              _mm256_and_si256(normal, _mm256_set1_epi32(0x800000)));
+  const __m256i right = _mm256_sub_epi32(_mm256_add_epi32(emax, _mm256_set1_epi32(150 - F)),
+                                         _mm256_max_epi32(field, _mm256_set1_epi32(1)));
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i magnitude =
+      _mm256_srlv_epi32(_mm256_sllv_epi32(significand, _mm256_max_epi32(_mm256_sub_epi32(zero, right), zero)),
+                        _mm256_max_epi32(right, zero));
+  const __m256i s = _mm256_srai_epi32(c, 31);
+  return _mm256_sub_epi32(_mm256_xor_si256(magnitude, s), s);
+}
+
+// truncating_row for the rows that narrow_row_avx2 hands on, from its lanes' scale exponent sums
+// and e_max.
+BLOCKSCALE_AVX2 void truncating_row_avx2(const TfdpaTile& t, std::size_t r, std::size_t s, const __m256i (&scale_exp)[4],
+                                         const __m256i (&emax)[4], std::uint32_t* out) {
+  alignas(32) int scale_exp_lanes[kTfdpaWidth], emax_lanes[kTfdpaWidth];
+  for (std::size_t q = 0; q < 4; ++q) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scale_exp_lanes + 8 * q), scale_exp[q]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(emax_lanes + 8 * q), emax[q]);
+  }
+  truncating_row<false, &run_sums_avx2>(t, r, s, scale_exp_lanes, emax_lanes, out);
+}
+
+// One row of an AVX2 tile-step (operands of at most 8 bits): truncating_row with its lane work in
+// registers, for the rows that output_row converts bare (plain_row), which hold every step of the
+// benchmarks' realistic data. Per lane the scale exponent sum and e_max from the row's e_max bytes
+// (EmaxBytes), the grid factor, the float form's sums and the step's output in grid units
+// (output_row_units, F <= kUnitsMaxF) or in int32 (output_row_int32). GCC 12 compiled the plain
+// C++ lane loops of these parts with spills of every vector between them: with them, the part of
+// a step outside its two passes over k took 40% of the kernel's time on the MXFP8 rows
+// (docs/performance.md). Other rows, and int32 sums that do not fit, go to truncating_row.
+BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, std::size_t s, const std::uint8_t* bytes,
+                                            const std::int32_t* b_sexp, int e_zero, int c_min_exp,
+                                            std::uint32_t* out) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const TfdpaPanels& P = *t.p;
+  const auto L = static_cast<std::size_t>(P.L);
+  const int F = t.rule.F;
+  const __m256i a_sexp = _mm256_set1_epi32(P.a_sexp[(t.row0 + r) * P.steps + s]);
+  __m256i c[4], scale_exp[4], emax[4];
+  __m256i outside = _mm256_setzero_si256();  // lanes outside plain_row's e_max range
+  for (std::size_t q = 0; q < 4; ++q) {
+    c[q] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + 8 * q));
+    // C's floor of e_max (acc_exponent, or e_zero for a zero C).
+    const __m256i field = _mm256_and_si256(_mm256_srli_epi32(c[q], 23), _mm256_set1_epi32(0xFF));
+    const __m256i ec = _mm256_max_epi32(_mm256_sub_epi32(field, _mm256_set1_epi32(127)), _mm256_set1_epi32(c_min_exp));
+    const __m256i c_zero = _mm256_cmpeq_epi32(_mm256_and_si256(c[q], _mm256_set1_epi32(0x7FFFFFFF)), _mm256_setzero_si256());
+    const __m256i floor = _mm256_blendv_epi8(ec, _mm256_set1_epi32(e_zero), c_zero);
+    // The largest product exponent, scaled, where the byte says there is a nonzero product.
+    const __m256i byte = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + 8 * q)));
+    scale_exp[q] = _mm256_add_epi32(a_sexp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b_sexp + 8 * q)));
+    const __m256i live = _mm256_cmpgt_epi32(byte, _mm256_set1_epi32(2 * (kEbBias - 16) - 1));
+    const __m256i product = _mm256_add_epi32(byte, _mm256_sub_epi32(scale_exp[q], _mm256_set1_epi32(2 * kEbBias)));
+    emax[q] = _mm256_max_epi32(floor, _mm256_blendv_epi8(floor, product, live));
+    outside = _mm256_or_si256(outside, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(F - 139), emax[q]),
+                                                       _mm256_cmpgt_epi32(emax[q], _mm256_set1_epi32(kBareMaxEmax))));
+  }
+  if (t.rule.f16 || !_mm256_testz_si256(outside, outside)) return truncating_row_avx2(t, r, s, scale_exp, emax, out);
+  // The grid factors 2^(F + scale exps - e_max), clamped as truncating_row's.
+  __m256 grid[4];
+  for (std::size_t q = 0; q < 4; ++q) {
+    const __m256i h = _mm256_sub_epi32(_mm256_add_epi32(scale_exp[q], _mm256_set1_epi32(F)), emax[q]);
+    grid[q] = pow2f8(_mm256_min_epi32(_mm256_max_epi32(h, _mm256_set1_epi32(-126)), _mm256_set1_epi32(127)));
+  }
+  const float* bv = &P.b_val[(t.strip * P.k + s * L) * W];
+  const float* av = &P.a_val[(t.row0 + r) * P.k + s * L];
+  const __m256i keep = _mm256_set1_epi32(t.rule.e8m13 ? ~0x3FF : ~0);
+  if (F <= kUnitsMaxF) {  // output_row_units
+    __m256i sum[4];
+    run_sums8x4(av, bv, grid, 0, L, sum);
+    for (std::size_t q = 0; q < 4; ++q) {
+      const __m256 units = _mm256_cvtepi32_ps(_mm256_add_epi32(c_grid_units8(c[q], emax[q], F), sum[q]));
+      const __m256 v = times_grid8(units, _mm256_sub_epi32(emax[q], _mm256_set1_epi32(F)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * q), _mm256_and_si256(_mm256_castps_si256(v), keep));
+    }
+    return;
+  }
+  // output_row_int32: C in grid units plus the runs of 16 terms, each add checked for overflow.
+  __m256i T[4], overflow = _mm256_setzero_si256();
+  for (std::size_t q = 0; q < 4; ++q) T[q] = c_grid_units8(c[q], emax[q], F);
+  for (std::size_t kb = 0; kb < L; kb += 16) {
+    __m256i run[4];
+    run_sums8x4(av, bv, grid, kb, std::min(L, kb + 16), run);
+    for (std::size_t q = 0; q < 4; ++q) {
+      const __m256i sum = _mm256_add_epi32(T[q], run[q]);
+      overflow = _mm256_or_si256(overflow, _mm256_and_si256(_mm256_xor_si256(sum, T[q]), _mm256_xor_si256(sum, run[q])));
+      T[q] = sum;
+    }
+  }
+  __m256i magnitude[4], too_wide = _mm256_srai_epi32(overflow, 31);
+  for (std::size_t q = 0; q < 4; ++q) {
+    magnitude[q] = _mm256_abs_epi32(T[q]);  // -2^31 stays -2^31: its bit 31 is set
+    too_wide = _mm256_or_si256(too_wide, _mm256_srli_epi32(magnitude[q], 30));
+  }
+  if (!_mm256_testz_si256(too_wide, too_wide)) return truncating_row_avx2(t, r, s, scale_exp, emax, out);
+  for (std::size_t q = 0; q < 4; ++q) {
+    // RZ of |T| < 2^30 to float: the conversion stepped one unit toward zero where it rounded up.
+    const __m256 f = _mm256_cvtepi32_ps(magnitude[q]);
+    const __m256i rounded_up = _mm256_cmpgt_epi32(_mm256_cvttps_epi32(f), magnitude[q]);
+    const __m256 rz = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(f), rounded_up));
+    const __m256 v = times_grid8(rz, _mm256_sub_epi32(emax[q], _mm256_set1_epi32(F)));
+    const __m256i sign = _mm256_and_si256(T[q], _mm256_set1_epi32(static_cast<int>(0x80000000u)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * q),
+                        _mm256_and_si256(_mm256_or_si256(_mm256_castps_si256(v), sign), keep));
+  }
+}
+BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& counts) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const TfdpaPanels& P = *t.p;
+  const int c_min_exp = acc_min_exponent(t.rule), e_zero = t.rule.e_zero;
+  tfdpa_steps(t, acc, s0, s1, counts, [&](std::size_t s, std::size_t k0) __attribute__((always_inline)) {
+    alignas(32) EmaxBytes bytes;
+    emax_pass_avx2(t, k0, bytes);
+    const std::int32_t* b_sexp = &P.b_sexp[(t.strip * P.steps + s) * W];
+    counts.truncating += kRows * W;
+    for (std::size_t r = 0; r < kRows; ++r) narrow_row_avx2(t, r, s, bytes[r], b_sexp, e_zero, c_min_exp, acc + r * W);
+  });
 }
 BLOCKSCALE_AVX2 void tfdpa_wide_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
   tfdpa_exponents_body<true>(t, acc, s0, s1, c);
