@@ -746,13 +746,13 @@ BLOCKSCALE_AVX2 void truncating_row_avx2(const TfdpaTile& t, std::size_t r, std:
 }
 
 // One row of an AVX2 tile-step (operands of at most 8 bits): truncating_row with its lane work in
-// registers, for the rows that output_row converts bare (plain_row), which hold every step of the
-// benchmarks' realistic data. Per lane the scale exponent sum and e_max from the row's e_max bytes
+// registers, for the rows that output_row converts bare (plain_row: e_max in F - 139 .. 119, as
+// for quantized data). Per lane the scale exponent sum and e_max from the row's e_max bytes
 // (EmaxBytes), the grid factor, the float form's sums and the step's output in grid units
 // (output_row_units, F <= kUnitsMaxF) or in int32 (output_row_int32). GCC 12 compiled the plain
-// C++ lane loops of these parts with spills of every vector between them: with them, the part of
-// a step outside its two passes over k took 40% of the kernel's time on the MXFP8 rows
-// (docs/performance.md). Other rows, and int32 sums that do not fit, go to truncating_row.
+// C++ lane loops of these parts with spills of nearly every vector between them: with them, the
+// part of a step outside its two passes over k took a third of the kernel's samples on the MXFP8
+// rows (docs/performance.md). Other rows, and int32 sums that do not fit, go to truncating_row.
 BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, std::size_t s, const std::uint8_t* bytes,
                                             const std::int32_t* b_sexp, int e_zero, int c_min_exp,
                                             std::uint32_t* out) {
