@@ -257,10 +257,11 @@ std::uint32_t pairwise(const std::uint32_t* p, std::size_t lo, std::size_t hi) {
 struct Blocking {
   std::size_t group_columns, chunk_k, max_blocks, tasks_per_thread, one_thread_tasks;
 };
-// T-/ST-FDPA: the B chunk of a group is 128 columns x 256 k x 14 bytes (the AVX-512 kernel's fp32,
-// fp64 and bounds panels), 460 KB, and with 128 row blocks the task's accumulators and carried
-// bounds (fast::CarriedBounds) take about 420 KB more: together they fit a 1 MB L2. Groups of one
-// strip, 16 row blocks and chunks of 1024 k (the earlier split) read A once per strip: at
+// T-/ST-FDPA: the B chunk of a group is 128 columns x 256 k x 14 bytes (the AVX-512 kernel's fp32
+// and bounds panels and the chunk's fp64 copy, fast::Fp64Chunk), 460 KB, and with 128 row blocks
+// the task's accumulators and carried bounds (fast::CarriedBounds) take about 420 KB more:
+// together they fit a 1 MB L2. Groups of one strip, 16 row blocks and chunks of 1024 k (the
+// earlier split) read A once per strip: at
 // 256 x 256 x 8192, where the panels (62 MB) outgrow the L3 cache, the one-thread MXFP8 runs then
 // took 9-15% longer on the Zen 5 development VM (docs/performance.md). One thread takes the
 // largest tasks; with 16 threads on an H200 host, 2 tasks per thread ran the 1024^3 rows 15-20%
@@ -337,6 +338,11 @@ struct Task {
   }
 };
 
+// fp32 panel values as doubles (exact), for fast::Fp64Chunk.
+void widen(const float* from, std::size_t n, double* to) {
+  for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
 }  // namespace
 
 bool fast_gemm_covers(const KernelSchedule& schedule) { return covers(schedule); }
@@ -402,6 +408,9 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     rows = tp.rows;
     strips = tp.strips;
   }
+  // The kernel set's T-FDPA kernel reads its fp64 values from chunks that the tasks widen
+  // (fast::Fp64Chunk): wherever it may take its exact route (no fp16 panels).
+  const bool fp64_chunks = !gst && !wide && !ks.decode.fp64_panels && tp.fp16_F == 0;
   // Inf operands take the reference engine for their steps: it needs its own panels.
   Panel ref_a, ref_b;
   ScalePanel ref_sa, ref_sb;
@@ -492,6 +501,11 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
     const blockscale::detail::IeeeMode ieee;
     fast::StepCounts counts;
     std::vector<std::uint32_t> part(tile), sa(kRows), sb(W), slice_values(slices);
+    // fp64_chunks: this thread's current K chunk [fp64_k0, fp64_k0 + fp64_len) in fp64, B for the
+    // strips of its task's group ([strip - fp64_strip0][k][W]) and A for the four rows of row block
+    // fp64_block ([row][k]).
+    fast::Buffer<double> fp64_a, fp64_b;
+    std::size_t fp64_k0 = 0, fp64_len = 0, fp64_strip0 = 0, fp64_block = 0;
     // The accumulators of tile t for slice s.
     const auto tile_acc = [&](std::size_t s, std::size_t t) { return acc + (s * tiles + t) * tile; };
     // A slice's accumulators start at 0, or at C (c_first).
@@ -515,7 +529,10 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
         ks.gst(gt, r, u0 * steps_per_unit, std::min(total_steps, u1 * steps_per_unit), counts);
         return;
       }
-      const fast::TfdpaTile tt{&tp, rule, row0, st, &Fallback::run, &fallback, &carry[t]};
+      const fast::Fp64Chunk fp64 =
+          fp64_chunks ? fast::Fp64Chunk{fp64_a.data(), fp64_b.data() + (st - fp64_strip0) * fp64_len * W, fp64_len, fp64_k0}
+                      : fast::Fp64Chunk{};
+      const fast::TfdpaTile tt{&tp, rule, row0, st, &Fallback::run, &fallback, &carry[t], fp64};
       if (b9) {
         // Per instruction (b.9): d1 = HMMA(S1, 0), d2 = HMMA(S2, d1), then acc = d2 + acc (FADD
         // or HADD, RNE).
@@ -589,8 +606,24 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
           });
           // In each chunk every row block of the task meets every strip of its group (Blocking).
           for (std::size_t c0 = span.u0; c0 < span.u1; c0 += chunk_units) {
+            const std::size_t c1 = std::min(span.u1, c0 + chunk_units);
+            if (fp64_chunks) {
+              fp64_k0 = c0 * steps_per_unit * L;
+              fp64_len = std::min(total_steps, c1 * steps_per_unit) * L - fp64_k0;
+              fp64_strip0 = k.strip_begin;
+              fp64_block = row_blocks;  // none yet
+              fp64_a.resize(kRows * fp64_len);
+              fp64_b.resize(k.task_strips * fp64_len * W);
+              for (std::size_t i = 0; i < k.task_strips; ++i) {
+                widen(&tp.b_val[((k.strip_begin + i) * tp.k + fp64_k0) * W], fp64_len * W, &fp64_b[i * fp64_len * W]);
+              }
+            }
             k.for_each_tile([&](std::size_t t, std::size_t b, std::size_t st) {
-              run_units(tile_acc(span.slice, t), t, b, st, c0, std::min(span.u1, c0 + chunk_units));
+              if (fp64_chunks && b != fp64_block) {
+                for (std::size_t r = 0; r < kRows; ++r) widen(&tp.a_val[(b * kRows + r) * tp.k + fp64_k0], fp64_len, &fp64_a[r * fp64_len]);
+                fp64_block = b;
+              }
+              run_units(tile_acc(span.slice, t), t, b, st, c0, c1);
             });
           }
         }

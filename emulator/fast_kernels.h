@@ -89,6 +89,19 @@ struct CarriedBounds {
   std::size_t step = kNone;  // the step the bytes belong to
 };
 
+// The fp64 values of a tile's elements over a K chunk [k0, k0 + chunk length), for the exact
+// sums of the AVX-512 T-FDPA kernel: row row0 + r of A at a[r * a_stride + k - k0], the tile's
+// strip of B at b[(k - k0) * kTfdpaWidth + lane] (64-byte aligned, as the panels). fast_gemm
+// widens them from the fp32 panels (val) once per chunk, B per strip and A per row block, for the
+// kernel sets that do not read fp64 panels (TfdpaDecoder::fp64_panels): each B chunk then serves
+// every row block of the task from the L2 cache, where fp64 panels of the whole problem took twice
+// the fp32 panels' memory, written once and read back (docs/performance.md).
+struct Fp64Chunk {
+  const double* a = nullptr;
+  const double* b = nullptr;
+  std::size_t a_stride = 0, k0 = 0;
+};
+
 struct TfdpaTile {
   const TfdpaPanels* p = nullptr;
   OutputRule rule;
@@ -96,6 +109,7 @@ struct TfdpaTile {
   FallbackFn fallback = nullptr;
   const void* fallback_ctx = nullptr;
   CarriedBounds* carry = nullptr;  // the tile's, or none (kernels without the carried pass ignore it)
+  Fp64Chunk fp64;                  // the chunk of the steps the call runs (kernels that read it)
 };
 
 struct GstTile {

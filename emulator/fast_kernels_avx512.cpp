@@ -153,9 +153,9 @@ static_assert(kTfdpaWidth == 32 && kRows == 4, "the AVX-512 T-FDPA kernel is wri
 
 // The truncating computation of one 16-lane vector (lanes 0-7 in lo, 8-15 in hi): the sum over
 // the step of the products times 2^grid_exp (per lane), each truncated toward zero, in grid units.
-// It reads the fp64 panels, which the fp64 sum of the same step has just brought into L1 (this
-// runs for the few vectors of a tile that truncate); products, grid multiples and the integer sum
-// (|term| < 2^(F+2), at most 64 terms) are exact in fp64.
+// It reads the fp64 values of the chunk (Fp64Chunk), which the fp64 sum of the same step has just
+// brought into L1 (this runs for the few vectors of a tile that truncate); products, grid
+// multiples and the integer sum (|term| < 2^(F+2), at most 64 terms) are exact in fp64.
 BLOCKSCALE_AVX512_INLINE void truncated_sum(const double* ad, const double* bd, std::size_t L, __m512d grid_lo,
                                             __m512d grid_hi, __m512d& lo, __m512d& hi) {
   constexpr std::size_t W = kTfdpaWidth;
@@ -547,6 +547,8 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   // the fp64 sums cost no more. (On an H200 host CPU, limits 1, 2 and 3 ran within the machine's
   // noise of each other; docs/performance.md.)
   constexpr int kMaxTruncatingVectors = 2;
+  // Each vector's C floor of e_max (acc_info) at the previous step, for the route's prediction.
+  __m512i previous_floor[kRows][2];
   const TfdpaPanels& P = *t.p;
   const auto L = static_cast<std::size_t>(P.L);
   const int F = t.rule.F;
@@ -583,16 +585,18 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       bounds_pass(pass_at<PassLanes::byte_pairs>(t, k0), L, bounds);
     }
 
-    // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product.
+    // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product; and the
+    // same test with the previous step's C floor in place of this step's (predicted).
     const std::size_t bstep = (t.strip * P.steps + s) * W;
     __m512i c[kRows][2], c_exp[kRows][2], emax[kRows][2], f_scale[kRows][2];
-    unsigned truncating = 0;  // bit 2r + h
+    unsigned truncating = 0, predicted = 0;  // bit 2r + h
     for (std::size_t r = 0; r < kRows; ++r) {
       const __m512i a_sexp = _mm512_set1_epi32(P.a_sexp[(t.row0 + r) * P.steps + s]);
       for (std::size_t h = 0; h < 2; ++h) {
         c[r][h] = _mm512_loadu_si512(acc + r * W + 16 * h);
         const AccInfo ci = acc_info(c[r][h], consts);
         c_exp[r][h] = ci.exp;
+        if (s == s0) previous_floor[r][h] = ci.floor;
         const __m512i es = _mm512_add_epi32(a_sexp, _mm512_loadu_si512(&P.b_sexp[bstep + 16 * h]));
         // Each int16 pair zero-extended to int32: low byte max e(a)+e(b), high byte -min lsb sum
         // (each plus 2 kEbBias); a low byte below 2 (kEbBias - 16), the least sum of two nonzero
@@ -604,20 +608,35 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         emax[r][h] = _mm512_mask_max_epi32(ci.floor, live, ci.floor, _mm512_add_epi32(product_exp, es));
         f_scale[r][h] = _mm512_add_epi32(f, es);
         // The lowest product bit, lsb(a) + lsb(b) + scale exps, below the grid e_max - F. (With
-        // the fp16 panels every tile takes the float form, which does not need to know.)
+        // the fp16 panels every tile takes the float form, which does not need to know.) Each
+        // vector's bit is set by arithmetic on its lane mask (m + 0xFFFF has bit 16 set for any
+        // m != 0), not by a branch on C.
         if (P.fp16_F == 0) {
           const __m512i neg_lsb = _mm512_sub_epi32(_mm512_srli_epi32(pair, 8), _mm512_set1_epi32(consts.eb_bias2));
-          if (_mm512_mask_cmpgt_epi32_mask(live, emax[r][h], _mm512_sub_epi32(f_scale[r][h], neg_lsb)) != 0) {
-            truncating |= 1u << (2 * r + h);
-          }
+          // The largest e_max whose grid keeps the lowest product bit.
+          const __m512i emax_limit = _mm512_sub_epi32(f_scale[r][h], neg_lsb);
+          const unsigned lanes = _mm512_mask_cmpgt_epi32_mask(live, emax[r][h], emax_limit);
+          const __m512i emax_predicted =
+              _mm512_mask_max_epi32(previous_floor[r][h], live, previous_floor[r][h], _mm512_add_epi32(product_exp, es));
+          const unsigned predicted_lanes = _mm512_mask_cmpgt_epi32_mask(live, emax_predicted, emax_limit);
+          truncating |= ((lanes + 0xFFFFu) >> 16) << (2 * r + h);
+          predicted |= ((predicted_lanes + 0xFFFFu) >> 16) << (2 * r + h);
         }
+        previous_floor[r][h] = ci.floor;
       }
     }
 
     const int truncating_vectors = std::popcount(truncating);
-    // With the fp16 panels (no fp64 ones) every tile takes the float form: its fp16 loop costs
-    // about what the fp64 sums cost, and the fp64 panels are not decoded.
-    const bool exact_route = truncating_vectors <= kMaxTruncatingVectors && P.fp16_F == 0;
+    // The route follows the prediction: the previous step's C floor is known a whole step before
+    // this step's C, which the previous step's output conversion has only just stored, so a
+    // mispredicted route branch is caught as soon as the bounds are in, instead of after that
+    // conversion and this setup (on the heavy-tailed rows the route changes from step to step).
+    // Either route is exact for every vector: the exact one sums each truncating vector apart
+    // (truncated_sum, from the true bits), the float form takes them all. On an H200 host CPU,
+    // heavy-tailed MXFP8 256 x 256 x 8192 ran about 5% faster, the Gaussian 1024^3 row 1-4% slower
+    // (docs/performance.md). With the fp16 panels every tile takes the float form: its fp16 loop
+    // costs about what the fp64 sums cost, and there are no fp64 values.
+    const bool exact_route = std::popcount(predicted) <= kMaxTruncatingVectors && P.fp16_F == 0;
     // The next step's bounds, carried by this step's loop where it is the exact route's or the
     // float form's for F > kUnitsMaxF (both read the eb panels, which the fp16 mode does not have).
     // Past the call's last step too, when a later call will start there (CarriedBounds).
@@ -630,9 +649,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     if (exact_route) {
       counts.exact += 16 * static_cast<std::uint64_t>(kVectors - truncating_vectors);
       counts.truncating += 16 * static_cast<std::uint64_t>(truncating_vectors);
-      const double* bd = &P.b_dval[(t.strip * P.k + k0) * W];
+      const double* bd = t.fp64.b + (k0 - t.fp64.k0) * W;
       const double* ad[kRows];
-      for (std::size_t r = 0; r < kRows; ++r) ad[r] = &P.a_dval[(t.row0 + r) * P.k + k0];
+      for (std::size_t r = 0; r < kRows; ++r) ad[r] = t.fp64.a + r * t.fp64.a_stride + (k0 - t.fp64.k0);
       __m512d sum[kRows][4];
       if (carry_next) {
         exact_sums<true>(bd, ad, L, sum, &nb);
@@ -1077,7 +1096,6 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
   const auto L = static_cast<std::size_t>(P.L);
   const std::size_t K = P.k;
   float* val = P.a_val.data() + i * K;
-  double* dval = P.a_dval.empty() ? nullptr : P.a_dval.data() + i * K;
   std::int32_t* eb = P.a_eb.empty() ? nullptr : P.a_eb.data() + i * K;
   // With the fp16 panels: this row's two bytes of each of its pair's ee words (fast_panels.h).
   auto* ee = P.a_ee.empty() ? nullptr : reinterpret_cast<std::uint8_t*>(P.a_ee.data() + i / 2 * K);
@@ -1116,16 +1134,6 @@ BLOCKSCALE_AVX512 bool decode_a_row_avx512(const DecodeTables& t, const std::uin
       } else {
         _mm512_mask_storeu_epi32(eb + c, m, e.w);
       }
-      if (dval != nullptr) {
-        const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v)), hi = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
-        if (whole) {
-          _mm512_storeu_pd(dval + c, lo);
-          _mm512_storeu_pd(dval + c + 8, hi);
-        } else {
-          _mm512_mask_storeu_pd(dval + c, static_cast<__mmask8>(m), lo);
-          _mm512_mask_storeu_pd(dval + c + 8, static_cast<__mmask8>(m >> 8), hi);
-        }
-      }
     }
     const auto top_byte = static_cast<int>(_mm512_reduce_max_epu32(top));
     const std::int16_t hi = top_byte == 0 ? kNoExp : static_cast<std::int16_t>(top_byte - kEbBias);
@@ -1154,7 +1162,6 @@ BLOCKSCALE_AVX512 bool decode_b_strip_avx512(const DecodeTables& t, const std::u
   const auto L = static_cast<std::size_t>(P.L);
   const std::size_t K = P.k;
   float* val = P.b_val.data() + st * K * W;
-  double* dval = P.b_dval.empty() ? nullptr : P.b_dval.data() + st * K * W;
   std::int16_t* eb = P.b_eb.empty() ? nullptr : P.b_eb.data() + st * K * W;
   std::int16_t* ee = P.b_ee.empty() ? nullptr : P.b_ee.data() + st * K * W;
   std::uint16_t* h = t.half != nullptr ? P.b_h.data() + st * K * W : nullptr;
@@ -1177,10 +1184,6 @@ BLOCKSCALE_AVX512 bool decode_b_strip_avx512(const DecodeTables& t, const std::u
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(ee + at), _mm512_cvtepi32_epi16(_mm512_or_si512(e8, _mm512_slli_epi32(e8, 8))));
         } else {
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(eb + at), _mm512_cvtepi32_epi16(e.w));
-        }
-        if (dval != nullptr) {
-          _mm512_storeu_pd(dval + at, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-          _mm512_storeu_pd(dval + at + 8, _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)));
         }
       }
     }
@@ -1355,7 +1358,7 @@ const KernelSet& avx512_kernels() {
                            &promote_avx512, &accumulate_avx512,
                            fp16_max_f(),
                            TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512, &decode_wide_row_avx512,
-                                        &decode_wide_strip_avx512, TfdpaBounds::byte_pairs, true, 1}};
+                                        &decode_wide_strip_avx512, TfdpaBounds::byte_pairs, true, 1, false}};
   return k;
 }
 

@@ -509,8 +509,8 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   P.a_val.resize(P.rows * P.k);
   // With the fp16 panels every tile takes the float form (fast_kernels_avx512.cpp), as it does
   // with e8 bounds (the AVX2 kernel), and the wide operands' kernels convert their fp32 values as
-  // they read them: no fp64 values.
-  const bool dvals = !h && !e8 && !wide;
+  // they read them: no fp64 values. Nor for a kernel set that widens its own K chunks.
+  const bool dvals = !h && !e8 && !wide && decoder.fp64_panels;
   size(P.a_dval, dvals, P.rows * P.k);
   size(P.a_exp2, exps, P.rows * P.k);
   size(P.a_eb, bounds == TfdpaBounds::byte_pairs && !h, P.rows * P.k);

@@ -14,7 +14,9 @@
 //         operands, all of them in float's range);
 //   dval  the same as a double (the no-truncation tier sums products exactly in double; not
 //         decoded with the fp16 panels, h below, nor with e8 bounds, whose kernels have no such
-//         tier, nor for wide operands, whose kernels convert val as they read it);
+//         tier, nor for wide operands, whose kernels convert val as they read it, nor for the
+//         AVX-512 kernel set, whose driver widens val one K chunk at a time: fast_kernels.h,
+//         Fp64Chunk);
 //   exp   e(x) of b.1 as int16 (kNoExp for a zero or special element; for A packed twice into an
 //         int32, so that a 32-bit broadcast fills every 16-bit lane);
 //   eb    for the AVX-512 bounds pass: e(x) + kEbBias and -lsb(x) + kEbBias (lsb: the exponent of
@@ -234,6 +236,10 @@ struct TfdpaDecoder {
   TfdpaBounds bounds = TfdpaBounds::byte_pairs;
   bool fp16_panels = false;
   std::size_t a_row_lanes = 1;
+  // Whether the kernel set reads the fp64 panels (dval). Off: its T-FDPA kernel reads fp64 values
+  // from the K chunk that fast_gemm widens from val (TfdpaTile::fp64), and decode_tfdpa does not
+  // write them.
+  bool fp64_panels = true;
 };
 
 // Whether panels of format f take the narrow decoding (signed formats of at most 8 bits: byte

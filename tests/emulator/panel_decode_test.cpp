@@ -123,7 +123,10 @@ int compare_with_scalar(const TfdpaDecoder& vector, std::initializer_list<int> L
             }
           }
           TfdpaPanels s, v, t;
-          decode_tfdpa(words, L, padded, scaled, vector.bounds, fp16_F, 1, s);
+          // The scalar decoder (a decoder without functions) for the panels that `vector` writes.
+          TfdpaDecoder scalar;
+          scalar.fp64_panels = vector.fp64_panels;
+          decode_tfdpa(words, L, padded, scaled, vector.bounds, fp16_F, 1, s, scalar);
           decode_tfdpa(bytes, L, padded, scaled, vector.bounds, fp16_F, 2, v, vector);
           decode_tfdpa(transposed, L, padded, scaled, vector.bounds, fp16_F, 2, t, vector);
           const std::string ctx = std::string(info(fa).name) + " x " + info(fb).name + " L=" + std::to_string(L) +
@@ -146,6 +149,8 @@ TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
   const TfdpaDecoder& vector = avx512_kernels().decode;
   ASSERT_NE(vector.a_row, nullptr);
   ASSERT_EQ(vector.bounds, TfdpaBounds::byte_pairs);
+  // Its T-FDPA kernel widens the fp32 values per K chunk (fast_kernels.h, Fp64Chunk).
+  ASSERT_FALSE(vector.fp64_panels);
   EXPECT_EQ(compare_with_scalar(vector, {32, 16, 8, 24}, {0, 13, 1}), 5 * 5 * 4 * 3);
 }
 
