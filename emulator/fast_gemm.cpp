@@ -338,11 +338,6 @@ struct Task {
   }
 };
 
-// fp32 panel values as doubles (exact), for fast::Fp64Chunk.
-void widen(const float* from, std::size_t n, double* to) {
-  for (std::size_t i = 0; i < n; ++i) to[i] = from[i];
-}
-
 }  // namespace
 
 bool fast_gemm_covers(const KernelSchedule& schedule) { return covers(schedule); }
@@ -614,13 +609,14 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
               fp64_block = row_blocks;  // none yet
               fp64_a.resize(kRows * fp64_len);
               fp64_b.resize(k.task_strips * fp64_len * W);
+              // Converting copies: every fp32 value is a double exactly.
               for (std::size_t i = 0; i < k.task_strips; ++i) {
-                widen(&tp.b_val[((k.strip_begin + i) * tp.k + fp64_k0) * W], fp64_len * W, &fp64_b[i * fp64_len * W]);
+                std::copy_n(&tp.b_val[((k.strip_begin + i) * tp.k + fp64_k0) * W], fp64_len * W, &fp64_b[i * fp64_len * W]);
               }
             }
             k.for_each_tile([&](std::size_t t, std::size_t b, std::size_t st) {
               if (fp64_chunks && b != fp64_block) {
-                for (std::size_t r = 0; r < kRows; ++r) widen(&tp.a_val[(b * kRows + r) * tp.k + fp64_k0], fp64_len, &fp64_a[r * fp64_len]);
+                for (std::size_t r = 0; r < kRows; ++r) std::copy_n(&tp.a_val[(b * kRows + r) * tp.k + fp64_k0], fp64_len, &fp64_a[r * fp64_len]);
                 fp64_block = b;
               }
               run_units(tile_acc(span.slice, t), t, b, st, c0, c1);

@@ -605,7 +605,8 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         const __m512i exp_byte = _mm512_and_si512(pair, _mm512_set1_epi32(consts.byte_mask));
         const __m512i product_exp = _mm512_sub_epi32(exp_byte, _mm512_set1_epi32(consts.eb_bias2));
         const __mmask16 live = _mm512_cmpge_epi32_mask(exp_byte, _mm512_set1_epi32(consts.eb_live));
-        emax[r][h] = _mm512_mask_max_epi32(ci.floor, live, ci.floor, _mm512_add_epi32(product_exp, es));
+        const __m512i scaled_product_exp = _mm512_add_epi32(product_exp, es);
+        emax[r][h] = _mm512_mask_max_epi32(ci.floor, live, ci.floor, scaled_product_exp);
         f_scale[r][h] = _mm512_add_epi32(f, es);
         // The lowest product bit, lsb(a) + lsb(b) + scale exps, below the grid e_max - F. (With
         // the fp16 panels every tile takes the float form, which does not need to know.) Each
@@ -617,7 +618,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           const __m512i emax_limit = _mm512_sub_epi32(f_scale[r][h], neg_lsb);
           const unsigned lanes = _mm512_mask_cmpgt_epi32_mask(live, emax[r][h], emax_limit);
           const __m512i emax_predicted =
-              _mm512_mask_max_epi32(previous_floor[r][h], live, previous_floor[r][h], _mm512_add_epi32(product_exp, es));
+              _mm512_mask_max_epi32(previous_floor[r][h], live, previous_floor[r][h], scaled_product_exp);
           const unsigned predicted_lanes = _mm512_mask_cmpgt_epi32_mask(live, emax_predicted, emax_limit);
           truncating |= ((lanes + 0xFFFFu) >> 16) << (2 * r + h);
           predicted |= ((predicted_lanes + 0xFFFFu) >> 16) << (2 * r + h);
