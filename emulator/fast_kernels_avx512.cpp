@@ -19,7 +19,8 @@
 //   * GST-FDPA: 4 p_g of 16 products by four vpdpbusd (VNNI);
 //   * output conversion: vcvtpd2ps with embedded round-toward-zero, then Inf at 2^128, RZ-E8M13,
 //     the underflow zero and the canonical NaN with masks; vectors whose e_max and C rule all of
-//     those out take the bare conversion;
+//     those out take the bare conversion (the float form's, for F > 16: its int64 sum in grid units
+//     converted by vcvtqq2ps with round-toward-zero and scaled, step_output_units64);
 //   * panel decoding (T-/ST-FDPA): the per-code tables read by gathers, 16 elements at a time.
 // Needs AVX-512 F/BW/DQ/VL (checked at run time before these functions are called); the fp16 form
 // also AVX512-FP16 and VNNI (checked when the kernel set is built).
@@ -92,6 +93,8 @@ BLOCKSCALE_AVX512_INLINE AccInfo acc_info(__m512i c, const SetupConstants& k) {
 
 BLOCKSCALE_AVX512_INLINE __m512d lo_pd(__m512i x) { return _mm512_cvtepi32_pd(_mm512_castsi512_si256(x)); }
 BLOCKSCALE_AVX512_INLINE __m512d hi_pd(__m512i x) { return _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(x, 1)); }
+BLOCKSCALE_AVX512_INLINE __m512i lo_epi64(__m512i x) { return _mm512_cvtepi32_epi64(_mm512_castsi512_si256(x)); }
+BLOCKSCALE_AVX512_INLINE __m512i hi_epi64(__m512i x) { return _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(x, 1)); }
 BLOCKSCALE_AVX512_INLINE __m512d lo_ps_pd(__m512i bits) { return _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_castsi512_ps(bits))); }
 BLOCKSCALE_AVX512_INLINE __m512d hi_ps_pd(__m512i bits) {
   return _mm512_cvtps_pd(_mm512_extractf32x8_ps(_mm512_castsi512_ps(bits), 1));
@@ -259,17 +262,57 @@ BLOCKSCALE_AVX512_INLINE __m512i step_result(__m512i c, __m512i c_exp, __m512i e
   return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
 }
 
-// step_result for a tile's eight vectors whose products' parts are exact doubles in grid units
-// (row r, vector h: lanes 0-7 in S[r][2h], 8-15 in S[r][2h + 1]), stored into the accumulators.
+// A chunk's int32 sums of terms (row r, vector h) added into the tile's int64 sums in grid units
+// (lanes 0-7 in S[r][2h], 8-15 in S[r][2h + 1]).
+BLOCKSCALE_AVX512_INLINE void add_chunk_sums(__m512i (&S)[kRows][4], const __m512i (&part)[kRows][2]) {
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t h = 0; h < 2; ++h) {
+      S[r][2 * h] = _mm512_add_epi64(S[r][2 * h], lo_epi64(part[r][h]));
+      S[r][2 * h + 1] = _mm512_add_epi64(S[r][2 * h + 1], hi_epi64(part[r][h]));
+    }
+  }
+}
+
+// b.3 steps 5-6 in grid units for F > kUnitsMaxF and a vector that passed plain_vector, from the
+// products' part S in grid units as int64 (lanes 0-7 in s_lo, 8-15 in s_hi). C truncated toward
+// zero to the grid is trunc(C 2^(F - e_max)) grid units, an int32 below 2^(F + 1) (as in
+// step_output_units). V = S + that is an integer below 2^(F + 2) (L + 1) grid units; vcvtqq2ps with
+// embedded round-toward-zero keeps its 24 leading bits (RZ is symmetric, so the sign-magnitude
+// truncation of b.6), and scaling by 2^(e_max - F) is exact: a normal result keeps those bits, and
+// a result below 2^-126 is below 2^(-126 - (e_max - F)) <= 2^13 grid units (e_max >= F - 139 on
+// a plain vector), which the conversion left exact and a subnormal holds (a multiple of 2^-139).
+// So this is RZ-FP32 of the step value V 2^(e_max - F) (and RZ-E8M13 by the same mask as
+// step_output_plain). A zero V gives +0, as the fp64 route does. Against the fp64 route it skips
+// the chunk sums' conversions to double, the two fp64 scalings, C's mask and the fp32 <-> fp64
+// conversions of C and V.
+BLOCKSCALE_AVX512_INLINE __m512i step_output_units64(__m512i c, __m512i emax, __m512i s_lo, __m512i s_hi, int F, bool e8m13) {
+  const __m512 down = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_set1_epi32(F), emax));
+  const __m512i ct = _mm512_cvttps_epi32(_mm512_scalef_ps(_mm512_castsi512_ps(c), down));
+  const __m256 lo = _mm512_cvt_roundepi64_ps(_mm512_add_epi64(s_lo, lo_epi64(ct)), kTruncate);
+  const __m256 hi = _mm512_cvt_roundepi64_ps(_mm512_add_epi64(s_hi, hi_epi64(ct)), kTruncate);
+  const __m512 up = _mm512_sub_ps(_mm512_setzero_ps(), down);  // e_max - F
+  const __m512 v = _mm512_scalef_ps(_mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1), up);
+  const __m512i bits = _mm512_castps_si512(v);
+  return e8m13 ? _mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0xFFFFFC00u))) : bits;
+}
+
+// The step results of a tile's eight vectors whose products' parts are int64 sums in grid units
+// (add_chunk_sums), stored into the accumulators: step_output_units64 where it applies, else
+// step_result from the same sums as exact doubles (below 2^53) in value units.
 BLOCKSCALE_AVX512_INLINE void store_step_results(std::uint32_t* acc, const __m512i (&c)[kRows][2], const __m512i (&c_exp)[kRows][2],
-                                                 const __m512i (&emax)[kRows][2], const __m512d (&S)[kRows][4], int F,
+                                                 const __m512i (&emax)[kRows][2], const __m512i (&S)[kRows][4], int F,
                                                  const OutputRule& rule) {
   for (std::size_t r = 0; r < kRows; ++r) {
     for (std::size_t h = 0; h < 2; ++h) {
-      const __m512i to_value = _mm512_sub_epi32(emax[r][h], _mm512_set1_epi32(F));  // grid units to values
-      _mm512_storeu_si512(acc + r * kTfdpaWidth + 16 * h,
-                          step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(S[r][2 * h], lo_pd(to_value)),
-                                      _mm512_scalef_pd(S[r][2 * h + 1], hi_pd(to_value)), F, rule));
+      __m512i out;
+      if (!rule.f16 && plain_vector(c_exp[r][h], emax[r][h], F)) {
+        out = step_output_units64(c[r][h], emax[r][h], S[r][2 * h], S[r][2 * h + 1], F, rule.e8m13);
+      } else {
+        const __m512i to_value = _mm512_sub_epi32(emax[r][h], _mm512_set1_epi32(F));  // grid units to values
+        out = step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(_mm512_cvtepi64_pd(S[r][2 * h]), lo_pd(to_value)),
+                          _mm512_scalef_pd(_mm512_cvtepi64_pd(S[r][2 * h + 1]), hi_pd(to_value)), F, rule);
+      }
+      _mm512_storeu_si512(acc + r * kTfdpaWidth + 16 * h, out);
     }
   }
 }
@@ -724,9 +767,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         }
       } else {
         grid_factors(f_scale, emax, grid);
-        __m512d S[kRows][4];
+        __m512i S[kRows][4];  // int64 (add_chunk_sums)
         for (auto& row : S) {
-          for (auto& q : row) q = _mm512_setzero_pd();
+          for (auto& q : row) q = _mm512_setzero_si512();
         }
         for (std::size_t kb = 0; kb < L; kb += 16) {
           __m512i part[kRows][2];
@@ -735,12 +778,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           } else {
             float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
           }
-          for (std::size_t r = 0; r < kRows; ++r) {
-            for (std::size_t h = 0; h < 2; ++h) {
-              S[r][2 * h] = _mm512_add_pd(S[r][2 * h], lo_pd(part[r][h]));
-              S[r][2 * h + 1] = _mm512_add_pd(S[r][2 * h + 1], hi_pd(part[r][h]));
-            }
-          }
+          add_chunk_sums(S, part);
         }
         store_step_results(acc, c, c_exp, emax, S, F, t.rule);
       }
@@ -848,7 +886,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
       }
     }
 
-    // The terms in int32, 16 k at a time, summed in fp64 (exact: below 2^(F + 7), L <= 32).
+    // The terms in int32, 16 k at a time, summed in int64 (add_chunk_sums).
     counts.truncating += kRows * W;
     const bool carry_next = s + 1 < s1;
     if (carry_next) {
@@ -858,7 +896,10 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
     const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
     const float* av[kRows];
     for (std::size_t r = 0; r < kRows; ++r) av[r] = &P.a_val[(t.row0 + r) * P.k + k0];
-    __m512d S[kRows][4];
+    __m512i S[kRows][4];  // int64 (add_chunk_sums)
+    for (auto& row : S) {
+      for (auto& q : row) q = _mm512_setzero_si512();
+    }
     for (std::size_t kb = 0; kb < L; kb += 16) {
       __m512i part[kRows][2];
       if (carry_next) {
@@ -866,12 +907,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
       } else {
         float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
       }
-      for (std::size_t r = 0; r < kRows; ++r) {
-        for (std::size_t h = 0; h < 2; ++h) {
-          S[r][2 * h] = kb == 0 ? lo_pd(part[r][h]) : _mm512_add_pd(S[r][2 * h], lo_pd(part[r][h]));
-          S[r][2 * h + 1] = kb == 0 ? hi_pd(part[r][h]) : _mm512_add_pd(S[r][2 * h + 1], hi_pd(part[r][h]));
-        }
-      }
+      add_chunk_sums(S, part);
     }
     store_step_results(acc, c, c_exp, emax, S, F, t.rule);
 
