@@ -147,6 +147,9 @@ void measure(benchmark::State& state, std::int64_t M, std::int64_t N, std::int64
   state.SetItemsProcessed(static_cast<std::int64_t>(macs) * state.iterations());
   state.counters["threads"] = threads;
   state.counters["vs_eigen"] = macs * static_cast<double>(state.iterations()) / seconds / eigen;
+  // The baseline's own MAC/s: Eigen's rate moves by a third between hosts of one kind and within a
+  // run (docs/performance.md), so each ratio carries the rate it was taken against.
+  state.counters["eigen_macs"] = eigen;
   double exact_share = 0, fp16_share = 0;
   if (stats != nullptr) {
     const double steps = static_cast<double>(stats->exact + stats->truncating);  // special overlaps both
