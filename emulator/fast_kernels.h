@@ -91,7 +91,9 @@ struct CarriedBounds {
 
 // The fp64 values of a tile's elements over a K chunk [k0, k0 + chunk length), for the exact
 // sums of the AVX-512 T-FDPA kernel: row row0 + r of A at a[r * a_stride + k - k0], the tile's
-// strip of B at b[(k - k0) * kTfdpaWidth + lane] (64-byte aligned, as the panels). fast_gemm
+// strip of B at b[(k - k0) * kTfdpaWidth + lane] (64-byte aligned, as the panels), each times
+// 2^sexp of its step (ST-FDPA's scale: every fp64 product then carries the scale exponents
+// exactly, within 2^-286 .. 2^288, and a step's exact sum is in value units). fast_gemm
 // widens them from the fp32 panels (val) once per chunk, B per strip and A per row block, for the
 // kernel sets that do not read fp64 panels (TfdpaDecoder::fp64_panels): each B chunk then serves
 // every row block of the task from the L2 cache, where fp64 panels of the whole problem took twice

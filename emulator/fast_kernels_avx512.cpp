@@ -156,7 +156,7 @@ static_assert(kTfdpaWidth == 32 && kRows == 4, "the AVX-512 T-FDPA kernel is wri
 
 // The truncating computation of one 16-lane vector (lanes 0-7 in lo, 8-15 in hi): the sum over
 // the step of the products times 2^grid_exp (per lane), each truncated toward zero, in grid units.
-// It reads the fp64 values of the chunk (Fp64Chunk), which the fp64 sum of the same step has just
+// It reads the fp64 values of the chunk (Fp64Chunk: scales included), which the fp64 sum of the same step has just
 // brought into L1 (this runs for the few vectors of a tile that truncate); products, grid
 // multiples and the integer sum (|term| < 2^(F+2), at most 64 terms) are exact in fp64.
 BLOCKSCALE_AVX512_INLINE void truncated_sum(const double* ad, const double* bd, std::size_t L, __m512d grid_lo,
@@ -706,7 +706,10 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         for (std::size_t h = 0; h < 2; ++h) {
           __m512d p_lo, p_hi;
           if ((truncating >> (2 * r + h)) & 1u) {
-            const __m512i g = grid_exponent(f_scale[r][h], emax[r][h]);
+            // The chunk's values carry their scales (Fp64Chunk), so the grid factor is 2^(F - e_max):
+            // products lie within 2^-286 .. 2^288 and e_max within their range or C's, so the
+            // factor and every term times it are normal doubles, with no clamp needed.
+            const __m512i g = _mm512_sub_epi32(f, emax[r][h]);
             const __m512d one = _mm512_set1_pd(1.0);
             __m512d s_lo, s_hi;
             truncated_sum(ad[r], bd + 16 * h, L, _mm512_scalef_pd(one, lo_pd(g)), _mm512_scalef_pd(one, hi_pd(g)), s_lo, s_hi);
@@ -714,10 +717,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
             p_lo = _mm512_scalef_pd(s_lo, lo_pd(to_value));
             p_hi = _mm512_scalef_pd(s_hi, hi_pd(to_value));
           } else {
-            // The exact sum times 2^(scale exps).
-            const __m512i es = _mm512_sub_epi32(f_scale[r][h], f);
-            p_lo = _mm512_scalef_pd(sum[r][2 * h], lo_pd(es));
-            p_hi = _mm512_scalef_pd(sum[r][2 * h + 1], hi_pd(es));
+            // The exact sum, in value units: the chunk's values carry their scales.
+            p_lo = sum[r][2 * h];
+            p_hi = sum[r][2 * h + 1];
           }
           _mm512_storeu_si512(acc + r * W + 16 * h, step_result(c[r][h], c_exp[r][h], emax[r][h], p_lo, p_hi, F, t.rule));
         }
