@@ -19,8 +19,8 @@
 //   * GST-FDPA: 4 p_g of 16 products by four vpdpbusd (VNNI);
 //   * output conversion: vcvtpd2ps with embedded round-toward-zero, then Inf at 2^128, RZ-E8M13,
 //     the underflow zero and the canonical NaN with masks; vectors whose e_max and C rule all of
-//     those out take the bare conversion (the float form's, for F > 16: its int64 sum in grid units
-//     converted by vcvtqq2ps with round-toward-zero and scaled, step_output_units64);
+//     those out take the bare conversion (the float form's, for F > 15: its sum in grid units,
+//     int32 unless that wraps, converted with round-toward-zero and scaled, step_output_runs);
 //   * panel decoding (T-/ST-FDPA): the per-code tables read by gathers, 16 elements at a time.
 // Needs AVX-512 F/BW/DQ/VL (checked at run time before these functions are called); the fp16 form
 // also AVX512-FP16 and VNNI (checked when the kernel set is built).
@@ -262,55 +262,77 @@ BLOCKSCALE_AVX512_INLINE __m512i step_result(__m512i c, __m512i c_exp, __m512i e
   return step_output(c, c_exp, emax, p_lo, p_hi, F, rule);
 }
 
-// A chunk's int32 sums of terms (row r, vector h) added into the tile's int64 sums in grid units
-// (lanes 0-7 in S[r][2h], 8-15 in S[r][2h + 1]).
-BLOCKSCALE_AVX512_INLINE void add_chunk_sums(__m512i (&S)[kRows][4], const __m512i (&part)[kRows][2]) {
-  for (std::size_t r = 0; r < kRows; ++r) {
-    for (std::size_t h = 0; h < 2; ++h) {
-      S[r][2 * h] = _mm512_add_epi64(S[r][2 * h], lo_epi64(part[r][h]));
-      S[r][2 * h + 1] = _mm512_add_epi64(S[r][2 * h + 1], hi_epi64(part[r][h]));
-    }
-  }
+// The float form's int32 runs of a step: runs[q][r][h] is the sum of the terms of k in
+// [16 q, 16 q + 16) of row r, vector h (16 terms, each below 2^(F + 2): below 2^31 for F <= 25).
+constexpr std::size_t kMaxRuns = kMaxStepProducts / 16;
+using TermRuns = __m512i[kMaxRuns][kRows][2];
+
+// The lanes where the int32 add s = a + b wrapped: a and b of one sign, s of the other
+// ((a ^ s) & (b ^ s) negative; 0x42 is that function's vpternlogd table).
+BLOCKSCALE_AVX512_INLINE __mmask16 add_wrapped(__m512i a, __m512i b, __m512i s) {
+  return _mm512_movepi32_mask(_mm512_ternarylogic_epi32(a, b, s, 0x42));
 }
 
 // b.3 steps 5-6 in grid units for F > kUnitsMaxF and a vector that passed plain_vector, from the
-// products' part S in grid units as int64 (lanes 0-7 in s_lo, 8-15 in s_hi). C truncated toward
-// zero to the grid is trunc(C 2^(F - e_max)) grid units, an int32 below 2^(F + 1) (as in
-// step_output_units). V = S + that is an integer below 2^(F + 2) (L + 1) grid units; vcvtqq2ps with
-// embedded round-toward-zero keeps its 24 leading bits (RZ is symmetric, so the sign-magnitude
-// truncation of b.6), and scaling by 2^(e_max - F) is exact: a normal result keeps those bits, and
-// a result below 2^-126 is below 2^(-126 - (e_max - F)) <= 2^13 grid units (e_max >= F - 139 on
-// a plain vector), which the conversion left exact and a subnormal holds (a multiple of 2^-139).
-// So this is RZ-FP32 of the step value V 2^(e_max - F) (and RZ-E8M13 by the same mask as
-// step_output_plain). A zero V gives +0, as the fp64 route does. Against the fp64 route it skips
-// the chunk sums' conversions to double, the two fp64 scalings, C's mask and the fp32 <-> fp64
-// conversions of C and V.
-BLOCKSCALE_AVX512_INLINE __m512i step_output_units64(__m512i c, __m512i emax, __m512i s_lo, __m512i s_hi, int F, bool e8m13) {
+// step's nruns runs. C truncated toward zero to the grid is trunc(C 2^(F - e_max)) grid units, an
+// int32 below 2^(F + 1) (as in step_output_units). V = that plus the runs, below 2^(F + 2) (L + 1)
+// <= 2^33 grid units, is added in int32 with a wrap test on every add; where no lane wrapped (real
+// data: V below 2^31 grid units) V is exact there, else it is added again in int64. One conversion
+// with embedded round-toward-zero (vcvtdq2ps, or vcvtqq2ps from int64) keeps V's 24 leading bits (RZ
+// is symmetric: the sign-magnitude truncation of b.6), and the scaling by 2^(e_max - F) is exact:
+// a normal result keeps those bits, and a result below 2^-126 is below 2^(-126 - (e_max - F))
+// <= 2^13 grid units (e_max >= F - 139 on a plain vector), which the conversion left exact and a
+// subnormal holds (a multiple of 2^-139). So this is RZ-FP32 of the step value V 2^(e_max - F) (and
+// RZ-E8M13 by the same mask as step_output_plain). A zero V gives +0, as the fp64 route does.
+// Against that route it skips the runs' conversions to double, the fp64 scalings, C's mask and the
+// fp32 <-> fp64 conversions of C and V.
+BLOCKSCALE_AVX512_INLINE __m512i step_output_runs(__m512i c, __m512i emax, const TermRuns& runs, std::size_t nruns,
+                                                  std::size_t r, std::size_t h, int F, bool e8m13) {
   const __m512 down = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_set1_epi32(F), emax));
   const __m512i ct = _mm512_cvttps_epi32(_mm512_scalef_ps(_mm512_castsi512_ps(c), down));
-  const __m256 lo = _mm512_cvt_roundepi64_ps(_mm512_add_epi64(s_lo, lo_epi64(ct)), kTruncate);
-  const __m256 hi = _mm512_cvt_roundepi64_ps(_mm512_add_epi64(s_hi, hi_epi64(ct)), kTruncate);
+  __m512i sum = ct;
+  __mmask16 wrapped = 0;
+  for (std::size_t q = 0; q < nruns; ++q) {
+    const __m512i next = _mm512_add_epi32(sum, runs[q][r][h]);
+    wrapped |= add_wrapped(sum, runs[q][r][h], next);
+    sum = next;
+  }
+  __m512 v;
+  if (wrapped == 0) {
+    v = _mm512_cvt_roundepi32_ps(sum, kTruncate);
+  } else {
+    __m512i lo = lo_epi64(ct), hi = hi_epi64(ct);
+    for (std::size_t q = 0; q < nruns; ++q) {
+      lo = _mm512_add_epi64(lo, lo_epi64(runs[q][r][h]));
+      hi = _mm512_add_epi64(hi, hi_epi64(runs[q][r][h]));
+    }
+    v = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundepi64_ps(lo, kTruncate)), _mm512_cvt_roundepi64_ps(hi, kTruncate), 1);
+  }
   const __m512 up = _mm512_sub_ps(_mm512_setzero_ps(), down);  // e_max - F
-  const __m512 v = _mm512_scalef_ps(_mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1), up);
-  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i bits = _mm512_castps_si512(_mm512_scalef_ps(v, up));
   return e8m13 ? _mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0xFFFFFC00u))) : bits;
 }
 
-// The step results of a tile's eight vectors whose products' parts are int64 sums in grid units
-// (add_chunk_sums), stored into the accumulators: step_output_units64 where it applies, else
-// step_result from the same sums as exact doubles (below 2^53) in value units.
+// The step results of a tile's eight vectors from the float form's runs, stored into the
+// accumulators: step_output_runs where it applies, else step_result from the runs' sum as exact
+// doubles (below 2^53) in value units.
 BLOCKSCALE_AVX512_INLINE void store_step_results(std::uint32_t* acc, const __m512i (&c)[kRows][2], const __m512i (&c_exp)[kRows][2],
-                                                 const __m512i (&emax)[kRows][2], const __m512i (&S)[kRows][4], int F,
-                                                 const OutputRule& rule) {
+                                                 const __m512i (&emax)[kRows][2], const TermRuns& runs, std::size_t nruns,
+                                                 int F, const OutputRule& rule) {
   for (std::size_t r = 0; r < kRows; ++r) {
     for (std::size_t h = 0; h < 2; ++h) {
       __m512i out;
       if (!rule.f16 && plain_vector(c_exp[r][h], emax[r][h], F)) {
-        out = step_output_units64(c[r][h], emax[r][h], S[r][2 * h], S[r][2 * h + 1], F, rule.e8m13);
+        out = step_output_runs(c[r][h], emax[r][h], runs, nruns, r, h, F, rule.e8m13);
       } else {
+        __m512d p_lo = _mm512_setzero_pd(), p_hi = _mm512_setzero_pd();
+        for (std::size_t q = 0; q < nruns; ++q) {
+          p_lo = _mm512_add_pd(p_lo, lo_pd(runs[q][r][h]));
+          p_hi = _mm512_add_pd(p_hi, hi_pd(runs[q][r][h]));
+        }
         const __m512i to_value = _mm512_sub_epi32(emax[r][h], _mm512_set1_epi32(F));  // grid units to values
-        out = step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(_mm512_cvtepi64_pd(S[r][2 * h]), lo_pd(to_value)),
-                          _mm512_scalef_pd(_mm512_cvtepi64_pd(S[r][2 * h + 1]), hi_pd(to_value)), F, rule);
+        out = step_result(c[r][h], c_exp[r][h], emax[r][h], _mm512_scalef_pd(p_lo, lo_pd(to_value)),
+                          _mm512_scalef_pd(p_hi, hi_pd(to_value)), F, rule);
       }
       _mm512_storeu_si512(acc + r * kTfdpaWidth + 16 * h, out);
     }
@@ -769,20 +791,16 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         }
       } else {
         grid_factors(f_scale, emax, grid);
-        __m512i S[kRows][4];  // int64 (add_chunk_sums)
-        for (auto& row : S) {
-          for (auto& q : row) q = _mm512_setzero_si512();
-        }
-        for (std::size_t kb = 0; kb < L; kb += 16) {
-          __m512i part[kRows][2];
+        TermRuns runs;
+        std::size_t nruns = 0;
+        for (std::size_t kb = 0; kb < L; kb += 16, ++nruns) {
           if (carry_next) {
-            float_form_terms<true>(bv, av, kb, std::min(L, kb + 16), grid, part, &nb);
+            float_form_terms<true>(bv, av, kb, std::min(L, kb + 16), grid, runs[nruns], &nb);
           } else {
-            float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
+            float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, runs[nruns]);
           }
-          add_chunk_sums(S, part);
         }
-        store_step_results(acc, c, c_exp, emax, S, F, t.rule);
+        store_step_results(acc, c, c_exp, emax, runs, nruns, F, t.rule);
       }
     }
 
@@ -888,7 +906,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
       }
     }
 
-    // The terms in int32, 16 k at a time, summed in int64 (add_chunk_sums).
+    // The terms in int32 runs of 16 k (TermRuns), combined by store_step_results.
     counts.truncating += kRows * W;
     const bool carry_next = s + 1 < s1;
     if (carry_next) {
@@ -898,20 +916,16 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
     const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
     const float* av[kRows];
     for (std::size_t r = 0; r < kRows; ++r) av[r] = &P.a_val[(t.row0 + r) * P.k + k0];
-    __m512i S[kRows][4];  // int64 (add_chunk_sums)
-    for (auto& row : S) {
-      for (auto& q : row) q = _mm512_setzero_si512();
-    }
-    for (std::size_t kb = 0; kb < L; kb += 16) {
-      __m512i part[kRows][2];
+    TermRuns runs;
+    std::size_t nruns = 0;
+    for (std::size_t kb = 0; kb < L; kb += 16, ++nruns) {
       if (carry_next) {
-        float_form_terms<true>(bv, av, kb, std::min(L, kb + 16), grid, part, &next);
+        float_form_terms<true>(bv, av, kb, std::min(L, kb + 16), grid, runs[nruns], &next);
       } else {
-        float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, part);
+        float_form_terms(bv, av, kb, std::min(L, kb + 16), grid, runs[nruns]);
       }
-      add_chunk_sums(S, part);
     }
-    store_step_results(acc, c, c_exp, emax, S, F, t.rule);
+    store_step_results(acc, c, c_exp, emax, runs, nruns, F, t.rule);
 
     if (specials.any) {
       counts.special += kRows * W;
