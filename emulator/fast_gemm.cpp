@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cstring>
 
 #include "blockscale/formats/detail/ieee_mode.h"
@@ -339,12 +338,10 @@ struct Task {
   }
 };
 
-// 2^e as a double for a panel's scale exponent (sexp: -127..128, normal doubles).
-double scale_factor(std::int32_t e) { return std::bit_cast<double>(static_cast<std::uint64_t>(e + 1023) << 52); }
-
 // fast::Fp64Chunk's values: the fp32 panel values of K chunk [k0, k0 + len) (whole steps) as
-// doubles, each times 2^sexp of its step. Both are exact: a float is a double exactly, and the
-// product is a power-of-two scaling within double's normal range. Without scales a plain copy.
+// doubles, each times 2^sexp of its step (sexp: -127..128, fast::pow2 unclamped). Both are exact:
+// a float is a double exactly, and the product is a power-of-two scaling within double's normal
+// range. Without scales a plain copy.
 void widen_strip_chunk(const fast::TfdpaPanels& P, std::size_t strip, std::size_t k0, std::size_t len, double* out) {
   constexpr std::size_t W = fast::kTfdpaWidth;
   const float* in = &P.b_val[(strip * P.k + k0) * W];
@@ -356,7 +353,7 @@ void widen_strip_chunk(const fast::TfdpaPanels& P, std::size_t strip, std::size_
   for (std::size_t k = 0; k < len; k += L) {
     const std::int32_t* sexp = &P.b_sexp[(strip * P.steps + (k0 + k) / L) * W];
     double scale[W];
-    for (std::size_t j = 0; j < W; ++j) scale[j] = scale_factor(sexp[j]);
+    for (std::size_t j = 0; j < W; ++j) scale[j] = fast::pow2(sexp[j]);
     for (std::size_t i = k; i < k + L; ++i) {
       for (std::size_t j = 0; j < W; ++j) out[i * W + j] = static_cast<double>(in[i * W + j]) * scale[j];
     }
@@ -370,7 +367,7 @@ void widen_row_chunk(const fast::TfdpaPanels& P, std::size_t row, std::size_t k0
   }
   const auto L = static_cast<std::size_t>(P.L);
   for (std::size_t k = 0; k < len; k += L) {
-    const double scale = scale_factor(P.a_sexp[row * P.steps + (k0 + k) / L]);
+    const double scale = fast::pow2(P.a_sexp[row * P.steps + (k0 + k) / L]);
     for (std::size_t i = k; i < k + L; ++i) out[i] = static_cast<double>(in[i]) * scale;
   }
 }
