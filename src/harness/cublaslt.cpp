@@ -2,7 +2,8 @@
 // cuBLASLt fp8 GEMMs on a Hopper GPU, for the schedule study of external.h. Compiled only in
 // builds with CUDA. The call follows gpu.md section 4: "TN" (both operands K-major), compute type
 // CUBLAS_COMPUTE_32F, scale type CUDA_R_32F, A/B scales through A_SCALE_POINTER / B_SCALE_POINTER
-// and, for block scaling, A_SCALE_MODE / B_SCALE_MODE (VEC128_32F, BLK128x128_32F; Hopper only).
+// and, for row-wise and block scaling, A_SCALE_MODE / B_SCALE_MODE (OUTER_VEC_32F, VEC128_32F,
+// BLK128x128_32F; Hopper only).
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -57,7 +58,8 @@ struct LtConfig {
   ExternalScaling scaling;
   bool fast_accum;
   int m, n, k;
-  int data;  // 0: uniform [0, 1) (one-signed: accumulation error grows), 1: Gaussian, 2: per-block ranges
+  int data;  // 0: uniform [0, 1) (one-signed: accumulation error grows), 1: Gaussian, 2: per-block
+             // (row-wise scaling: per-row) ranges
   float scale_a, scale_b;  // tensor scaling
   bool bf16_out = false;   // ask for bf16 D (as torch._scaled_mm's out_dtype=bfloat16 does), else f32 first
   LtEpilogue epilogue{};
@@ -88,6 +90,24 @@ void make_operand(const LtConfig& c, int rows, Rng& r, std::vector<std::uint8_t>
   const int kb = c.k / 128;
   codes.resize(std::size_t(rows) * c.k);
   const bool block = c.scaling == ExternalScaling::block_1x128 || c.scaling == ExternalScaling::block_128x128;
+  if (c.scaling == ExternalScaling::rowwise) {
+    // torchao's row-wise recipe: each row's scale is its amax / 448, its elements x / scale in
+    // e4m3; magnitudes vary from row to row.
+    scales.resize(std::size_t(rows));
+    std::vector<double> x(std::size_t(c.k));
+    for (int i = 0; i < rows; ++i) {
+      const double mag = std::ldexp(1.0, static_cast<int>(r.below(17)) - 8);
+      double amax = 0;
+      for (auto& v : x) {
+        v = r.gaussian() * mag;
+        amax = std::max(amax, std::fabs(v));
+      }
+      const float s = amax > 0 ? static_cast<float>(amax / 448.0) : 1.0f;
+      scales[std::size_t(i)] = s;
+      for (int k = 0; k < c.k; ++k) codes[std::size_t(i) * c.k + k] = e4m3(x[std::size_t(k)] / s);
+    }
+    return;
+  }
   if (!block) {
     for (auto& x : codes) x = e4m3(c.data == 0 ? r.uniform() : r.gaussian());
     scales = {b_side ? c.scale_b : c.scale_a};
@@ -140,13 +160,14 @@ std::string algo_text(const cublasLtMatmulAlgo_t& algo) {
          ", split-K " + std::to_string(splitk) + ", reduction scheme " + std::to_string(reduction);
 }
 
-// The run's scales as cuBLASLt reads them (gpu.md section 4): tensor: one float; VEC128 for A:
+// The run's scales as cuBLASLt reads them (gpu.md section 4): tensor: one float; OUTER_VEC: M
+// floats for A, N for B; VEC128 for A:
 // (M, K/128) with M contiguous; VEC128 for B: (N, K/128) with N contiguous; BLK128x128 for B:
 // (round_up(K/128, 4), N/128) with the K-blocks contiguous.
 std::pair<std::vector<float>, std::vector<float>> device_scales(const LtConfig& c, const ExternalRun& run) {
   const int kb = c.k / 128;
   std::vector<float> sa_dev, sb_dev;
-  if (c.scaling == ExternalScaling::tensor) return {{run.sa[0]}, {run.sb[0]}};
+  if (c.scaling == ExternalScaling::tensor || c.scaling == ExternalScaling::rowwise) return {run.sa, run.sb};
   sa_dev.resize(std::size_t(c.m) * kb);
   for (int i = 0; i < c.m; ++i)
     for (int q = 0; q < kb; ++q) sa_dev[std::size_t(q) * c.m + i] = run.sa[std::size_t(i) * kb + q];
@@ -178,8 +199,8 @@ struct DeviceOperands {
   }
 };
 
-// The call's descriptor: "TN", FAST_ACCUM, the A and B scales (device pointers) and, for block
-// scaling, their modes.
+// The call's descriptor: "TN", FAST_ACCUM, the A and B scales (device pointers) and, for row-wise
+// and block scaling, their modes.
 cublasLtMatmulDesc_t make_desc(const LtConfig& c, void* sa, void* sb) {
   cublasLtMatmulDesc_t op = nullptr;
   LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -191,10 +212,13 @@ cublasLtMatmulDesc_t make_desc(const LtConfig& c, void* sa, void* sb) {
   LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
   LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
   if (c.scaling != ExternalScaling::tensor) {
-    const cublasLtMatmulMatrixScale_t ma = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
-    const cublasLtMatmulMatrixScale_t mb = c.scaling == ExternalScaling::block_1x128
-                                               ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
-                                               : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    const bool rowwise = c.scaling == ExternalScaling::rowwise;
+    const cublasLtMatmulMatrixScale_t ma =
+        rowwise ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F : CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    const cublasLtMatmulMatrixScale_t mb =
+        rowwise                                      ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
+        : c.scaling == ExternalScaling::block_1x128 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F
+                                                     : CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &ma, sizeof ma));
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mb, sizeof mb));
   }
@@ -263,16 +287,19 @@ void run_one(cublasLtHandle_t lt, const LtConfig& c, ExternalRun& run) {
 // cancel D, so that the low bits the epilogue's FFMA keeps (or drops) reach D.
 std::vector<double> approximate_d(const ExternalRun& run) {
   const int kb = (run.k + 127) / 128;
-  const bool tensor = run.scaling == ExternalScaling::tensor;
+  // The index of row i's scale for K element k (ExternalRun: one, one per row, or per 128-block).
+  const auto scale_at = [&](int i, int k) -> std::size_t {
+    if (run.scaling == ExternalScaling::tensor) return 0;
+    if (run.scaling == ExternalScaling::rowwise) return std::size_t(i);
+    return std::size_t(i) * kb + k / 128;
+  };
   std::vector<double> av(run.a.size()), bv(run.b.size()), d(std::size_t(run.m) * run.n, 0.0);
   for (int i = 0; i < run.m; ++i)
     for (int k = 0; k < run.k; ++k)
-      av[std::size_t(i) * run.k + k] = to_double(Format::float8_e4m3fn, run.a[std::size_t(i) * run.k + k]) *
-                                       run.sa[tensor ? 0 : std::size_t(i) * kb + k / 128];
+      av[std::size_t(i) * run.k + k] = to_double(Format::float8_e4m3fn, run.a[std::size_t(i) * run.k + k]) * run.sa[scale_at(i, k)];
   for (int j = 0; j < run.n; ++j)
     for (int k = 0; k < run.k; ++k)
-      bv[std::size_t(j) * run.k + k] = to_double(Format::float8_e4m3fn, run.b[std::size_t(j) * run.k + k]) *
-                                       run.sb[tensor ? 0 : std::size_t(j) * kb + k / 128];
+      bv[std::size_t(j) * run.k + k] = to_double(Format::float8_e4m3fn, run.b[std::size_t(j) * run.k + k]) * run.sb[scale_at(j, k)];
   for (int i = 0; i < run.m; ++i)
     for (int j = 0; j < run.n; ++j) {
       double sum = 0.0;
@@ -402,6 +429,15 @@ std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) 
       {"VEC128_32F x BLK128x128_32F block scaling", ExternalScaling::block_128x128, false, 256, 256, 2048, 2, 1.0f, 1.0f},
       {"VEC128_32F x BLK128x128_32F block scaling, skinny long K", ExternalScaling::block_128x128, false, 64, 256, 16384, 2,
        1.0f, 1.0f},
+      // Row-wise scaling (OUTER_VEC_32F, torchao's row-wise recipe) called directly: torch._scaled_mm
+      // hands cuBLASLt the exchanged problem, so its fit need not be this one's.
+      {"OUTER_VEC_32F x OUTER_VEC_32F row-wise scaling", ExternalScaling::rowwise, false, 256, 256, 2048, 2, 1.0f, 1.0f},
+      {"OUTER_VEC_32F x OUTER_VEC_32F row-wise scaling, FAST_ACCUM on", ExternalScaling::rowwise, true, 256, 256, 2048, 2,
+       1.0f, 1.0f},
+      {"OUTER_VEC_32F x OUTER_VEC_32F row-wise scaling, skinny long K", ExternalScaling::rowwise, false, 64, 256, 16384, 2,
+       1.0f, 1.0f},
+      {"OUTER_VEC_32F x OUTER_VEC_32F row-wise scaling, FAST_ACCUM on, skinny long K", ExternalScaling::rowwise, true, 64,
+       128, 16384, 2, 1.0f, 1.0f},
       // bf16 D, as most fp8 GEMMs in training and inference write it: is it the f32 D rounded to
       // nearest even, and does a split-K reduce in f32 or in bf16 (the reduction scheme)?
       {"tensor-wise scaling 0.3 x 1.7, FAST_ACCUM off, Gaussian data, bf16 D", ExternalScaling::tensor, false, 256, 256,
@@ -414,6 +450,8 @@ std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) 
        true},
       {"VEC128_32F x BLK128x128_32F block scaling, skinny long K, bf16 D", ExternalScaling::block_128x128, false, 64, 256,
        16384, 2, 1.0f, 1.0f, true},
+      {"OUTER_VEC_32F x OUTER_VEC_32F row-wise scaling, bf16 D", ExternalScaling::rowwise, false, 256, 256, 2048, 2, 1.0f,
+       1.0f, true},
       // cuBLASLt's epilogue. Tensor-wise scales and alpha for which the three orders of alpha sa sb
       // round to three different floats; split-K 1 (beta C in the scale's FFMA) and the skinny shapes
       // (split-K 6: beta C added after the reduction).
@@ -435,6 +473,9 @@ std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) 
       {"epilogue: alpha 1.62, beta 0.6, f16 C and bias, tensor-wise scaling, skinny long K, e4m3 D with D scale and amax",
        ExternalScaling::tensor, false, 64, 128, 16384, 1, 1.539794921875f, 1.4581329822540283f, false,
        {true, 1.6219326257705688f, 0.6f, Format::float16, Format::float16, Format::float8_e4m3fn}},
+      {"epilogue: alpha 1.62, beta 0.6, f32 C, bf16 bias, OUTER_VEC_32F x OUTER_VEC_32F row-wise scaling, f32 D",
+       ExternalScaling::rowwise, false, 256, 256, 2048, 2, 1.0f, 1.0f, false,
+       {true, 1.6219326257705688f, 0.6f, Format::float32, Format::bfloat16, Format::float32}},
   };
   cublasLtHandle_t lt = nullptr;
   LT_CHECK(cublasLtCreate(&lt));

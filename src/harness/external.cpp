@@ -117,16 +117,23 @@ struct Fitter {
     return emulator::gemm(s, ops);
   }
 
+  // The orders of an epilogue's two scale multiplies (FMUL, RN): (sa*sb)*acc, sa*(sb*acc),
+  // sb*(sa*acc).
+  enum class EpilogueOrder { scale_product, b_first, a_first };
+
   // Tensor / row-wise scales in an epilogue, then the output conversion; records the fit.
-  void finish(const std::string& name, const std::vector<std::uint32_t>& acc, int epilogue) {
+  void finish(const std::string& name, const std::vector<std::uint32_t>& acc, EpilogueOrder epilogue) {
     std::vector<std::uint32_t> d(acc.size());
     for (int i = 0; i < run.m; ++i)
       for (int j = 0; j < run.n; ++j) {
         std::uint32_t x = acc[std::size_t(i) * run.n + j];
         if (!block_scaled()) {
           const std::uint32_t s1 = bits(sa(i, 0)), s2 = bits(sb(j, 0));
-          x = epilogue == 0 ? emulator::mul_f32(emulator::mul_f32(s1, s2), x)
-                            : emulator::mul_f32(s1, emulator::mul_f32(s2, x));
+          switch (epilogue) {
+            case EpilogueOrder::scale_product: x = emulator::mul_f32(emulator::mul_f32(s1, s2), x); break;
+            case EpilogueOrder::b_first: x = emulator::mul_f32(s1, emulator::mul_f32(s2, x)); break;
+            case EpilogueOrder::a_first: x = emulator::mul_f32(s2, emulator::mul_f32(s1, x)); break;
+          }
         }
         d[std::size_t(i) * run.n + j] = run.bf16_output ? to_bf16(x) : x;
       }
@@ -135,7 +142,11 @@ struct Fitter {
                     std::size_t(run.n), st, 0);
     ScheduleFit f;
     f.schedule = name;
-    if (!block_scaled()) f.schedule += epilogue == 0 ? ", epilogue (sa*sb)*acc" : ", epilogue sa*(sb*acc)";
+    if (!block_scaled()) {
+      f.schedule += epilogue == EpilogueOrder::scale_product ? ", epilogue (sa*sb)*acc"
+                    : epilogue == EpilogueOrder::b_first     ? ", epilogue sa*(sb*acc)"
+                                                             : ", epilogue sb*(sa*acc)";
+    }
     f.outputs = st.outputs;
     f.matches = st.outputs - st.mismatches;
     f.worst_ulps = st.worst_ulps;
@@ -147,10 +158,13 @@ struct Fitter {
   }
 
   void record(const std::string& name, const std::vector<std::uint32_t>& acc) {
-    finish(name, acc, 0);
+    finish(name, acc, EpilogueOrder::scale_product);
     const bool unit = !block_scaled() && std::all_of(run.sa.begin(), run.sa.end(), [](float x) { return x == 1.0f; }) &&
                       std::all_of(run.sb.begin(), run.sb.end(), [](float x) { return x == 1.0f; });
-    if (!block_scaled() && !unit) finish(name, acc, 1);
+    if (!block_scaled() && !unit) {
+      finish(name, acc, EpilogueOrder::b_first);
+      finish(name, acc, EpilogueOrder::a_first);
+    }
   }
 };
 
