@@ -92,6 +92,19 @@ constexpr LibraryFp8Schedule kRows[] = {
      "H200, torch 2.11.0+cu130 (run 4): 256x256x2048; 64x256x10240 and 64x256x16384 (split-K 3 "
      "and 6); 98,304 outputs bit-exact; H100: 344,064 outputs of 20 calls (split-K 1 to 6, with the "
      "split-K probes) bit-exact"},
+    // cuBLASLt's own row-wise call (OUTER_VEC_32F x OUTER_VEC_32F; 2026-11-29): the epilogue takes
+    // A's scale first, the mirror of torch._scaled_mm's row-wise call, which hands cuBLASLt the
+    // exchanged problem. Its heuristic never split K on the recorded grid (recorded_split_k).
+    {Fp8Library::cublaslt, false, G::row, G::row, 4, Fp8ScaleStage::epilogue_a_first, PromotionFma::scale_product,
+     false, 0,
+     "H200, cuBLASLt 13.1 OUTER_VEC_32F x OUTER_VEC_32F: 256x256x2048 and 64x256x16384 (no split-K), "
+     "81,920 outputs bit-exact, and 65,536 with bf16 D; with its epilogue (alpha, beta C, bias; f32, "
+     "bf16 and f16 D) 52 calls at 128x128x2048 and 64x128x16384, 638,976 outputs bit-exact"},
+    {Fp8Library::cublaslt, true, G::row, G::row, 0, Fp8ScaleStage::epilogue_a_first, PromotionFma::scale_product,
+     false, 0,
+     "H200, cuBLASLt 13.1 OUTER_VEC_32F x OUTER_VEC_32F: 256x256x2048 and 64x128x16384 (no split-K), "
+     "73,728 outputs bit-exact; with its epilogue (alpha, beta C, bias; f32, bf16 and f16 D) 40 calls "
+     "at 128x128x2048 and 64x128x16384, 540,672 outputs bit-exact"},
 };
 
 Instruction wgmma_fp8(Format a, Format b) {
@@ -194,6 +207,8 @@ std::string LibraryFp8Schedule::description() const {
       return s + (promotion_interval ? "FADD" : "") + ", then D = (sa*sb)*acc";
     case Fp8ScaleStage::epilogue_b_first:
       return s + (promotion_interval ? "FADD" : "") + ", then D = sa*(sb*acc)";
+    case Fp8ScaleStage::epilogue_a_first:
+      return s + (promotion_interval ? "FADD" : "") + ", then D = sb*(sa*acc)";
     case Fp8ScaleStage::promotion_fma: break;
   }
   if (operands_exchanged) return s + "acc = fma(sb, sa*p, acc) (the library computes D^T = B A^T)";
@@ -338,22 +353,35 @@ std::vector<std::uint32_t> accumulation(const LibraryFp8Schedule& s, const Fp8Sc
 
 }  // namespace
 
-std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a,
-                                            const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
-                                            int split_k, const GemmOptions& options) {
-  std::vector<std::uint32_t> acc = accumulation(s, a, b, row0, row1, split_k, options);
-  if (s.scales == Fp8ScaleStage::promotion_fma) return acc;
-  const std::int64_t rows = row1 - row0, n = b.rows;
-  // Tensor-wise or row-wise scales in the epilogue: each output's two FMULs, rounded apart.
+namespace {
+
+// Tensor-wise or row-wise scales in the epilogue, on the accumulators of rows row0.. of D: each
+// output's two FMULs, rounded apart, in the row's order.
+void scale_in_epilogue(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b,
+                       std::int64_t row0, std::vector<std::uint32_t>& acc) {
+  const std::int64_t n = b.rows, rows = static_cast<std::int64_t>(acc.size()) / n;
   for (std::int64_t i = 0; i < rows; ++i) {
     const std::uint32_t sa = std::bit_cast<std::uint32_t>(a.scale(row0 + i, 0));
     for (std::int64_t j = 0; j < n; ++j) {
       const std::uint32_t sb = std::bit_cast<std::uint32_t>(b.scale(j, 0));
       std::uint32_t& d = acc[static_cast<std::size_t>(i * n + j)];
-      d = s.scales == Fp8ScaleStage::epilogue_scale_product ? mul_f32(mul_f32(sa, sb), d)
-                                                            : mul_f32(sa, mul_f32(sb, d));
+      switch (s.scales) {
+        case Fp8ScaleStage::epilogue_scale_product: d = mul_f32(mul_f32(sa, sb), d); break;
+        case Fp8ScaleStage::epilogue_b_first: d = mul_f32(sa, mul_f32(sb, d)); break;
+        case Fp8ScaleStage::epilogue_a_first: d = mul_f32(sb, mul_f32(sa, d)); break;
+        case Fp8ScaleStage::promotion_fma: return;
+      }
     }
   }
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> library_fp8_gemm(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a,
+                                            const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
+                                            int split_k, const GemmOptions& options) {
+  std::vector<std::uint32_t> acc = accumulation(s, a, b, row0, row1, split_k, options);
+  scale_in_epilogue(s, a, b, row0, acc);
   return acc;
 }
 
@@ -398,8 +426,8 @@ void check_epilogue_types(const LibraryFp8Schedule& s, const CublasLtEpilogue& e
   } else if (fp8_d) {
     if (s.a != Fp8Granularity::tensor || s.b != Fp8Granularity::tensor) {
       fail("cublaslt_fp8_gemm: an fp8 D with " + std::string(to_string(s.a)) + " x " + std::string(to_string(s.b)) +
-           " scaling: cuBLASLt 13.1 refused it on an H200 (invalid value); it takes an fp8 D with tensor-wise "
-           "scales only");
+           " scaling: cuBLASLt 13.1 refused it on an H200 (block scales: invalid value; row-wise: no "
+           "algorithm); it takes an fp8 D with tensor-wise scales only");
     }
     if (e.c_format != Format::bfloat16 && e.c_format != Format::float16) {
       fail("cublaslt_fp8_gemm: with an fp8 D, C is bfloat16 or float16, got " + name(e.c_format));
@@ -484,6 +512,9 @@ CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8Scaled
   }
   CublasLtFp8Result r;
   r.d = accumulation(s, a, b, row0, row1, split_k, options);
+  // Row-wise scaling: X is the row's scaled result, RN(sb RN(sa acc)), and S = alpha (as for block
+  // scaling); measured on an H200 (docs/conformance.md, "cuBLASLt epilogue").
+  if (s.scales == Fp8ScaleStage::epilogue_a_first) scale_in_epilogue(s, a, b, row0, r.d);
   const std::uint32_t alpha = std::bit_cast<std::uint32_t>(e.alpha), beta = std::bit_cast<std::uint32_t>(e.beta),
                       d_scale = std::bit_cast<std::uint32_t>(e.d_scale);
   const bool tensor = s.scales == Fp8ScaleStage::epilogue_scale_product;

@@ -7,15 +7,17 @@ with amax_d = max |.| before scale_d, but not where it rounds. This probe runs o
 PyTorch (the device machine; nothing here runs in CI) and calls cuBLASLt through its C API (ctypes,
 torch's buffers) on e4m3 operands, D = A B^T as blockscale's cuBLASLt study calls it (TRANSA = T,
 D column-major m x n; the bias has one value per row of D). For each recipe (tensor-wise with and
-without FAST_ACCUM, VEC128 x VEC128 and VEC128 x BLK128x128 block scaling), shape (128 x 128 x 2048,
+without FAST_ACCUM, OUTER_VEC x OUTER_VEC row-wise scaling with and without it, VEC128 x VEC128 and
+VEC128 x BLK128x128 block scaling), shape (128 x 128 x 2048,
 split-K 1; 64 x 128 x 16384, where the heuristic splits K in 6) and data (Gaussian; "cancel": C =
 -D0 in C's type and the bias -D0(i, 0) with B's rows equal but for two elements, so that the low
 bits an FMA keeps reach D), it makes D0 (the recipe's scales, alpha 1, beta 0, f32 D) and, for
-tensor-wise scaling, the accumulator X (unit scales), then calls cuBLASLt with alpha, beta, C, a
+tensor-wise and row-wise scaling, the accumulator X (unit scales), then calls cuBLASLt with alpha, beta, C, a
 bias and each D type (f32, bf16, f16, e4m3 with D_SCALE and AMAX_D; e5m2 and the other C and bias
 types to record that they are refused) and counts exactly how many outputs each candidate order of
-the epilogue reproduces. With S X = alpha sa sb X (tensor-wise, S rounded in each of three orders)
-or alpha D0 (block scaling), the candidates for the f32 value y are
+the epilogue reproduces. With S X = alpha sa sb X (tensor-wise, S rounded in each of three orders),
+alpha D0 (block scaling) or, for row-wise scaling (where D0 = RN(sb RN(sa X))), alpha D0,
+RN(alpha sb) RN(sa X) or sb RN(RN(alpha sa) X), the candidates for the f32 value y are
   fused   RN(RN(FMA(S, X, RN(beta C))) + bias)     fma_c   RN(RN(FMA(beta, C, RN(S X))) + bias)
   apart   RN(RN(RN(S X) + RN(beta C)) + bias)      bias_c  RN(RN(RN(S X) + bias) + RN(beta C))
   once    RN(S X + beta C + bias)
@@ -26,9 +28,11 @@ uses float64 where TwoSum proves the sum exact, Python fractions elsewhere. With
 holding the blockscale Python package, e.g. <build>/python) every accepted call is also computed by
 blockscale.cublaslt_fp8 and compared with the GPU's D and amax_d. Writes DIR/epilogue.json.
 
-AxB (default e4m3xe4m3; e4m3xe5m2, e5m2xe4m3) chooses the operands' element types.
+AxB (default e4m3xe4m3; e4m3xe5m2, e5m2xe4m3) chooses the operands' element types, and SCALINGS (a
+comma-separated list of tensor, rowwise, block_1x128, block_128x128; default all) the recipes. MODULE
+may be "-" for none.
 
-usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE [AxB]]]
+usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE [AxB [SCALINGS]]]]
 """
 import ctypes
 import itertools
@@ -44,7 +48,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cublaslt_split_k import (CUBLAS_COMPUTE_32F, CUBLAS_OP_N, CUBLAS_OP_T, CUDA_R_16BF, CUDA_R_32F,  # noqa: E402
                               CUDA_R_8F_E4M3, CUDA_R_8F_E5M2, DESC_A_SCALE_MODE, DESC_A_SCALE_POINTER,
                               DESC_B_SCALE_MODE, DESC_B_SCALE_POINTER, DESC_FAST_ACCUM, DESC_TRANSA, DESC_TRANSB,
-                              PREF_MAX_WORKSPACE_BYTES, SCALE_BLK128x128_32F, SCALE_VEC128_32F, CublasLt)
+                              PREF_MAX_WORKSPACE_BYTES, SCALE_BLK128x128_32F, SCALE_OUTER_VEC_32F,
+                              SCALE_VEC128_32F, CublasLt)
 from probe_scaled_mm_bias import round_rne  # noqa: E402  (a fraction rounded to nearest even on a grid)
 
 # cublasLt.h / library_types.h, CUDA 13.0.
@@ -122,7 +127,10 @@ class Lt(CublasLt):
             self._set(setd, op, DESC_FAST_ACCUM, ctypes.c_int8(1 if fast else 0))
             self._set(setd, op, DESC_A_SCALE_POINTER, ctypes.c_void_p(sa.data_ptr()))
             self._set(setd, op, DESC_B_SCALE_POINTER, ctypes.c_void_p(sb.data_ptr()))
-            if scaling != "tensor":
+            if scaling == "rowwise":
+                self._set(setd, op, DESC_A_SCALE_MODE, ctypes.c_int(SCALE_OUTER_VEC_32F))
+                self._set(setd, op, DESC_B_SCALE_MODE, ctypes.c_int(SCALE_OUTER_VEC_32F))
+            elif scaling != "tensor":
                 self._set(setd, op, DESC_A_SCALE_MODE, ctypes.c_int(SCALE_VEC128_32F))
                 self._set(setd, op, DESC_B_SCALE_MODE, ctypes.c_int(SCALE_VEC128_32F if scaling == "block_1x128"
                                                                     else SCALE_BLK128x128_32F))
@@ -198,6 +206,9 @@ def module_check(bs, scaling, fast, a, b, sa, sb, m, n, k, split, alpha, beta, c
     if scaling == "tensor":
         recipes = ("torchao_tensorwise", "torchao_tensorwise")
         scales = (sa.cpu().numpy()[:1], sb.cpu().numpy()[:1])
+    elif scaling == "rowwise":
+        recipes = ("torchao_rowwise", "torchao_rowwise")
+        scales = (sa.cpu().numpy(), sb.cpu().numpy())
     else:  # the device layouts (see main) back to row-major (rows, K/128) and (N/128, K/128)
         sa_rows = sa.cpu().reshape(kb, m).t().contiguous().numpy()
         if scaling == "block_1x128":
@@ -220,7 +231,8 @@ def module_check(bs, scaling, fast, a, b, sa, sb, m, n, k, split, alpha, beta, c
             "amax_agrees": None if amax is None else bool(np.float32(model_amax) == np.float32(amax))}
 
 
-def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3")):
+def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3"),
+         scalings=("tensor", "rowwise", "block_1x128", "block_128x128")):
     bs = None
     if module_dir:
         sys.path.insert(0, module_dir)
@@ -244,9 +256,11 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3")):
         return values(d.t())
 
     runs = [(s, f, shape, data) for shape in ((128, 128, 2048), (64, 128, 16384))
-            for s, f in (("tensor", False), ("tensor", True), ("block_1x128", False), ("block_128x128", False))
-            for data in ("gaussian", "cancel")]
-    runs += [("tensor", False, (128, 128, 2048), "midpoints"), ("tensor", False, (64, 128, 16384), "midpoints")]
+            for s, f in (("tensor", False), ("tensor", True), ("rowwise", False), ("rowwise", True),
+                         ("block_1x128", False), ("block_128x128", False))
+            for data in ("gaussian", "cancel") if s in scalings]
+    if "tensor" in scalings:
+        runs += [("tensor", False, (128, 128, 2048), "midpoints"), ("tensor", False, (64, 128, 16384), "midpoints")]
     for scaling, fast, (m, n, k), data in runs:
         name = f"{scaling}{'_fast' if fast else ''}_{m}x{n}x{k}_{data}"
         x = torch.randn(m, k, generator=gen)
@@ -263,6 +277,8 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3")):
         kb = k // 128
         if scaling == "tensor":
             sa, sb = cuda(torch.tensor([SA])), cuda(torch.tensor([SB]))
+        elif scaling == "rowwise":  # OUTER_VEC: one scale per row of A (m) and of B (n)
+            sa, sb = cuda(torch.rand(m, generator=gen) + 0.5), cuda(torch.rand(n, generator=gen) + 0.5)
         else:  # VEC128 for A: (M, K/128), M contiguous; B: VEC128 (N, K/128), N contiguous, or
             # BLK128x128: K-blocks contiguous, padded to 4 (gpu.md section 4)
             sa = cuda((torch.rand(kb, m, generator=gen) + 0.5).reshape(-1))
@@ -272,8 +288,7 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3")):
                 sb = cuda((torch.rand((n + 127) // 128, (kb + 3) // 4 * 4, generator=gen) + 0.5).reshape(-1))
 
         def call(d_type, **kw):
-            return lt.matmul(a, b, m, n, k, kw.pop("sa", sa), kw.pop("sb", sb),
-                             "tensor" if scaling == "tensor" else scaling, fast, d_type, workspace=ws,
+            return lt.matmul(a, b, m, n, k, kw.pop("sa", sa), kw.pop("sb", sb), scaling, fast, d_type, workspace=ws,
                              elements=elements, **kw)
 
         base, err = call("f32")
@@ -289,6 +304,9 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3")):
             # alpha sa sb in each order: (name, scale)
             orders = {"s=a(sa sb)": f32(ALPHA * f32(SA * SB)), "s=(a sa)sb": f32(f32(ALPHA * SA) * SB),
                       "s=(a sb)sa": f32(f32(ALPHA * SB) * SA)}
+        elif scaling == "rowwise":
+            acc = rows(call("f32", sa=cuda(torch.ones(m)), sb=cuda(torch.ones(n)))[0][0])
+            sav, sbv = values(sa).reshape(m, 1), values(sb).reshape(1, n)
         spread = float(d0t.abs().max())
         common = {"scaling": scaling, "fast_accum": fast, "m": m, "n": n, "k": k, "data": data, "split_k": split}
 
@@ -322,7 +340,13 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3")):
             bias_c  RN(RN(RN(S X) + bias) + RN(beta C))
             once    RN(S X + beta C + bias)"""
             out = {}
-            sx = {key: (sv, acc) for key, sv in orders.items()} if scaling == "tensor" else {"": (alpha, d0)}
+            if scaling == "tensor":
+                sx = {key: (sv, acc) for key, sv in orders.items()}
+            elif scaling == "rowwise":  # alpha with D0 = RN(sb RN(sa X)), with sb, or with sa
+                sx = {"s=a x=d0": (alpha, d0), "s=(a sb) x=sa acc": (f32(alpha * sbv), f32(sav * acc)),
+                      "s=sb x=(a sa)acc": (sbv, f32(f32(alpha * sav) * acc))}
+            else:
+                sx = {"": (alpha, d0)}
             for key, (sv, xv) in sx.items():
                 if scaling == "tensor" and alpha == 1.0:
                     sv = f32(SA * SB)
@@ -409,5 +433,7 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3")):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE [AxB]]]")
-    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1, sys.argv[3] if len(sys.argv) > 3 else None,
-         tuple(sys.argv[4].split("x")) if len(sys.argv) > 4 else ("e4m3", "e4m3"))
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1,
+         sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-" else None,
+         tuple(sys.argv[4].split("x")) if len(sys.argv) > 4 else ("e4m3", "e4m3"),
+         tuple(sys.argv[5].split(",")) if len(sys.argv) > 5 else ("tensor", "rowwise", "block_1x128", "block_128x128"))

@@ -437,6 +437,7 @@ std::string to_text(Fp8ScaleStage s) {
   switch (s) {
     case Fp8ScaleStage::epilogue_scale_product: return "epilogue_scale_product";
     case Fp8ScaleStage::epilogue_b_first: return "epilogue_b_first";
+    case Fp8ScaleStage::epilogue_a_first: return "epilogue_a_first";
     case Fp8ScaleStage::promotion_fma: return "promotion_fma";
   }
   return "?";

@@ -92,7 +92,7 @@ std::vector<float> gaussian(std::int64_t count, std::uint64_t seed) {
 
 Fp8ScaledMatrix operand(std::int64_t rows, std::int64_t k, G g, std::uint64_t seed,
                         Format element = Format::float8_e4m3fn) {
-  if (g == G::tensor) {
+  if (g == G::tensor || g == G::row) {
     return quantize_fp8_scaled(gaussian(rows * k, seed), rows, k, KAxis::last, element, g, Fp8ScaleRecipe::torchao);
   }
   // DeepGEMM's recipe casts to e4m3 only: an e5m2 operand with block scales takes its e4m3 codes'
@@ -107,8 +107,9 @@ Fp8ScaledMatrix operand(std::int64_t rows, std::int64_t k, G g, std::uint64_t se
   return m;
 }
 
-// X of the rule: the unit-scale accumulator for tensor-wise scaling, the row's own result for block
-// scaling; and the per-row scale S: RN(RN(alpha sa) sb) (host float products) or alpha.
+// X of the rule: the unit-scale accumulator for tensor-wise scaling, the row's own result for
+// row-wise and block scaling; and the per-row scale S: RN(RN(alpha sa) sb) (host float products) or
+// alpha.
 // Small GEMMs, many of them: one thread each (the bits do not depend on the count), so that the
 // test does not pay for thread start-ups on a busy machine.
 GemmOptions one_thread() {
@@ -187,6 +188,7 @@ TEST(CublasLtEpilogue, EveryRowSplitAndDTypeAgainstTheOracle) {
       b.scales = {0.005945408716797829f};
     }
     for (const int split_k : {1, 2}) {
+      if (split_k > 1 && s.split_granule_k == 0) continue;  // row x row: never seen splitting K
       const std::vector<std::uint32_t> x = rule_x(s, a, b, split_k);
       for (const Types& t : accepted(s, e5m2_operand)) {
         // (alpha, beta, bias?, data): data 0 Gaussian C and bias, 1 cancelling ones.
@@ -329,6 +331,11 @@ TEST(CublasLtEpilogue, RefusesWhatWasNotMeasured) {
                     "with a bfloat16 D the bias is bfloat16, got float16");
   expect_throw_with([&] { cublaslt_fp8_gemm(blk, ab, bb, 0, 8, 1, with([&](auto& e) { e.d_format = Format::float8_e4m3fn; e.c_format = Format::bfloat16; })); },
                     "an fp8 D with 1x128 x 128x128 scaling");
+  const Fp8ScaledMatrix ar = operand(8, 256, G::row, 5), br = operand(8, 256, G::row, 6);
+  const LibraryFp8Schedule& row = library_fp8_schedule(Fp8Library::cublaslt, false, G::row, G::row);
+  expect_throw_with([&] { cublaslt_fp8_gemm(row, ar, br, 0, 8, 1, with([&](auto& e) { e.d_format = Format::float8_e4m3fn; e.c_format = Format::bfloat16; })); },
+                    "an fp8 D with row x row scaling: cuBLASLt 13.1 refused it on an H200 (block scales: invalid value; row-wise: no algorithm)");
+  expect_throw_with([&] { cublaslt_fp8_gemm(row, ar, br, 0, 8, 2, {}); }, "cublaslt row x row was never seen splitting K");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.d_format = Format::float8_e4m3fn; })); },
                     "with an fp8 D, C is bfloat16 or float16, got float32");
   expect_throw_with([&] { cublaslt_fp8_gemm(t, a, b, 0, 8, 1, with([&](auto& e) { e.d_format = Format::float8_e4m3fn; e.c_format = Format::float16; e.bias = bias; })); },

@@ -53,11 +53,12 @@ Fp8ScaledMatrix quantized(std::int64_t rows, std::int64_t k, G g, std::uint64_t 
 
 // What the harness's fitter calls each table row's schedule (docs/conformance.md).
 std::string fitter_name(const LibraryFp8Schedule& s) {
-  if (s.promotion_interval == 0) return "one wgmma chain over all of K (no promotion), epilogue (sa*sb)*acc";
+  const std::string accumulation = s.promotion_interval == 0 ? "one wgmma chain over all of K (no promotion)"
+                                                             : "promotion every 128 (P=4, FADD)";
   switch (s.scales) {
-    case Fp8ScaleStage::epilogue_scale_product:
-      return "promotion every 128 (P=4, FADD), epilogue (sa*sb)*acc";
-    case Fp8ScaleStage::epilogue_b_first: return "promotion every 128 (P=4, FADD), epilogue sa*(sb*acc)";
+    case Fp8ScaleStage::epilogue_scale_product: return accumulation + ", epilogue (sa*sb)*acc";
+    case Fp8ScaleStage::epilogue_b_first: return accumulation + ", epilogue sa*(sb*acc)";
+    case Fp8ScaleStage::epilogue_a_first: return accumulation + ", epilogue sb*(sa*acc)";
     case Fp8ScaleStage::promotion_fma: break;
   }
   if (s.operands_exchanged) {
@@ -110,7 +111,7 @@ TEST(LibraryFp8, EveryRowIsTheScheduleTheHarnessFitsToIt) {
   // (one of the fitter's candidates) is then no longer the same as one chain.
   const std::int64_t m = 48, n = 160, k = 1152;
   const auto& rows = library_fp8_schedules();
-  ASSERT_EQ(rows.size(), 9u);
+  ASSERT_EQ(rows.size(), 11u);
   for (const LibraryFp8Schedule& s : rows) {
     SCOPED_TRACE(s.name());
     const Fp8ScaledMatrix a = quantized(m, k, s.a, 11), b = quantized(n, k, s.b, 12);
@@ -668,7 +669,7 @@ TEST(LibraryFp8, BadCallsNameTheRule) {
             }).find("measured: tensor x tensor"),
             std::string::npos);
   EXPECT_NE(invalid_argument_message([] {
-              library_fp8_schedule(Fp8Library::cublaslt, false, G::row, G::row);
+              library_fp8_schedule(Fp8Library::cublaslt, true, G::block_1x128, G::block_1x128);
             }).find("was not measured"),
             std::string::npos);
   const LibraryFp8Schedule& tensor = library_fp8_schedule(Fp8Library::cublaslt, false, G::tensor, G::tensor);

@@ -280,7 +280,8 @@ def check_fp8_scaled(tool, scratch):
         ("deepgemm_1x128_ue8m0", "deepgemm_128x128_ue8m0", "fp8_e4m3", {"cublaslt": "scale_product"}, 3, 5),
         ("torchao_tensorwise", "torchao_tensorwise", "fp8_e5m2",
          {"cublaslt": "tensor", "cublaslt_fast_accum": "fast_accum", "torch_scaled_mm_fast_accum": "fast_accum"}, 4, 5),
-        ("torchao_rowwise", "torchao_rowwise", "fp8_e4m3", {"torch_scaled_mm": "row"}, 5, 4),
+        ("torchao_rowwise", "torchao_rowwise", "fp8_e4m3",
+         {"torch_scaled_mm": "row", "cublaslt": "row_a_first", "cublaslt_fast_accum": "fast_accum_row_a_first"}, 5, 4),
     ]
     K = 300
     blocks = {"deepgemm_1x128": (1, 128), "deepgemm_128x128": (128, 128), "deepgemm_1x128_ue8m0": (1, 128),
@@ -710,7 +711,8 @@ def check_errors(tool, scratch):
         (["--format", "fp8_e4m3", "--recipe", "te_mxfp8"], "unknown --recipe 'te_mxfp8' for fp8 with fp32 scales"),
         (["--format", "fp8_e4m3", "--recipe-b", "ocp"], "unknown --recipe-b 'ocp' for fp8 with fp32 scales"),
         (["--format", "fp8_e4m3", "--models", "sm_100a"], "unknown model 'sm_100a' for fp8 with fp32 scales"),
-        (["--format", "fp8_e4m3", "--recipe", "torchao_rowwise", "--models", "cublaslt"], "was not measured with A row x B row"),
+        (["--format", "fp8_e4m3", "--recipe", "torchao_rowwise", "--models", "cublaslt", "--split-k", "2"],
+         "cublaslt row x row was never seen splitting K"),
         (["--format", "fp8_e4m3", "--recipe", "torchao_rowwise", "--models", "torch_scaled_mm_fast_accum"],
          "measured: tensor x tensor"),
         (["--format", "fp8_e5m2", "--recipe", "torchao_tensorwise"], "not e5m2 x e5m2"),

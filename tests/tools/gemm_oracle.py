@@ -321,6 +321,10 @@ def rne32(x):
 # The K tile at which each schedule's library kernel cuts a split-K (cuBLASLt 13.1 on an H200,
 # docs/conformance.md, "Split-K"): 512 elements for 1x128 x 128x128, 128 for the others.
 SPLIT_GRANULE = {"scale_product": 512, "b_first": 128, "swapped": 128, "tensor": 128, "fast_accum": 128}
+# The schedules of emulator/library_fp8.h's rows: the accumulation (one chain, promotion every 4
+# wgmma by FADD, or the scales in the promotion FMA) and the epilogue's order of the two scales.
+CHAIN = ("fast_accum", "fast_accum_row_a_first")
+FADD_PROMOTION = ("tensor", "row", "row_a_first")
 
 
 def bf16_rne(bits32):
@@ -351,9 +355,9 @@ def fp8_scaled_oracle(a_rows, sa, b_cols, sb, fa, fb, schedule, split_k=1):
             s_a, s_b = Fraction(float(sa[i, 0])), Fraction(float(sb[j, 0]))
             total = Fraction(0)
             for k0, k1 in slices:
-                if schedule == "fast_accum":
+                if schedule in CHAIN:
                     acc = wgmma_steps(av, bv, fa, fb, k0, k1, Fraction(0))
-                elif schedule in ("tensor", "row"):  # promotion every 4 wgmma (128 of K) by FADD
+                elif schedule in FADD_PROMOTION:  # promotion every 4 wgmma (128 of K) by FADD
                     acc = Fraction(0)
                     for q in range(k0, k1, 128):
                         acc = rne32(acc + wgmma_steps(av, bv, fa, fb, q, q + 128, Fraction(0)))
@@ -373,6 +377,8 @@ def fp8_scaled_oracle(a_rows, sa, b_cols, sb, fa, fb, schedule, split_k=1):
                 d = rne32(rne32(s_a * s_b) * total)
             elif schedule == "row":
                 d = rne32(s_a * rne32(s_b * total))
+            elif schedule in ("row_a_first", "fast_accum_row_a_first"):
+                d = rne32(s_b * rne32(s_a * total))
             else:
                 d = total
             out[i, j] = f32_bits(d)

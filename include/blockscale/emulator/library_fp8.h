@@ -32,6 +32,7 @@ std::string_view to_string(Fp8Library l);
 enum class Fp8ScaleStage : std::uint8_t {
   epilogue_scale_product,  // promotions add the partials (FADD), then D = (sa*sb)*acc
   epilogue_b_first,        // promotions add the partials (FADD), then D = sa*(sb*acc)
+  epilogue_a_first,        // promotions add the partials (FADD), then D = sb*(sa*acc)
   promotion_fma,           // each promotion applies sa(i, q), sb(j, q) by `promotion_fma`
 };
 
@@ -110,8 +111,9 @@ struct CublasLtFp8Result {
 
 // Rows [row0, row1) of a cuBLASLt fp8 GEMM with its epilogue. The schedule must be a cuBLASLt row.
 // Let X be the row's f32 result before any epilogue scaling (the accumulator for tensor-wise
-// scaling, the promoted and scaled sum for block scaling; after a split-K its slices' f32 sum), and
-// S = RN(RN(alpha sa) sb) for tensor-wise scaling, S = alpha for block scaling. Then, with RN the
+// scaling, RN(sb RN(sa acc)) for row-wise (OUTER_VEC) scaling, the promoted and scaled sum for
+// block scaling; after a split-K its slices' f32 sum), and S = RN(RN(alpha sa) sb) for tensor-wise
+// scaling, S = alpha for row-wise and block scaling. Then, with RN the
 // f32 rounding (nearest even):
 //   split_k = 1:  y = RN(FMA(S, X, RN(beta C)))      (the scale's FFMA takes beta C as its addend)
 //   split_k > 1:  y = RN(FMA(beta, C, RN(S X)))      (the split-K reduction's epilogue)
@@ -119,10 +121,11 @@ struct CublasLtFp8Result {
 //   bias:         y = RN(y + bias(i))                  (FADD, after C)
 //   D: f32: y; bf16 or f16: y rounded once to nearest even; e4m3 or e5m2: RN_fp8(RN(d_scale y)),
 //   saturating to the largest finite value (satfinite); amax_d = max |y|.
-// Every other order of these operations missed outputs on the H200. What cuBLASLt 13.1 took there
-// (others were refused, and are refused here, naming the rule): an f32 D with an f32 C and a bf16
-// bias; a bf16 D with a bf16 C and bias; an f16 D with an f16 C and bias; an e4m3 D, and with an
-// e5m2 operand an e5m2 D, tensor-wise scaling only, with a bf16 or f16 C and a bias of C's type.
+// Every other order of these operations missed outputs on the H200 (row-wise: 92 calls, seed 11,
+// docs/conformance.md, "cuBLASLt epilogue"). What cuBLASLt 13.1 took there (others were refused,
+// and are refused here, naming the rule): an f32 D with an f32 C and a bf16 bias; a bf16 D with a
+// bf16 C and bias; an f16 D with an f16 C and bias; an e4m3 D, and with an e5m2 operand an e5m2 D,
+// tensor-wise scaling only, with a bf16 or f16 C and a bias of C's type.
 // Also refused: e5m2 x e5m2 (the libraries take neither), NaN or Inf in alpha, beta, d_scale, C or the
 // bias (measured with finite values only), d_scale != 1 with another D, an fp8 D whose y is not
 // finite, and the rest of library_fp8_gemm's rules.
@@ -177,9 +180,8 @@ struct SplitKLookup {
 
 // S for the call of `library` (torch._scaled_mm(A, B^T): cuBLASLt asked for the exchanged
 // problem; cuBLASLt: D = A B^T as blockscale's cuBLASLt study calls it) with these scalings and
-// elements, at M x N x K. `fast_accum`, `a`, `b` as for library_fp8_schedule; row x row is recorded
-// for cuBLASLt too, though no schedule row models it. Throws std::invalid_argument naming the rule
-// broken: a GPU or workspace that was not recorded, e5m2 x e5m2 (the libraries refuse it), a
+// elements, at M x N x K. `fast_accum`, `a`, `b` as for library_fp8_schedule (cuBLASLt's row x
+// row calls never split K on the grid). Throws std::invalid_argument naming the rule broken: a GPU or workspace that was not recorded, e5m2 x e5m2 (the libraries refuse it), a
 // scaling pair the libraries do not take, a shape off the grid (the message names the query that
 // asks the GPU instead), or a call for which the heuristic had no algorithm.
 int recorded_split_k(Fp8Library library, bool fast_accum, Fp8Granularity a, Fp8Granularity b, Format a_element,
