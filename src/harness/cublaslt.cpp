@@ -91,12 +91,12 @@ void make_operand(const LtConfig& c, int rows, Rng& r, std::vector<std::uint8_t>
   codes.resize(std::size_t(rows) * c.k);
   const bool block = c.scaling == ExternalScaling::block_1x128 || c.scaling == ExternalScaling::block_128x128;
   if (c.scaling == ExternalScaling::rowwise) {
-    // torchao's row-wise recipe: each row's scale is its amax / 448, its elements x / scale in
-    // e4m3; magnitudes vary from row to row.
+    // As torchao's row-wise recipe scales: each row's scale is its amax / 448, its elements
+    // x / scale in e4m3; with data 2 the magnitudes vary from row to row.
     scales.resize(std::size_t(rows));
     std::vector<double> x(std::size_t(c.k));
     for (int i = 0; i < rows; ++i) {
-      const double mag = std::ldexp(1.0, static_cast<int>(r.below(17)) - 8);
+      const double mag = c.data == 2 ? std::ldexp(1.0, static_cast<int>(r.below(17)) - 8) : 1.0;
       double amax = 0;
       for (auto& v : x) {
         v = r.gaussian() * mag;
