@@ -473,6 +473,7 @@ std::string cublaslt_epilogue_definition(const LibraryFp8Schedule& s, int split_
   w += ", alpha " + number(e.alpha);
   if (e.beta != 0.0f) w += ", beta " + number(e.beta) + ", C " + std::string(info(e.c_format).name);
   if (!e.bias.empty()) w += ", then y + bias (" + std::string(info(e.bias_format).name) + ", FADD)";
+  if (e.relu) w += ", then ReLU: y = max(y, +0)";
   if (e.d_format == Format::float8_e4m3fn || e.d_format == Format::float8_e5m2) {
     w += "; D = " + std::string(info(e.d_format).name) + " of RN(" + number(e.d_scale) +
          " y), saturating (satfinite); amax_d = max |y|";
@@ -539,6 +540,9 @@ CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8Scaled
         y = fma_f32(beta, c[at], mul_f32(scale, r.d[at]));
       }
       if (!bias.empty()) y = add_f32(y, bias[static_cast<std::size_t>(row0 + i)]);
+      // ReLU on y, before amax_d and D's type (measured on an H200: amax_d is max |y| after it). No
+      // -0 reached it there; +0 replaces it, as it replaces every value that is not above zero.
+      if (e.relu && !(std::bit_cast<float>(y) > 0.0f)) y = 0u;
       amax = std::max(amax, std::fabs(std::bit_cast<float>(y)));
       if (fp8_d) {
         if ((y & 0x7F800000u) == 0x7F800000u) {

@@ -586,15 +586,16 @@ std::vector<std::uint32_t> exact_codes(const float* values, std::int64_t count, 
 
 // cuBLASLt's fp8 GEMM with its epilogue (emulator::cublaslt_fp8_gemm): model cublaslt or
 // cublaslt_fast_accum; c: nullptr or m x n values (row-major), each exact in c_type; bias: nullptr
-// or m values (one per row of D), each exact in bias_type; types "f32", "bf16", "f16", "e4m3" (D).
-// d: m x n float32 values of D; amax_d: max |D| before the D scale.
+// or m values (one per row of D), each exact in bias_type; types "f32", "bf16", "f16", "e4m3" (D);
+// relu != 0: CUBLASLT_EPILOGUE_RELU (RELU_BIAS with a bias). d: m x n float32 values of D; amax_d:
+// max |D| before the D scale.
 BSC_EXPORT int bsc_cublaslt_fp8(const char* model, const char* format_a, const char* recipe_a,
                                 const std::uint8_t* a_codes, const float* a_scales, const char* format_b,
                                 const char* recipe_b, const std::uint8_t* b_codes, const float* b_scales,
                                 std::int64_t m, std::int64_t n, std::int64_t k, int split_k, float alpha, float beta,
                                 const float* c, const char* c_type, const float* bias, const char* bias_type,
-                                const char* d_type, float d_scale, int threads, float* d, float* amax_d,
-                                const char** definition) {
+                                const char* d_type, float d_scale, int relu, int threads, float* d,
+                                float* amax_d, const char** definition) {
   return guarded([&] {
     const Fp8ScaledMatrix a = fp8_matrix(format_a, recipe_a, a_codes, a_scales, m, k);
     const Fp8ScaledMatrix b = fp8_matrix(format_b, recipe_b, b_codes, b_scales, n, k);
@@ -606,6 +607,7 @@ BSC_EXPORT int bsc_cublaslt_fp8(const char* model, const char* format_a, const c
     e.d_scale = d_scale;
     e.c_format = lt_type_named(c_type, "C");
     e.bias_format = lt_type_named(bias_type, "bias");
+    e.relu = relu != 0;
     std::vector<std::uint32_t> c_codes, bias_codes;
     if (beta != 0.0f) {
       if (c == nullptr) throw std::invalid_argument("beta != 0 reads C: pass m x n values");

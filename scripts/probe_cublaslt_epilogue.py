@@ -30,9 +30,11 @@ blockscale.cublaslt_fp8 and compared with the GPU's D and amax_d. Writes DIR/epi
 
 AxB (default e4m3xe4m3; e4m3xe5m2, e5m2xe4m3) chooses the operands' element types, and SCALINGS (a
 comma-separated list of tensor, rowwise, block_1x128, block_128x128; default all) the recipes. MODULE
-may be "-" for none.
+may be "-" for none. "relu" last adds cuBLASLt's ReLU to every call (EPILOGUE_RELU, or RELU_BIAS
+with a bias) and the candidates where it could act: max(y, +0) (negatives and -0 to +0) or y with
+its negatives to +0 (a -0 kept), on y before D's type or on D; amax_d before or after it.
 
-usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE [AxB [SCALINGS]]]]
+usage: probe_cublaslt_epilogue.py DIR [SEED [MODULE [AxB [SCALINGS [relu]]]]]
 """
 import ctypes
 import itertools
@@ -55,7 +57,7 @@ from probe_scaled_mm_bias import round_rne  # noqa: E402  (a fraction rounded to
 # cublasLt.h / library_types.h, CUDA 13.0.
 CUDA_R_16F = 2
 DESC_EPILOGUE, DESC_BIAS_POINTER, DESC_D_SCALE_POINTER, DESC_AMAX_D_POINTER, DESC_BIAS_DATA_TYPE = 7, 8, 20, 21, 26
-EPILOGUE_DEFAULT, EPILOGUE_BIAS = 1, 4
+EPILOGUE_DEFAULT, EPILOGUE_RELU, EPILOGUE_BIAS = 1, 2, 4  # RELU_BIAS = RELU | BIAS
 CONFIG_SPLITK_NUM = 2
 TYPES = {"f32": (CUDA_R_32F, torch.float32), "bf16": (CUDA_R_16BF, torch.bfloat16), "f16": (CUDA_R_16F, torch.float16),
          "e4m3": (CUDA_R_8F_E4M3, torch.float8_e4m3fn), "e5m2": (CUDA_R_8F_E5M2, torch.float8_e5m2)}
@@ -116,7 +118,8 @@ class Lt(CublasLt):
     """cublasLtMatmul for the probe: D (m x n, column-major) = op(A) B with the epilogue's pieces."""
 
     def matmul(self, a, b, m, n, k, sa, sb, scaling, fast, d_type, alpha=1.0, beta=0.0, c=None, c_type=None,
-               bias=None, bias_type=None, d_scale=None, amax=None, workspace=None, elements=("e4m3", "e4m3")):
+               bias=None, bias_type=None, d_scale=None, amax=None, workspace=None, elements=("e4m3", "e4m3"),
+               relu=False):
         L = self.lib
         op, la, lb, lc, ld, pref = (ctypes.c_void_p() for _ in range(6))
         self._ok(L.cublasLtMatmulDescCreate(ctypes.byref(op), CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate")
@@ -134,8 +137,10 @@ class Lt(CublasLt):
                 self._set(setd, op, DESC_A_SCALE_MODE, ctypes.c_int(SCALE_VEC128_32F))
                 self._set(setd, op, DESC_B_SCALE_MODE, ctypes.c_int(SCALE_VEC128_32F if scaling == "block_1x128"
                                                                     else SCALE_BLK128x128_32F))
+            if bias is not None or relu:
+                epilogue = (EPILOGUE_BIAS if bias is not None else 0) | (EPILOGUE_RELU if relu else 0)
+                self._set(setd, op, DESC_EPILOGUE, ctypes.c_int(epilogue))
             if bias is not None:
-                self._set(setd, op, DESC_EPILOGUE, ctypes.c_int(EPILOGUE_BIAS))
                 self._set(setd, op, DESC_BIAS_POINTER, ctypes.c_void_p(bias.data_ptr()))
                 self._set(setd, op, DESC_BIAS_DATA_TYPE, ctypes.c_int(TYPES[bias_type][0]))
             if d_scale is not None:
@@ -199,7 +204,7 @@ ALPHA, SA, SB, BETA = 1.6219326257705688, 1.539794921875, 1.4581329822540283, 0.
 
 
 def module_check(bs, scaling, fast, a, b, sa, sb, m, n, k, split, alpha, beta, cx, c_type, bx, bias_type, d_type,
-                 sd, got, amax):
+                 sd, got, amax, relu=False):
     """blockscale's model of the call (blockscale.cublaslt_fp8) against the GPU's D and amax_d:
     the outputs that differ, and whether amax_d agrees (None without an fp8 D)."""
     kb = k // 128
@@ -224,7 +229,7 @@ def module_check(bs, scaling, fast, a, b, sa, sb, m, n, k, split, alpha, beta, c
         d, model_amax = bs.cublaslt_fp8(qa, qb, fast_accum=fast, split_k=split, alpha=alpha, beta=beta,
                                         c=cx if beta else None, c_type=c_type or "f32",
                                         bias=None if bias_type == "none" else bx.reshape(-1), bias_type=bias_type
-                                        if bias_type != "none" else None, d_type=d_type, d_scale=sd)
+                                        if bias_type != "none" else None, d_type=d_type, d_scale=sd, relu=relu)
     except bs.BlockscaleError as exc:
         return {"refused": str(exc)[:200]}
     return {"mismatches": differ(d.astype(np.float64), got),
@@ -232,7 +237,7 @@ def module_check(bs, scaling, fast, a, b, sa, sb, m, n, k, split, alpha, beta, c
 
 
 def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3"),
-         scalings=("tensor", "rowwise", "block_1x128", "block_128x128")):
+         scalings=("tensor", "rowwise", "block_1x128", "block_128x128"), relu=False):
     bs = None
     if module_dir:
         sys.path.insert(0, module_dir)
@@ -245,7 +250,8 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3"),
     ws = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
     record = {"cublaslt": lt.version, "torch": torch.__version__, "gpu": torch.cuda.get_device_name(), "seed": seed,
               "elements": "x".join(elements),
-              "alpha": ALPHA, "beta": BETA, "module": None if bs is None else bs.__version__, "calls": []}
+              "alpha": ALPHA, "beta": BETA, "module": None if bs is None else bs.__version__, "relu": relu,
+              "calls": []}
     gen = torch.Generator().manual_seed(seed)
 
     def cuda(t):
@@ -288,10 +294,12 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3"),
                 sb = cuda((torch.rand((n + 127) // 128, (kb + 3) // 4 * 4, generator=gen) + 0.5).reshape(-1))
 
         def call(d_type, **kw):
+            with_relu = relu and kw.pop("relu", True)  # D0 and X are asked without it
+            kw.pop("relu", None)
             return lt.matmul(a, b, m, n, k, kw.pop("sa", sa), kw.pop("sb", sb), scaling, fast, d_type, workspace=ws,
-                             elements=elements, **kw)
+                             elements=elements, relu=with_relu, **kw)
 
-        base, err = call("f32")
+        base, err = call("f32", relu=False)
         if err:
             record["calls"].append({"name": name, "error": "D0: " + err})
             print(name, "D0 refused:", err, flush=True)
@@ -300,12 +308,12 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3"),
         d0 = rows(d0t)
         if scaling == "tensor":
             unit = cuda(torch.tensor([1.0]))
-            acc = rows(call("f32", sa=unit, sb=unit)[0][0])
+            acc = rows(call("f32", sa=unit, sb=unit, relu=False)[0][0])
             # alpha sa sb in each order: (name, scale)
             orders = {"s=a(sa sb)": f32(ALPHA * f32(SA * SB)), "s=(a sa)sb": f32(f32(ALPHA * SA) * SB),
                       "s=(a sb)sa": f32(f32(ALPHA * SB) * SA)}
         elif scaling == "rowwise":
-            acc = rows(call("f32", sa=cuda(torch.ones(m)), sb=cuda(torch.ones(n)))[0][0])
+            acc = rows(call("f32", sa=cuda(torch.ones(m)), sb=cuda(torch.ones(n)), relu=False)[0][0])
             sav, sbv = values(sa).reshape(m, 1), values(sb).reshape(1, n)
         spread = float(d0t.abs().max())
         common = {"scaling": scaling, "fast_accum": fast, "m": m, "n": n, "k": k, "data": data, "split_k": split}
@@ -401,21 +409,36 @@ def main(out_dir, seed, module_dir=None, elements=("e4m3", "e4m3"),
                 continue
             gx = rows(got[0])
             ys = forms(alpha, beta, cx, bx)
+            relu_plus = lambda v: np.where(v > 0, v, 0.0)  # noqa: E731  (negatives and -0 to +0)
+            relu_keep = lambda v: np.where(v < 0, 0.0, v)  # noqa: E731  (negatives to +0, a -0 kept)
+            pre = ys
+            if relu:  # ReLU on y, then D's type; or (" D relu") on D
+                ys = {}
+                for key, yv in pre.items():
+                    ys[key + " relu+0"] = relu_plus(yv)
+                    ys[key + " relu-0"] = relu_keep(yv)
             if fp8:
                 cands = {}
                 for key, yv in ys.items():
                     cands[key + " /f32 sat"] = rnd([f32(sd * yv)], d_type, True)
                     cands[key + " /f32 nosat"] = rnd([f32(sd * yv)], d_type, False)
                     cands[key + " /once sat"] = rnd([sd * yv], d_type, True)
-                extra.update(d_scale=sd, amax=float(amax.item()),
-                             amax_candidates={key: float(np.abs(yv).max()) for key, yv in ys.items()},
+                if relu:
+                    for key, yv in pre.items():
+                        cands[key + " /f32 sat D relu+0"] = relu_plus(rnd([f32(sd * yv)], d_type, True))
+                amax_candidates = {key: float(np.abs(yv).max()) for key, yv in ys.items()}
+                if relu:
+                    amax_candidates.update({key + " before relu": float(np.abs(yv).max()) for key, yv in pre.items()})
+                extra.update(d_scale=sd, amax=float(amax.item()), amax_candidates=amax_candidates,
                              overflowing=int((np.abs(sd * next(iter(ys.values()))) > GRID[d_type][2]).sum()))
             else:
                 cands = {key: rnd([yv], d_type) for key, yv in ys.items()}
+                if relu:
+                    cands.update({key + " D relu+0": relu_plus(rnd([yv], d_type)) for key, yv in pre.items()})
             entry = dict(name=name, what=what, **common, **extra, split_used=got[1], outputs=int(gx.size))
             if bs is not None:
                 entry["module"] = module_check(bs, scaling, fast, a, b, sa, sb, m, n, k, got[1], alpha, beta, cx,
-                                               c_type, bx, bias_type, d_type, sd, gx, extra.get("amax"))
+                                               c_type, bx, bias_type, d_type, sd, gx, extra.get("amax"), relu)
             entry["mismatches"] = {c: differ(v, gx) for c, v in cands.items()}
             first = next(iter(cands.values()))
             apart = np.zeros(first.shape, dtype=bool)
@@ -436,4 +459,5 @@ if __name__ == "__main__":
     main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1,
          sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-" else None,
          tuple(sys.argv[4].split("x")) if len(sys.argv) > 4 else ("e4m3", "e4m3"),
-         tuple(sys.argv[5].split(",")) if len(sys.argv) > 5 else ("tensor", "rowwise", "block_1x128", "block_128x128"))
+         tuple(sys.argv[5].split(",")) if len(sys.argv) > 5 else ("tensor", "rowwise", "block_1x128", "block_128x128"),
+         len(sys.argv) > 6 and sys.argv[6] == "relu")

@@ -820,8 +820,9 @@ void read_lt_epilogue(const std::optional<std::string>& bias_path, const Problem
   call.lt.bias = *call.lt_bias;
 }
 
-// The fp64 product of cuBLASLt's epilogue: d_scale (alpha A B + beta C + bias(i)), from A B without C,
-// and its magnitude |d_scale| (|alpha| |A||B| + |beta C| + |bias(i)|).
+// The fp64 product of cuBLASLt's epilogue: d_scale (alpha A B + beta C + bias(i)), with --relu
+// d_scale max(alpha A B + beta C + bias(i), 0), from A B without C, and its magnitude
+// |d_scale| (|alpha| |A||B| + |beta C| + |bias(i)|).
 void apply_lt_epilogue(Fp64Product& ref, const Problem& p, const std::vector<double>& bias_values,
                        const LibraryCall& call) {
   const double alpha = call.lt.alpha, beta = call.lt.beta, d_scale = call.lt.d_scale;
@@ -831,7 +832,8 @@ void apply_lt_epilogue(Fp64Product& ref, const Problem& p, const std::vector<dou
     const auto at = static_cast<std::size_t>(i);
     const double c = p.c.empty() ? 0.0 : beta * p.c[at];
     const double bias = bias_values.empty() ? 0.0 : bias_values[static_cast<std::size_t>(i / p.N)];
-    ref.value[at] = d_scale * (alpha * ref.value[at] + c + bias);
+    const double y = alpha * ref.value[at] + c + bias;
+    ref.value[at] = d_scale * (call.lt.relu ? std::max(y, 0.0) : y);
     ref.magnitude[at] = std::fabs(d_scale) * (std::fabs(alpha) * ref.magnitude[at] + std::fabs(c) + std::fabs(bias));
   }
 }
@@ -1367,9 +1369,12 @@ int run_sparse_gemm(const Args& args) {
 int run_gemm(const std::vector<std::string>& argv) {
   Args args(argv, {"a", "b", "c", "m", "n", "k", "data", "seed", "format", "format-b", "recipe", "recipe-b", "models", "out",
                    "split-k", "d-type", "cublaslt-workspace-mib", "prune", "bias", "alpha", "beta", "d-scale", "c-type"},
-            {"json", "no-exact", "quiet", "b-transposed", "sparse"});
+            {"json", "no-exact", "quiet", "b-transposed", "sparse", "relu"});
   args.no_positional();
-  if (args.flag("sparse")) return run_sparse_gemm(args);
+  if (args.flag("sparse")) {
+    if (args.flag("relu")) throw UsageError("--relu does not go with --sparse: it is cuBLASLt's fp8 epilogue");
+    return run_sparse_gemm(args);
+  }
   if (args.get("prune")) throw UsageError("--prune: it chooses how --sparse prunes A");
   // Two families of operand formats: block formats (MX, NVFP4) on both sides, or fp8 with fp32
   // scales (per tensor, row or 128-block) on both.
@@ -1391,6 +1396,9 @@ int run_gemm(const std::vector<std::string>& argv) {
     fp8_recipe_a = &fp8_recipe("recipe", recipe_a);
     fp8_recipe_b = &fp8_recipe("recipe-b", recipe_b);
   } else {
+    if (args.flag("relu")) {
+      throw UsageError("--relu: only the library GEMMs of fp8 with fp32 scales (--format fp8_e4m3, fp8_e5m2) take it");
+    }
     for (const char* option : {"split-k", "d-type", "cublaslt-workspace-mib", "bias", "alpha", "beta", "d-scale", "c-type"}) {
       if (args.get(option)) {
         const std::string name(option);
@@ -1456,10 +1464,10 @@ int run_gemm(const std::vector<std::string>& argv) {
     // (one value per row of D), an e4m3 D with a D scale. torch._scaled_mm's bias is per column of D
     // (docs/conformance.md, "Bias"), so the two do not share a run.
     const bool lt_option = args.get("alpha") || args.get("beta") || args.get("c") || args.get("d-scale") ||
-                           args.get("c-type") || fp8_d;
+                           args.get("c-type") || fp8_d || args.flag("relu");
     if (lt_option && torch_models) {
-      throw UsageError("--alpha, --beta, --c, --c-type, --d-scale and an fp8 --d-type model cuBLASLt's own epilogue "
-                       "(--models cublaslt, cublaslt_fast_accum); torch_scaled_mm takes none of them");
+      throw UsageError("--alpha, --beta, --c, --c-type, --d-scale, --relu and an fp8 --d-type model cuBLASLt's own "
+                       "epilogue (--models cublaslt, cublaslt_fast_accum); torch_scaled_mm takes none of them");
     }
     if (args.get("bias") && torch_models && cublaslt_models) {
       throw UsageError("--bias: torch._scaled_mm adds it per column of D and cuBLASLt per row; model them in "
@@ -1486,6 +1494,7 @@ int run_gemm(const std::vector<std::string>& argv) {
       call.lt.beta = f32_option("beta", args.get("c") ? 1.0f : 0.0f);
       call.lt.d_scale = f32_option("d-scale", 1.0f);
       call.lt.d_format = call.d_format;
+      call.lt.relu = args.flag("relu");
       if (call.lt.beta != 0.0f && !args.get("c")) throw UsageError("--beta " + *args.get("beta") + " reads C: give --c C.npy");
       if (call.lt.beta == 0.0f && args.get("c")) throw UsageError("--c with --beta 0: cuBLASLt does not read C");
       if (args.get("d-scale") && !fp8_d)
@@ -1504,8 +1513,8 @@ int run_gemm(const std::vector<std::string>& argv) {
                          "torchao_tensorwise); it refused " + recipe_a + " x " + recipe_b + " on an H200");
       }
       if (!args.flag("no-exact") && (lt_option || args.get("bias"))) {
-        throw UsageError("--alpha, --beta, --c, --bias, --d-scale and an fp8 --d-type: the exact numerics take no "
-                         "epilogue; add --no-exact");
+        throw UsageError("--alpha, --beta, --c, --bias, --d-scale, --relu and an fp8 --d-type: the exact numerics "
+                         "take no epilogue; add --no-exact");
       }
     }
     if ((call.d_format == Format::float16 || fp8_d) && (split == "h100" || split == "h200")) {
@@ -1648,7 +1657,8 @@ int run_gemm(const std::vector<std::string>& argv) {
     ref = fp64_product(p, progress);
     p.c = std::move(c);
     apply_lt_epilogue(ref, p, lt_bias_values, call);
-    report.fp64_title = "d_scale (alpha A B + beta C + bias) from the unquantized inputs in fp64";
+    report.fp64_title = call.lt.relu ? "d_scale max(alpha A B + beta C + bias, 0) from the unquantized inputs in fp64"
+                                     : "d_scale (alpha A B + beta C + bias) from the unquantized inputs in fp64";
     if (args.get("bias")) {
       report.text_header += "  bias: " + *args.get("bias") + " (" + std::to_string(p.M) + " values, one per row of D)\n";
       report.json_fields += "\n  \"bias\": \"" + json_escape(*args.get("bias")) + "\",";
@@ -1683,7 +1693,7 @@ const Registrar gemm_cmd(
      "                [--format mxfp8_e4m3] [--recipe NAME] [--format-b F] [--recipe-b NAME]\n"
      "                [--models sm_100a[,sm_120a,sm_90a,sequential_f32]]\n"
      "                [--split-k S|h100|h200] [--d-type f32|bf16|f16|e4m3|e5m2] [--bias BIAS.npy]\n"
-     "                [--alpha A] [--beta B] [--d-scale S] [--c-type bf16|f16] [--cublaslt-workspace-mib 1|64]\n"
+     "                [--alpha A] [--beta B] [--d-scale S] [--c-type bf16|f16] [--relu] [--cublaslt-workspace-mib 1|64]\n"
      "                [--sparse [--format f16|bf16|f32|e4m3] [--prune magnitude|none]]\n"
      "                [--no-exact] [--out DIR] [--json] [--quiet]\n"
      "  Quantizes A (M x K) and B (K x N) along K to --format (mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3,\n"
@@ -1732,7 +1742,9 @@ const Registrar gemm_cmd(
      "  for an f32 D, else C's type), --d-type e4m3 or, with an e5m2 operand, e5m2 (tensor-wise\n"
      "  recipes) with --d-scale S: D saturates at the largest finite value and the report gives\n"
      "  amax_d. Split-K 1 fuses beta C into the scale's FFMA, a split-K adds it after the slices; the\n"
-     "  bias is an FADD after C. The fp64 product is d_scale (alpha A B + beta C + bias).\n"
+     "  bias is an FADD after C. --relu: cuBLASLt's ReLU (EPILOGUE_RELU, RELU_BIAS with --bias),\n"
+     "  max(y, +0) after the bias, before D's type and amax_d. The fp64 product is d_scale (alpha A B +\n"
+     "  beta C + bias), with --relu d_scale max(alpha A B + beta C + bias, 0).\n"
      "  2:4 sparse A (--sparse): torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as measured on an\n"
      "  H100. A is pruned by magnitude along K (--prune magnitude: of each group of 4 the 2 largest |a|\n"
      "  stay, ties to the lower position; for f32, which runs the tf32 kernel, 1 of each pair) or taken\n"

@@ -84,7 +84,7 @@ _SIGNATURES = {
     "bsc_quantize_fp8": ([_s, _s, _p, _i64, _i64, _p, _p], _int),
     "bsc_gemm_fp8": ([_s, _s, _s, _p, _p, _s, _s, _p, _p, _i64, _i64, _i64, _int, _s, _p, _int, _p, _str_out], _int),
     "bsc_cublaslt_fp8": ([_s, _s, _s, _p, _p, _s, _s, _p, _p, _i64, _i64, _i64, _int, ctypes.c_float, ctypes.c_float,
-                          _p, _s, _p, _s, _s, ctypes.c_float, _int, _p, _p, _str_out], _int),
+                          _p, _s, _p, _s, _s, ctypes.c_float, _int, _int, _p, _p, _str_out], _int),
     "bsc_recorded_split_k": ([_s, _s, _s, _s, _s, _i64, _i64, _i64, _s, _int, _int, _int_out], _int),
     "bsc_sparse_mm": ([_s, _s, _p, _p, _i64, _i64, _i64, _int, _int, _p], _int),
     "bsc_instruction_rows": ([], _s),
@@ -575,12 +575,13 @@ def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads
 
 
 def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None, c_type=None, bias=None,
-                 bias_type=None, d_type="f32", d_scale=1.0, threads=0, return_info=False):
+                 bias_type=None, d_type="f32", d_scale=1.0, relu=False, threads=0, return_info=False):
     """cuBLASLt's fp8 GEMM with its epilogue, D = d_scale (alpha sa sb A B^T + beta C + bias), as
     measured on an H200 (cuBLASLt 13.1; docs/conformance.md, "cuBLASLt epilogue"). A: Fp8Matrix M x K
-    and B: Fp8Matrix N x K, e4m3 or e5m2 (not both e5m2), scaled tensor-wise or 1x128 x 1x128 /
-    128x128 (the cublaslt rows); split_k: the call's slices. c: M x N values of c_type (read when
-    beta != 0); bias: M values of bias_type, one per row of D (CUBLASLT_EPILOGUE_BIAS); d_type "f32",
+    and B: Fp8Matrix N x K, e4m3 or e5m2 (not both e5m2), scaled tensor-wise, row-wise or 1x128 x
+    1x128 / 128x128 (the cublaslt rows); split_k: the call's slices. c: M x N values of c_type (read
+    when beta != 0); bias: M values of bias_type, one per row of D (CUBLASLT_EPILOGUE_BIAS); relu:
+    CUBLASLT_EPILOGUE_RELU (RELU_BIAS with a bias), max(y, +0) before D's type and amax_d; d_type "f32",
     "bf16", "f16", "e4m3" or, with an e5m2 operand, "e5m2" (fp8 D: with d_scale). Types cuBLASLt did
     not take on the H200 are refused. Defaults: C of D's type (bf16 for an fp8 D), the bias bf16 for
     an f32 D, else C's type. Returns D as float32 values and amax_d (max |D| before the D scale, what
@@ -611,7 +612,8 @@ def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None,
                                 _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k, int(split_k), float(alpha),
                                 float(beta), None if c_values is None else _ptr(c_values), _b(c_type),
                                 None if bias_values is None else _ptr(bias_values), _b(bias_type), _b(d_type),
-                                float(d_scale), int(threads), _ptr(d), ctypes.byref(amax), ctypes.byref(definition)))
+                                float(d_scale), int(bool(relu)), int(threads), _ptr(d), ctypes.byref(amax),
+                                ctypes.byref(definition)))
     if not return_info:
         return d, amax.value
     return d, amax.value, {"model": model, "definition": definition.value.decode()}

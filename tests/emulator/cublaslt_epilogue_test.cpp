@@ -75,6 +75,7 @@ Oracle oracle(const std::vector<std::uint32_t>& x, std::int64_t n, const std::ve
       }
     }
     if (!e.bias.empty()) y = y + value_of(e.bias[i], e.bias_format);
+    if (e.relu && !(y > 0.0f)) y = 0.0f;  // +0 for every value not above zero
     o.amax = std::max(o.amax, std::fabs(static_cast<float>(y)));
     const bool fp8_d = e.d_format == Format::float8_e4m3fn || e.d_format == Format::float8_e5m2;
     o.d[at] = fp8_d ? code_of(e.d_scale * y, e.d_format) : code_of(y, e.d_format);
@@ -196,6 +197,9 @@ TEST(CublasLtEpilogue, EveryRowSplitAndDTypeAgainstTheOracle) {
           const float alpha = variant % 3 == 0 ? 1.0f : variant % 3 == 1 ? 1.6219326257705688f : std::ldexp(0.75f, -3);
           const float beta = variant % 4 == 0 ? 0.0f : variant % 4 == 1 ? 1.0f : variant % 4 == 2 ? 0.6f : -2.5f;
           const bool with_bias = variant % 2 == 1, cancel = variant >= 6;
+          // ReLU (RELU, or RELU_BIAS with a bias) on five of the twelve: with and without a bias, on
+          // Gaussian and cancelling data, on every D type.
+          const bool relu = variant % 5 == 1 || variant % 5 == 3;
           const std::vector<float> scale = rule_scale(s, a, b, alpha);
           float spread = 0.0f;
           for (std::size_t at = 0; at < x.size(); ++at)
@@ -217,6 +221,7 @@ TEST(CublasLtEpilogue, EveryRowSplitAndDTypeAgainstTheOracle) {
           e.c_format = t.c;
           e.bias_format = t.bias;
           e.d_format = t.d;
+          e.relu = relu;
           if (beta != 0.0f) e.c = c;
           if (with_bias) e.bias = bias;
           // An fp8 D: a D scale that sends some outputs past the largest value (saturation: 448 for
@@ -226,7 +231,8 @@ TEST(CublasLtEpilogue, EveryRowSplitAndDTypeAgainstTheOracle) {
           const Oracle want = oracle(x, N, scale, split_k, e);
           const CublasLtFp8Result got = cublaslt_fp8_gemm(s, a, b, 0, M, split_k, e, one_thread());
           const std::string what = s.name() + " " + info(element_a).name + " x " + info(element_b).name + " split " +
-                                   std::to_string(split_k) + " D " + info(t.d).name + " variant " + std::to_string(variant);
+                                   std::to_string(split_k) + " D " + info(t.d).name + " variant " + std::to_string(variant) +
+                                   (relu ? " relu" : "");
           mismatches += compare(got, want, what);
           outputs += want.d.size();
         }

@@ -327,8 +327,13 @@ def check_cublaslt_epilogue():
             bias = bs.decode(bs.encode(rng.standard_normal(M).astype(np.float32) * 8, "bfloat16"), "bfloat16")
             # alpha = 2 scales exactly; the bias is one float32 add per output.
             d, _ = bs.cublaslt_fp8(qa, qb, split_k=split, alpha=2.0, bias=bias)
-            same_bits(d.view(np.uint32), (d0 * np.float32(2) + bias.astype(np.float32)[:, None]).view(np.uint32),
-                      f"cublaslt_fp8 {ra} split {split} alpha 2 + bias")
+            y = d0 * np.float32(2) + bias.astype(np.float32)[:, None]
+            same_bits(d.view(np.uint32), y.view(np.uint32), f"cublaslt_fp8 {ra} split {split} alpha 2 + bias")
+            # ReLU after the bias (RELU_BIAS): negatives to +0.
+            d, _ = bs.cublaslt_fp8(qa, qb, split_k=split, alpha=2.0, bias=bias, relu=True)
+            assert (y < 0).any() and (y > 0).any()
+            same_bits(d.view(np.uint32), np.where(y > 0, y, np.float32(0)).view(np.uint32),
+                      f"cublaslt_fp8 {ra} split {split} alpha 2 + bias, ReLU")
             f16 = bs.decode(bs.encode(bias, "float16"), "float16")
             want16 = (d0 + f16.astype(np.float32)[:, None]).astype(np.float16).astype(np.float32)
             d, _ = bs.cublaslt_fp8(qa, qb, split_k=split, bias=f16, d_type="f16")
@@ -345,8 +350,16 @@ def check_cublaslt_epilogue():
             want = bs.decode(bs.encode(d0 * np.float32(200.0), "float8_e4m3fn", preset="cuda"), "float8_e4m3fn")
             same_bits(d.view(np.uint32), want.astype(np.float32).view(np.uint32), "cublaslt_fp8 e4m3 D")
             assert amax == np.abs(d0).max() and np.abs(d).max() == 448.0
-    print("cuBLASLt epilogue: alpha, C after a split-K, the bias, f16 and e4m3 D and amax_d equal numpy's float32 "
-          "arithmetic on gemm_fp8's D")
+            # With ReLU, amax_d is the largest value after it. alpha = -1 (exact) makes the largest
+            # |y| a negative y here, so the ReLU changes amax_d.
+            d, amax = bs.cublaslt_fp8(qa, qb, d_type="e4m3", d_scale=200.0, alpha=-1.0, relu=True)
+            y = -d0
+            relu = np.where(y > 0, y, np.float32(0))
+            want = bs.decode(bs.encode(relu * np.float32(200.0), "float8_e4m3fn", preset="cuda"), "float8_e4m3fn")
+            same_bits(d.view(np.uint32), want.astype(np.float32).view(np.uint32), "cublaslt_fp8 e4m3 D, ReLU")
+            assert np.abs(y).max() > relu.max() and amax == relu.max(), (amax, relu.max(), np.abs(y).max())
+    print("cuBLASLt epilogue: alpha, C after a split-K, the bias, ReLU, f16 and e4m3 D and amax_d equal numpy's "
+          "float32 arithmetic on gemm_fp8's D")
 
 
 def check_sparse_mm():

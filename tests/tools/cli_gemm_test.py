@@ -464,8 +464,10 @@ def check_cublaslt_epilogue(tool, scratch):
                 bias = (bf16_rne((rng.standard_normal(M) * 4).astype(np.float32).view(np.uint32)).astype(np.uint32)
                         << 16).view(np.float32)
                 np.save(files["bias"], bias)
+                y = d0 * np.float32(2) + bias[:, None]
                 checks = [  # (options, expected D as float32)
-                    (["--alpha", "2", "--bias", files["bias"]], d0 * np.float32(2) + bias[:, None]),
+                    (["--alpha", "2", "--bias", files["bias"]], y),
+                    (["--alpha", "2", "--bias", files["bias"], "--relu"], np.where(y > 0, y, np.float32(0))),
                 ]
                 bias16 = (rng.standard_normal(M) * 4).astype(np.float16)
                 np.save(files["bias16"], bias16)
@@ -504,7 +506,7 @@ def check_cublaslt_epilogue(tool, scratch):
         amax = json.loads(r.stdout)["numerics"][0]["amax_d"]
         assert np.float32(amax) == np.abs(d0).max(), (d_type, amax, np.abs(d0).max())  # 9 digits: the f32
         studies += 1
-    print(f"cuBLASLt epilogue: {studies} studies (alpha, C after a split-K, a bias per row, f16, e4m3 and e5m2 D with "
+    print(f"cuBLASLt epilogue: {studies} studies (alpha, C after a split-K, a bias per row, ReLU, f16, e4m3 and e5m2 D with "
           "the D scale and amax_d) equal numpy's float32 arithmetic on the plain model's D")
 
 
@@ -731,6 +733,11 @@ def check_errors(tool, scratch):
         (["--a", path("g.npy"), "--b", path("gb.npy"), "--c", path("c43.npy"), "--format", "fp8_e4m3", "--beta", "0",
           "--no-exact"], "--c with --beta 0: cuBLASLt does not read C"),
         (["--format", "fp8_e4m3", "--d-scale", "2", "--no-exact"], "the D scale was measured with an fp8 D only"),
+        (["--format", "fp8_e4m3", "--relu"], "--relu and an fp8 --d-type: the exact numerics take no epilogue"),
+        (["--format", "fp8_e4m3", "--recipe", "torchao_tensorwise", "--models", "torch_scaled_mm", "--relu", "--no-exact"],
+         "torch_scaled_mm takes none of them"),
+        (["--format", "mxfp8_e4m3", "--relu"], "--relu: only the library GEMMs of fp8 with fp32 scales"),
+        (["--sparse", "--relu"], "--relu does not go with --sparse"),
         (["--format", "fp8_e4m3", "--c-type", "f16", "--no-exact"], "C has D's type"),
         (["--format", "fp8_e4m3", "--d-type", "e4m3", "--c-type", "f32", "--no-exact"], "--c-type 'f32': bf16 or f16"),
         (["--format", "fp8_e4m3", "--d-type", "e4m3", "--no-exact"], "tensor-wise scales only"),

@@ -102,6 +102,9 @@ struct CublasLtEpilogue {
   Format bias_format = Format::bfloat16;
   Format d_format = Format::float32;  // float32, bfloat16, float16, float8_e4m3fn; float8_e5m2 with an e5m2 operand
   float d_scale = 1.0f;               // D_SCALE_POINTER's value, for an fp8 D only
+  // CUBLASLT_EPILOGUE_RELU (with a bias: RELU_BIAS): y = max(y, +0) after the bias, before D's type
+  // and amax_d.
+  bool relu = false;
 };
 
 struct CublasLtFp8Result {
@@ -119,6 +122,7 @@ struct CublasLtFp8Result {
 //   split_k > 1:  y = RN(FMA(beta, C, RN(S X)))      (the split-K reduction's epilogue)
 //   beta = 0:     y = RN(S X) in both
 //   bias:         y = RN(y + bias(i))                  (FADD, after C)
+//   ReLU:         y = y if y > 0, else +0              (after the bias; amax_d is taken after it)
 //   D: f32: y; bf16 or f16: y rounded once to nearest even; e4m3 or e5m2: RN_fp8(RN(d_scale y)),
 //   saturating to the largest finite value (satfinite); amax_d = max |y|.
 // Every other order of these operations missed outputs on the H200 (row-wise: 92 calls, seed 11,
