@@ -373,7 +373,7 @@ ExternalStudy fit_schedules(ExternalRun run) {
       if (t.schedule.accumulation == emulator::Accumulation::chain || t.schedule.unit_k() == kScaleBlock) take(t);
     }
     for (std::size_t i = 0; i < std::min<std::size_t>(2, order.size()); ++i) {
-      // Fits and tried candidates line up one to one, except the second epilogue of a
+      // Fits and tried candidates line up one to one, except the other epilogue orders of a
       // non-unit scaling: find the candidate by its name prefix.
       for (const Tried& t : tried) {
         if (f.fits[order[i]].schedule.rfind(t.name, 0) == 0) take(t);
