@@ -94,7 +94,8 @@ constexpr LibraryFp8Schedule kRows[] = {
      "split-K probes) bit-exact"},
     // cuBLASLt's own row-wise call (OUTER_VEC_32F x OUTER_VEC_32F; 2026-11-29): the epilogue takes
     // A's scale first, the mirror of torch._scaled_mm's row-wise call, which hands cuBLASLt the
-    // exchanged problem. Its heuristic never split K on the recorded grid (recorded_split_k).
+    // exchanged problem. Its heuristic never split K on the recorded grid (recorded_split_k: the
+    // calls without FAST_ACCUM; those with it were not recorded).
     {Fp8Library::cublaslt, false, G::row, G::row, 4, Fp8ScaleStage::epilogue_a_first, PromotionFma::scale_product,
      false, 0,
      "H200, cuBLASLt 13.1 OUTER_VEC_32F x OUTER_VEC_32F: 256x256x2048 and 64x256x16384 (no split-K), "

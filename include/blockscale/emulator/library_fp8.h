@@ -185,7 +185,8 @@ struct SplitKLookup {
 // S for the call of `library` (torch._scaled_mm(A, B^T): cuBLASLt asked for the exchanged
 // problem; cuBLASLt: D = A B^T as blockscale's cuBLASLt study calls it) with these scalings and
 // elements, at M x N x K. `fast_accum`, `a`, `b` as for library_fp8_schedule (cuBLASLt's row x
-// row calls never split K on the grid). Throws std::invalid_argument naming the rule broken: a GPU or workspace that was not recorded, e5m2 x e5m2 (the libraries refuse it), a
+// row calls without fast accumulation never split K on the grid; with it they were not recorded,
+// as fast accumulation was recorded for tensor x tensor only). Throws std::invalid_argument naming the rule broken: a GPU or workspace that was not recorded, e5m2 x e5m2 (the libraries refuse it), a
 // scaling pair the libraries do not take, a shape off the grid (the message names the query that
 // asks the GPU instead), or a call for which the heuristic had no algorithm.
 int recorded_split_k(Fp8Library library, bool fast_accum, Fp8Granularity a, Fp8Granularity b, Format a_element,
