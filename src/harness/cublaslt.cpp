@@ -45,12 +45,13 @@ struct DeviceBuffer {
 };
 
 // cuBLASLt's epilogue for a call (docs/conformance.md, "cuBLASLt epilogue"): alpha, beta with a C,
-// a bias (EPILOGUE_BIAS, one value per row of D) and D's type; an e4m3 D also gets a D scale that
-// saturates some outputs, and AMAX_D.
+// a bias (EPILOGUE_BIAS, one value per row of D, or RELU_BIAS with `relu`) and D's type; an e4m3 D
+// also gets a D scale that saturates some outputs, and AMAX_D.
 struct LtEpilogue {
   bool used = false;
   float alpha = 1.0f, beta = 0.0f;
   Format c = Format::float32, bias = Format::bfloat16, d = Format::float32;
+  bool relu = false;
 };
 
 struct LtConfig {
@@ -319,6 +320,7 @@ void run_epilogue_one(cublasLtHandle_t lt, const LtConfig& c, Rng& r, ExternalRu
   if (spread == 0.0) spread = 1.0;
   ExternalEpilogue e;
   e.alpha = ep.alpha, e.beta = ep.beta, e.c_format = ep.c, e.bias_format = ep.bias, e.d_format = ep.d;
+  e.relu = ep.relu;
   // A value of f to nearest even; one past f's range (f16 beside wide per-block data) becomes a
   // Gaussian one within it, as the epilogue was measured with finite C and bias.
   const auto code_in = [&](Format f, double v) {
@@ -357,7 +359,7 @@ void run_epilogue_one(cublasLtHandle_t lt, const LtConfig& c, Rng& r, ExternalRu
   cublasLtMatmulDesc_t op = make_desc(c, ops.sa.p, ops.sb.p);
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
-  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const cublasLtEpilogue_t epilogue = ep.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
   LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
   void* pbias = dbias.p;
   LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &pbias, sizeof pbias));
@@ -476,6 +478,15 @@ std::vector<ExternalRun> run_cublaslt(std::uint64_t seed, std::string& why_not) 
       {"epilogue: alpha 1.62, beta 0.6, f32 C, bf16 bias, OUTER_VEC_32F x OUTER_VEC_32F row-wise scaling, f32 D",
        ExternalScaling::rowwise, false, 256, 256, 2048, 2, 1.0f, 1.0f, false,
        {true, 1.6219326257705688f, 0.6f, Format::float32, Format::bfloat16, Format::float32}},
+      // RELU_BIAS: the ReLU after the bias, before D's type and amax_d (with the e4m3 D, amax_d
+      // tells before from after where the largest |y| is a negative y).
+      {"epilogue: ReLU, alpha 1.62, beta 0.6, f32 C, bf16 bias, VEC128_32F x BLK128x128_32F block scaling, skinny long K, "
+       "f32 D",
+       ExternalScaling::block_128x128, false, 64, 256, 16384, 2, 1.0f, 1.0f, false,
+       {true, 1.6219326257705688f, 0.6f, Format::float32, Format::bfloat16, Format::float32, true}},
+      {"epilogue: ReLU, beta 1, bf16 C and bias, tensor-wise scaling, e4m3 D with D scale and amax",
+       ExternalScaling::tensor, false, 256, 256, 2048, 1, 1.539794921875f, 1.4581329822540283f, false,
+       {true, 1.0f, 1.0f, Format::bfloat16, Format::bfloat16, Format::float8_e4m3fn, true}},
   };
   cublasLtHandle_t lt = nullptr;
   LT_CHECK(cublasLtCreate(&lt));

@@ -226,7 +226,7 @@ TableFit fit_table_epilogue(const ExternalRun& run) {
   if (!ops) return t;
   const ExternalEpilogue& x = *run.epilogue;
   emulator::CublasLtEpilogue e;
-  e.alpha = x.alpha, e.beta = x.beta, e.d_scale = x.d_scale;
+  e.alpha = x.alpha, e.beta = x.beta, e.d_scale = x.d_scale, e.relu = x.relu;
   e.c = x.c, e.c_format = x.c_format, e.bias = x.bias, e.bias_format = x.bias_format, e.d_format = x.d_format;
   const emulator::LibraryFp8Schedule* row = nullptr;
   try {

@@ -44,6 +44,7 @@ struct ExternalEpilogue {
   Format bias_format = Format::bfloat16;
   Format d_format = Format::float32;  // the codes ExternalRun::d holds
   std::optional<float> amax_d;        // what the library wrote to AMAX_D (an e4m3 D)
+  bool relu = false;                  // CUBLASLT_EPILOGUE_RELU_BIAS instead of BIAS
 };
 
 // One library GEMM D = (A sa) (B sb), A: M x K, B given as N x K, both e4m3 codes (K-major, "TN").
