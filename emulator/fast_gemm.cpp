@@ -338,40 +338,6 @@ struct Task {
   }
 };
 
-// fast::Fp64Chunk's values: the fp32 panel values of K chunk [k0, k0 + len) (whole steps) as
-// doubles, each times 2^sexp of its step (sexp: -127..128, fast::pow2 unclamped). Both are exact:
-// a float is a double exactly, and the product is a power-of-two scaling within double's normal
-// range. Without scales a plain copy.
-void widen_strip_chunk(const fast::TfdpaPanels& P, std::size_t strip, std::size_t k0, std::size_t len, double* out) {
-  constexpr std::size_t W = fast::kTfdpaWidth;
-  const float* in = &P.b_val[(strip * P.k + k0) * W];
-  if (!P.scaled) {
-    std::copy_n(in, len * W, out);
-    return;
-  }
-  const auto L = static_cast<std::size_t>(P.L);
-  for (std::size_t k = 0; k < len; k += L) {
-    const std::int32_t* sexp = &P.b_sexp[(strip * P.steps + (k0 + k) / L) * W];
-    double scale[W];
-    for (std::size_t j = 0; j < W; ++j) scale[j] = fast::pow2(sexp[j]);
-    for (std::size_t i = k; i < k + L; ++i) {
-      for (std::size_t j = 0; j < W; ++j) out[i * W + j] = static_cast<double>(in[i * W + j]) * scale[j];
-    }
-  }
-}
-void widen_row_chunk(const fast::TfdpaPanels& P, std::size_t row, std::size_t k0, std::size_t len, double* out) {
-  const float* in = &P.a_val[row * P.k + k0];
-  if (!P.scaled) {
-    std::copy_n(in, len, out);
-    return;
-  }
-  const auto L = static_cast<std::size_t>(P.L);
-  for (std::size_t k = 0; k < len; k += L) {
-    const double scale = fast::pow2(P.a_sexp[row * P.steps + (k0 + k) / L]);
-    for (std::size_t i = k; i < k + L; ++i) out[i] = static_cast<double>(in[i]) * scale;
-  }
-}
-
 }  // namespace
 
 bool fast_gemm_covers(const KernelSchedule& schedule) { return covers(schedule); }
@@ -644,13 +610,22 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
               fp64_a.resize(kRows * fp64_len);
               fp64_b.resize(k.task_strips * fp64_len * W);
               for (std::size_t i = 0; i < k.task_strips; ++i) {
-                widen_strip_chunk(tp, k.strip_begin + i, fp64_k0, fp64_len, &fp64_b[i * fp64_len * W]);
+                ks.widen_strip(tp, k.strip_begin + i, fp64_k0, fp64_len, &fp64_b[i * fp64_len * W]);
               }
             }
             k.for_each_tile([&](std::size_t t, std::size_t b, std::size_t st) {
               if (fp64_chunks && b != fp64_block) {
-                for (std::size_t r = 0; r < kRows; ++r) widen_row_chunk(tp, b * kRows + r, fp64_k0, fp64_len, &fp64_a[r * fp64_len]);
+                for (std::size_t r = 0; r < kRows; ++r) ks.widen_row(tp, b * kRows + r, fp64_k0, fp64_len, &fp64_a[r * fp64_len]);
                 fp64_block = b;
+                // The next row block's chunk of A, which the tiles of this block give the time to
+                // arrive: four rows of fp64_len floats, P.k apart, too short for the hardware
+                // prefetchers to follow (a_val of 1024 rows is larger than L2).
+                if (b + 1 < k.block_begin + k.blocks) {
+                  for (std::size_t r = 0; r < kRows; ++r) {
+                    const float* next = &tp.a_val[((b + 1) * kRows + r) * tp.k + fp64_k0];
+                    for (std::size_t i = 0; i < fp64_len; i += 64 / sizeof(float)) __builtin_prefetch(next + i);
+                  }
+                }
               }
               run_units(tile_acc(span.slice, t), t, b, st, c0, c1);
             });

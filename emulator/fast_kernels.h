@@ -191,6 +191,9 @@ using PromoteFn = void (*)(PromotionFma fma, const std::uint32_t* sa, const std:
 // b.9's add of an instruction's result into kRows x kTfdpaWidth accumulators: acc = part + acc,
 // fp32 FADD (host_add) or for f16 accumulators fp16 HADD (host_add_f16), canonical NaN.
 using AccumulateFn = void (*)(const std::uint32_t* part, std::uint32_t* acc, bool f16);
+// Widens K chunk [k0, k0 + len) of a B strip (b_val, [k][W]) or of an A row (a_val) into fp64 at
+// out, each value times 2^sexp of its step (Fp64Chunk); k0 and len are multiples of P.L.
+using WidenFn = void (*)(const TfdpaPanels& P, std::size_t strip_or_row, std::size_t k0, std::size_t len, double* out);
 
 struct KernelSet {
   TfdpaBounds tfdpa_bounds;  // the exponent panels that tfdpa reads (fast_panels.h)
@@ -205,6 +208,9 @@ struct KernelSet {
   AccumulateFn accumulate;
   int fp16_max_F = 0;  // tfdpa reads the fp16 panels for F up to this (0: never)
   TfdpaDecoder decode{};  // the element work of decode_tfdpa (fast_panels.h; empty: scalar)
+  // Where the set's T-FDPA kernel reads fp64 chunks (decode.fp64_panels off): fast_gemm's widening
+  // of a B strip's and an A row's K chunk.
+  WidenFn widen_strip = nullptr, widen_row = nullptr;
 };
 
 // The float form for wide operands (f16, bf16, tf32): a step's terms are formed in fp32 when every

@@ -1398,6 +1398,43 @@ int fp16_max_f() {
 #endif
 }
 
+// fast::Fp64Chunk's values (KernelSet::widen_strip, widen_row): the fp32 panel values of K chunk
+// [k0, k0 + len) (whole steps) as doubles, each times 2^sexp of its step (sexp: -127..128, the
+// factor formed as pow2 does, from its bits). Both are exact: a float is a double exactly, and the
+// product is a power-of-two scaling within double's normal range. Without scales sexp is 0.
+BLOCKSCALE_AVX512_INLINE __m512d pow2_pd(__m256i e) {
+  const __m256i clamped = _mm256_min_epi32(_mm256_max_epi32(e, _mm256_set1_epi32(-1022)), _mm256_set1_epi32(1023));
+  return _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_cvtepi32_epi64(_mm256_add_epi32(clamped, _mm256_set1_epi32(1023))), 52));
+}
+
+BLOCKSCALE_AVX512 void widen_strip_avx512(const TfdpaPanels& P, std::size_t strip, std::size_t k0, std::size_t len, double* out) {
+  constexpr std::size_t W = kTfdpaWidth;
+  const auto L = static_cast<std::size_t>(P.L);
+  const float* in = &P.b_val[(strip * P.k + k0) * W];
+  for (std::size_t k = 0; k < len; k += L) {
+    const std::int32_t* sexp = &P.b_sexp[(strip * P.steps + (k0 + k) / L) * W];
+    __m512d scale[4];
+    for (std::size_t q = 0; q < 4; ++q) scale[q] = pow2_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sexp + 8 * q)));
+    for (std::size_t i = k; i < k + L; ++i) {
+      for (std::size_t q = 0; q < 4; ++q) {
+        _mm512_store_pd(out + i * W + 8 * q, _mm512_mul_pd(_mm512_cvtps_pd(_mm256_load_ps(in + i * W + 8 * q)), scale[q]));
+      }
+    }
+  }
+}
+
+BLOCKSCALE_AVX512 void widen_row_avx512(const TfdpaPanels& P, std::size_t row, std::size_t k0, std::size_t len, double* out) {
+  const auto L = static_cast<std::size_t>(P.L);
+  const float* in = &P.a_val[row * P.k + k0];
+  for (std::size_t k = 0; k < len; k += L) {
+    const __m512d scale = pow2_pd(_mm256_set1_epi32(P.a_sexp[row * P.steps + (k0 + k) / L]));
+    for (std::size_t i = k; i < k + L; i += 8) {
+      const __mmask8 m = i + 8 <= k + L ? 0xFF : static_cast<__mmask8>((1u << (k + L - i)) - 1);
+      _mm512_mask_storeu_pd(out + i, m, _mm512_mul_pd(_mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, in + i)), scale));
+    }
+  }
+}
+
 }  // namespace
 
 bool cpu_has_avx512() {
@@ -1411,7 +1448,8 @@ const KernelSet& avx512_kernels() {
                            &promote_avx512, &accumulate_avx512,
                            fp16_max_f(),
                            TfdpaDecoder{&decode_a_row_avx512, &decode_b_strip_avx512, &decode_wide_row_avx512,
-                                        &decode_wide_strip_avx512, TfdpaBounds::byte_pairs, true, 1, false}};
+                                        &decode_wide_strip_avx512, TfdpaBounds::byte_pairs, true, 1, false},
+                           &widen_strip_avx512, &widen_row_avx512};
   return k;
 }
 
