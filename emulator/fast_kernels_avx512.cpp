@@ -410,18 +410,20 @@ BLOCKSCALE_AVX512_INLINE void bounds_pass_k(const MaxPlusPass<kLanes>& p, std::s
   max_in_place<kLanes>(m3, plus_a<kLanes>(b, p.a[3][k]));
 }
 
-// The tile's pass at panel position k (a step's first k), its maxima at their floor: zero for the
-// byte pairs, 2 kNoExp for the exponents.
+// Sets p to the tile's pass at panel position k (a step's first k), its maxima at their floor: zero
+// for the byte pairs, 2 kNoExp for the exponents. Member by member, in place: a pass returned by
+// value and assigned was copied with 512-bit moves over the four pointers just stored one by one,
+// a store-forwarding stall in every step (5% of the kernel's time samples on an H200 host's Xeon,
+// docs/performance.md).
 template <PassLanes kLanes>
-BLOCKSCALE_AVX512_INLINE MaxPlusPass<kLanes> pass_at(const TfdpaTile& t, std::size_t k) {
+BLOCKSCALE_AVX512_INLINE void set_pass(MaxPlusPass<kLanes>& p, const TfdpaTile& t, std::size_t k) {
   constexpr bool kBytes = kLanes == PassLanes::byte_pairs;
   const TfdpaPanels& P = *t.p;
-  MaxPlusPass<kLanes> p{&(kBytes ? P.b_eb : P.b_exp)[(t.strip * P.k + k) * kTfdpaWidth], {}, {}};
+  p.b = &(kBytes ? P.b_eb : P.b_exp)[(t.strip * P.k + k) * kTfdpaWidth];
   for (std::size_t r = 0; r < kRows; ++r) {
     p.a[r] = &(kBytes ? P.a_eb : P.a_exp2)[(t.row0 + r) * P.k + k];
     p.m[r] = kBytes ? _mm512_setzero_si512() : _mm512_set1_epi16(2 * kNoExp);
   }
-  return p;
 }
 
 // The whole pass in a loop of its own, from the maxima in p.
@@ -647,7 +649,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       const std::int32_t* aee = &P.a_ee[t.row0 / 2 * P.k + k0];
       e_bounds_pass(&P.b_ee[(t.strip * P.k + k0) * W], aee, aee + P.k, L, bounds);
     } else {
-      bounds_pass(pass_at<PassLanes::byte_pairs>(t, k0), L, bounds);
+      BoundsPass p;
+      set_pass(p, t, k0);
+      bounds_pass(p, L, bounds);
     }
 
     // Per vector: C, e_max, F + scale exponents, and whether a lane truncates a product; and the
@@ -709,7 +713,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     const bool carry_next =
         s + 1 < (t.carry != nullptr ? P.steps : s1) && P.fp16_F == 0 && (exact_route || F > kUnitsMaxF);
     if (carry_next) {
-      nb = pass_at<PassLanes::byte_pairs>(t, k0 + L);
+      set_pass(nb, t, k0 + L);
       nb_step = s + 1;  // once the loop below has run
     }
     if (exact_route) {
@@ -889,7 +893,9 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
     if (next_step == s) {
       std::copy(next.m, next.m + kRows, m);
     } else {
-      bounds_pass(pass_at<PassLanes::exponents>(t, k0), L, m);
+      WideEmaxPass p;
+      set_pass(p, t, k0);
+      bounds_pass(p, L, m);
     }
     __m512i c[kRows][2], c_exp[kRows][2], emax[kRows][2];
     __m512 grid[kRows][2];
@@ -910,7 +916,7 @@ BLOCKSCALE_AVX512 void tfdpa_wide_avx512(const TfdpaTile& t, std::uint32_t* acc,
     counts.truncating += kRows * W;
     const bool carry_next = s + 1 < s1;
     if (carry_next) {
-      next = pass_at<PassLanes::exponents>(t, k0 + L);
+      set_pass(next, t, k0 + L);
       next_step = s + 1;  // once the loop below has run
     }
     const float* bv = &P.b_val[(t.strip * P.k + k0) * W];
