@@ -226,6 +226,10 @@ const KernelSet& portable_kernels();
 void tfdpa_portable_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& counts);
 const KernelSet& avx2_kernels();    // only where the CPU has AVX2 + FMA
 const KernelSet& avx512_kernels();  // only where the CPU has AVX-512 F/BW/DQ/VL
+// The AVX-512 set's panel decoder on CPUs without AVX-512 VBMI (table gathers, 16 codes at a time);
+// with VBMI the set decodes the panels of byte-pair bounds without fp16 panels by byte shuffles.
+// The panel test compares both with the scalar decoder wherever the CPU can run them.
+const TfdpaDecoder& avx512_gather_decoder();
 bool cpu_has_avx2();
 bool cpu_has_avx512();
 

@@ -118,6 +118,7 @@ WideElements wide_elements(Format f) {
 struct CodeTables {
   std::array<float, 256> val;
   std::array<std::uint32_t, 256> eb;
+  std::array<std::uint8_t, 4 * 256> planes;
 };
 
 const CodeTables& code_tables(Format f) {
@@ -132,6 +133,12 @@ const CodeTables& code_tables(Format f) {
         c.eb[code] = t[code].kind == kNaN   ? kEbWordNaN
                      : t[code].kind == kInf ? kEbWordInf
                                             : static_cast<std::uint32_t>(t[code].eb) * 0x10001u;
+        // (convert rounds to nearest; every value here is an fp16 exactly.)
+        const std::uint32_t half = convert(Format::float16, c.val[code]);
+        c.planes[kPlaneHalfLo + code] = static_cast<std::uint8_t>(half);
+        c.planes[kPlaneHalfHi + code] = static_cast<std::uint8_t>(half >> 8);
+        c.planes[kPlaneE + code] = static_cast<std::uint8_t>(c.eb[code]);
+        c.planes[kPlaneLsb + code] = static_cast<std::uint8_t>(c.eb[code] >> 8);
       }
     }
     return all;
@@ -493,10 +500,9 @@ void decode_tfdpa(const GemmOperands& ops, int L, std::size_t padded, bool scale
   // (Wide A rows: the AVX-512 decoder's masked reductions take steps within one 16-lane vector.)
   const bool vector_wide_a = decoder.wide_row != nullptr && 16 % uL == 0 && uL % decoder.a_row_lanes == 0;
   const bool vector_wide_b = decoder.wide_strip != nullptr;
-  const DecodeTables vta{code_tables(ops.a.format()).val.data(), code_tables(ops.a.format()).eb.data(),
-                         ha != nullptr ? ha->data() : nullptr};
-  const DecodeTables vtb{code_tables(ops.b.format()).val.data(), code_tables(ops.b.format()).eb.data(),
-                         hb != nullptr ? hb->data() : nullptr};
+  const CodeTables &ca = code_tables(ops.a.format()), &cb = code_tables(ops.b.format());
+  const DecodeTables vta{ca.val.data(), ca.eb.data(), ha != nullptr ? ha->data() : nullptr, ca.planes.data()};
+  const DecodeTables vtb{cb.val.data(), cb.eb.data(), hb != nullptr ? hb->data() : nullptr, cb.planes.data()};
   // Sized when decoded, else emptied (the storage stays for later calls).
   const auto size = [](auto& buffer, bool decoded, std::size_t n) {
     if (decoded) {

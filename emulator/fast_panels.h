@@ -206,10 +206,17 @@ inline constexpr int kHalfRowLowest = -16, kHalfRows = 33;
 inline std::size_t half_row_start(std::int16_t ea) {
   return static_cast<std::size_t>(ea == kNoExp ? 0 : ea - kHalfRowLowest) * 256;
 }
+//   planes the same tables as four byte planes of 256 entries each, for byte-shuffle lookups
+//         (64 codes per instruction, AVX-512 VBMI): the fp16 bits of val (low byte, then high byte:
+//         every value of an operand of at most 8 bits is an fp16 exactly, 0 for a special
+//         element), then eb's low byte (e(x) + kEbBias, 1 NaN, 2 Inf) and second byte
+//         (-lsb(x) + kEbBias).
+inline constexpr std::size_t kPlaneHalfLo = 0, kPlaneHalfHi = 256, kPlaneE = 512, kPlaneLsb = 768;
 struct DecodeTables {
   const float* val;
   const std::uint32_t* eb;
   const std::uint16_t* half;
+  const std::uint8_t* planes;
 };
 // A: row `row` of P from its K codes (padded with zeros): a_val, a_dval (when P.a_dval is sized),
 // a_eb (the bounds `bounds` of TfdpaDecoder: byte_pairs) or a_e8 (exponent_bytes), or with half

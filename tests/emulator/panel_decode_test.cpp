@@ -154,6 +154,16 @@ TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
   EXPECT_EQ(compare_with_scalar(vector, {32, 16, 8, 24}, {0, 13, 1}), 5 * 5 * 4 * 3);
 }
 
+// On CPUs with AVX-512 VBMI the set above decodes by byte shuffles; the gather decoder of the CPUs
+// without VBMI must give the same panels (here, and on such CPUs it is the one above).
+TEST(EmulatorPanelDecode, GatherVectorDecoderEqualsScalar) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 F/BW/DQ/VL: the vector decoder cannot run here";
+  const TfdpaDecoder& gather = avx512_gather_decoder();
+  ASSERT_NE(gather.a_row, nullptr);
+  ASSERT_FALSE(gather.fp64_panels);
+  EXPECT_EQ(compare_with_scalar(gather, {32, 16, 8, 24}, {0, 13, 1}), 5 * 5 * 4 * 3);
+}
+
 // The AVX2 decoder (fast_kernels_portable.cpp) writes the e8 bounds, no fp64 values and no fp16
 // panels, and decodes A rows in whole 8-lane vectors: for A with step lengths 4 and 12
 // decode_tfdpa takes the scalar decoder for that part, and the panels must come out the same all
