@@ -474,7 +474,7 @@ std::string cublaslt_epilogue_definition(const LibraryFp8Schedule& s, int split_
   w += ", alpha " + number(e.alpha);
   if (e.beta != 0.0f) w += ", beta " + number(e.beta) + ", C " + std::string(info(e.c_format).name);
   if (!e.bias.empty()) w += ", then y + bias (" + std::string(info(e.bias_format).name) + ", FADD)";
-  if (e.relu) w += ", then ReLU: y = max(y, +0)";
+  if (e.relu) w += ", then ReLU: y = max(y, +0) (a -0 kept by RELU_BIAS after a split-K)";
   if (e.d_format == Format::float8_e4m3fn || e.d_format == Format::float8_e5m2) {
     w += "; D = " + std::string(info(e.d_format).name) + " of RN(" + number(e.d_scale) +
          " y), saturating (satfinite); amax_d = max |y|";
@@ -534,16 +534,21 @@ CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8Scaled
       const auto at = static_cast<std::size_t>(i * n + j);
       std::uint32_t y;
       if (e.beta == 0.0f) {
-        y = mul_f32(scale, r.d[at]);
+        // Without C the fused epilogue still adds a zero: FMA(S, X, +0), so an exact -0 from a
+        // negative S comes out +0; the split-K reduction's S X keeps it (measured on an H200 with
+        // zero operands and alpha = -1: docs/conformance.md, "cuBLASLt epilogue", signed zeros).
+        y = split_k == 1 ? fma_f32(scale, r.d[at], 0u) : mul_f32(scale, r.d[at]);
       } else if (split_k == 1) {
         y = fma_f32(scale, r.d[at], mul_f32(beta, c[at]));
       } else {
         y = fma_f32(beta, c[at], mul_f32(scale, r.d[at]));
       }
       if (!bias.empty()) y = add_f32(y, bias[static_cast<std::size_t>(row0 + i)]);
-      // ReLU on y, before amax_d and D's type (measured on an H200: amax_d is max |y| after it). No
-      // -0 reached it there; +0 replaces it, as it replaces every value that is not above zero.
-      if (e.relu && !(std::bit_cast<float>(y) > 0.0f)) y = 0u;
+      // ReLU on y, before amax_d and D's type (measured on an H200: amax_d is max |y| after it): +0
+      // for every value not above zero, but RELU_BIAS after a split-K keeps a -0 (the same
+      // measurement of signed zeros; RELU without a bias gives +0 there too).
+      const bool keeps_minus_zero = split_k > 1 && !bias.empty() && y == 0x80000000u;
+      if (e.relu && !(std::bit_cast<float>(y) > 0.0f) && !keeps_minus_zero) y = 0u;
       amax = std::max(amax, std::fabs(std::bit_cast<float>(y)));
       if (fp8_d) {
         if ((y & 0x7F800000u) == 0x7F800000u) {

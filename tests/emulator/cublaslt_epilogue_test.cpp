@@ -48,7 +48,9 @@ std::uint32_t code_of(float x, Format f) {
 }
 
 // The rule, in host float arithmetic: y = RN(FMA(S, X, RN(beta C))) (split-K 1) or
-// RN(FMA(beta, C, RN(S X))) (split-K > 1), RN(S X) for beta = 0, then + bias; D from y.
+// RN(FMA(beta, C, RN(S X))) (split-K > 1), for beta = 0 RN(FMA(S, X, +0)) (split-K 1) or RN(S X),
+// then + bias, then ReLU (+0 for every value not above zero but a -0 that RELU_BIAS keeps after a
+// split-K); D from y.
 struct Oracle {
   std::vector<std::uint32_t> d;
   float amax = 0.0f;
@@ -63,7 +65,7 @@ Oracle oracle(const std::vector<std::uint32_t>& x, std::int64_t n, const std::ve
     const float s = scale_per_row[i], xv = std::bit_cast<float>(x[at]);
     volatile float y;
     if (e.beta == 0.0f) {
-      y = s * xv;
+      y = split_k == 1 ? std::fmaf(s, xv, 0.0f) : s * xv;
     } else {
       const float c = value_of(e.c[at], e.c_format);
       if (split_k == 1) {
@@ -75,7 +77,8 @@ Oracle oracle(const std::vector<std::uint32_t>& x, std::int64_t n, const std::ve
       }
     }
     if (!e.bias.empty()) y = y + value_of(e.bias[i], e.bias_format);
-    if (e.relu && !(y > 0.0f)) y = 0.0f;  // +0 for every value not above zero
+    const bool keeps_minus_zero = split_k > 1 && !e.bias.empty() && y == 0.0f && std::signbit(y);
+    if (e.relu && !(y > 0.0f) && !keeps_minus_zero) y = 0.0f;
     o.amax = std::max(o.amax, std::fabs(static_cast<float>(y)));
     const bool fp8_d = e.d_format == Format::float8_e4m3fn || e.d_format == Format::float8_e5m2;
     o.d[at] = fp8_d ? code_of(e.d_scale * y, e.d_format) : code_of(y, e.d_format);
@@ -313,6 +316,49 @@ TEST(CublasLtEpilogue, BetaZeroReadsNoC) {
     CublasLtEpilogue e;
     e.c = nan_c;
     EXPECT_EQ(cublaslt_fp8_gemm(s, a, b, 0, 16, 1, e).d, library_fp8_gemm(s, a, b, 0, 16)) << s.name();
+  }
+}
+
+// Signed zeros as an H200 gave them (cuBLASLt 13.1, scripts/probe_cublaslt_relu_zero.py: A all +0,
+// alpha = -1, so S X is -0 where the accumulator X is +0; every row of the probe, 384 calls):
+// without C the split-K 1 epilogue gives +0 and the split-K one -0; beta = 1 with C = -0 gives -0
+// on both; ReLU turns each -0 into +0, except RELU_BIAS (a bias of -0) after a split-K.
+TEST(CublasLtEpilogue, SignedZerosAsMeasured) {
+  for (const LibraryFp8Schedule& s : library_fp8_schedules()) {
+    if (s.library != Fp8Library::cublaslt) continue;
+    Fp8ScaledMatrix a = operand(8, 256, s.a, 11), b = operand(8, 256, s.b, 12);
+    std::fill(a.codes.begin(), a.codes.end(), std::uint8_t{0});
+    const std::vector<std::uint32_t> minus_zero_c(8 * 8, 0x80000000u), minus_zero_bias(8, 0x8000u);  // f32 C, bf16 bias
+    struct Case {
+      int split_k;
+      bool c, bias, relu;
+      std::uint32_t want;
+    };
+    // Row-wise calls were measured without split-K only: cuBLASLt splits none of them.
+    const bool rowwise = s.scales == Fp8ScaleStage::epilogue_a_first;
+    for (const Case& k : {Case{1, false, false, false, 0x00000000u}, Case{2, false, false, false, 0x80000000u},
+                          Case{1, false, true, false, 0x00000000u}, Case{2, false, true, false, 0x80000000u},
+                          Case{1, true, false, false, 0x80000000u}, Case{2, true, false, false, 0x80000000u},
+                          Case{1, true, false, true, 0x00000000u}, Case{2, true, false, true, 0x00000000u},
+                          Case{2, false, false, true, 0x00000000u}, Case{1, true, true, true, 0x00000000u},
+                          Case{2, false, true, true, 0x80000000u}, Case{2, true, true, true, 0x80000000u}}) {
+      if (rowwise && k.split_k > 1) continue;
+      CublasLtEpilogue e;
+      e.alpha = -1.0f;
+      if (k.c) {
+        e.beta = 1.0f;
+        e.c = minus_zero_c;
+      }
+      if (k.bias) {
+        e.bias = minus_zero_bias;
+        e.bias_format = Format::bfloat16;
+      }
+      e.relu = k.relu;
+      const std::vector<std::uint32_t> d = cublaslt_fp8_gemm(s, a, b, 0, 8, k.split_k, e).d;
+      EXPECT_EQ(std::count(d.begin(), d.end(), k.want), static_cast<std::ptrdiff_t>(d.size()))
+          << s.name() << " split-K " << k.split_k << (k.c ? " C -0" : "") << (k.bias ? " bias -0" : "")
+          << (k.relu ? " relu" : "") << ": want 0x" << std::hex << k.want;
+    }
   }
 }
 
