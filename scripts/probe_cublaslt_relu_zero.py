@@ -13,7 +13,8 @@ or beta = 1 and C = -0, and with an f32 and a bf16 D. For each call the script c
 patterns (and anything else) and sets them beside blockscale's model of the call (emulator
 cublaslt_fp8_gemm, library_fp8.cpp): y = FMA(S, X, beta C) (beta = 0: FMA(S, X, +0) without
 split-K, S X with it), plus the bias, then max(y, +0) for ReLU, but for RELU_BIAS after a split-K
-only the negatives to +0 (a -0 kept). Runs on a Hopper GPU with PyTorch (the device machine; nothing here runs in
+only the negatives to +0 (a -0 kept). Last, calls whose S X underflows (block scaling, tiny scales
+and alpha) tell FMA(S, X, +0) from an FMUL followed by an add of +0. Runs on a Hopper GPU with PyTorch (the device machine; nothing here runs in
 CI). Writes DIR/relu_zero.json.
 
 usage: probe_cublaslt_relu_zero.py DIR
@@ -122,6 +123,25 @@ def main(out_dir):
                         print(f"{scaling} {m}x{n}x{k} B{b_sign} X {x_sign} D {d_type} split {entry['split']} beta {beta} C {entry['c']} "
                               f"bias {entry['bias']} relu {relu}: {entry['counts'] or err} model {want}"
                               f"{'' if entry['model_agrees'] else '  DIFFERS'}", flush=True)
+    # An S X that underflows: block scales 2^-10 (S = alpha = -2^-126), A = B = 2^-9 (e4m3 code 1), so
+    # X = k 2^-18 2^-20 and S X = -k 2^-164, far below fp32's least subnormal: FMA(S, X, +0) rounds
+    # that exact value to -0, an FMUL (-0) and then an FADD of +0 would give +0.
+    for scaling, (m, n, k) in itertools.product(("block_1x128", "block_128x128"), ((128, 128, 256), (64, 128, 16384))):
+        kb = k // 128
+        a = torch.full((m, k), 2.0 ** -9, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.full((n, k), 2.0 ** -9, device="cuda").to(torch.float8_e4m3fn)
+        sa = torch.full((kb * m,), 2.0 ** -10, device="cuda")
+        sb = torch.full((kb * n if scaling == "block_1x128" else (n + 127) // 128 * ((kb + 3) // 4 * 4),), 2.0 ** -10,
+                        device="cuda")
+        for d_type in ("f32", "bf16"):
+            got, err = lt.matmul(a, b, m, n, k, sa, sb, scaling, False, d_type, alpha=-(2.0 ** -126), workspace=ws)
+            entry = {"scaling": scaling, "shape": [m, n, k], "what": "underflow", "d": d_type, "alpha": -(2.0 ** -126),
+                     "error": err, "counts": counts(got[0], d_type) if got else None, "split": got[1] if got else None,
+                     "model": "-0"}
+            entry["model_agrees"] = got is not None and entry["counts"]["-0"] == m * n
+            record["calls"].append(entry)
+            print(f"underflow {scaling} {m}x{n}x{k} D {d_type} split {entry['split']}: {entry['counts'] or err} model -0"
+                  f"{'' if entry['model_agrees'] else '  DIFFERS'}", flush=True)
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "relu_zero.json"), "w") as f:
         json.dump(record, f, indent=1)

@@ -362,6 +362,30 @@ TEST(CublasLtEpilogue, SignedZerosAsMeasured) {
   }
 }
 
+// An S X that underflows (the same probe, block scaling: S = alpha = -2^-126, e4m3 elements 2^-9 and
+// block scales 2^-10, so S X = -2^-156): the H200 gave -0 at split-K 1 and 6, the FMA(S, X, +0) of
+// the model (an FMUL and then an add of +0 would give +0).
+TEST(CublasLtEpilogue, AnUnderflowingSxIsMinusZero) {
+  int rows = 0;
+  for (const LibraryFp8Schedule& s : library_fp8_schedules()) {
+    if (s.library != Fp8Library::cublaslt || (s.a != G::block_1x128 && s.a != G::block_128x128)) continue;
+    ++rows;
+    Fp8ScaledMatrix a = operand(8, 256, s.a, 13), b = operand(8, 256, s.b, 14);
+    for (Fp8ScaledMatrix* m : {&a, &b}) {
+      std::fill(m->codes.begin(), m->codes.end(), std::uint8_t{0x01});  // 2^-9
+      std::fill(m->scales.begin(), m->scales.end(), 0x1p-10f);
+    }
+    CublasLtEpilogue e;
+    e.alpha = -0x1p-126f;
+    for (const int split_k : {1, 2}) {
+      const std::vector<std::uint32_t> d = cublaslt_fp8_gemm(s, a, b, 0, 8, split_k, e).d;
+      EXPECT_EQ(std::count(d.begin(), d.end(), 0x80000000u), static_cast<std::ptrdiff_t>(d.size()))
+          << s.name() << " split-K " << split_k;
+    }
+  }
+  EXPECT_GT(rows, 0);
+}
+
 TEST(CublasLtEpilogue, RefusesWhatWasNotMeasured) {
   const Fp8ScaledMatrix a = operand(8, 256, G::tensor, 1), b = operand(8, 256, G::tensor, 2);
   const Fp8ScaledMatrix ab = operand(8, 256, G::block_1x128, 3), bb = operand(8, 256, G::block_128x128, 4);
