@@ -152,6 +152,8 @@ TEST(EmulatorPanelDecode, VectorDecoderEqualsScalar) {
   // Its T-FDPA kernel widens the fp32 values per K chunk (fast_kernels.h, Fp64Chunk).
   ASSERT_FALSE(vector.fp64_panels);
   EXPECT_EQ(compare_with_scalar(vector, {32, 16, 8, 24}, {0, 13, 1}), 5 * 5 * 4 * 3);
+  // An odd step length: the byte-shuffle decoder's last k of a step alone, no fp16 panels.
+  EXPECT_EQ(compare_with_scalar(vector, {7}, {0}), 5 * 5);
 }
 
 // On CPUs with AVX-512 VBMI the set above decodes by byte shuffles; the gather decoder of the CPUs
