@@ -478,20 +478,39 @@ BLOCKSCALE_AVX512_INLINE void exact_sums(const double* bd, const double* const* 
 // bounds_pass for e_max only, from the ee panels of the fp16 mode (fast_panels.h): each add
 // serves two rows. Each row's zmm holds its e(a) + e(b) byte in the low byte of every 16-bit lane,
 // as bounds_pass gives it (the high byte is another row's or 0; only the low byte is read).
-BLOCKSCALE_AVX512_INLINE void e_bounds_pass(const std::int16_t* bee, const std::int32_t* aee0, const std::int32_t* aee1,
-                                            std::size_t L, __m512i* bounds) {
-  constexpr std::size_t W = kTfdpaWidth;
-  __m512i m0 = _mm512_setzero_si512(), m1 = m0;
-  for (std::size_t k = 0; k < L; ++k) {
-    const __m512i b = _mm512_load_si512(bee + k * W);
-    const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(aee0[k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(aee1[k]));
-    asm("vpmaxub %1, %0, %0" : "+v"(m0) : "v"(t0));
-    asm("vpmaxub %1, %0, %0" : "+v"(m1) : "v"(t1));
-  }
+// EePass: a step's panels (at its first k) and the two maxima so far (rows 0 and 1, rows 2 and 3).
+struct EePass {
+  const std::int16_t* b;
+  const std::int32_t* a0;
+  const std::int32_t* a1;
+  __m512i m0, m1;
+};
+BLOCKSCALE_AVX512_INLINE void set_ee_pass(EePass& p, const TfdpaTile& t, std::size_t k) {
+  const TfdpaPanels& P = *t.p;
+  p.b = &P.b_ee[(t.strip * P.k + k) * kTfdpaWidth];
+  p.a0 = &P.a_ee[t.row0 / 2 * P.k + k];
+  p.a1 = p.a0 + P.k;
+  p.m0 = p.m1 = _mm512_setzero_si512();
+}
+// The pass's work for one k, into the maxima m0, m1 (in place, as in bounds_pass).
+BLOCKSCALE_AVX512_INLINE void e_bounds_pass_k(const EePass& p, std::size_t k, __m512i& m0, __m512i& m1) {
+  const __m512i b = _mm512_load_si512(p.b + k * kTfdpaWidth);
+  const __m512i t0 = _mm512_add_epi32(b, _mm512_set1_epi32(p.a0[k])), t1 = _mm512_add_epi32(b, _mm512_set1_epi32(p.a1[k]));
+  asm("vpmaxub %1, %0, %0" : "+v"(m0) : "v"(t0));
+  asm("vpmaxub %1, %0, %0" : "+v"(m1) : "v"(t1));
+}
+// The four rows' bounds from the two maxima.
+BLOCKSCALE_AVX512_INLINE void e_bounds(__m512i m0, __m512i m1, __m512i* bounds) {
   bounds[0] = m0;
   bounds[1] = _mm512_srli_epi16(m0, 8);
   bounds[2] = m1;
   bounds[3] = _mm512_srli_epi16(m1, 8);
+}
+// The whole pass in a loop of its own.
+BLOCKSCALE_AVX512_INLINE void e_bounds_pass(const EePass& p, std::size_t L, __m512i* bounds) {
+  __m512i m0 = p.m0, m1 = p.m1;
+  for (std::size_t k = 0; k < L; ++k) e_bounds_pass_k(p, k, m0, m1);
+  e_bounds(m0, m1, bounds);
 }
 
 // One row's terms of one k for both halves, added to its two sums (float_form_terms).
@@ -583,11 +602,16 @@ BLOCKSCALE_AVX512_FP16_INLINE void add_fp16_terms(__m512i& lo, __m512i& hi, __m5
   asm("vpdpwssd %2, %1, %0" : "+v"(hi) : "v"(t1), "v"(ones));
 }
 
+// With kNextBounds, the next step's e-only bounds pass runs in the same loop (two of its k per
+// pair of k here), its maxima continued from and left in `next`, as exact_sums carries its pass.
+template <bool kNextBounds>
 BLOCKSCALE_AVX512_FP16 void fp16_terms(const std::uint16_t* bh, const std::uint16_t* const* ah, std::size_t L,
-                                       const __m512i (&g)[kRows][2], __m512i (&part)[kRows][2]) {
+                                       const __m512i (&g)[kRows][2], __m512i (&part)[kRows][2], EePass* next) {
   constexpr std::size_t W = kTfdpaWidth;
   const __m512i ones = _mm512_set1_epi16(1);
   __m512i s00 = _mm512_setzero_si512(), s01 = s00, s10 = s00, s11 = s00, s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+  __m512i m0 = s00, m1 = s00;
+  if constexpr (kNextBounds) m0 = next->m0, m1 = next->m1;
   const auto pair = [&](std::size_t r, std::size_t kp) {
     std::uint32_t bits;
     std::memcpy(&bits, ah[r] + 2 * kp, sizeof bits);
@@ -600,8 +624,13 @@ BLOCKSCALE_AVX512_FP16 void fp16_terms(const std::uint16_t* bh, const std::uint1
     add_fp16_terms(s10, s11, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(1, kp)))), b0, b1, g[1][0], g[1][1], ones);
     add_fp16_terms(s20, s21, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(2, kp)))), b0, b1, g[2][0], g[2][1], ones);
     add_fp16_terms(s30, s31, _mm512_castsi512_ph(_mm512_set1_epi32(static_cast<int>(pair(3, kp)))), b0, b1, g[3][0], g[3][1], ones);
+    if constexpr (kNextBounds) {
+      e_bounds_pass_k(*next, 2 * kp, m0, m1);
+      e_bounds_pass_k(*next, 2 * kp + 1, m0, m1);
+    }
   }
   store_sums(part, s00, s01, s10, s11, s20, s21, s30, s31);
+  if constexpr (kNextBounds) next->m0 = m0, next->m1 = m1;
 }
 #endif  // BLOCKSCALE_HAVE_AVX512FP16
 
@@ -626,6 +655,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   opaque(consts);
   BoundsPass nb{};  // the next step's bounds pass, carried by a step's loop
   std::size_t nb_step = CarriedBounds::kNone;  // the step whose bounds nb.m holds
+  // The fp16 mode's e-only pass of the next step, carried by fp16_terms within this call.
+  EePass ne{};
+  std::size_t ne_step = CarriedBounds::kNone;
   if (t.carry != nullptr) {
     if (t.carry->step == s0) {
       for (std::size_t r = 0; r < kRows; ++r) nb.m[r] = _mm512_load_si512(t.carry->bytes[r]);
@@ -645,9 +677,12 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     __m512i bounds[kRows];
     if (nb_step == s) {
       std::copy(nb.m, nb.m + kRows, bounds);
+    } else if (ne_step == s) {
+      e_bounds(ne.m0, ne.m1, bounds);
     } else if (P.fp16_F != 0) {
-      const std::int32_t* aee = &P.a_ee[t.row0 / 2 * P.k + k0];
-      e_bounds_pass(&P.b_ee[(t.strip * P.k + k0) * W], aee, aee + P.k, L, bounds);
+      EePass p;
+      set_ee_pass(p, t, k0);
+      e_bounds_pass(p, L, bounds);
     } else {
       BoundsPass p;
       set_pass(p, t, k0);
@@ -773,7 +808,16 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           counts.fp16 += 16 * static_cast<std::uint64_t>(kVectors);
           const std::uint16_t* ah[kRows];
           for (std::size_t r = 0; r < kRows; ++r) ah[r] = &P.a_h[(t.row0 + r) * P.k + k0];
-          fp16_terms(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part);
+          // The next step's e-only pass rides in this loop (within the call: the carry between
+          // calls holds byte-pair passes only). On an H200 host's Xeon that pass in a loop of its
+          // own took about a quarter of the kernel's time on the Hopper rows (docs/performance.md).
+          if (s + 1 < s1) {
+            set_ee_pass(ne, t, k0 + L);
+            fp16_terms<true>(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part, &ne);
+            ne_step = s + 1;
+          } else {
+            fp16_terms<false>(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part, nullptr);
+          }
         } else
 #endif
         {
