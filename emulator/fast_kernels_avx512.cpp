@@ -7,7 +7,8 @@
 //     e_max and the lowest set bit of any of its products, so a vector is known to truncate
 //     nothing, or not, before any product is formed; the pass of step s + 1 runs inside the main
 //     loop of step s where that is the exact sums' or the F > 16 float form's (BoundsPass), and
-//     the pass of a call's step s1 is left for the call that starts there (CarriedBounds);
+//     the pass of a call's step s1 is left for the call that starts there (CarriedBounds); the
+//     fp16 form's e-only pass (EePass) rides in its term loop within a call;
 //   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
 //   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
