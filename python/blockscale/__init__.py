@@ -581,7 +581,8 @@ def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None,
     and B: Fp8Matrix N x K, e4m3 or e5m2 (not both e5m2), scaled tensor-wise, row-wise or 1x128 x
     1x128 / 128x128 (the cublaslt rows); split_k: the call's slices. c: M x N values of c_type (read
     when beta != 0); bias: M values of bias_type, one per row of D (CUBLASLT_EPILOGUE_BIAS); relu:
-    CUBLASLT_EPILOGUE_RELU (RELU_BIAS with a bias), max(y, +0) before D's type and amax_d; d_type "f32",
+    CUBLASLT_EPILOGUE_RELU (RELU_BIAS with a bias), max(y, +0) before D's type and amax_d (RELU_BIAS
+    after a split-K keeps a -0); d_type "f32",
     "bf16", "f16", "e4m3" or, with an e5m2 operand, "e5m2" (fp8 D: with d_scale). Types cuBLASLt did
     not take on the H200 are refused. Defaults: C of D's type (bf16 for an fp8 D), the bias bf16 for
     an f32 D, else C's type. Returns D as float32 values and amax_d (max |D| before the D scale, what

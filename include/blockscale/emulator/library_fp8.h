@@ -103,7 +103,7 @@ struct CublasLtEpilogue {
   Format d_format = Format::float32;  // float32, bfloat16, float16, float8_e4m3fn; float8_e5m2 with an e5m2 operand
   float d_scale = 1.0f;               // D_SCALE_POINTER's value, for an fp8 D only
   // CUBLASLT_EPILOGUE_RELU (with a bias: RELU_BIAS): y = max(y, +0) after the bias, before D's type
-  // and amax_d.
+  // and amax_d (RELU_BIAS after a split-K keeps a -0).
   bool relu = false;
 };
 
@@ -120,9 +120,11 @@ struct CublasLtFp8Result {
 // f32 rounding (nearest even):
 //   split_k = 1:  y = RN(FMA(S, X, RN(beta C)))      (the scale's FFMA takes beta C as its addend)
 //   split_k > 1:  y = RN(FMA(beta, C, RN(S X)))      (the split-K reduction's epilogue)
-//   beta = 0:     y = RN(S X) in both
+//   beta = 0:     y = RN(FMA(S, X, +0)) at split_k = 1 (an exact -0 becomes +0), RN(S X) after
+//                 a split-K
 //   bias:         y = RN(y + bias(i))                  (FADD, after C)
-//   ReLU:         y = y if y > 0, else +0              (after the bias; amax_d is taken after it)
+//   ReLU:         y = y if y > 0, else +0              (after the bias; amax_d is taken after it),
+//                 but RELU_BIAS after a split-K keeps a -0
 //   D: f32: y; bf16 or f16: y rounded once to nearest even; e4m3 or e5m2: RN_fp8(RN(d_scale y)),
 //   saturating to the largest finite value (satfinite); amax_d = max |y|.
 // Every other order of these operations missed outputs on the H200 (row-wise: 92 calls, seed 11,
