@@ -279,6 +279,42 @@ TEST(EmulatorGemm, BlockScaledTensorsInAnyLayout) {
   }
 }
 
+// A batch of tensors gives, batch by batch, the bits of each batch quantized and multiplied alone:
+// for one code per byte (MXFP8, whose operands view the tensor's storage) and packed fp4 (MXFP4,
+// NVFP4 with its per-tensor scales: unpacked first).
+TEST(EmulatorGemm, BatchedBlockScaledTensorsMatchEachBatchAlone) {
+  Rng rng(23);
+  const std::int64_t batch = 3, M = 12, N = 40, K = 96;
+  std::normal_distribution<float> g(0.0f, 3.0f);
+  std::vector<float> x(static_cast<std::size_t>(batch * M * K)), y(static_cast<std::size_t>(batch * N * K));
+  for (auto& v : x) v = g(rng);
+  for (auto& v : y) v = g(rng);
+  for (const BlockFormat& bf : {block_formats::mxfp8_e4m3, block_formats::mxfp4, block_formats::nvfp4}) {
+    const KernelSchedule s = block_scaled_schedule(Arch::sm_100a, bf.element, bf.element, bf.scale, bf.block_size);
+    QuantizeOptions o;
+    if (bf == block_formats::nvfp4) o.rule = ScaleRule::nvfp4_transformer_engine;
+    const BlockScaledTensor qa = quantize(x, {batch, M, K}, KAxis::last, bf, o);
+    const BlockScaledTensor qb = quantize(y, {batch, N, K}, KAxis::last, bf, o);
+    const std::vector<std::uint32_t> d = gemm(s, qa, qb);
+    ASSERT_EQ(d.size(), static_cast<std::size_t>(batch * M * N)) << to_string(bf);
+    for (std::int64_t i = 0; i < batch; ++i) {
+      const auto xs = std::span(x).subspan(static_cast<std::size_t>(i * M * K), static_cast<std::size_t>(M * K));
+      const auto ys = std::span(y).subspan(static_cast<std::size_t>(i * N * K), static_cast<std::size_t>(N * K));
+      // NVFP4's per-tensor scale comes from the whole tensor's amax: each batch alone is given it.
+      QuantizeOptions oa = o, ob = o;
+      if (bf == block_formats::nvfp4) {
+        oa.tensor_scale = ob.tensor_scale = TensorScaleSource::given_amax;
+        oa.tensor_amax = qa.tensor_scale().amax;
+        ob.tensor_amax = qb.tensor_scale().amax;
+      }
+      const BlockScaledTensor ai = quantize(xs, {M, K}, KAxis::last, bf, oa);
+      const BlockScaledTensor bi = quantize(ys, {N, K}, KAxis::last, bf, ob);
+      const std::vector<std::uint32_t> di = gemm(s, ai, bi);
+      ASSERT_TRUE(std::equal(di.begin(), di.end(), d.begin() + i * M * N)) << to_string(bf) << " batch " << i;
+    }
+  }
+}
+
 // mma_scaled(..., hardware("sm_100a")) and mma(..., hardware("sm_90a.wgmma")) through the registry.
 TEST(EmulatorGemm, ReferenceHardwareModels) {
   register_reference_models();

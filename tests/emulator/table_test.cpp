@@ -213,6 +213,11 @@ TEST(EmulatorTable, EveryArgumentRuleGivesAClearError) {
   expect_throw_with([&] { mma(f4, CodeMatrix(Format::float4_e2m1fn, 1, 32, bad), B, {}); }, "A must be 16 x 32");
   expect_throw_with([&] { dot(f4, std::vector<std::uint32_t>(bad.begin(), bad.end()), std::vector<std::uint32_t>(32, 0), 0); },
                     "a[0][5] = 0x1F is not a float4_e2m1fn code (4 bits)");
+  // fp8 codes in 16-bit words are checked (only words all of whose bits are code bits are not).
+  std::vector<std::uint16_t> wide_a(128 * 32, 0x38);
+  wide_a[7] = 0x138;
+  expect_throw_with([&] { mma(mx, CodeMatrix(Format::float8_e4m3fn, 128, 32, wide_a), B, C, SA, SB); },
+                    "[0][7] = 0x138 is not a float8_e4m3fn code (8 bits)");
   expect_throw_with([&] { CodeMatrix(Format::float16, 2, 2, std::vector<std::uint8_t>(4)); },
                     "float16 codes need words of at least 16 bits, got 8-bit words");
   expect_throw_with([&] { CodeMatrix(Format::float8_e4m3fn, 2, 3, std::vector<std::uint8_t>(5)); },
