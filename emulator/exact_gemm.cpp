@@ -615,7 +615,9 @@ std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockSca
   const int threads = detail::resolve_threads(options.threads);
   GemmPathStats stats;
   std::vector<std::uint32_t> d(static_cast<std::size_t>(da.batch()) * M * N);
-  const std::vector<std::uint8_t> ea = a.element_codes(), eb = b.element_codes();
+  std::vector<std::uint8_t> ea_unpacked, eb_unpacked;
+  const std::span<const std::uint8_t> ea = detail::element_codes_of(a, ea_unpacked);
+  const std::span<const std::uint8_t> eb = detail::element_codes_of(b, eb_unpacked);
   const std::vector<std::uint8_t> sa = a.scale_codes(), sb = b.scale_codes();
   for (std::size_t batch = 0; batch < static_cast<std::size_t>(da.batch()); ++batch) {
     const auto ea_b = std::span(ea).subspan(batch * M * K, M * K), eb_b = std::span(eb).subspan(batch * N * K, N * K);

@@ -121,6 +121,12 @@ void check_tensor_pair(const std::string& who, const BlockScaledTensor& a, const
   }
 }
 
+std::span<const std::uint8_t> element_codes_of(const BlockScaledTensor& t, std::vector<std::uint8_t>& unpacked) {
+  if (t.desc().packing == Packing::byte_per_element) return t.elements();
+  unpacked = t.element_codes();
+  return unpacked;
+}
+
 }  // namespace detail
 
 KernelSchedule KernelSchedule::chain(const Instruction& ins, CPlacement c) {
@@ -354,18 +360,6 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const GemmOperan
   return d;
 }
 
-namespace {
-
-// The tensor's element codes, one per byte: its own storage where it holds them so, else unpacked
-// into `unpacked`.
-std::span<const std::uint8_t> element_codes_of(const BlockScaledTensor& t, std::vector<std::uint8_t>& unpacked) {
-  if (t.desc().packing == Packing::byte_per_element) return t.elements();
-  unpacked = t.element_codes();
-  return unpacked;
-}
-
-}  // namespace
-
 std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScaledTensor& a, const BlockScaledTensor& b,
                                 const CodeMatrix& c, const GemmOptions& options) {
   schedule.validate();
@@ -383,12 +377,9 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScale
   const auto Ks = static_cast<std::size_t>(da.k_stored()), kb = static_cast<std::size_t>(da.k_blocks());
   const std::uint32_t alpha = tensor_scale_alpha(a, b);
   const bool scaled_epilogue = alpha != 0x3F800000u;  // alpha != 1.0f
-  // Tensors of one code per byte hold their codes as the operands want them ([batch][rows][k_stored],
-  // checked when the tensor was made): the operands view that storage. Unpacking a copy instead
-  // took 0.4 ms of serial time per 1024 x 1024 x 1024 call on an H200 host, 3% of the call on
-  // 16 threads (docs/performance.md).
   std::vector<std::uint8_t> ea_unpacked, eb_unpacked;
-  const std::span<const std::uint8_t> ea = element_codes_of(a, ea_unpacked), eb = element_codes_of(b, eb_unpacked);
+  const std::span<const std::uint8_t> ea = detail::element_codes_of(a, ea_unpacked);
+  const std::span<const std::uint8_t> eb = detail::element_codes_of(b, eb_unpacked);
   const std::vector<std::uint8_t> sa = a.scale_codes(), sb = b.scale_codes();
   KernelSchedule inner = schedule;
   if (scaled_epilogue) inner.c_placement = CPlacement::accumulator;  // from +0: C is added by the FFMA below
