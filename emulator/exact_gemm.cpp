@@ -620,7 +620,7 @@ std::vector<std::uint32_t> exact_gemm(const BlockScaledTensor& a, const BlockSca
   const std::span<const std::uint8_t> eb = detail::element_codes_of(b, eb_unpacked);
   const std::vector<std::uint8_t> sa = a.scale_codes(), sb = b.scale_codes();
   for (std::size_t batch = 0; batch < static_cast<std::size_t>(da.batch()); ++batch) {
-    const auto ea_b = std::span(ea).subspan(batch * M * K, M * K), eb_b = std::span(eb).subspan(batch * N * K, N * K);
+    const auto ea_b = ea.subspan(batch * M * K, M * K), eb_b = eb.subspan(batch * N * K, N * K);
     const auto sa_b = std::span(sa).subspan(batch * M * kb, M * kb), sb_b = std::span(sb).subspan(batch * N * kb, N * kb);
     const std::span<std::uint32_t> part(d.data() + batch * M * N, M * N);
     const CodeMatrix& c_loop = scaled_epilogue ? CodeMatrix() : c;

@@ -389,8 +389,8 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScale
     const auto bi = static_cast<std::size_t>(batch);
     // Stored K-major: A is M x K row-major, B (N rows of K) is K x N column-major; the scales likewise.
     const GemmOperands ops{
-        CodeMatrix(da.format.element, M, Ks, std::span(ea).subspan(bi * M * Ks, M * Ks)),
-        CodeMatrix(db.format.element, Ks, N, std::span(eb).subspan(bi * N * Ks, N * Ks), Order::col_major),
+        CodeMatrix(da.format.element, M, Ks, ea.subspan(bi * M * Ks, M * Ks)),
+        CodeMatrix(db.format.element, Ks, N, eb.subspan(bi * N * Ks, N * Ks), Order::col_major),
         CodeMatrix(da.format.scale, M, kb, std::span(sa).subspan(bi * M * kb, M * kb)),
         CodeMatrix(db.format.scale, kb, N, std::span(sb).subspan(bi * N * kb, N * kb), Order::col_major),
         scaled_epilogue ? CodeMatrix() : c};
