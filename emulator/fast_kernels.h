@@ -83,6 +83,8 @@ inline int acc_fraction_bits(const OutputRule& r) { return r.f16 ? 10 : 23; }
 // BoundsPass), and a call that ends before the tile's last step leaves those of its step s1 here
 // for the call that starts there, instead of that call running a pass of its own. The bounds
 // depend only on the panels, so a carry stays valid across C, split-K slices and promotions.
+// With the fp16 panels (TfdpaPanels::fp16_F != 0, for the whole GEMM) it holds the e-only pass's
+// two maxima (EePass: rows 0-1 and 2-3) in bytes[0] and bytes[1].
 struct CarriedBounds {
   static constexpr std::size_t kNone = ~std::size_t{0};
   alignas(64) std::uint8_t bytes[kRows][64];

@@ -656,16 +656,33 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   opaque(consts);
   BoundsPass nb{};  // the next step's bounds pass, carried by a step's loop
   std::size_t nb_step = CarriedBounds::kNone;  // the step whose bounds nb.m holds
-  // The fp16 mode's e-only pass of the next step, carried by fp16_terms within this call.
+  // The fp16 mode's e-only pass of the next step, carried by fp16_terms (and, as nb, from one
+  // call to the next: with the fp16 panels the carry holds its two maxima).
   EePass ne{};
   std::size_t ne_step = CarriedBounds::kNone;
   if (t.carry != nullptr) {
     if (t.carry->step == s0) {
-      for (std::size_t r = 0; r < kRows; ++r) nb.m[r] = _mm512_load_si512(t.carry->bytes[r]);
-      nb_step = s0;
+      if (P.fp16_F != 0) {
+        ne.m0 = _mm512_load_si512(t.carry->bytes[0]);
+        ne.m1 = _mm512_load_si512(t.carry->bytes[1]);
+        ne_step = s0;
+      } else {
+        for (std::size_t r = 0; r < kRows; ++r) nb.m[r] = _mm512_load_si512(t.carry->bytes[r]);
+        nb_step = s0;
+      }
     }
     t.carry->step = CarriedBounds::kNone;
   }
+#if BLOCKSCALE_HAVE_AVX512FP16
+  // The fp16 panels' rows of the tile and its strip, at k = 0. (Formed in the step loop, the four
+  // row offsets became one vpmullq pair, about 30 cycles ahead of every fp16 step's first loads.)
+  const std::uint16_t* a_h_rows[kRows] = {};
+  const std::uint16_t* b_h_strip = nullptr;
+  if (P.fp16_F != 0) {
+    for (std::size_t r = 0; r < kRows; ++r) a_h_rows[r] = P.a_h.data() + (t.row0 + r) * P.k;
+    b_h_strip = P.b_h.data() + t.strip * P.k * W;
+  }
+#endif
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t k0 = s * L;
@@ -808,16 +825,18 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
         if (fp16) {
           counts.fp16 += 16 * static_cast<std::uint64_t>(kVectors);
           const std::uint16_t* ah[kRows];
-          for (std::size_t r = 0; r < kRows; ++r) ah[r] = &P.a_h[(t.row0 + r) * P.k + k0];
-          // The next step's e-only pass rides in this loop (within the call: the carry between
-          // calls holds byte-pair passes only). On an H200 host's Xeon that pass in a loop of its
-          // own took about a quarter of the kernel's time on the Hopper rows (docs/performance.md).
-          if (s + 1 < s1) {
+          for (std::size_t r = 0; r < kRows; ++r) ah[r] = a_h_rows[r] + k0;
+          // The next step's e-only pass rides in this loop, past the call's last step too when a
+          // later call will start there (the carry). On an H200 host's Xeon that pass in a loop of
+          // its own took about a quarter of the kernel's time on the Hopper rows, and with calls of
+          // one promotion interval (4 steps) the first step's own pass still 3% of their time
+          // (docs/performance.md).
+          if (s + 1 < (t.carry != nullptr ? P.steps : s1)) {
             set_ee_pass(ne, t, k0 + L);
-            fp16_terms<true>(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part, &ne);
+            fp16_terms<true>(b_h_strip + k0 * W, ah, L, g, part, &ne);
             ne_step = s + 1;
           } else {
-            fp16_terms<false>(&P.b_h[(t.strip * P.k + k0) * W], ah, L, g, part, nullptr);
+            fp16_terms<false>(b_h_strip + k0 * W, ah, L, g, part, nullptr);
           }
         } else
 #endif
@@ -860,6 +879,10 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
   }
   if (t.carry != nullptr && nb_step == s1) {
     for (std::size_t r = 0; r < kRows; ++r) _mm512_store_si512(t.carry->bytes[r], nb.m[r]);
+    t.carry->step = s1;
+  } else if (t.carry != nullptr && ne_step == s1) {
+    _mm512_store_si512(t.carry->bytes[0], ne.m0);
+    _mm512_store_si512(t.carry->bytes[1], ne.m1);
     t.carry->step = s1;
   }
 }
