@@ -493,6 +493,13 @@ BLOCKSCALE_AVX512_INLINE void set_ee_pass(EePass& p, const TfdpaTile& t, std::si
   p.a1 = p.a0 + P.k;
   p.m0 = p.m1 = _mm512_setzero_si512();
 }
+// The pass of the step at k from the tile's pass at k = 0 (at0, set_ee_pass): pointer adds only.
+BLOCKSCALE_AVX512_INLINE void advance_ee_pass(EePass& p, const EePass& at0, std::size_t k) {
+  p.b = at0.b + k * kTfdpaWidth;
+  p.a0 = at0.a0 + k;
+  p.a1 = at0.a1 + k;
+  p.m0 = p.m1 = _mm512_setzero_si512();
+}
 // The pass's work for one k, into the maxima m0, m1 (in place, as in bounds_pass).
 BLOCKSCALE_AVX512_INLINE void e_bounds_pass_k(const EePass& p, std::size_t k, __m512i& m0, __m512i& m1) {
   const __m512i b = _mm512_load_si512(p.b + k * kTfdpaWidth);
@@ -673,9 +680,11 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     }
     t.carry->step = CarriedBounds::kNone;
   }
+  // The fp16 mode's panels at k = 0 for the tile, formed once per call: set_ee_pass per step
+  // compiled to a vpmullq pair (about 30 cycles) ahead of the pass's first loads, in every step.
+  EePass ee_at0{};
+  if (P.fp16_F != 0) set_ee_pass(ee_at0, t, 0);
 #if BLOCKSCALE_HAVE_AVX512FP16
-  // The fp16 panels' rows of the tile and its strip, at k = 0. (Formed in the step loop, the four
-  // row offsets became one vpmullq pair, about 30 cycles ahead of every fp16 step's first loads.)
   const std::uint16_t* a_h_rows[kRows] = {};
   const std::uint16_t* b_h_strip = nullptr;
   if (P.fp16_F != 0) {
@@ -699,7 +708,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
       e_bounds(ne.m0, ne.m1, bounds);
     } else if (P.fp16_F != 0) {
       EePass p;
-      set_ee_pass(p, t, k0);
+      advance_ee_pass(p, ee_at0, k0);
       e_bounds_pass(p, L, bounds);
     } else {
       BoundsPass p;
@@ -832,7 +841,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           // one promotion interval (4 steps) the first step's own pass still 3% of their time
           // (docs/performance.md).
           if (s + 1 < (t.carry != nullptr ? P.steps : s1)) {
-            set_ee_pass(ne, t, k0 + L);
+            advance_ee_pass(ne, ee_at0, k0 + L);
             fp16_terms<true>(b_h_strip + k0 * W, ah, L, g, part, &ne);
             ne_step = s + 1;
           } else {
