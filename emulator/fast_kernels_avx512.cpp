@@ -8,7 +8,7 @@
 //     nothing, or not, before any product is formed; the pass of step s + 1 runs inside the main
 //     loop of step s where that is the exact sums' or the F > 16 float form's (BoundsPass), and
 //     the pass of a call's step s1 is left for the call that starts there (CarriedBounds); the
-//     fp16 form's e-only pass (EePass) rides in its term loop within a call;
+//     fp16 form's e-only pass (EePass) rides in its term loop and is carried the same way;
 //   * exact vectors: a*b exact in double, summed with vfmadd231pd (the fused add of an exact product
 //     to an exact partial sum that fits 53 bits rounds nothing), C truncated to the grid;
 //   * truncating vectors: each term a*b*2^(F + scale exps - e_max) by two multiplies, truncated
@@ -486,14 +486,16 @@ struct EePass {
   const std::int32_t* a1;
   __m512i m0, m1;
 };
-BLOCKSCALE_AVX512_INLINE void set_ee_pass(EePass& p, const TfdpaTile& t, std::size_t k) {
+// The tile's pass at k = 0 (formed once per kernel call: per step, GCC compiled these offsets to a
+// vpmullq pair ahead of the pass's first loads).
+BLOCKSCALE_AVX512_INLINE void set_ee_pass(EePass& p, const TfdpaTile& t) {
   const TfdpaPanels& P = *t.p;
-  p.b = &P.b_ee[(t.strip * P.k + k) * kTfdpaWidth];
-  p.a0 = &P.a_ee[t.row0 / 2 * P.k + k];
+  p.b = &P.b_ee[t.strip * P.k * kTfdpaWidth];
+  p.a0 = &P.a_ee[t.row0 / 2 * P.k];
   p.a1 = p.a0 + P.k;
   p.m0 = p.m1 = _mm512_setzero_si512();
 }
-// The pass of the step at k from the tile's pass at k = 0 (at0, set_ee_pass): pointer adds only.
+// The pass of the step at k from the tile's pass at k = 0 (at0): pointer adds only.
 BLOCKSCALE_AVX512_INLINE void advance_ee_pass(EePass& p, const EePass& at0, std::size_t k) {
   p.b = at0.b + k * kTfdpaWidth;
   p.a0 = at0.a0 + k;
@@ -680,10 +682,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     }
     t.carry->step = CarriedBounds::kNone;
   }
-  // The fp16 mode's panels at k = 0 for the tile, formed once per call: set_ee_pass per step
-  // compiled to a vpmullq pair (about 30 cycles) ahead of the pass's first loads, in every step.
+  // The fp16 mode's panels at k = 0 for the tile, once per call (set_ee_pass).
   EePass ee_at0{};
-  if (P.fp16_F != 0) set_ee_pass(ee_at0, t, 0);
+  if (P.fp16_F != 0) set_ee_pass(ee_at0, t);
 #if BLOCKSCALE_HAVE_AVX512FP16
   const std::uint16_t* a_h_rows[kRows] = {};
   const std::uint16_t* b_h_strip = nullptr;
