@@ -76,7 +76,10 @@ if [[ $what == profile ]]; then
     --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy --metrics "$metrics" \
     "$bin/bench_gpu_gemm" --benchmark_filter='blockscale_mxfp8_e4m3_f32/8192x8192x8192' --benchmark_min_time=0.05
 fi
-if [[ $what == all || $what == sass ]]; then
+if [[ ($what == all || $what == sass) ]] && ! command -v cuobjdump > /dev/null; then
+  echo "sass: cuobjdump is not on the PATH (it comes with the CUDA toolkit)" | tee -a "$out/steps.txt"
+  ((failed_steps += 1))
+elif [[ $what == all || $what == sass ]]; then
   # Per kernel: counts of the tensor-core and tcgen05 mnemonics (gpu.md §2 table, numerics.md d.3).
   for arch in sm_90a sm_100a; do
     cuobjdump -sass -arch "$arch" "$bin/gpu_api_test" > "$out/sass_$arch.txt" 2>&1
@@ -103,7 +106,7 @@ if [[ $what == all || $what == sass ]]; then
 fi
 
 echo "==== summary"
-cat "$out/steps.txt"
+[[ -f "$out/steps.txt" ]] && cat "$out/steps.txt"
 if [[ -s "$out/agreement.jsonl" ]]; then
   python3 - "$out/agreement.jsonl" <<'PY'
 import json, sys
