@@ -693,6 +693,9 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     b_h_strip = P.b_h.data() + t.strip * P.k * W;
   }
 #endif
+  // A step's loop carries the next step's pass up to here: past the call's last step when a later
+  // call will start there (the carry), else to the call's end.
+  const std::size_t carried_pass_end = t.carry != nullptr ? P.steps : s1;
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t k0 = s * L;
@@ -774,7 +777,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
     // float form's for F > kUnitsMaxF (both read the eb panels, which the fp16 mode does not have).
     // Past the call's last step too, when a later call will start there (CarriedBounds).
     const bool carry_next =
-        s + 1 < (t.carry != nullptr ? P.steps : s1) && P.fp16_F == 0 && (exact_route || F > kUnitsMaxF);
+        s + 1 < carried_pass_end && P.fp16_F == 0 && (exact_route || F > kUnitsMaxF);
     if (carry_next) {
       set_pass(nb, t, k0 + L);
       nb_step = s + 1;  // once the loop below has run
@@ -841,7 +844,7 @@ BLOCKSCALE_AVX512 void tfdpa_avx512(const TfdpaTile& t, std::uint32_t* acc, std:
           // its own took about a quarter of the kernel's time on the Hopper rows, and with calls of
           // one promotion interval (4 steps) the first step's own pass still 3% of their time
           // (docs/performance.md).
-          if (s + 1 < (t.carry != nullptr ? P.steps : s1)) {
+          if (s + 1 < carried_pass_end) {
             advance_ee_pass(ne, ee_at0, k0 + L);
             fp16_terms<true>(b_h_strip + k0 * W, ah, L, g, part, &ne);
             ne_step = s + 1;
