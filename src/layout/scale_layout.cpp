@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 namespace blockscale {
 
@@ -455,8 +456,11 @@ void to_layout_impl(const ScaleLayout& layout, i64 batch, i64 R, i64 C, std::spa
   const i64 n_out = checked_total(g, batch, g.size, "to_layout");
   check_span(g, "to_layout", "the row-major input", in.size(), n_in);
   check_span(g, "to_layout", "the output", out.size(), n_out);
-  if (is_nan_pad(pad))
-    fail(layout, R, C, "to_layout: the pad value is a NaN (0xFF is NaN in ue8m0 and e4m3); pad with 0");
+  if (is_nan_pad(pad)) {
+    fail(layout, R, C,
+         std::is_floating_point_v<T> ? "to_layout: the pad value is a float NaN; pad with 0"
+                                     : "to_layout: the pad value is a NaN (0xFF is NaN in ue8m0 and e4m3); pad with 0");
+  }
   const ScaleOffsets t(layout, R, C);
   const i64 run = contiguous_run(t.col_parts());
   for (i64 b = 0; b < batch; ++b) {

@@ -49,8 +49,9 @@ void validate(const BlockFormat& f, const QuantizeOptions& o) {
   if (is_nvfp4_rule(o.rule) != (f.scale == Format::float8_ue4m3)) {
     throw std::invalid_argument(what + (is_nvfp4_rule(o.rule)
                                             ? "the NVFP4 recipes choose ue4m3 scales; this format has e8m0 scales"
-                                            : "the e8m0 scale rules do not apply to ue4m3 (NVFP4) scales; use "
-                                              "nvfp4_transformer_engine or nvfp4_torchao"));
+                                            : "the e8m0 scale rules do not apply to ue4m3 (NVFP4) scales; use the "
+                                              "rule nvfp4_transformer_engine or nvfp4_torchao (the recipes nvfp4_te, "
+                                              "nvfp4_te_stochastic, nvfp4_torchao, nvfp4_torchao_single)"));
   }
   if (o.ratio != ScaleRatio::reciprocal_multiply && o.rule != ScaleRule::rceil) {
     throw std::invalid_argument(what + "ScaleRatio::divide is an rceil option (the triton rules always divide)");
