@@ -111,8 +111,58 @@ def _call(status):
         raise BlockscaleError(message) if status == 1 else RuntimeError(message)
 
 
-def _b(text):
-    return None if text is None else str(text).encode()
+def _b(text, what="a name"):
+    """A name or path for the C ABI, NUL-terminated: a str. None and other types are refused (the
+    library would read a NULL pointer), and so is a NUL inside (the library would read the name cut)."""
+    if not isinstance(text, str):
+        raise BlockscaleError(f"{what} must be a str, got {text!r}")
+    if "\0" in text:
+        raise BlockscaleError(f"{what} holds a NUL character: {text!r}")
+    return text.encode()
+
+
+def _b_or_default(text, what):
+    """An optional name: None leaves the library's default (a NULL pointer, which the C ABI reads so)."""
+    return None if text is None else _b(text, what)
+
+
+def _integer(value, what, low, high=2**31 - 1):
+    """value for an integer parameter of the C ABI. ctypes would wrap a value outside its C type and
+    int() would truncate a float or parse a string, each a different call run silently: so only an
+    integer (not a bool) within low .. high is taken."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise BlockscaleError(f"{what} must be an integer, got {value!r}")
+    if not low <= int(value) <= high:
+        raise BlockscaleError(f"{what} must be in {low} .. {high}, got {int(value)}")
+    return int(value)
+
+
+def _flag(value, what):
+    """A yes/no parameter: True or False only (bool("False") would be True)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise BlockscaleError(f"{what} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _float32_scalar(value, what):
+    """A scalar the call takes as a float32 (cuBLASLt's alpha, beta and D scale are floats): rounded to
+    the nearest float32, as a C caller's conversion does, but refused where that would overflow a
+    finite value to Inf or turn a nonzero one into zero (beta = 1e-50 would then not read C). NaN and
+    Inf pass to the library, which names the rule."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise BlockscaleError(f"{what} must be a number, got {value!r}")
+    exact = float(value)
+    with np.errstate(over="ignore", under="ignore"):
+        rounded = float(np.float32(exact))
+    if np.isfinite(exact) and (not np.isfinite(rounded) or (exact != 0 and rounded == 0)):
+        raise BlockscaleError(f"{what} = {exact!r} is out of float32's range (it would become {rounded!r})")
+    return rounded
+
+
+def _native(a):
+    """a in the machine's byte order. The library reads raw words, so a big-endian array (dtype '>f4',
+    or a byte-swapped ml_dtypes type) has its words swapped here rather than read as garbage."""
+    return a if a.dtype.isnative else a.byteswap().view(a.dtype.newbyteorder("="))
 
 
 def _ptr(array):
@@ -130,7 +180,7 @@ def _words(x, what, dtype=np.uint32):
         raise BlockscaleError(f"{what} must hold integer codes (storage words), got dtype {a.dtype}")
     if a.size and (a.min() < 0 or a.max() > np.iinfo(dtype).max):
         raise BlockscaleError(f"{what} holds a value outside 0 .. {np.iinfo(dtype).max}")
-    return np.ascontiguousarray(a, dtype=dtype)
+    return np.ascontiguousarray(a, dtype=dtype).reshape(a.shape)  # a 0-d array stays 0-d
 
 
 def _word_dtype(storage_bits):
@@ -148,7 +198,7 @@ def format_info(name):
     """{"name", "storage_bits", "exponent_bits", "mantissa_bits"} of a format (any spelling the
     library takes: "float8_e4m3fn", "e4m3", "f8e4m3fn", ...)."""
     canonical, bits, e, m = ctypes.c_char_p(), ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-    _call(_lib.bsc_format_info(_b(name), ctypes.byref(canonical), ctypes.byref(bits), ctypes.byref(e), ctypes.byref(m)))
+    _call(_lib.bsc_format_info(_b(name, "format"), ctypes.byref(canonical), ctypes.byref(bits), ctypes.byref(e), ctypes.byref(m)))
     return {"name": canonical.value.decode(), "storage_bits": bits.value, "exponent_bits": e.value,
             "mantissa_bits": m.value}
 
@@ -167,20 +217,25 @@ def encode(x, format, *, preset="ieee", rounding=None, overflow=None, rbits=None
     per value for stochastic rounding, of which stochastic_bits (default 32) low bits are used.
     Returns uint8 words for formats stored in a byte, uint16 for 16-bit ones, uint32 otherwise
     (tf32: its fp32 bit pattern)."""
-    a = np.asarray(x)
+    a = _native(np.asarray(x))
     source = _SOURCES.get(a.dtype, "bfloat16" if a.dtype.name == "bfloat16" else None)
     if source is None:
         raise BlockscaleError(f"encode takes float32, float64, float16 or bfloat16 values, got dtype {a.dtype}")
-    a = np.ascontiguousarray(a)
+    a = np.ascontiguousarray(a).reshape(a.shape)
     bits = None
+    if (rbits is not None or stochastic_bits is not None) and rounding != "stochastic":
+        raise BlockscaleError(f"rbits and stochastic_bits are the random bits of rounding='stochastic'; this call rounds "
+                              f"{rounding or 'nearest_even'}")
     if rbits is not None:
         bits = _words(rbits, "rbits")
         if bits.shape != a.shape:
             raise BlockscaleError(f"rbits has shape {bits.shape} but x has {a.shape}: one random word per value")
+    used_bits = 0 if stochastic_bits is None else _integer(stochastic_bits, "stochastic_bits", 1, 32)
     info = format_info(format)
     out = np.empty(a.shape, dtype=np.uint32)
-    _call(_lib.bsc_encode(_b(info["name"]), _b(source), _ptr(a), a.size, _b(preset), _b(rounding), _b(overflow),
-                          _ptr(bits), stochastic_bits or 0, _ptr(out)))
+    _call(_lib.bsc_encode(_b(info["name"]), _b(source), _ptr(a), a.size, _b(preset, "preset"),
+                          _b_or_default(rounding, "rounding"), _b_or_default(overflow, "overflow"), _ptr(bits),
+                          used_bits, _ptr(out)))
     return out.astype(_word_dtype(info["storage_bits"]))
 
 
@@ -188,7 +243,7 @@ def decode(words, format):
     """The exact values (float64) of storage words of `format` (as `encode` returns them)."""
     w = _words(words, "words")
     out = np.empty(w.shape, dtype=np.float64)
-    _call(_lib.bsc_decode(_b(format), _ptr(w), w.size, _ptr(out)))
+    _call(_lib.bsc_decode(_b(format, "format"), _ptr(w), w.size, _ptr(out)))
     return out
 
 
@@ -197,6 +252,8 @@ def decode(words, format):
 def recipe_names(kind=None):
     """The quantization recipes by name; kind "mx" or "nvfp4" keeps those of one family."""
     rows = [line.split(" ") for line in _lines(_lib.bsc_recipe_names())]
+    if kind is not None and kind not in {family for _, family in rows}:
+        raise BlockscaleError(f"recipe kind {kind!r}: \"mx\", \"nvfp4\" or None for all")
     return [name for name, family in rows if kind is None or family == kind]
 
 
@@ -205,7 +262,7 @@ def block_format_info(name):
     mxfp8_e5m2, mxfp6_e2m3, mxfp6_e3m2, mxfp4, mxfp4_block16, nvfp4."""
     canonical, element, scale = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_char_p()
     block, tensor = ctypes.c_int(), ctypes.c_int()
-    _call(_lib.bsc_block_format_info(_b(name), ctypes.byref(canonical), ctypes.byref(element), ctypes.byref(scale),
+    _call(_lib.bsc_block_format_info(_b(name, "block format"), ctypes.byref(canonical), ctypes.byref(element), ctypes.byref(scale),
                                      ctypes.byref(block), ctypes.byref(tensor)))
     return {"name": canonical.value.decode(), "element": element.value.decode(), "scale": scale.value.decode(),
             "block_size": block.value, "tensor_scale": bool(tensor.value)}
@@ -238,14 +295,17 @@ class QuantizedMatrix:
         """Adopts codes made elsewhere: elements (rows x k, or rows x k_stored with a zero-coded tail;
         one code per byte, e.g. a torch.float8_e4m3fn tensor's .view(torch.uint8)), scales (rows x
         k_blocks codes), and for NVFP4 the fp32 per-tensor decode scale (a number) or the triple
-        (amax, encode, decode). The codes are checked when a function takes the matrix."""
+        (amax, encode, decode). The codes are copied (a later change to the caller's arrays does not
+        change the matrix) and checked when a function takes the matrix."""
         info = block_format_info(format)
-        e = _words(elements, "elements", np.uint8)
-        s = _words(scales, "scales", np.uint8)
+        e = _words(elements, "elements", np.uint8).copy()
+        s = _words(scales, "scales", np.uint8).copy()
         if e.ndim != 2 or s.ndim != 2:
             raise BlockscaleError(f"elements and scales must be 2-D (rows x K, rows x K blocks), got {e.shape} and {s.shape}")
         rows, width = e.shape
-        k = width if k is None else int(k)
+        if rows < 1:
+            raise BlockscaleError(f"elements has shape {e.shape}: a matrix has at least one row")
+        k = width if k is None else _integer(k, "k", 1, 2**62)
         block = info["block_size"]
         blocks = -(-k // block)
         if not 1 <= k <= width or width not in (k, blocks * block):
@@ -264,11 +324,11 @@ class QuantizedMatrix:
             tensor_scale = (float("nan"), float(np.float32(1) / np.float32(decode_scale)), decode_scale)
         elif len(tensor_scale) != 3:
             raise BlockscaleError("tensor_scale is a number (the decode scale) or (amax, encode, decode)")
-        return cls(info["name"], np.ascontiguousarray(e), np.ascontiguousarray(s), tensor_scale, k)
+        return cls(info["name"], e, s, tensor_scale, k)
 
     def _checked_tensor_scale(self):
-        """The per-tensor scale for the library, after checking that the arrays still hold what the
-        constructor made (a caller may have replaced them)."""
+        """The per-tensor scale for the library, after checking that the arrays and the scale still hold
+        what the constructor made (a caller may have replaced them; the library reads three floats)."""
         rows, k = self.shape
         blocks = -(-k // self.info["block_size"])
         for name, array, shape in (("elements", self.elements, (rows, blocks * self.info["block_size"])),
@@ -276,18 +336,34 @@ class QuantizedMatrix:
             if not (isinstance(array, np.ndarray) and array.dtype == np.uint8 and array.shape == shape
                     and array.flags.c_contiguous):
                 raise BlockscaleError(f"QuantizedMatrix.{name} must be a C-contiguous uint8 array of shape {shape}")
-        return np.array(self.tensor_scale, dtype=np.float32)
+        try:
+            triple = np.array(self.tensor_scale, dtype=np.float32)
+        except (TypeError, ValueError):
+            triple = None
+        if triple is None or triple.shape != (3,):
+            raise BlockscaleError(f"QuantizedMatrix.tensor_scale must be the triple (amax, encode, decode), got "
+                                  f"{self.tensor_scale!r} (from_codes takes a single decode scale)")
+        return triple
 
     def dequantize(self):
         """float32 values, rows x k: fp32(element * scale), NVFP4's per-tensor scale applied first."""
         rows, k = self.shape
         out = np.empty((rows, k), dtype=np.float32)
         ts = self._checked_tensor_scale()
-        _call(_lib.bsc_dequantize(_b(self.format), _ptr(self.elements), _ptr(self.scales), _ptr(ts), rows, k, _ptr(out)))
+        _call(_lib.bsc_dequantize(_b(self.format, "QuantizedMatrix.format"), _ptr(self.elements), _ptr(self.scales), _ptr(ts), rows, k, _ptr(out)))
         return out
 
     def __repr__(self):
         return f"QuantizedMatrix({self.format}, shape={self.shape}, tensor_scale={self.tensor_scale})"
+
+
+def _real_values(x, what):
+    """x as an array of real numbers (float, integer, or ml_dtypes' float types, whose numpy kind is
+    "V"); strings, complex numbers, booleans and objects are refused rather than converted."""
+    a = _native(np.asarray(x))
+    if a.dtype.kind not in "fiuV" or a.dtype.fields is not None:
+        raise BlockscaleError(f"{what} takes real numbers (a float or integer array), got dtype {a.dtype}")
+    return a
 
 
 def quantize(x, format="mxfp8_e4m3", recipe=None, rbits=None):
@@ -298,9 +374,10 @@ def quantize(x, format="mxfp8_e4m3", recipe=None, rbits=None):
     info = block_format_info(format)
     if recipe is None:
         recipe = "nvfp4_te" if info["tensor_scale"] else "te_mxfp8"
-    a = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
-    if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 1:
-        raise BlockscaleError(f"quantize takes a 2-D array (rows x K) with at least one element, got shape {a.shape}")
+    given = _real_values(x, "quantize")
+    if given.ndim != 2 or given.shape[0] < 1 or given.shape[1] < 1:
+        raise BlockscaleError(f"quantize takes a 2-D array (rows x K) with at least one element, got shape {given.shape}")
+    a = np.ascontiguousarray(given, dtype=np.float32)
     bits = None
     if rbits is not None:
         bits = _words(rbits, "rbits")
@@ -312,16 +389,20 @@ def quantize(x, format="mxfp8_e4m3", recipe=None, rbits=None):
     elements = np.empty((rows, blocks * block), dtype=np.uint8)
     scales = np.empty((rows, blocks), dtype=np.uint8)
     ts = np.empty(3, dtype=np.float32)
-    _call(_lib.bsc_quantize(_b(info["name"]), _b(recipe), _ptr(a), rows, k, _ptr(bits), _ptr(elements), _ptr(scales),
+    _call(_lib.bsc_quantize(_b(info["name"]), _b(recipe, "recipe"), _ptr(a), rows, k, _ptr(bits), _ptr(elements), _ptr(scales),
                             _ptr(ts)))
     return QuantizedMatrix(info["name"], elements, scales, ts.tolist(), k)
 
 
 # ---- Sub-byte packing and scale-factor layouts (docs/layouts.md).
 
+def _packing_name(packing):
+    return b"" if packing is None else _b(packing, "packing")
+
+
 def _packed_bytes(packing, format, count):
     n = ctypes.c_int64()
-    _call(_lib.bsc_packed_bytes(_b(packing or ""), _b(format), int(count), ctypes.byref(n)))
+    _call(_lib.bsc_packed_bytes(_packing_name(packing), _b(format, "format"), count, ctypes.byref(n)))
     return n.value
 
 
@@ -332,7 +413,7 @@ def pack(codes, format, packing=None):
     forms); None for the format's dense packing. Returns the bytes (uint8, 1-D)."""
     c = _words(codes, "codes", np.uint8).ravel()
     out = np.empty(_packed_bytes(packing, format, c.size), dtype=np.uint8)
-    _call(_lib.bsc_pack(_b(packing or ""), _b(format), _ptr(c), c.size, _ptr(out), out.size))
+    _call(_lib.bsc_pack(_packing_name(packing), _b(format, "format"), _ptr(c), c.size, _ptr(out), out.size))
     return out
 
 
@@ -341,8 +422,8 @@ def unpack(packed, format, count, packing=None):
     torch.float4_e2m1fn_x2 tensor's .view(torch.uint8)); nonzero padding of the padded forms is
     refused."""
     b = _words(packed, "packed", np.uint8).ravel()
-    out = np.empty(int(count), dtype=np.uint8)
-    _call(_lib.bsc_unpack(_b(packing or ""), _b(format), _ptr(b), b.size, _ptr(out), out.size))
+    out = np.empty(_integer(count, "count", 0, 2**62), dtype=np.uint8)
+    _call(_lib.bsc_unpack(_packing_name(packing), _b(format, "format"), _ptr(b), b.size, _ptr(out), out.size))
     return out
 
 
@@ -351,13 +432,15 @@ def scale_layout(layout, rows, cols):
     block_k_scales=4", "cdna4_mfma_scale", ...; docs/layouts.md) for a rows x cols scale matrix:
     {"layout": canonical text, "storage_size": elements per batch item, "storage_shape": tuple}."""
     canonical, size, shape = ctypes.c_char_p(), ctypes.c_int64(), ctypes.c_char_p()
-    _call(_lib.bsc_scale_layout_info(_b(layout), int(rows), int(cols), ctypes.byref(canonical), ctypes.byref(size),
+    _call(_lib.bsc_scale_layout_info(_b(layout, "layout"), _integer(rows, "rows", 0, 2**63 - 1),
+                                     _integer(cols, "cols", 0, 2**63 - 1), ctypes.byref(canonical), ctypes.byref(size),
                                      ctypes.byref(shape)))
     return {"layout": canonical.value.decode(), "storage_size": size.value,
             "storage_shape": tuple(int(d) for d in shape.value.decode().split(","))}
 
 
 def _scale_kind(a, what):
+    a = _native(a)
     if a.dtype == np.uint8:
         return 0
     if a.dtype == np.float32:
@@ -368,7 +451,7 @@ def _scale_kind(a, what):
 def scales_to_layout(scales, layout, pad=0):
     """Scale matrices (rows x cols, or batch x rows x cols; uint8 codes or float32) stored in a
     layout: an array of the layout's storage shape (batch first when given), padding set to `pad`."""
-    a = np.asarray(scales)
+    a = _native(np.asarray(scales))
     is_float = _scale_kind(a, "scales")
     if a.ndim not in (2, 3):
         raise BlockscaleError(f"scales must be rows x cols or batch x rows x cols, got shape {a.shape}")
@@ -376,8 +459,11 @@ def scales_to_layout(scales, layout, pad=0):
     info = scale_layout(layout, rows, cols)
     a = np.ascontiguousarray(a)
     out = np.empty((batch,) + info["storage_shape"], dtype=a.dtype)
-    pad_bits = int(np.float32(pad).view(np.uint32)) if is_float else int(pad)
-    _call(_lib.bsc_scales_to_layout(_b(layout), batch, rows, cols, is_float, _ptr(a), _ptr(out), pad_bits))
+    if is_float:
+        pad_bits = int(np.float32(_float32_scalar(pad, "pad")).view(np.uint32))
+    else:
+        pad_bits = _integer(pad, "pad (a byte code)", 0, 255)
+    _call(_lib.bsc_scales_to_layout(_b(layout, "layout"), batch, rows, cols, is_float, _ptr(a), _ptr(out), pad_bits))
     return out if a.ndim == 3 else out[0]
 
 
@@ -385,16 +471,23 @@ def scales_from_layout(stored, layout, rows, cols, batch=None):
     """The inverse of `scales_to_layout`: rows x cols scale matrices (batch x rows x cols when batch is
     given) from storage images of the layout, e.g. the 128x4-swizzled scales torch._scaled_mm and
     cuBLASLt take. Padding is not read."""
-    a = np.asarray(stored)
+    a = _native(np.asarray(stored))
     is_float = _scale_kind(a, "stored")
     info = scale_layout(layout, rows, cols)
-    count = 1 if batch is None else int(batch)
+    count = 1 if batch is None else _integer(batch, "batch", 1, 2**62)
     if a.size != count * info["storage_size"]:
         raise BlockscaleError(f"stored holds {a.size} values; {count} image(s) of {info['layout']} for "
                               f"{rows} x {cols} hold {count * info['storage_size']}")
+    # A flat buffer is read in storage order; an array with dimensions must have the storage shape, so
+    # that a transposed image (cols x rows where the layout stores rows x cols) is not read in place.
+    image = info["storage_shape"]
+    shapes = [(count,) + image] if batch is not None else [image, (1,) + image]
+    if a.ndim > 1 and a.shape not in shapes:
+        raise BlockscaleError(f"stored has shape {a.shape}; {info['layout']} for {rows} x {cols} is stored as "
+                              f"{shapes[0]} (or give a flat buffer)")
     a = np.ascontiguousarray(a).ravel()
     out = np.empty((count, rows, cols), dtype=a.dtype)
-    _call(_lib.bsc_scales_from_layout(_b(layout), count, rows, cols, is_float, _ptr(a), _ptr(out)))
+    _call(_lib.bsc_scales_from_layout(_b(layout, "layout"), count, rows, cols, is_float, _ptr(a), _ptr(out)))
     return out if batch is not None else out[0]
 
 
@@ -423,7 +516,7 @@ def gemm(a, b, model="sm_100a", c=None, threads=0, return_info=False):
     m, n = a.shape[0], b.shape[0]
     cw = None
     if c is not None:
-        c32 = np.asarray(c)
+        c32 = _native(np.asarray(c))
         if c32.dtype != np.float32 or c32.shape != (m, n):
             raise BlockscaleError(f"C must be float32 of shape ({m}, {n}), got {c32.dtype} {c32.shape}")
         cw = np.ascontiguousarray(c32).view(np.uint32)
@@ -431,8 +524,9 @@ def gemm(a, b, model="sm_100a", c=None, threads=0, return_info=False):
     stats = np.zeros(6, dtype=np.uint64)
     definition = ctypes.c_char_p()
     ta, tb = a._checked_tensor_scale(), b._checked_tensor_scale()
-    _call(_lib.bsc_gemm(_b(model), _b(a.format), _ptr(a.elements), _ptr(a.scales), _ptr(ta), _b(b.format),
-                        _ptr(b.elements), _ptr(b.scales), _ptr(tb), m, n, a.k, _ptr(cw), int(threads), _ptr(d),
+    _call(_lib.bsc_gemm(_b(model, "model"), _b(a.format, "A's format"), _ptr(a.elements), _ptr(a.scales), _ptr(ta),
+                        _b(b.format, "B's format"), _ptr(b.elements), _ptr(b.scales), _ptr(tb), m, n, a.k, _ptr(cw),
+                        _integer(threads, "threads (0 for all)", 0), _ptr(d),
                         _ptr(stats), ctypes.byref(definition)))
     result = d.view(np.float32)
     if not return_info:
@@ -468,22 +562,34 @@ class Fp8Matrix:
 
     @property
     def granularity(self):
-        return fp8_recipe_names()[self.recipe]
+        names = fp8_recipe_names()
+        if not isinstance(self.recipe, str) or self.recipe not in names:
+            raise BlockscaleError(f"unknown fp8 recipe {self.recipe!r} ({', '.join(names)})")
+        return names[self.recipe]
 
     @classmethod
     def from_codes(cls, format, recipe, codes, scales):
         """Adopts codes and scales made elsewhere (a torch.float8_e4m3fn tensor's .view(torch.uint8)
-        and its float32 scales); `recipe` names their granularity (and how they were made)."""
+        and its float32 scales); `recipe` names their granularity (and how they were made: a _ue8m0
+        recipe's scales are powers of two). Codes and scales are copied."""
         info = format_info(format)
-        if recipe not in fp8_recipe_names():
-            raise BlockscaleError(f"unknown fp8 recipe '{recipe}' ({', '.join(fp8_recipe_names())})")
-        c = _words(codes, "codes", np.uint8)
+        if not isinstance(recipe, str) or recipe not in fp8_recipe_names():
+            raise BlockscaleError(f"unknown fp8 recipe {recipe!r} ({', '.join(fp8_recipe_names())})")
+        c = _words(codes, "codes", np.uint8).copy()
         if c.ndim != 2 or c.size == 0:
             raise BlockscaleError(f"codes must be a non-empty 2-D array (rows x K), got shape {c.shape}")
-        sc = np.asarray(scales)
+        sc = _native(np.asarray(scales))
         if sc.dtype != np.float32:
             raise BlockscaleError(f"scales must be float32, got dtype {sc.dtype}")
-        matrix = cls(info["name"], recipe, np.ascontiguousarray(c), np.ascontiguousarray(sc).reshape(sc.shape or (1,)))
+        sc = np.array(sc, dtype=np.float32, order="C").reshape(sc.shape or (1,))
+        if recipe.endswith("_ue8m0"):
+            # ue8m0 holds 2^-127 .. 2^127: a positive power of two, whose float32 has no fraction bits
+            # (2^-127 is the subnormal 0x00400000, a power of two too).
+            mantissa, _ = np.frexp(sc)
+            if not np.all(mantissa == 0.5):
+                raise BlockscaleError(f"{recipe} scales are ue8m0 powers of two; got "
+                                      f"{sc.ravel()[np.argmax(mantissa.ravel() != 0.5)]!r}")
+        matrix = cls(info["name"], recipe, c, sc)
         matrix._checked()
         return matrix
 
@@ -513,9 +619,10 @@ def quantize_fp8(x, format="float8_e4m3fn", recipe="deepgemm_1x128"):
     named recipe (`fp8_recipe_names()`), bit for bit as DeepGEMM or torchao do it. Values that are not
     float32 are rounded to float32 first; non-finite inputs are refused."""
     info = format_info(format)
-    a = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
-    if a.ndim != 2 or a.size == 0:
-        raise BlockscaleError(f"quantize_fp8 takes a non-empty 2-D array (rows x K), got shape {a.shape}")
+    given = _real_values(x, "quantize_fp8")
+    if given.ndim != 2 or given.size == 0:
+        raise BlockscaleError(f"quantize_fp8 takes a non-empty 2-D array (rows x K), got shape {given.shape}")
+    a = np.ascontiguousarray(given, dtype=np.float32)
     names = fp8_recipe_names()
     if recipe not in names:
         raise BlockscaleError(f"unknown fp8 recipe '{recipe}' ({', '.join(names)})")
@@ -556,7 +663,7 @@ def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads
     m, n, k = a.shape[0], b.shape[0], a.shape[1]
     bias_values = None
     if bias is not None:
-        given = np.asarray(bias)
+        given = _native(np.asarray(bias))
         if given.ndim != 1 or given.shape[0] != n:
             raise BlockscaleError(f"bias holds shape {given.shape}: one value per column of D, ({n},)")
         bias_values = np.ascontiguousarray(given, dtype=np.float32)
@@ -564,9 +671,11 @@ def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads
             raise BlockscaleError("bias: a value is not a float32 (torch._scaled_mm takes the bias in D's dtype)")
     d = np.empty((m, n), dtype=np.uint32)
     definition = ctypes.c_char_p()
-    _call(_lib.bsc_gemm_fp8(_b(model), _b(a.format), _b(a.recipe), _ptr(a.codes), _ptr(a.scales), _b(b.format),
-                            _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k, int(split_k), _b(d_type),
-                            None if bias_values is None else _ptr(bias_values), int(threads), _ptr(d),
+    _call(_lib.bsc_gemm_fp8(_b(model, "model"), _b(a.format, "A's format"), _b(a.recipe), _ptr(a.codes), _ptr(a.scales),
+                            _b(b.format, "B's format"), _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k,
+                            _integer(split_k, "split_k", 1), _b(d_type),
+                            None if bias_values is None else _ptr(bias_values),
+                            _integer(threads, "threads (0 for all)", 0), _ptr(d),
                             ctypes.byref(definition)))
     result = d.view(np.float32)
     if not return_info:
@@ -595,7 +704,7 @@ def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None,
         bias_type = "bf16" if d_type == "f32" else c_type
 
     def values(x, shape, what):
-        given = np.asarray(x)
+        given = _native(np.asarray(x))
         if given.shape != shape:
             raise BlockscaleError(f"{what} holds shape {given.shape}, not {shape}")
         out = np.ascontiguousarray(given, dtype=np.float32)
@@ -608,12 +717,15 @@ def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None,
     d = np.empty((m, n), dtype=np.float32)
     amax = ctypes.c_float()
     definition = ctypes.c_char_p()
-    model = "cublaslt_fast_accum" if fast_accum else "cublaslt"
-    _call(_lib.bsc_cublaslt_fp8(_b(model), _b(a.format), _b(a.recipe), _ptr(a.codes), _ptr(a.scales), _b(b.format),
-                                _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k, int(split_k), float(alpha),
-                                float(beta), None if c_values is None else _ptr(c_values), _b(c_type),
-                                None if bias_values is None else _ptr(bias_values), _b(bias_type), _b(d_type),
-                                float(d_scale), int(bool(relu)), int(threads), _ptr(d), ctypes.byref(amax),
+    model = "cublaslt_fast_accum" if _flag(fast_accum, "fast_accum") else "cublaslt"
+    _call(_lib.bsc_cublaslt_fp8(_b(model), _b(a.format, "A's format"), _b(a.recipe), _ptr(a.codes), _ptr(a.scales),
+                                _b(b.format, "B's format"), _b(b.recipe), _ptr(b.codes), _ptr(b.scales), m, n, k,
+                                _integer(split_k, "split_k", 1), _float32_scalar(alpha, "alpha"),
+                                _float32_scalar(beta, "beta"), None if c_values is None else _ptr(c_values),
+                                _b(c_type, "c_type"), None if bias_values is None else _ptr(bias_values),
+                                _b(bias_type, "bias_type"), _b(d_type, "d_type"), _float32_scalar(d_scale, "d_scale"),
+                                int(_flag(relu, "relu")), _integer(threads, "threads (0 for all)", 0), _ptr(d),
+                                ctypes.byref(amax),
                                 ctypes.byref(definition)))
     if not return_info:
         return d, amax.value
@@ -626,10 +738,14 @@ def recorded_split_k(model, a, b, gpu="h100", d_type="f32", cublaslt_workspace_m
     a shape off the grid raises BlockscaleError naming the query that asks the GPU instead."""
     if not isinstance(a, Fp8Matrix) or not isinstance(b, Fp8Matrix) or a.shape[1] != b.shape[1]:
         raise BlockscaleError("recorded_split_k takes two Fp8Matrix operands with the same K (A: M x K, B: N x K)")
+    if d_type not in ("f32", "bf16"):
+        raise BlockscaleError(f"d_type {d_type!r}: the heuristic's choices were recorded for an f32 or a bf16 D only "
+                              f"(scripts/cublaslt_split_k.py query asks the GPU for others)")
     s = ctypes.c_int()
-    _call(_lib.bsc_recorded_split_k(_b(model), _b(a.format), _b(a.recipe), _b(b.format), _b(b.recipe), a.shape[0],
-                                    b.shape[0], a.shape[1], _b(gpu), int(d_type == "bf16"), int(cublaslt_workspace_mib),
-                                    ctypes.byref(s)))
+    _call(_lib.bsc_recorded_split_k(_b(model, "model"), _b(a.format, "A's format"), _b(a.recipe, "A's recipe"),
+                                    _b(b.format, "B's format"), _b(b.recipe, "B's recipe"), a.shape[0], b.shape[0],
+                                    a.shape[1], _b(gpu, "gpu"), int(d_type == "bf16"),
+                                    _integer(cublaslt_workspace_mib, "cublaslt_workspace_mib", 0), ctypes.byref(s)))
     return s.value
 
 
@@ -646,7 +762,7 @@ def sparse_mm(a, b, out_format=None, slices=1, threads=0):
     of 2); pruning is the caller's. out_format: D's format (default the input's; float32 for e4m3
     is allowed too); slices: the split-K slice count of the call. Returns D's values as float32
     (every f16, bf16 and e4m3 value is one)."""
-    x, y = np.asarray(a), np.asarray(b)
+    x, y = _native(np.asarray(a)), _native(np.asarray(b))
     name = _SPARSE_INPUTS.get(x.dtype.name)
     if name is None or y.dtype != x.dtype:
         raise BlockscaleError(f"sparse_mm takes A and B of one dtype (float16, bfloat16, float8_e4m3fn, float32), got "
@@ -656,10 +772,11 @@ def sparse_mm(a, b, out_format=None, slices=1, threads=0):
     words = {1: np.uint8, 2: np.uint16, 4: np.uint32}[x.dtype.itemsize]
     aw = np.ascontiguousarray(x).view(words).astype(np.uint32)
     bw = np.ascontiguousarray(y).view(words).astype(np.uint32)
-    out = format_info(out_format or name)["name"]
+    out = format_info(name if out_format is None else out_format)["name"]
     m, k, n = x.shape[0], x.shape[1], y.shape[1]
     d = np.empty((m, n), dtype=np.uint32)
-    _call(_lib.bsc_sparse_mm(_b(name), _b(out), _ptr(aw), _ptr(bw), m, n, k, int(slices), int(threads), _ptr(d)))
+    _call(_lib.bsc_sparse_mm(_b(name), _b(out), _ptr(aw), _ptr(bw), m, n, k, _integer(slices, "slices", 1),
+                             _integer(threads, "threads (0 for all)", 0), _ptr(d)))
     if out == "float32":
         return d.view(np.float32)
     return decode(d, out).astype(np.float32)
@@ -670,12 +787,16 @@ def ulp_distance(x, y):
     +0 against -0, 1 for neighbours, across zero too. Where exactly one of the two is NaN the
     distance is -1; two NaNs are at distance 0."""
     def ordered(v):
-        a = np.asarray(v)
-        if a.dtype != np.float32:
-            raise BlockscaleError(f"ulp_distance compares float32 arrays, got dtype {a.dtype}")
-        i = a.view(np.int32).astype(np.int64)
+        if v.dtype != np.float32:
+            raise BlockscaleError(f"ulp_distance compares float32 arrays, got dtype {v.dtype}")
+        i = v.view(np.int32).astype(np.int64)
         return np.where(i < 0, -(i & 0x7FFFFFFF), i)  # the floats in order, +-0 at 0
-    a, b = np.asarray(x), np.asarray(y)
+    a, b = _native(np.asarray(x)), _native(np.asarray(y))
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise BlockscaleError(f"ulp_distance compares arrays of one shape (or shapes that broadcast), got {a.shape} "
+                              f"and {b.shape}") from None
     d = np.abs(ordered(a) - ordered(b))
     nan_a, nan_b = np.isnan(a), np.isnan(b)
     return np.where(nan_a & nan_b, 0, np.where(nan_a | nan_b, -1, d))
@@ -692,7 +813,7 @@ def instruction(name):
     """An instruction name resolved (PTX spellings accepted): canonical name, row, m, n, k, the
     formats of a, b, d (and scale, block), the model's algorithm, L, F, rounding and provenance."""
     out = ctypes.c_char_p()
-    _call(_lib.bsc_instruction_info(_b(name), ctypes.byref(out)))
+    _call(_lib.bsc_instruction_info(_b(name, "instruction"), ctypes.byref(out)))
     return json.loads(out.value.decode())
 
 

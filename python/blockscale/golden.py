@@ -30,7 +30,7 @@ import re
 
 import numpy as np
 
-from . import BlockscaleError, _b, _call, _lib, decode
+from . import BlockscaleError, _b, _call, _integer, _lib, _native, decode
 
 __all__ = ["Field", "GoldenError", "GoldenFile", "Mismatch", "Report", "families", "generate", "operations", "parse",
            "read", "read_manifest", "read_set", "verify"]
@@ -372,8 +372,10 @@ class GoldenFile:
             raise BlockscaleError(where + "at least one operation, each one line and not empty")
         if data not in ("",) + _DATA:
             raise BlockscaleError(where + f"data {_quote(str(data))} is not one of {', '.join(_DATA)}")
-        if seed is not None and (int(seed) < 0 or int(seed) >= 1 << 64 or data in ("hardware", "self-test")):
-            raise BlockscaleError(where + "seed must be in 0 .. 2^64-1, and sets measured on a device have none")
+        if seed is not None:
+            seed = _integer(seed, where + "seed", 0, 2**64 - 1)
+            if data in ("hardware", "self-test"):
+                raise BlockscaleError(where + "sets measured on a device have no seed")
         unknown = set(columns) - {f.name for f in fields}
         if unknown:
             raise BlockscaleError(where + f"columns {sorted(unknown)} are not fields")
@@ -389,7 +391,7 @@ class GoldenFile:
             if "\n" in str(text) or _ODD_BYTES.search(str(text)):
                 raise BlockscaleError(where + f"header text {_quote(str(text))} must be one line of ASCII")
         return cls(name, generator or f"blockscale {__version__}", kind, ops, fields, words, modes=modes,
-                   sources=sources, seed=None if seed is None else int(seed), data=data, notes=notes)
+                   sources=sources, seed=seed, data=data, notes=notes)
 
     def __getitem__(self, name):
         return self.columns[name]
@@ -446,7 +448,7 @@ class GoldenFile:
 
 def _words_of(field, column, where):
     digits, limit = _TYPES[field.type]
-    a = np.asarray(column)
+    a = _native(np.asarray(column))  # float values are stored as their words: native byte order first
     float_words = {"f16": np.float16, "f32": np.float32, "tf32": np.float32, "f64": np.float64}
     if a.dtype.kind == "f" and float_words.get(field.type) == a.dtype.type:
         a = a.view(_DTYPES[digits])
@@ -640,11 +642,14 @@ def verify(*paths, max_report=5):
     every .txt no manifest lists; a manifest: its hashes and counts too)."""
     if not paths:
         raise BlockscaleError("verify needs at least one path (file, manifest or directory)")
-    names = [os.fspath(p) for p in paths]
+    if not all(isinstance(p, (str, bytes, os.PathLike)) for p in paths):
+        raise BlockscaleError(f"verify takes paths (str, bytes or os.PathLike), got {paths!r}")
+    names = [os.fsdecode(p) for p in paths]
     if any(not n or "\n" in n for n in names):
         raise BlockscaleError("a path must be non-empty and hold no line break")
     out = ctypes.c_char_p()
-    _call(_lib.bsc_golden_verify(_b("\n".join(names)), int(max_report), ctypes.byref(out)))
+    _call(_lib.bsc_golden_verify(_b("\n".join(names), "paths"), _integer(max_report, "max_report", 0),
+                                 ctypes.byref(out)))
     return [Report(r) for r in json.loads(out.value.decode())]
 
 
@@ -656,7 +661,7 @@ def families():
 def operations(family):
     """The operation ids of a family, as `generate` and `blockscale golden gen --op` take them."""
     out = ctypes.c_char_p()
-    _call(_lib.bsc_golden_operations(_b(family), ctypes.byref(out)))
+    _call(_lib.bsc_golden_operations(_b(family, "family"), ctypes.byref(out)))
     return [op for op in out.value.decode().split("\n") if op]
 
 
@@ -665,11 +670,9 @@ def generate(op, seed=1, data=None, cases=None, out=None):
     "edge", "random" or "realistic", default per FORMAT.md section 4; cases: the operation's
     default when None). With `out` the set and its manifest.json are also written to that
     directory. Returns the files, read back by this module's reader."""
-    if cases is not None and int(cases) <= 0:
-        raise BlockscaleError("cases must be positive")
-    if not 0 <= int(seed) < 1 << 64:
-        raise BlockscaleError("seed must be in 0 .. 2^64-1")
+    seed = _integer(seed, "seed", 0, 2**64 - 1)
+    cases = 0 if cases is None else _integer(cases, "cases", 1, 2**63 - 1)
     text = ctypes.c_char_p()
-    _call(_lib.bsc_golden_generate(_b(op), int(seed), _b(data or ""), int(cases or 0),
-                                   _b(os.fspath(out) if out is not None else ""), ctypes.byref(text)))
+    _call(_lib.bsc_golden_generate(_b(op, "op"), seed, _b("" if data is None else data, "data"), cases,
+                                   _b(os.fsdecode(out) if out is not None else "", "out"), ctypes.byref(text)))
     return [parse(f["text"], f["name"]) for f in json.loads(text.value.decode())]

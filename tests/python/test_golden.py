@@ -427,6 +427,10 @@ def check_writing():
     # The same file from float arrays: f32 columns may be given as float32.
     again = golden.GoldenFile.create("instruction", g.ops[:1], g.fields, dict(g.columns, c=g["c"].view(np.float32)))
     assert np.array_equal(again["c"], g["c"])
+    # A big-endian float32 column holds the same values: its words are the same once in native order.
+    swapped = golden.GoldenFile.create("instruction", g.ops[:1], g.fields,
+                                       dict(g.columns, c=g["c"].view(np.float32).astype(">f4")))
+    assert np.array_equal(swapped["c"], g["c"])
     assert np.array_equal(g.values("c"), g["c"].view(np.float32).astype(np.float64))
     for kwargs, rule in [
             (dict(kind="matrix"), "unknown kind"),
@@ -436,7 +440,8 @@ def check_writing():
             (dict(columns=dict(g.columns, a=g["a"][:, :31])), "must have shape"),
             (dict(columns=dict(g.columns, c=g["c"].view(np.float32).astype(np.float64))), "integer storage words"),
             (dict(columns={k: v for k, v in g.columns.items() if k != "b"}), "no column for field b"),
-            (dict(data="hardware", seed=1), "have none"),
+            (dict(data="hardware", seed=1), "have no seed"),
+            (dict(seed=1.5), "seed must be an integer"),
             (dict(ops=["a\nb"]), "one line")]:
         args = dict(kind="instruction", ops=g.ops[:1], fields=g.fields, columns=g.columns)
         args.update(kwargs)
@@ -445,7 +450,7 @@ def check_writing():
             raise AssertionError("create accepted: " + rule)
         except bs.BlockscaleError as e:
             assert rule in str(e), (rule, str(e))
-    for call, rule in [(lambda: golden.generate("convert:f32:e9m9"), "e9m9"), (lambda: golden.generate("gemms", cases=0), "positive"),
+    for call, rule in [(lambda: golden.generate("convert:f32:e9m9"), "e9m9"), (lambda: golden.generate("gemms", cases=0), "cases must be in 1 .."),
                        (lambda: golden.operations("colours"), "colours"), (lambda: golden.verify(), "at least one path"),
                        (lambda: golden.read(os.path.join(GOLDEN, "nothing.txt")), "cannot open"),
                        (lambda: golden.read(GOLDEN), "a directory"), (lambda: g.values("zz"), "zz")]:

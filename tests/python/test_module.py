@@ -444,6 +444,48 @@ def check_instructions():
           "sums; mma.sp equals its dense form on the selected rows")
 
 
+def with_tensor_scale(q, value):
+    r = bs.QuantizedMatrix(q.format, q.elements, q.scales, q.tensor_scale, q.k)
+    r.tensor_scale = value  # a number where the triple belongs: the library would read past it
+    return r
+
+
+def with_recipe(a, recipe):
+    a.recipe = recipe
+    return a
+
+
+def check_input_forms():
+    """Arrays in other byte orders and shapes give the bits of their native, C-contiguous copies; adopted
+    codes are copied; a 0-d input keeps its shape."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((16, 64)).astype(np.float16)
+    a.reshape(16, 32, 2)[:, :, 1] = 0  # 1 of 2 kept: 2:4 for f16 and bf16, 1:2 for float32 (tf32)
+    b = rng.standard_normal((64, 16)).astype(np.float16)
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    for dtype in (np.dtype(np.float16), np.dtype(np.float32), bf16):
+        native = bs.sparse_mm(a.astype(dtype), b.astype(dtype))
+        swapped = bs.sparse_mm(a.astype(dtype.newbyteorder(">")), b.astype(dtype.newbyteorder(">")))
+        same_bits(swapped, native, f"sparse_mm of big-endian {dtype}")
+    v = np.arange(8, dtype=np.float32).astype(bf16)
+    same_bits(bs.encode(v.astype(bf16.newbyteorder(">")), "e4m3"), bs.encode(v, "e4m3"), "encode of big-endian bfloat16")
+    same_bits(bs.encode(np.float32([1.5, 3]).astype(">f4"), "e4m3"), bs.encode(np.float32([1.5, 3]), "e4m3"),
+              "encode of big-endian float32")
+    assert bs.encode(np.float32(1.5), "e4m3").shape == () and bs.decode(np.uint8(60), "e4m3").shape == ()
+    x = rng.standard_normal((4, 64)).astype(np.float32)
+    q = bs.quantize(x, "mxfp8_e4m3")
+    c = rng.standard_normal((4, 4)).astype(np.float32)
+    same_bits(bs.gemm(q, q, c=c.astype(">f4")), bs.gemm(q, q, c=c), "gemm with a big-endian C")
+    e, s = q.elements.copy(), q.scales.copy()
+    adopted = bs.QuantizedMatrix.from_codes("mxfp8_e4m3", e, s)
+    want = bs.gemm(adopted, adopted)
+    e[:] = 0
+    same_bits(bs.gemm(adopted, adopted), want, "from_codes copies the codes")
+    st = bs.scales_to_layout(x[:, :4].copy(), "cublaslt_vec128")
+    same_bits(bs.scales_from_layout(st.ravel(), "cublaslt_vec128", 4, 4), x[:, :4], "a flat storage image")
+    print("input forms: big-endian, 0-d and adopted arrays give the bits of native copies")
+
+
 def check_errors():
     x = np.ones((4, 64), dtype=np.float32)
     q = bs.quantize(x, "mxfp8_e4m3")
@@ -532,6 +574,45 @@ def check_errors():
         (lambda: bs.mma("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", np.full((64, 32), 0x1FF), np.zeros((32, 8), np.uint8)),
          "is not a float8_e4m3fn code (8 bits)"),
         (lambda: bs.mma("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 f16 f16", 0, 0), "use mma_sparse"),
+        # Names: None or a non-str would reach the C ABI as a NULL or a cut name.
+        (lambda: bs.format_info(None), "format must be a str, got None"),
+        (lambda: bs.quantize(x, None), "block format must be a str"),
+        (lambda: bs.gemm(q, q, model=None), "model must be a str"),
+        (lambda: bs.encode(np.float32([1]), "e4m3", preset=None), "preset must be a str"),
+        (lambda: bs.instruction("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3\0junk"), "NUL character"),
+        (lambda: bs.recipe_names("nope"), "recipe kind 'nope'"),
+        # Integers: ctypes would wrap, int() would truncate.
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), split_k=2**32 + 3), "split_k must be in 1 .."),
+        (lambda: bs.gemm_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), split_k=1.5), "split_k must be an integer"),
+        (lambda: bs.gemm(q, q, threads=-1), "threads (0 for all) must be in 0 .."),
+        (lambda: bs.gemm(q, q, threads="2"), "must be an integer"),
+        (lambda: bs.encode(np.float32([1]), "e4m3", rounding="stochastic", rbits=[1], stochastic_bits=0),
+         "stochastic_bits must be in 1 .. 32"),
+        (lambda: bs.encode(np.float32([1]), "e4m3", rbits=[1]), "random bits of rounding='stochastic'"),
+        (lambda: bs.unpack(np.zeros(8, np.uint8), "e2m1", -1), "count must be in 0 .."),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), relu="False"), "relu must be True or False"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), d_type="bf16", alpha=1e40),
+         "alpha = 1e+40 is out of float32's range"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), d_type="bf16", beta=1e-50, c=np.zeros((4, 4))),
+         "beta = 1e-50 is out of float32's range"),
+        (lambda: bs.scales_to_layout(np.zeros((4, 4), np.uint8), "tiled_128x4", pad=-1), "pad (a byte code) must be in 0 .. 255"),
+        (lambda: bs.scales_to_layout(np.zeros((4, 4), np.float32), "cublaslt_vec128", pad=np.nan), "float NaN"),
+        # Arrays: shapes, kinds and the per-tensor scale the library reads.
+        (lambda: bs.scales_from_layout(bs.scales_to_layout(np.ones((8, 4), np.float32), "cublaslt_vec128").T.copy(),
+                                       "cublaslt_vec128", 8, 4), "is stored as (4, 8)"),
+        (lambda: bs.quantize(np.array([["1.5"] * 32]), "mxfp8_e4m3"), "real numbers"),
+        (lambda: bs.quantize(np.ones((2, 32), np.complex64)), "real numbers"),
+        (lambda: bs.quantize(np.float32(1), "mxfp8_e4m3"), "got shape ()"),
+        (lambda: bs.QuantizedMatrix.from_codes("mxfp8_e4m3", q.elements[:0], q.scales[:0]), "at least one row"),
+        (lambda: bs.QuantizedMatrix.from_codes("mxfp8_e4m3", q.elements, q.scales, k=40.7), "k must be an integer"),
+        (lambda: bs.gemm(q, with_tensor_scale(q, 0.5)), "tensor_scale must be the triple"),
+        (lambda: bs.ulp_distance(np.float32([1, 2]), np.float32([1, 2, 3])), "shapes that broadcast"),
+        (lambda: bs.gemm_fp8(with_recipe(bs.quantize_fp8(x), None), bs.quantize_fp8(x)), "unknown fp8 recipe None"),
+        (lambda: bs.Fp8Matrix.from_codes("e4m3", "deepgemm_1x128_ue8m0", np.zeros((4, 64), np.uint8),
+                                         np.full((4, 1), 1.5, np.float32)), "ue8m0 powers of two"),
+        (lambda: bs.recorded_split_k("cublaslt", bs.quantize_fp8(np.ones((1024, 128), np.float32)),
+                                     bs.quantize_fp8(np.ones((1024, 128), np.float32)), "h200", "bfloat16"),
+         "recorded for an f32 or a bf16 D only"),
         (lambda: bs.mma_sparse("sm_90a mma.sp::ordered_metadata.sync.aligned m16n8k32 f32 f16 f16", np.zeros((16, 16), np.uint16),
                                np.full((16, 16), 3, np.uint8), np.zeros((32, 8), np.uint16)), "increasing"),
     ]
@@ -555,6 +636,7 @@ def main():
     check_cublaslt_epilogue()
     check_sparse_mm()
     check_instructions()
+    check_input_forms()
     check_errors()
 
 
