@@ -592,7 +592,9 @@ ErrorStats error_stats(const std::vector<std::uint32_t>& d, const Fp64Product& r
   }
   e.nonfinite = static_cast<std::int64_t>(d.size()) - e.compared;
   e.relative_frobenius = ref2_sum > 0 ? std::sqrt(diff2_sum / ref2_sum) : (diff2_sum > 0 ? INFINITY : 0.0);
-  if (e.compared > 0) {
+  if (e.compared == 0) {  // every output NaN or Inf: no error to state (n/a in the table, null in JSON), not 0
+    e.relative_frobenius = e.median = e.p99 = e.max = NAN;
+  } else {
     auto rank = [&](double q) { return static_cast<std::int64_t>(q * static_cast<double>(e.compared - 1)); };
     const std::int64_t ranks[] = {rank(0.5), rank(0.99)};
     const std::vector<double> at = order_statistics(normalised, ranks);
@@ -602,21 +604,25 @@ ErrorStats error_stats(const std::vector<std::uint32_t>& d, const Fp64Product& r
   return e;
 }
 
-// Each numerics' distance from exact, output by output, in ulps of D's format (both have it).
+// Each numerics' distance from exact, output by output: in ulps of D's format where exact has it
+// too (the sparse kernels' D types), else in f32 ulps of the values (cuBLASLt's f16 D beside an f32
+// exact: every f16 value is an f32 value, and codes of two formats cannot be compared).
 UlpComparison ulps_from(const Result& r, const Result& exact) {
-  const std::vector<std::uint32_t>& d = r.codes.empty() ? r.d : r.codes;
-  const std::vector<std::uint32_t>& e = exact.codes.empty() ? exact.d : exact.codes;
+  const bool same_format = r.d_format == exact.d_format;
+  const std::vector<std::uint32_t>& d = same_format && !r.codes.empty() ? r.codes : r.d;
+  const std::vector<std::uint32_t>& e = same_format && !exact.codes.empty() ? exact.codes : exact.d;
+  const Format format = same_format ? r.d_format : Format::float32;
   const std::int64_t chunks = stats_chunks(d.size());
   std::vector<UlpComparison> parts(static_cast<std::size_t>(chunks));
 #pragma omp parallel for schedule(static)
   for (std::int64_t c = 0; c < chunks; ++c) {
     UlpComparison& part = parts[static_cast<std::size_t>(c)];
-    part.format = r.d_format;
+    part.format = format;
     const std::size_t end = std::min(d.size(), static_cast<std::size_t>((c + 1) * kStatsChunk));
     for (std::size_t i = static_cast<std::size_t>(c * kStatsChunk); i < end; ++i) part.add(d[i], e[i]);
   }
   UlpComparison all;
-  all.format = r.d_format;
+  all.format = format;
   for (const UlpComparison& part : parts) all.merge(part);
   return all;
 }
@@ -1001,8 +1007,13 @@ void print_report_text(const Report& report, const Problem& p, bool with_exact, 
               "norm. max");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const ErrorStats& e = report.errors[i];
-    std::printf("  %-14s %8.2fs %10.3g %12.4g %11.4g %11.4g %11.4g", results[i].name.c_str(), results[i].seconds,
-                macs / std::max(results[i].seconds, 1e-9), e.relative_frobenius, e.median, e.p99, e.max);
+    if (e.compared == 0) {
+      std::printf("  %-14s %8.2fs %10.3g %12s %11s %11s %11s", results[i].name.c_str(), results[i].seconds,
+                  macs / std::max(results[i].seconds, 1e-9), "n/a", "n/a", "n/a", "n/a");
+    } else {
+      std::printf("  %-14s %8.2fs %10.3g %12.4g %11.4g %11.4g %11.4g", results[i].name.c_str(), results[i].seconds,
+                  macs / std::max(results[i].seconds, 1e-9), e.relative_frobenius, e.median, e.p99, e.max);
+    }
     if (e.nonfinite) std::printf("  (%lld outputs NaN or Inf, left out)", static_cast<long long>(e.nonfinite));
     std::printf("\n");
   }

@@ -508,6 +508,16 @@ def check_cublaslt_epilogue(tool, scratch):
         studies += 1
     print(f"cuBLASLt epilogue: {studies} studies (alpha, C after a split-K, a bias per row, ReLU, f16, e4m3 and e5m2 D with "
           "the D scale and amax_d) equal numpy's float32 arithmetic on the plain model's D")
+    # An f16 D beside exact's f32 D: the ulps from exact are counted on the values in f32 ulps, the same
+    # whichever model wrote the same D (cuBLASLt's f16 D comes through its epilogue, torch's is rounded
+    # from the f32 D; comparing f16 codes with f32 words gave false NaN mismatches).
+    reports = {}
+    for model in ("cublaslt", "torch_scaled_mm"):
+        r = run(tool, base + ["--recipe", "torchao_tensorwise", "--models", model, "--d-type", "f16", "--json"])
+        assert r.returncode == 0, r.stderr
+        reports[model] = json.loads(r.stdout)["numerics"][1]["vs_exact"]
+    assert reports["cublaslt"] == reports["torch_scaled_mm"], reports
+    assert reports["cublaslt"]["nan_mismatches"] == 0 and reports["cublaslt"]["differ"] > 0, reports
 
 
 # ---- --sparse: torch._cslt_sparse_mm (cuSPARSELt 0.8) on Hopper, as docs/emulator.md states it:
@@ -851,6 +861,21 @@ def check_builtin_data(tool, scratch):
     assert r.returncode == 0, r.stderr
     for entry in json.loads(r.stdout)["numerics"]:
         assert_report_matches_numpy(entry, np.load(os.path.join(out, entry["name"] + ".npy")), a, b)
+    # Every output Inf: nothing to compare, so no error is stated (null, n/a), not an error of 0.
+    np.save(os.path.join(scratch, "inf_a.npy"), np.full((4, 32), np.inf, np.float32))
+    np.save(os.path.join(scratch, "inf_b.npy"), np.ones((32, 4), np.float32))
+    for json_flag in (["--json"], []):
+        r = run(tool, ["gemm", "--a", os.path.join(scratch, "inf_a.npy"), "--b", os.path.join(scratch, "inf_b.npy"),
+                       "--quiet"] + json_flag)
+        assert r.returncode == 0, r.stderr
+        if json_flag:
+            for entry in json.loads(r.stdout)["numerics"]:
+                e = entry["vs_fp64"]
+                assert e["compared"] == 0 and e["nonfinite"] == 16, e
+                assert all(e[key] is None for key in ("relative_frobenius", "normalised_median", "normalised_p99",
+                                                      "normalised_max")), e
+        else:
+            assert [line for line in r.stdout.splitlines() if "n/a" in line and "16 outputs NaN or Inf" in line], r.stdout
     print("built-in data: the jumped generator gives the serial stream's data (3 pinned studies, 1 to 3 threads); "
           f"the error report over {M * N} outputs matches numpy's")
 
