@@ -3,9 +3,10 @@
 
 #include <bit>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -43,6 +44,10 @@ class HeaderParser {
       if (!peek('}')) expect(',');
     }
     expect('}');
+    // numpy pads the dict with spaces and ends it with a newline; anything else after it is not a
+    // header numpy would read (its reader evaluates the whole text as one literal).
+    skip_space();
+    if (pos_ != s_.size()) fail("text after the header's dict at byte " + std::to_string(pos_));
     if (!have_descr || !have_fortran || !have_shape) fail("the header lacks one of descr, fortran_order, shape");
   }
 
@@ -110,28 +115,61 @@ std::uint32_t le32(const unsigned char* p) {
          static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
 }
 
-// A 2-D array, or with `vector` a 1-D one as one row.
+// Up to n bytes from `in` (fewer at the end of the file).
+std::string read_up_to(std::ifstream& in, std::size_t n) {
+  std::string s(n, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(n));
+  s.resize(static_cast<std::size_t>(in.gcount()));
+  return s;
+}
+
+// A header string for a message: bytes outside printable ASCII as \xNN (a NUL would cut it short).
+std::string printable(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7F) {
+      out.push_back(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+// A 2-D array, or with `vector` a 1-D one as one row. The file is read in its parts: the magic and
+// version, the header, then exactly the bytes the header's shape and dtype need, so that a file that
+// is no .npy (a device such as /dev/zero, a large file named by mistake) is refused after its first
+// bytes rather than read whole.
 NpyMatrix read_npy(const std::string& path, bool vector) {
+  std::error_code ec;
+  // An ifstream opens a directory on Linux and fails on the first read, with a message that names
+  // neither the file nor the rule.
+  if (std::filesystem::is_directory(path, ec)) throw UsageError(path + ": a directory, not a .npy file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(path + ": cannot open for reading");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) {
+  const std::string prelude = read_up_to(in, 8);
+  const auto* u = reinterpret_cast<const unsigned char*>(prelude.data());
+  if (prelude.size() < 8 || std::memcmp(prelude.data(), "\x93NUMPY", 6) != 0) {
     throw UsageError(path + ": not a NumPy .npy file (the first 6 bytes are not \\x93NUMPY)");
   }
   const int major = u[6];
   if (major < 1 || major > 3) throw UsageError(path + ": .npy version " + std::to_string(major) + " is not 1, 2 or 3");
   const std::size_t length_bytes = major == 1 ? 2 : 4;
-  if (bytes.size() < 8 + length_bytes) throw UsageError(path + ": truncated .npy header");
-  const std::size_t header_len = major == 1 ? le16(u + 8) : le32(u + 8);
-  const std::size_t data_start = 8 + length_bytes + header_len;
-  if (data_start > bytes.size()) {
+  const std::string length = read_up_to(in, length_bytes);
+  if (length.size() < length_bytes) throw UsageError(path + ": truncated .npy header");
+  const auto* l = reinterpret_cast<const unsigned char*>(length.data());
+  const std::size_t header_len = major == 1 ? le16(l) : le32(l);
+  const std::string header = read_up_to(in, header_len);
+  if (header.size() < header_len) {
     throw UsageError(path + ": the header length (" + std::to_string(header_len) + " bytes) runs past the end of the file");
   }
   NpyMatrix m;
   bool fortran = false;
   std::vector<std::int64_t> shape;
-  HeaderParser(std::string_view(bytes).substr(8 + length_bytes, header_len), path).parse(m.descr, fortran, shape);
+  HeaderParser(header, path).parse(m.descr, fortran, shape);
 
   // descr: byte order ('<' little, '>' big, '=' native: little on every host this builds for,
   // '|' not applicable) and type f2 / f4 / f8.
@@ -139,7 +177,7 @@ NpyMatrix read_npy(const std::string& path, bool vector) {
   const bool known_order = d.size() == 3 && (d[0] == '<' || d[0] == '>' || d[0] == '=' || d[0] == '|');
   const int item = known_order && d[1] == 'f' ? d[2] - '0' : 0;
   if (!(item == 2 || item == 4 || item == 8) || (d[0] == '|')) {
-    throw UsageError(path + ": dtype '" + d + "' is not taken (float16, float32 or float64: '<f2', '<f4', '<f8')");
+    throw UsageError(path + ": dtype '" + printable(d) + "' is not taken (float16, float32 or float64: '<f2', '<f4', '<f8')");
   }
   const bool big = d[0] == '>';
   const std::size_t rank = vector ? 1 : 2;
@@ -152,15 +190,16 @@ NpyMatrix read_npy(const std::string& path, bool vector) {
   if (m.rows < 1 || m.cols < 1) throw UsageError(path + ": the matrix is empty (shape " + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")");
   if (m.rows > (std::int64_t{1} << 40) / m.cols) throw UsageError(path + ": the shape is too large");
   const auto count = static_cast<std::size_t>(m.rows * m.cols);
-  const std::size_t data_bytes = bytes.size() - data_start;
-  if (data_bytes != count * static_cast<std::size_t>(item)) {
-    throw UsageError(path + ": the data is " + std::to_string(data_bytes) + " bytes but shape (" + std::to_string(m.rows) +
-                     ", " + std::to_string(m.cols) + ") of '" + d + "' needs " +
-                     std::to_string(count * static_cast<std::size_t>(item)) +
-                     (data_bytes < count * static_cast<std::size_t>(item) ? " (truncated)" : " (trailing bytes)"));
+  const std::size_t need = count * static_cast<std::size_t>(item);
+  const std::string data = read_up_to(in, need);
+  const bool trailing = data.size() == need && in.peek() != std::char_traits<char>::eof();
+  if (data.size() < need || trailing) {
+    throw UsageError(path + ": the data is " + (trailing ? "more than " : "") + std::to_string(data.size()) +
+                     " bytes but shape (" + std::to_string(m.rows) + ", " + std::to_string(m.cols) + ") of '" + d +
+                     "' needs " + std::to_string(need) + (trailing ? " (trailing bytes)" : " (truncated)"));
   }
   m.values.resize(count);
-  const unsigned char* p = u + data_start;
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   for (std::size_t i = 0; i < count; ++i, p += item) {
     std::uint64_t word = 0;
     for (int b = 0; b < item; ++b) word |= static_cast<std::uint64_t>(p[big ? item - 1 - b : b]) << (8 * b);

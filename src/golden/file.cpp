@@ -2,8 +2,10 @@
 #include "blockscale/golden/file.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -442,17 +444,40 @@ GoldenFile parse_golden(std::string_view text, const std::string& name) {
   return std::move(p.out);
 }
 
-std::string read_text_file(const std::filesystem::path& path) {
+namespace {
+
+std::string read_file(const std::filesystem::path& path, bool text) {
   std::error_code ec;
   // An ifstream opens a directory on Linux and reads nothing: "empty file" would mislead.
   if (std::filesystem::is_directory(path, ec)) throw GoldenError(path.string(), 0, "a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw GoldenError(path.string(), 0, "cannot open the file");
-  std::ostringstream s;
-  s << in.rdbuf();
+  // Read in chunks, a text file's NUL bytes refused as they come: golden files, manifests and the
+  // K&M data are text, so a binary file or a device such as /dev/zero named by mistake stops at its
+  // first chunk instead of filling memory. The size cap is far above a file of the generator's
+  // largest set (2^25 words: under 0.6 GB of hex).
+  constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
+  std::string bytes;
+  std::array<char, std::size_t{1} << 16> chunk;
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (const void* nul = text ? std::memchr(chunk.data(), '\0', n) : nullptr) {
+      const auto at = bytes.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data());
+      throw GoldenError(path.string(), 0, "not a text file (a NUL byte at offset " + std::to_string(at) + ")");
+    }
+    if (bytes.size() + n > kMaxBytes) {
+      throw GoldenError(path.string(), 0, "larger than " + std::to_string(kMaxBytes) + " bytes: not a file of a golden set");
+    }
+    bytes.append(chunk.data(), n);
+  }
   if (in.bad()) throw GoldenError(path.string(), 0, "read error");
-  return s.str();
+  return bytes;
 }
+
+}  // namespace
+
+std::string read_text_file(const std::filesystem::path& path) { return read_file(path, true); }
+std::string read_file_bytes(const std::filesystem::path& path) { return read_file(path, false); }
 
 GoldenFile read_golden(const std::filesystem::path& path) {
   return parse_golden(read_text_file(path), path.string());

@@ -2,6 +2,7 @@
 #include "run_file.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -10,18 +11,38 @@
 namespace blockscale::harness::detail {
 
 RunFile::RunFile(const std::filesystem::path& path, const std::string& magic) : file_(path.string()) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw std::invalid_argument(file_ + ": a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(file_ + ": cannot be opened");
-  raw_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  const std::size_t eol = raw_.find('\n');
-  if (eol == std::string::npos) throw std::invalid_argument(file_ + ": no header line (an empty or truncated file)");
-  body_ = at_ = eol + 1;
-  std::istringstream header(raw_.substr(0, eol));
+  // The header line first, at most kMaxHeaderBytes, and its magic checked before the body is read:
+  // a file that is no run (a device such as /dev/zero, a large file given by mistake) is refused
+  // after its first bytes rather than read whole.
+  constexpr std::size_t kMaxHeaderBytes = std::size_t{1} << 16;
+  std::string line;
+  bool eol = false;
+  for (char c; line.size() <= kMaxHeaderBytes && in.get(c);) {
+    if (c == '\n') {
+      eol = true;
+      break;
+    }
+    line.push_back(c);
+  }
+  if (!eol) {
+    throw std::invalid_argument(file_ + (line.size() > kMaxHeaderBytes
+                                             ? ": no header line in the first " + std::to_string(kMaxHeaderBytes) +
+                                                   " bytes (not a '" + magic + "' file)"
+                                             : std::string(": no header line (an empty or truncated file)")));
+  }
+  std::istringstream header(line);
   std::string m, version;
   header >> m >> version;
   if (m != magic || version != "1") {
     throw std::invalid_argument(file_ + ": the first line must start with '" + magic + " 1'");
   }
+  raw_ = line + '\n';
+  body_ = at_ = raw_.size();
+  raw_.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   for (std::string token; header >> token;) {
     const auto eq = token.find('=');
     if (eq == std::string::npos || eq == 0) throw std::invalid_argument(file_ + ": header item '" + token + "' is not key=value");

@@ -440,6 +440,32 @@ TEST_F(GoldenManifest, ReportsListedFilesAndManifestsThatDoNotParse) {
   EXPECT_NE(reports[0].error.find("malformed JSON"), std::string::npos) << reports[0].error;
 }
 
+// Golden files are text: a binary file (or a device such as /dev/zero) is refused at its first NUL
+// byte rather than read whole, and a directory by name.
+TEST(GoldenReadFile, RefusesBinaryFilesAndDirectoriesNamingTheRule) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "blockscale_golden_binary";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "x.txt", std::ios::binary);
+    f << "@golden 1\n" << std::string(200000, 'a') << '\0';
+  }
+  const auto refused = [](const std::filesystem::path& path) -> std::string {
+    try {
+      (void)read_golden(path);
+    } catch (const GoldenError& e) {
+      return e.what();
+    }
+    return "read";
+  };
+  EXPECT_NE(refused(dir / "x.txt").find("not a text file (a NUL byte at offset 200010)"), std::string::npos)
+      << refused(dir / "x.txt");
+  EXPECT_NE(refused(dir).find("a directory, not a file"), std::string::npos) << refused(dir);
+  if (std::filesystem::exists("/dev/zero")) {
+    EXPECT_NE(refused("/dev/zero").find("a NUL byte at offset 0"), std::string::npos) << refused("/dev/zero");
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(GoldenManifestParse, RejectsMalformedManifests) {
   const std::string good =
       "{\"format\": \"blockscale-golden-manifest\", \"format_version\": 1, \"generator\": \"g\", "

@@ -201,6 +201,14 @@ TEST(SparseMmRuns, MalformedFilesAreRefusedNamingTheRule) {
     std::ofstream f(s.dir / "empty.sparse_mm");
   }
   expect_refused(s.dir / "empty.sparse_mm", "no header line");
+  // A file that is no run is refused after its first 64 KiB, not read whole (/dev/zero would never end).
+  {
+    std::ofstream f(s.dir / "binary.sparse_mm", std::ios::binary);
+    f << std::string(70000, '\0');
+  }
+  expect_refused(s.dir / "binary.sparse_mm", "no header line in the first 65536 bytes (not a 'blockscale-sparse-mm' file)");
+  std::filesystem::create_directory(s.dir / "dir.sparse_mm");
+  expect_refused(s.dir / "dir.sparse_mm", "a directory, not a file");
   EXPECT_THROW((void)read_sparse_mm_runs(s.dir / "absent"), std::filesystem::filesystem_error);
   EXPECT_THROW((void)fit_sparse_mm(SparseMmRun{}, 0), std::invalid_argument);
 }

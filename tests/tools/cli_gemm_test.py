@@ -672,6 +672,8 @@ def check_errors(tool, scratch):
     open(path("trail.npy"), "wb").write(raw + b"\0\0\0\0")
     open(path("hdr.npy"), "wb").write(raw[:8] + b"\xff\x7f" + raw[10:])
     open(path("short.npy"), "wb").write(raw[:7])
+    header_end = raw.index(b"}") + 1  # text after the dict, within the header's length
+    open(path("junk.npy"), "wb").write(raw[:header_end] + b" x" + raw[header_end + 2:])
     np.save(path("int.npy"), np.ones((4, 64), np.int32))
     np.save(path("cplx.npy"), np.ones((4, 64), np.complex64))
     np.save(path("rank3.npy"), np.ones((2, 4, 64), np.float32))
@@ -692,6 +694,9 @@ def check_errors(tool, scratch):
         (["--a", path("trail.npy"), "--b", path("gb.npy")], "trailing bytes"),
         (["--a", path("hdr.npy"), "--b", path("gb.npy")], "runs past the end"),
         (["--a", path("short.npy"), "--b", path("gb.npy")], "not a NumPy .npy file"),
+        (["--a", path("junk.npy"), "--b", path("gb.npy")], "text after the header's dict"),
+        (["--a", "/dev/zero", "--b", path("gb.npy")], "not a NumPy .npy file"),  # refused at once, not read whole
+        (["--a", scratch, "--b", path("gb.npy")], "a directory, not a .npy file"),
         (["--a", path("int.npy"), "--b", path("gb.npy")], "dtype '<i4' is not taken"),
         (["--a", path("cplx.npy"), "--b", path("gb.npy")], "dtype '<c8' is not taken"),
         (["--a", path("rank3.npy"), "--b", path("gb.npy")], "is 3-D"),

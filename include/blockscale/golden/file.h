@@ -125,7 +125,11 @@ struct GoldenFile {
 GoldenFile parse_golden(std::string_view text, const std::string& name);
 // Reads and parses a file; GoldenError when it cannot be read.
 GoldenFile read_golden(const std::filesystem::path& path);
+// A whole file (a golden file, a manifest, K&M data, or with read_file_bytes any file of a set, .npy
+// companions included); GoldenError for a directory, a file that cannot be read, one over 1 GiB, and
+// in read_text_file a NUL byte, refused as it is read (a binary file or /dev/zero named by mistake).
 std::string read_text_file(const std::filesystem::path& path);
+std::string read_file_bytes(const std::filesystem::path& path);
 
 // The text of a file: header lines in a fixed order, the notes, then the cases.
 std::string format_golden(const GoldenFile& f);
