@@ -6,10 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include <unistd.h>  // access: the output paths are checked before a run
 
 #include "blockscale/harness.h"
 #include "cli.h"
@@ -103,6 +107,33 @@ void write_file(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
+// The output paths, checked before the run: a sweep of minutes (and its mismatch status) should not
+// be lost to a path that cannot be written at the end.
+void check_output_paths(const Args& args) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const char* option : {"json", "markdown"}) {
+    const std::optional<std::string> path = args.get(option);
+    if (!path) continue;
+    const fs::path p(*path);
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    if (path->empty() || fs::is_directory(p, ec)) {
+      throw UsageError(std::string("--") + option + " '" + *path + "' is not a file name");
+    }
+    if (!fs::is_directory(dir, ec)) {
+      throw UsageError(std::string("--") + option + " " + *path + ": the directory " + dir.string() + " does not exist");
+    }
+    if (::access((fs::exists(p, ec) ? p : dir).c_str(), W_OK) != 0) {
+      throw UsageError(std::string("--") + option + " " + *path + ": not writable");
+    }
+  }
+  if (const std::optional<std::string> dir = args.get("save-failures")) {
+    if (dir->empty() || (fs::exists(*dir, ec) && !fs::is_directory(*dir, ec))) {
+      throw UsageError("--save-failures '" + *dir + "' is not a directory");
+    }
+  }
+}
+
 std::string command_line(const std::vector<std::string>& args) {
   std::string s = "blockscale conform";
   for (const std::string& a : args) {
@@ -135,6 +166,7 @@ int run(const std::vector<std::string>& argv) {
   o.data = parse_data(args.get_or("data", "random,realistic,probes"));
   if (self_test) o.gemm_sizes = GemmSizes::small;
   if (const auto mo = args.get("model-override")) {
+    if (mo->empty()) throw UsageError("--model-override is empty: give 'REGEX@key=value,...[;...]'");
     try {
       o.model_overrides = parse_model_overrides(*mo);
       // Check every parameter now, not in the middle of a run.
@@ -147,6 +179,7 @@ int run(const std::vector<std::string>& argv) {
     }
   }
   const bool quiet = args.flag("quiet");
+  check_output_paths(args);
 
   std::unique_ptr<Device> device;
   std::string why_not;
@@ -175,6 +208,10 @@ int run(const std::vector<std::string>& argv) {
                 d.driver.empty() ? "" : (", driver " + d.driver).c_str(),
                 d.cuda_driver.empty() ? "" : (", CUDA " + d.cuda_driver + " (runtime " + d.cuda_runtime + ")").c_str());
     const std::vector<Target> targets = select_targets(*device, o.pattern);
+    // A pattern that matches nothing (a typo) would otherwise be a sweep of nothing that passes.
+    if (targets.empty() && (want_conform || args.flag("list"))) {
+      throw UsageError("--kernels '" + o.pattern + "' matches no target (blockscale conform --list names them)");
+    }
     std::size_t runnable = 0;
     for (const Target& t : targets) runnable += t.skip_reason.empty();
     std::printf("targets: %zu selected, %zu can run here, %zu skipped\n", targets.size(), runnable,

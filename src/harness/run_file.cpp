@@ -66,8 +66,8 @@ std::string RunFile::text(const std::string& key) const {
 
 std::uint64_t RunFile::count(const std::string& key, std::uint64_t max) const {
   const std::string& v = get(key);
-  // At most 12 digits: the value fits in 64 bits before it is compared with max.
-  const bool digits = !v.empty() && v.size() <= 12 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  // At most 19 digits: the value fits in 64 bits before it is compared with max.
+  const bool digits = !v.empty() && v.size() <= 19 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
   const std::uint64_t n = digits ? std::stoull(v) : 0;
   if (n < 1 || n > max) {
     throw std::invalid_argument(file_ + ": " + key + "=" + v + " must be a whole number from 1 to " + std::to_string(max));

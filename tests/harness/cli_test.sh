@@ -165,5 +165,15 @@ grep -q "no .scaled_mm or .sparse_mm files" "$scratch/out.txt" || { echo "FAIL: 
 expect 2 "unknown data set" "$bin" conform --self-test --data nonsense
 expect 2 "bad regular expression" "$bin" conform --self-test --kernels '('
 expect 2 "--perturb without --self-test" "$bin" conform --perturb output-lsb
+# A pattern that selects nothing (a typo) is not a passing sweep of nothing.
+expect 2 "--kernels matching no target" "$bin" conform --self-test --kernels 'zzz-no-such-kernel' --quiet
+grep -q "matches no target" "$scratch/out.txt" || { echo "FAIL: the no-match message"; fail=1; }
+expect 2 "an empty --model-override" "$bin" conform --self-test --model-override '' --quiet
+# Output paths are checked before the run, not after it.
+expect 2 "--json in a missing directory" "$bin" conform --self-test --json "$scratch/no/such/dir/x.json" --quiet
+grep -q "does not exist" "$scratch/out.txt" || { echo "FAIL: the missing-directory message"; fail=1; }
+grep -q "targets:" "$scratch/out.txt" && { echo "FAIL: the sweep ran before the output path was checked"; fail=1; }
+expect 2 "--markdown naming a directory" "$bin" conform --self-test --markdown "$scratch" --quiet
+expect 2 "--save-failures naming a file" "$bin" conform --self-test --save-failures "$scratch/out.txt" --quiet
 expect 2 "the interim --replay is gone" "$bin" conform --replay "$scratch/failures/$first"
 exit $fail
