@@ -122,7 +122,12 @@ int run_gen(const std::vector<std::string>& argv) {
     }
     if (tty) std::fprintf(stderr, "\n");
     const std::string data_name = to_string(data.value_or(default_data(fam)));
-    const Manifest m = write_set(dir, files, fam, seed, data_name, args.flag("npy"));
+    Manifest m;
+    try {
+      m = write_set(dir, files, fam, seed, data_name, args.flag("npy"));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
     total += m.cases;
     if (json) {
       summaries.push_back(manifest_json_summary(dir.string(), m));

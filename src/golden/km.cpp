@@ -147,8 +147,11 @@ std::uint32_t operand_code(Format f, std::uint32_t fp32, const Lines& l, std::si
 
 std::vector<GoldenFile> import_km(const fs::path& dir, std::size_t max_cases) {
   std::vector<GoldenFile> out;
-  // Every result file present must be one the table names.
   std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw GoldenError(dir.string(), 0, "not a directory (the extracted km-tensor-core-vectors folder, which holds H100/ ...)");
+  }
+  // Every result file present must be one the table names.
   for (const char* gpu : {"H100", "H200", "B200", "Ada"}) {
     for (const char* fmt : {"E4M3", "E5M2", "fp16", "bf16", "tf32"}) {
       const fs::path folder = dir / gpu / fmt;

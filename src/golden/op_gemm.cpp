@@ -99,10 +99,11 @@ GemmSpec parse_spec(const std::string& text) {
   };
   auto number = [&](const char* k, int lo, int hi) {
     const std::string v = take(k);
-    if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos) {
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) {
       invalid(std::string(k) + "=" + quote(v) + " is not a decimal number");
     }
-    const int n = std::stoi(v);
+    // More than 6 digits is past every bound here (at most kMaxK) and would overflow int.
+    const int n = v.size() > 6 ? hi + 1 : std::stoi(v);
     if (n < lo || n > hi)
       invalid(std::string(k) + "=" + v + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
     return n;
@@ -657,9 +658,10 @@ LibrarySpec parse_library_spec(const std::string& text) {
   };
   const auto number = [&](const char* key, int lo, int hi) {
     const std::string v = take(key);
-    if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos)
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
       invalid(std::string(key) + "=" + quote(v) + " is not a decimal number");
-    const int x = std::stoi(v);
+    // More than 6 digits is past every bound here (at most kMaxK) and would overflow int.
+    const int x = v.size() > 6 ? hi + 1 : std::stoi(v);
     if (x < lo || x > hi)
       invalid(std::string(key) + "=" + v + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
     return x;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "blockscale/golden/npy.h"
 
@@ -49,6 +50,23 @@ void write_bytes(const fs::path& p, const std::string& bytes) {
 
 Manifest write_set(const fs::path& dir, const std::vector<GoldenFile>& files, const std::string& operation,
                    std::optional<std::uint64_t> seed, const std::string& data, bool npy) {
+  // verify takes every .txt and .npy beside a manifest as the set's (verify.cpp): a file there that
+  // this set does not write (another set's, or an earlier --npy run's companion) would make the set
+  // just written fail its own verification, so it is refused before anything is written.
+  std::set<std::string> written;
+  for (const GoldenFile& f : files) {
+    written.insert(f.name);
+    if (npy) written.insert(f.name.substr(0, f.name.size() - 4) + ".npy");
+  }
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const fs::path name = e.path().filename();
+    if ((name.extension() == ".txt" || name.extension() == ".npy") && !written.count(name.string())) {
+      throw std::invalid_argument(dir.string() + " holds " + name.string() +
+                                  ", which this set does not write: its manifest would not list it and golden verify "
+                                  "would refuse the set (give a new or empty directory, or remove the file)");
+    }
+  }
   fs::create_directories(dir);
   Manifest m;
   m.generator = generator_version();

@@ -83,6 +83,14 @@ check "import-km of another directory" 2 "missing: every K&M result file is expe
 check "gen without --op" 2 "gen needs --op" -- "$bin" golden gen --out "$tmp/x"
 check "gen unknown op" 2 "unknown operation kind 'warp'" -- "$bin" golden gen --op warp:drive --out "$tmp/x"
 check "gen bad data" 2 "--data must be" -- "$bin" golden gen --op layouts --data noise --out "$tmp/x"
+# A second set into the first one's directory: the first set's file would make the new set fail
+# its own verification, so gen refuses it and writes nothing.
+"$bin" golden gen --op convert:f32:e4m3 --data random --cases 3 --out "$tmp/two_sets" >/dev/null 2>&1
+check "gen into another set's directory" 2 "holds f32_to_e4m3.txt, which this set does not write" -- \
+  "$bin" golden gen --op convert:f32:bf16 --data random --cases 3 --out "$tmp/two_sets"
+check "the first set still verifies" 0 "0 mismatches, 0 files failed" -- "$bin" golden verify "$tmp/two_sets"
+check "import-km of a path that is no directory" 2 "not a directory" -- "$bin" golden import-km "$tmp/no/such/dir" --out "$tmp/x"
+check "show /dev/zero" 2 "not a text file (a NUL byte at offset 0)" -- "$bin" golden show /dev/zero
 check "unknown subcommand" 2 "unknown subcommand 'fly'" -- "$bin" golden fly
 check "show out of range" 2 "--case must be in" -- "$bin" golden show "$f" --case 100000
 # A wrong path: a directory without golden files, a directory given as a file.

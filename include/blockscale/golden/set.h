@@ -29,8 +29,9 @@ std::vector<GoldenFile> generate_set(
     const std::function<void(std::size_t, std::size_t, const GoldenFile&)>& done = {});
 
 // Writes the files (their names are GoldenFile::name), their .npy companions when `npy`, and
-// manifest.json into `dir` (created when missing; other files there are left alone). Returns the
-// manifest. Every file is checked to be consistent with its operation before it is written.
+// manifest.json into `dir` (created when missing; other files there are left alone, but a .txt or
+// .npy the set does not write is refused, std::invalid_argument: verify would take it for the set's).
+// Returns the manifest. Every file is checked to be consistent with its operation before it is written.
 Manifest write_set(const std::filesystem::path& dir, const std::vector<GoldenFile>& files,
                    const std::string& operation, std::optional<std::uint64_t> seed, const std::string& data,
                    bool npy);
