@@ -35,6 +35,7 @@ Args::Args(std::vector<std::string> argv, std::vector<std::string> value_options
     }
     if (contains(flags, name)) {
       if (value) throw UsageError("option --" + name + " takes no value");
+      if (contains(flags_set_, name)) throw UsageError("option --" + name + " is given twice");
       flags_set_.push_back(name);
     } else if (contains(value_options, name)) {
       if (!value) {
@@ -46,7 +47,8 @@ Args::Args(std::vector<std::string> argv, std::vector<std::string> value_options
                            "=VALUE for a value that starts with --)");
         value = argv[++i];
       }
-      values_[name] = *value;
+      // Given twice, one of the two would be dropped silently (a script's default and a user's own).
+      if (!values_.emplace(name, *value).second) throw UsageError("option --" + name + " is given twice");
     } else {
       throw UsageError("unknown option --" + name);
     }

@@ -16,6 +16,7 @@
 // the library GEMMs of emulator/library_fp8.h (cuBLASLt, torch._scaled_mm as measured on an
 // H200), beside their own exact numerics.
 #include <algorithm>
+#include <charconv>
 #include <atomic>
 #include <bit>
 #include <cctype>
@@ -1446,6 +1447,16 @@ int run_gemm(const std::vector<std::string>& argv) {
     qo_b = options("recipe-b", recipe_b, *fb);
   }
   const std::vector<std::string> model_names = split_models(args.get_or("models", fp8_scaled ? "cublaslt" : "sm_100a"));
+  if (!fp8_scaled) {  // named now, before the data are made and quantized (the fp8 models are checked below)
+    for (const std::string& m : model_names) {
+      const auto names = harness::block_scaled_model_names();
+      if (std::find(names.begin(), names.end(), m) == names.end()) {
+        throw UsageError("unknown model '" + m + "' for block formats (sm_100a, sm_120a, sm_90a, sequential_f32; for "
+                         "fp8 with fp32 scales, --format fp8_e4m3: cublaslt, cublaslt_fast_accum, torch_scaled_mm, "
+                         "torch_scaled_mm_fast_accum)");
+      }
+    }
+  }
   // The library calls: the split-K count is the heuristic's choice for the shape and GPU, given as
   // a number (scripts/cublaslt_split_k.py asks cuBLASLt for it on the GPU; torch._scaled_mm runs what
   // it answers) or looked up in the counts recorded on an H100 and an H200 (--split-k h100 | h200).
@@ -1490,14 +1501,20 @@ int run_gemm(const std::vector<std::string>& argv) {
                        "algorithm on an H200)");
     }
     if (call.lt_epilogue) {
+      // A decimal number (as every other number option: no hex, no spaces), rounded to f32 as cuBLASLt
+      // takes it; refused where the rounding overflows or turns a nonzero value into zero.
       auto f32_option = [&](const char* name, float fallback) {
         const std::optional<std::string> text = args.get(name);
         if (!text) return fallback;
-        char* end = nullptr;
-        const double v = std::strtod(text->c_str(), &end);
+        double v = 0;
+        const char* end = text->data() + text->size();
+        const auto [stop, ec] = std::from_chars(text->data(), end, v, std::chars_format::general);
         const auto f = static_cast<float>(v);
-        if (text->empty() || *end != '\0' || !std::isfinite(f)) {
-          throw UsageError(std::string("--") + name + " '" + *text + "': a finite number (rounded to f32, as cuBLASLt takes it)");
+        if (text->empty() || ec != std::errc() || stop != end || !std::isfinite(v)) {
+          throw UsageError(std::string("--") + name + " '" + *text + "': a finite number, in decimal (rounded to f32, as cuBLASLt takes it)");
+        }
+        if (!std::isfinite(f) || (v != 0 && f == 0)) {
+          throw UsageError(std::string("--") + name + " " + *text + " is out of f32's range (cuBLASLt takes it as a float)");
         }
         return f;
       };
@@ -1514,6 +1531,8 @@ int run_gemm(const std::vector<std::string>& argv) {
         throw UsageError("--c-type: with an f32, bf16 or f16 D, C has D's type (as cuBLASLt took it)");
       const std::string c_type = args.get_or("c-type", "bf16");
       if (c_type != "bf16" && c_type != "f16") throw UsageError("--c-type '" + c_type + "': bf16 or f16 (an fp8 D's C)");
+      if (args.get("c-type") && !args.get("c") && !args.get("bias"))
+        throw UsageError("--c-type is the type of --c (and of the bias with an fp8 D): give --c or --bias");
       call.lt.c_format = fp8_d
                              ? (c_type == "f16" ? Format::float16 : Format::bfloat16)
                              : call.d_format;

@@ -178,6 +178,7 @@ int run_models(const std::vector<std::string>& argv) {
   Args args(argv, {"name"}, {"json", "markdown"});
   args.no_positional();
   if (args.flag("json") && args.flag("markdown")) throw UsageError("--json and --markdown exclude each other");
+  if (args.get("name") && args.flag("markdown")) throw UsageError("--markdown prints the whole table; --name one row (text or --json)");
   if (const auto name = args.get("name")) {
     try {
       return describe(*name, args.flag("json"));

@@ -127,6 +127,8 @@ def check_models_name(tool):
             r = run(tool, ["models", *extra, "--name", name], expect=2)
             err = r.stderr.decode()
             assert err.startswith("blockscale models: ") and rule in err and r.stdout == b"", (name, err, r.stdout)
+    r = run(tool, ["models", "--markdown", "--name", names[0][0]], expect=2)
+    assert "--markdown prints the whole table" in r.stderr.decode(), r.stderr
     print(f"models --name: {len(names)} instructions (text and JSON against the table), 3 bad names")
 
 

@@ -406,8 +406,9 @@ def check_fp8_scaled(tool, scratch):
     b16 = rng.standard_normal((32768, 192)).astype(np.float32)
     np.save(os.path.join(scratch, "a16.npy"), a16)
     np.save(os.path.join(scratch, "b16.npy"), b16)
-    base = ["gemm", "--a", os.path.join(scratch, "a16.npy"), "--b", os.path.join(scratch, "b16.npy"), "--format",
-            "fp8_e4m3", "--models", "torch_scaled_mm,cublaslt", "--no-exact", "--quiet", "--json"]
+    operands = ["gemm", "--a", os.path.join(scratch, "a16.npy"), "--b", os.path.join(scratch, "b16.npy"), "--format",
+                "fp8_e4m3", "--no-exact", "--quiet"]
+    base = operands + ["--models", "torch_scaled_mm,cublaslt", "--json"]
     recorded_counts = {}
     for gpu, d_type in (("h100", "f32"), ("h100", "bf16"), ("h200", "f32")):
         out = os.path.join(scratch, f"recorded_{gpu}_{d_type}")
@@ -422,7 +423,7 @@ def check_fp8_scaled(tool, scratch):
                 in entry["definition"], entry["definition"]
             # The same study with the count given as a number: the same bits (bf16: rounded here).
             plain = os.path.join(scratch, f"plain_{gpu}_{d_type}_{entry['name']}")
-            r2 = run(tool, base[:-1] + ["--models", entry["name"], "--split-k", str(entry["split_k"]), "--out", plain])
+            r2 = run(tool, operands + ["--models", entry["name"], "--split-k", str(entry["split_k"]), "--out", plain])
             assert r2.returncode == 0, r2.stderr
             want = np.load(os.path.join(plain, entry["name"] + ".npy")).view(np.uint32)
             if d_type == "bf16":
@@ -710,9 +711,11 @@ def check_errors(tool, scratch):
         (["--format", "mxfp9"], "unknown --format 'mxfp9'"),
         (["--recipe", "floor"], "unknown --recipe 'floor'"),
         (["--format", "nvfp4", "--recipe", "ocp"], "ue4m3"),
-        (["--models", "sm_80"], "unknown model 'sm_80'"),
+        (["--models", "sm_80"], "unknown model 'sm_80' for block formats"),
         (["--models", "sm_100a,,sm_90a"], "comma list"),
         (["--models", "sm_100a,sm_100a"], "names sm_100a twice"),
+        (["--m", "8", "--m", "16"], "option --m is given twice"),
+        (["--json", "--json"], "option --json is given twice"),
         (["--models", "exact"], "always computed"),
         (["--format", "mxfp6_e2m3", "--models", "sm_90a"], "Hopper block-scaled GEMM kernels"),
         (["--format", "mxfp8_e4m3", "--format-b", "mxfp4", "--models", "sm_90a"], "on both sides"),
@@ -759,6 +762,9 @@ def check_errors(tool, scratch):
         (["--format", "fp8_e4m3", "--recipe", "torchao_tensorwise", "--d-type", "e4m3"], "add --no-exact"),
         (["--format", "fp8_e4m3", "--alpha", "nan", "--no-exact"], "--alpha 'nan': a finite number"),
         (["--format", "fp8_e4m3", "--alpha", "2x", "--no-exact"], "--alpha '2x': a finite number"),
+        (["--format", "fp8_e4m3", "--beta", "0x10", "--no-exact"], "--beta '0x10': a finite number, in decimal"),
+        (["--format", "fp8_e4m3", "--alpha", "1e-50", "--no-exact"], "--alpha 1e-50 is out of f32's range"),
+        (["--format", "fp8_e4m3", "--d-type", "e4m3", "--c-type", "f16", "--no-exact"], "--c-type is the type of --c"),
         (["--format", "fp8_e4m3", "--bias", path("bias8_inexact.npy"), "--no-exact"],
          "value 2 (1.000244140625) is not a finite bfloat16 value"),
         (["--format", "fp8_e4m3", "--bias", path("rank1.npy"), "--no-exact"],
