@@ -449,16 +449,20 @@ int run_convert(const Args& args) {
       char* end = nullptr;
       errno = 0;
       pad_float = std::strtof(p->c_str(), &end);
-      if (p->empty() || *end != '\0' || errno == ERANGE)
-        throw UsageError("--pad must be a float for fp32 scales, got '" + *p + "'");
+      if (p->empty() || *end != '\0') throw UsageError("--pad must be a float for fp32 scales, got '" + *p + "'");
+      if (errno == ERANGE) throw UsageError("--pad " + *p + " is out of float32's range (it would not be the value given)");
     }
   }
 
   const bool strict = args.flag("strict-padding");
+  // Matrices with no element and no storage: any batch of them is the empty file in and out (the
+  // size guard above cannot bound such a batch, and converting it one empty matrix at a time would
+  // loop up to 2^40 times for nothing).
+  const std::int64_t work_batch = in_size == 0 && out_size == 0 ? 0 : batch;
   const std::optional<std::int64_t> bad_pad = checked([&] {
     return e == ScaleElement::byte
-               ? convert_elements(from, to, batch, R, C, *args.get("in"), *args.get("out"), what, pad_byte, strict)
-               : convert_elements(from, to, batch, R, C, *args.get("in"), *args.get("out"), what, pad_float, strict);
+               ? convert_elements(from, to, work_batch, R, C, *args.get("in"), *args.get("out"), what, pad_byte, strict)
+               : convert_elements(from, to, work_batch, R, C, *args.get("in"), *args.get("out"), what, pad_float, strict);
   });
   if (bad_pad) {
     const std::int64_t m = in_size ? *bad_pad / in_size : 0, off = in_size ? *bad_pad % in_size : 0;

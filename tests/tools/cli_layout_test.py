@@ -410,8 +410,15 @@ def main():
     human = run(tool, "weights", "sm90_int4", "--rows", "32", "--cols", "128").stdout
     assert "2048 bytes per expert" in human and "4 of 16 rows x 64 codes" in human, human
 
+    # A batch of empty matrices (no element, no storage) is the empty file, at once whatever its size.
+    open(f("empty.bin"), "wb").close()
+    r = run(tool, "convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "0", "--cols", "0", "--batch",
+            str(2**40), "--in", f("empty.bin"), "--out", f("empty_out.bin"))
+    assert r.returncode == 0 and os.path.getsize(f("empty_out.bin")) == 0, r.stderr
+
     # ---- errors: exit 2 with the rule named.
     np.zeros(100, np.uint8).tofile(f("short.bin"))
+    np.zeros(100, np.float32).tofile(f("f32_10x10.bin"))
     errors = [
         (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "200", "--cols", "7", "--in", f("short.bin"),
           "--out", f("x.bin")], "has 100 bytes; --from linear with R = 200, C = 7 and --batch 1"),
@@ -421,6 +428,10 @@ def main():
           "--in", f("short.bin"), "--out", f("x.bin")], "the pad value is a NaN"),
         (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--pad", "300",
           "--in", f("short.bin"), "--out", f("x.bin")], "--pad must be a byte"),
+        (["convert", "--from", "linear", "--to", "deepgemm_sm90_sfa", "--element", "fp32", "--rows", "10", "--cols",
+          "10", "--pad", "1e-50", "--in", f("short.bin"), "--out", f("x.bin")], "--pad 1e-50 is out of float32's range"),
+        (["convert", "--from", "linear", "--to", "deepgemm_sm90_sfa", "--element", "fp32", "--rows", "10", "--cols",
+          "10", "--pad", "nan", "--in", f("f32_10x10.bin"), "--out", f("x.bin")], "the pad value is a float NaN"),
         (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--element", "int8",
           "--in", f("short.bin"), "--out", f("x.bin")], "--element must be byte or fp32"),
         (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--in",
