@@ -835,7 +835,9 @@ TEST(HarnessExternal, MalformedScaledMmFilesAreRefusedNamingTheRule) {
       {with("m", "-5"), body, "m=-5 must be a whole number from 1 to 1048576"},
       {with("n", "0"), body, "n=0 must be a whole number from 1 to 1048576"},
       {with("k", "99999999999"), body, "k=99999999999 must be a whole number from 1 to 1048576"},
-      {with("sa_count", "1000000000000"), body, "sa_count=1000000000000 must be a whole number from 1 to 1099511627776"},
+      // Past 2^40 (13 digits, like 2^40 itself, which is taken): the count's range, not its digits.
+      {with("sa_count", "1099511627777"), body, "sa_count=1099511627777 must be a whole number from 1 to 1099511627776"},
+      {with("sa_count", "99999999999999999999"), body, "sa_count=99999999999999999999 must be a whole number from 1"},
       {with("sa_count", "2"), body, "sa_count=2 and sb_count=1: tensor scaling of 2 x 1 x 128 needs 1 and 1"},
       {with("scaling", "rowwise"), body, "rowwise scaling of 2 x 1 x 128 needs 2 and 1"},
       {with("scaling", "blockwise"), body, "scaling=blockwise must be tensor, rowwise, block_1x128 or block_128x128"},
