@@ -303,7 +303,7 @@ const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_acc
   fail(std::string(to_string(library)) + (fast_accum ? " with fast accumulation" : "") +
        " was not measured with A " + std::string(to_string(a)) + " x B " + std::string(to_string(b)) +
        " scaling (measured: " + (measured.empty() ? std::string("none") : measured) +
-       "; docs/conformance.md, \"External GEMMs\")");
+       "; docs/conformance.md, \"External fp8 GEMMs\")");
 }
 
 namespace {

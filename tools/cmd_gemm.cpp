@@ -1575,7 +1575,7 @@ int run_gemm(const std::vector<std::string>& argv) {
     }
     if (!model_names.empty() && format_a == "fp8_e5m2" && format_b == "fp8_e5m2") {
       throw UsageError("--models " + model_names.front() + ": the libraries take e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3, "
-                       "not e5m2 x e5m2");
+                       "not e5m2 x e5m2 (give --format-b fp8_e4m3 with --format fp8_e5m2)");
     }
   }
   const bool with_exact = !args.flag("no-exact");
@@ -1742,7 +1742,8 @@ const Registrar gemm_cmd(
      "  and reports each one's error against the unquantized product in fp64 and, for the models,\n"
      "  how many outputs differ from exact in their bits and by how many ulps (zeros of the other sign\n"
      "  and other NaN patterns, 0 ulps apart, are counted on their own).\n"
-     "  fp8 with fp32 scales (Hopper recipes): --format fp8_e4m3 or fp8_e5m2 on both sides, with\n"
+     "  fp8 with fp32 scales (Hopper recipes): --format fp8_e4m3 (A, and B unless --format-b fp8_e5m2;\n"
+     "  --format fp8_e5m2 with --format-b fp8_e4m3: the libraries take no e5m2 x e5m2), with\n"
      "  --recipe / --recipe-b deepgemm_1x128, deepgemm_128x128 (DeepSeek-V3 / DeepGEMM; default: A\n"
      "  1x128, B 128x128), deepgemm_1x128_ue8m0, deepgemm_128x128_ue8m0, torchao_tensorwise,\n"
      "  torchao_rowwise; the models are the library GEMMs as measured on an H200 (default cublaslt):\n"

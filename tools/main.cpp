@@ -26,7 +26,16 @@ int main(int argc, char** argv) {
   using namespace blockscale::cli;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    if (args.size() >= 2) {
+    if (args.size() > 2) {
+      std::fprintf(stderr, "blockscale: help takes at most one command, got '%s' after '%s'\n", args[2].c_str(),
+                   args[1].c_str());
+      return kExitUsage;
+    }
+    if (args.size() == 2 && args[1] == "help") {  // the help of help is the command list
+      print_help();
+      return kExitOk;
+    }
+    if (args.size() == 2) {
       const auto it = commands().find(args[1]);
       if (it == commands().end()) {
         std::fprintf(stderr, "blockscale: unknown command '%s'\n", args[1].c_str());

@@ -683,13 +683,14 @@ def gemm_fp8(a, b, model="cublaslt", split_k=1, d_type="f32", bias=None, threads
     return result, {"model": model, "definition": definition.value.decode()}
 
 
-def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None, c_type=None, bias=None,
+def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=None, c=None, c_type=None, bias=None,
                  bias_type=None, d_type="f32", d_scale=1.0, relu=False, threads=0, return_info=False):
     """cuBLASLt's fp8 GEMM with its epilogue, D = d_scale (alpha sa sb A B^T + beta C + bias), as
     measured on an H200 (cuBLASLt 13.1; docs/conformance.md, "cuBLASLt epilogue"). A: Fp8Matrix M x K
     and B: Fp8Matrix N x K, e4m3 or e5m2 (not both e5m2), scaled tensor-wise, row-wise or 1x128 x
-    1x128 / 128x128 (the cublaslt rows); split_k: the call's slices. c: M x N values of c_type (read
-    when beta != 0); bias: M values of bias_type, one per row of D (CUBLASLT_EPILOGUE_BIAS); relu:
+    1x128 / 128x128 (the cublaslt rows); split_k: the call's slices. c: M x N values of c_type, read
+    with beta (default 1 with c, else 0, as `blockscale gemm --c` takes it; c with beta = 0, which
+    cuBLASLt would not read, is refused); bias: M values of bias_type, one per row of D (CUBLASLT_EPILOGUE_BIAS); relu:
     CUBLASLT_EPILOGUE_RELU (RELU_BIAS with a bias), max(y, +0) before D's type and amax_d (RELU_BIAS
     after a split-K keeps a -0); d_type "f32",
     "bf16", "f16", "e4m3" or, with an e5m2 operand, "e5m2" (fp8 D: with d_scale). Types cuBLASLt did
@@ -712,6 +713,10 @@ def cublaslt_fp8(a, b, fast_accum=False, split_k=1, alpha=1.0, beta=0.0, c=None,
             raise BlockscaleError(f"{what}: a value is not a float32")
         return out
 
+    if beta is None:
+        beta = 0.0 if c is None else 1.0
+    elif c is not None and beta == 0:
+        raise BlockscaleError("c with beta = 0: cuBLASLt does not read C (leave beta out for 1, or give no c)")
     c_values = None if c is None else values(c, (m, n), "c")
     bias_values = None if bias is None else values(bias, (m,), "bias")
     d = np.empty((m, n), dtype=np.float32)

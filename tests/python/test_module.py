@@ -297,7 +297,7 @@ def check_fp8_scaled():
                 same_bits(bs.gemm_fp8(qa, qb, model, split_k=split, d_type="bf16", bias=bias_bf16).view(np.uint32),
                           bf16_rne((f32 + bias_bf16).view(np.uint32)).astype(np.uint32) << 16, f"fp8 {model} bf16 D + bias")
     # The recorded heuristic: torch._scaled_mm at 64 x 256 x 16384, 1x128 x 128x128 on an H200 chose the
-    # split that the H200 study fitted to its outputs, 6 (docs/conformance.md, "External GEMMs").
+    # split that the H200 study fitted to its outputs, 6 (docs/conformance.md, "External fp8 GEMMs").
     x = rng.standard_normal((64, 16384)).astype(np.float32)
     y = rng.standard_normal((256, 16384)).astype(np.float32)
     qx, qy = bs.quantize_fp8(x, "e4m3", "deepgemm_1x128"), bs.quantize_fp8(y, "e4m3", "deepgemm_128x128")
@@ -344,6 +344,9 @@ def check_cublaslt_epilogue():
                 y = (c + d0) + bias.astype(np.float32)[:, None]
                 same_bits(d.view(np.uint32), y.view(np.uint32), f"cublaslt_fp8 {ra} split 2 C + bias")
                 assert amax == np.abs(y).max()
+                # beta defaults to 1 with C, as blockscale gemm --c takes it (C was ignored at beta 0).
+                d_default, _ = bs.cublaslt_fp8(qa, qb, split_k=split, c=c, bias=bias)
+                same_bits(d_default.view(np.uint32), y.view(np.uint32), f"cublaslt_fp8 {ra} split 2 C, beta by default")
         if ra == "torchao_tensorwise":
             # An e4m3 D: RN(d_scale y) in float32, then CUDA's saturating e4m3 conversion.
             d, amax = bs.cublaslt_fp8(qa, qb, d_type="e4m3", d_scale=200.0)
@@ -591,6 +594,8 @@ def check_errors():
         (lambda: bs.encode(np.float32([1]), "e4m3", rbits=[1]), "random bits of rounding='stochastic'"),
         (lambda: bs.unpack(np.zeros(8, np.uint8), "e2m1", -1), "count must be in 0 .."),
         (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), relu="False"), "relu must be True or False"),
+        (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), d_type="bf16", beta=0.0, c=np.zeros((4, 4))),
+         "c with beta = 0: cuBLASLt does not read C"),
         (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), d_type="bf16", alpha=1e40),
          "alpha = 1e+40 is out of float32's range"),
         (lambda: bs.cublaslt_fp8(bs.quantize_fp8(x), bs.quantize_fp8(x), d_type="bf16", beta=1e-50, c=np.zeros((4, 4))),

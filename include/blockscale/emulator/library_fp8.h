@@ -3,7 +3,7 @@
 // on sm_90a, for tensor-wise, row-wise and 1 x 128 / 128 x 128 block scaling (fp8_scaled.h).
 //
 // Their accumulation is not documented; `blockscale conform --external` measured it on an H200
-// (cuBLASLt 13.1, torch 2.11; docs/conformance.md, "External GEMMs") by fitting emulator schedules
+// (cuBLASLt 13.1, torch 2.11; docs/conformance.md, "External fp8 GEMMs") by fitting emulator schedules
 // to the libraries' outputs bit for bit. The fits are kept here as data, one row per library call
 // and scaling, and computed with the emulator's wgmma model (gemm.h): promotion into fp32 every P
 // wgmma k32 instructions (or one chain over all of K with FAST_ACCUM), the scales applied in the
