@@ -183,6 +183,10 @@ def check_unknown_commands(tool):
     assert r.stderr.decode() == "blockscale: unknown command 'frobnicate'\n" and r.stdout == b"", r
     r = run(tool, [], expect=2)
     assert b"usage: blockscale <command>" in r.stdout, r.stdout
+    r = run(tool, ["help", "help"])
+    assert b"usage: blockscale <command>" in r.stdout, r.stdout
+    r = run(tool, ["help", "demo", "extra"], expect=2)
+    assert b"help takes at most one command" in r.stderr, r.stderr
     print("unknown commands: exit 2, named")
 
 
