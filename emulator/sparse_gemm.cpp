@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -196,6 +197,9 @@ void SparseGemmSchedule::validate() const {
   if (!instruction.sparse) fail(who + ": not a sparse instruction: use gemm (gemm.h)");
   if (instruction.d != Type::f32) fail(who + ": sparse GEMM schedules accumulate in fp32: it needs an f32-output instruction");
   if (slices < 1) fail("split-K slices must be >= 1, got " + std::to_string(slices));
+  if (reduction != SplitKReduction::sequential && reduction != SplitKReduction::pairwise) {
+    fail("SparseGemmSchedule: the reduction is neither sequential nor pairwise");
+  }
   if (tile_k < 0 || (tile_k > 0 && tile_k % instruction.k != 0)) {
     fail("the tile must be 0 or a multiple of the instruction's K = " + std::to_string(instruction.k) + ", got " +
          std::to_string(tile_k));
@@ -203,6 +207,7 @@ void SparseGemmSchedule::validate() const {
 }
 
 std::vector<int> SparseGemmSchedule::slice_starts(int k) const {
+  validate();  // a schedule without an instruction has no K to divide by
   const int tile = tile_k == 0 ? instruction.k : tile_k;
   if (k <= 0 || k % tile != 0) {
     fail("K must be a positive multiple of the tile of " + std::to_string(tile) + " elements, got " + std::to_string(k));
@@ -481,6 +486,10 @@ std::vector<std::uint32_t> gemm_sparse(const SparseGemmSchedule& schedule, const
   if (!c.empty() && (c.rows() != M || c.cols() != N || c.format() != Format::float32)) {
     fail(who + ": C must be " + std::to_string(M) + " x " + std::to_string(N) + " f32 codes");
   }
+  if (K > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    fail(who + ": K = " + std::to_string(K) + " is more than the " + std::to_string(std::numeric_limits<int>::max()) +
+         " a schedule's K positions hold");
+  }
   std::vector<int> bounds{0};
   for (int s : schedule.slice_starts(static_cast<int>(K))) bounds.push_back(s);
   bounds.push_back(static_cast<int>(K));
@@ -592,6 +601,8 @@ std::uint32_t cusparselt_round(CusparseltRounding r, std::uint32_t word) {
       return tf32_nearest_even_bits(word);
     case CusparseltRounding::tf32_cusparselt_sparse:
       break;
+    default:
+      fail("cusparselt_round: not a CusparseltRounding (as_given, tf32_nearest_even, tf32_cusparselt_sparse)");
   }
   // Measured with one nonzero product per output (scripts/probe_sparse_mm.py: tf32 mode's single_a*,
   // edges mode's single_a_overflow*; the CusparseltRounding comment has the rule). Written as the
@@ -730,11 +741,27 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
   return d;
 }
 
+namespace {
+
+// The D types of the measured kernels (cusparselt_kernel's outputs); any other would be converted
+// by a rule no kernel was seen to use (and tf32 has no storage word of its own to write).
+void check_cusparselt_output(Format output) {
+  if (output != Format::float32 && output != Format::float16 && output != Format::bfloat16 &&
+      output != Format::float8_e4m3fn) {
+    fail("cusparselt_output: the measured kernels write D as f32, f16, bf16 or e4m3, got " +
+         (static_cast<unsigned>(output) < static_cast<unsigned>(kFormatCount) ? blockscale::to_string(output) : std::string("an unknown format")));
+  }
+}
+
+}  // namespace
+
 std::uint32_t cusparselt_output(Format output, std::uint32_t f32_word) {
+  check_cusparselt_output(output);
   return convert_code(output, Format::float32, f32_word, cusparselt_output_options(output));
 }
 
 void cusparselt_output(Format output, std::span<std::uint32_t> f32_words, int threads) {
+  check_cusparselt_output(output);
   if (output != Format::float32) convert_outputs(output, f32_words, threads_for(f32_words.size(), threads));
 }
 

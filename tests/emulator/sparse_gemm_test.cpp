@@ -467,6 +467,19 @@ TEST(SparseGemm, RefusesWhatItDoesNotModel) {
   expect_throw_with([&] { em::SparseGemmSchedule{sp, 1, 96, em::SplitKReduction::pairwise}.validate(); }, "multiple of the instruction's K = 64");
   expect_throw_with([&] { (void)em::cusparselt_kernel(bs::Format::float16, bs::Format::float32); },
                     "no measured kernel for float16 -> float32");
+  // From an audit of the API (2026-11-30): tf32 output aborted the process (thrown inside an OpenMP
+  // loop), other formats no kernel writes were converted; a schedule without an instruction divided
+  // by zero; an unknown reduction or rounding was taken.
+  std::vector<std::uint32_t> words{0x3f800fffu, 0x40400000u};
+  for (const bs::Format f : {bs::Format::tfloat32, bs::Format::float8_e5m2, bs::Format::float4_e2m1fn,
+                             bs::Format::float8_e8m0fnu}) {
+    expect_throw_with([&] { em::cusparselt_output(f, std::span<std::uint32_t>(words)); }, "write D as f32, f16, bf16 or e4m3");
+    expect_throw_with([&] { (void)em::cusparselt_output(f, 0x3f800000u); }, "write D as f32, f16, bf16 or e4m3");
+  }
+  expect_throw_with([&] { (void)em::SparseGemmSchedule{}.slice_starts(64); }, "no instruction");
+  expect_throw_with([&] { em::SparseGemmSchedule{sp, 1, 0, static_cast<em::SplitKReduction>(7)}.validate(); },
+                    "neither sequential nor pairwise");
+  expect_throw_with([&] { (void)em::cusparselt_round(static_cast<em::CusparseltRounding>(9), 0u); }, "not a CusparseltRounding");
   const std::vector<std::uint32_t> z(64 * 8, 0);
   const em::CodeMatrix a(bs::Format::float8_e4m3fn, 8, 64, std::span<const std::uint32_t>(z));
   const em::CodeMatrix b16(bs::Format::float16, 64, 8, std::span<const std::uint32_t>(z));
