@@ -461,6 +461,9 @@ void to_layout_impl(const ScaleLayout& layout, i64 batch, i64 R, i64 C, std::spa
          std::is_floating_point_v<T> ? "to_layout: the pad value is a float NaN; pad with 0"
                                      : "to_layout: the pad value is a NaN (0xFF is NaN in ue8m0 and e4m3); pad with 0");
   }
+  // Items with no element and no storage: nothing to write, however many (checked_total cannot bound
+  // such a batch, and a loop over 2^62 empty items would not end).
+  if (g.size == 0) return;
   const ScaleOffsets t(layout, R, C);
   const i64 run = contiguous_run(t.col_parts());
   for (i64 b = 0; b < batch; ++b) {
@@ -478,6 +481,7 @@ void from_layout_impl(const ScaleLayout& layout, i64 batch, i64 R, i64 C, std::s
   const i64 n_out = checked_total(g, batch, R * C, "from_layout");
   check_span(g, "from_layout", "the stored input", in.size(), n_in);
   check_span(g, "from_layout", "the row-major output", out.size(), n_out);
+  if (R * C == 0) return;  // nothing to read back, however many items (see to_layout_impl)
   const ScaleOffsets t(layout, R, C);
   const i64 run = contiguous_run(t.col_parts());
   for (i64 b = 0; b < batch; ++b) {

@@ -148,6 +148,7 @@ void move_all(WeightInterleave v, i64 batch, i64 rows, i64 cols, std::span<const
       fail(v, rows, cols,
            std::string(what) + ": " + name + " has " + std::to_string(size) + " bytes, expected " +
                std::to_string(batch * per));
+  if (per == 0) return;  // empty experts: nothing to move, however many (a loop over 2^62 of them would not end)
   const Prepared& p = prepared(v);
   for (i64 b = 0; b < batch; ++b)
     move_expert<kForward>(vi, p, rows, cols / 2, from.data() + b * per, to.data() + b * per);
@@ -163,7 +164,10 @@ void check_weight_shape(WeightInterleave v, std::int64_t rows, std::int64_t cols
     fail(v, rows, cols, "the interleave pairs rows q and q + 8 of 16-row tiles: rows must be a multiple of 16");
   if (cols % 64 != 0)
     fail(v, rows, cols, "the interleave moves 64-code (32-byte) partitions of a row: cols must be a multiple of 64");
-  if (rows != 0 && cols / 2 > (i64{1} << 62) / rows) fail(v, rows, cols, "storage above 2^62 bytes is not supported");
+  // weight_code_bits and weight_bit_source count bits in an int64: 8 x the bytes must fit.
+  if (rows != 0 && cols / 2 > (i64{1} << 60) / rows) {
+    fail(v, rows, cols, "storage above 2^60 bytes is not supported (its bit indexes are int64)");
+  }
 }
 
 std::int64_t weight_bytes(WeightInterleave v, std::int64_t rows, std::int64_t cols) {

@@ -734,6 +734,10 @@ TEST(ScaleLayoutErrors, IndicesSizesAndPads) {
   EXPECT_THROW(to_layout(l, 1, 130, 5, fin, fout, std::numeric_limits<float>::quiet_NaN()), std::invalid_argument);
   EXPECT_NO_THROW(to_layout(l, 1, 130, 5, in, out));
   EXPECT_EQ(out[2047], 0x00);  // the default pad is 0x00 (ue8m0 2^-127, ue4m3 0.0)
+  // 2^62 empty items: nothing to move, at once (one empty call each would never end).
+  std::vector<std::uint8_t> none;
+  EXPECT_NO_THROW(to_layout(ScaleLayout::of(K::linear), std::int64_t{1} << 62, 0, 4, none, std::span<std::uint8_t>(none)));
+  EXPECT_NO_THROW(from_layout(l, std::int64_t{1} << 62, 4, 0, none, std::span<std::uint8_t>(none)));
 }
 
 TEST(ScaleLayoutErrors, ParametersAreValidated) {
