@@ -74,6 +74,9 @@ namespace detail {
 
 // GemmPath::automatic: BLOCKSCALE_EMULATOR_PATH when set (read once), else the widest available.
 GemmPath resolve_path(GemmPath requested) {
+  if (static_cast<unsigned>(requested) > static_cast<unsigned>(GemmPath::avx512)) {
+    fail("GemmOptions::path is not one of automatic, reference, portable, avx2, avx512");
+  }
   if (requested == GemmPath::automatic) {
     static const GemmPath from_env = [] {
       const char* env = std::getenv("BLOCKSCALE_EMULATOR_PATH");
@@ -98,6 +101,12 @@ GemmPath resolve_path(GemmPath requested) {
 }
 
 int resolve_threads(int requested) {
+  // The bits never depend on the count, but OpenMP would try to start every thread asked for
+  // (2^30 made libgomp exit the process for want of memory).
+  if (requested > kMaxThreads) {
+    throw std::invalid_argument("GemmOptions::threads = " + std::to_string(requested) + ": at most " +
+                                std::to_string(kMaxThreads) + " (0 for the OpenMP default)");
+  }
 #if defined(BLOCKSCALE_HAVE_OPENMP)
   return requested > 0 ? requested : omp_get_max_threads();
 #else
@@ -187,6 +196,11 @@ void KernelSchedule::validate() const {
            " of " + who + " exceeds " + std::to_string(std::numeric_limits<int>::max()) + " K elements");
   }
   if (split_k < 1) fail("split_k must be >= 1, got " + std::to_string(split_k));
+  // Each slice has a buffer of its own: 2^24 slices of a 4 x 4 x 1024 GEMM took 8 GB. The libraries'
+  // heuristics split into at most 25 (docs/conformance.md, "Split-K").
+  if (split_k > kMaxSplitK) {
+    fail("split_k must be at most " + std::to_string(kMaxSplitK) + ", got " + std::to_string(split_k));
+  }
   if (split_k > 1 && instruction.d != Type::f32) fail("split-K reduces in fp32: it needs an f32-output instruction, got " + who);
   if (split_granule_k < 0 || (split_granule_k > 0 && split_granule_k % unit_k() != 0)) {
     fail("split-K granule must be 0 or a multiple of the schedule's unit of " + std::to_string(unit_k()) +

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -117,8 +118,13 @@ void check_matrix(const Fp8ScaledMatrix& m, const std::string& side) {
   if (m.element != Format::float8_e4m3fn && m.element != Format::float8_e5m2) {
     fail(side + "'s elements must be float8_e4m3fn or float8_e5m2");
   }
-  if (m.rows < 1 || m.k < 1 || m.codes.size() != static_cast<std::size_t>(m.rows * m.k)) {
+  std::int64_t elements = 0;  // rows x k, refused where it overflows (a shape no buffer can hold)
+  if (m.rows < 1 || m.k < 1 || __builtin_mul_overflow(m.rows, m.k, &elements) ||
+      m.codes.size() != static_cast<std::size_t>(elements)) {
     fail(side + "'s codes do not match its shape " + std::to_string(m.rows) + " x " + std::to_string(m.k));
+  }
+  if (static_cast<unsigned>(m.granularity) > static_cast<unsigned>(Fp8Granularity::block_128x128)) {
+    fail(side + "'s granularity is not one of tensor, row, 1x128, 128x128");
   }
   if (m.scales.size() != m.scale_count()) {
     fail(side + " scaled " + std::string(to_string(m.granularity)) + " needs " +
@@ -221,7 +227,28 @@ std::string LibraryFp8Schedule::description() const {
   return s;
 }
 
+void LibraryFp8Schedule::validate() const {
+  if (library != Fp8Library::cublaslt && library != Fp8Library::torch_scaled_mm) fail("LibraryFp8Schedule: unknown library");
+  for (const Fp8Granularity g : {a, b}) {
+    if (static_cast<unsigned>(g) > static_cast<unsigned>(Fp8Granularity::block_128x128))
+      fail("LibraryFp8Schedule: a granularity is not one of tensor, row, 1x128, 128x128");
+  }
+  if (static_cast<unsigned>(scales) > static_cast<unsigned>(Fp8ScaleStage::promotion_fma))
+    fail("LibraryFp8Schedule: unknown scale stage");
+  if (static_cast<unsigned>(promotion_fma) > static_cast<unsigned>(PromotionFma::mul_then_add))
+    fail("LibraryFp8Schedule: unknown promotion FMA order");
+  // K positions are int: P wgmma k32 per promotion must fit (the interval of KernelSchedule).
+  if (promotion_interval < 0 || promotion_interval > std::numeric_limits<int>::max() / 32)
+    fail("LibraryFp8Schedule: promotion_interval must be 0 (one chain) .. 2^26, got " + std::to_string(promotion_interval));
+  // The scales of promotion_fma are applied by the promotions: with none they would be dropped.
+  if (scales == Fp8ScaleStage::promotion_fma && promotion_interval == 0)
+    fail("LibraryFp8Schedule: promotion_fma scales need promotions (promotion_interval >= 1)");
+  if (split_granule_k < 0) fail("LibraryFp8Schedule: split_granule_k must not be negative");
+  if (evidence == nullptr) fail("LibraryFp8Schedule: evidence is required (the measurement the row comes from)");
+}
+
 std::string LibraryFp8Schedule::definition() const {
+  validate();
   return name() + " on sm_90a, as measured (" + evidence + "): " + description();
 }
 
@@ -313,6 +340,7 @@ namespace {
 std::vector<std::uint32_t> accumulation(const LibraryFp8Schedule& s, const Fp8ScaledMatrix& a,
                                         const Fp8ScaledMatrix& b, std::int64_t row0, std::int64_t row1,
                                         int split_k, const GemmOptions& options) {
+  s.validate();
   check_operands(a, b, row0, row1);
   if (split_k < 1) fail("split_k must be >= 1, got " + std::to_string(split_k));
   if (split_k > 1 && s.split_granule_k == 0) {
@@ -458,6 +486,10 @@ void check_epilogue_types(const LibraryFp8Schedule& s, const CublasLtEpilogue& e
 }  // namespace
 
 std::string cublaslt_epilogue_definition(const LibraryFp8Schedule& s, int split_k, const CublasLtEpilogue& e) {
+  // The call described must be one cublaslt_fp8_gemm takes (the operands aside: an e5m2 D allowed).
+  s.validate();
+  if (split_k < 1 || split_k > kMaxSplitK) fail("split_k must be 1 .. " + std::to_string(kMaxSplitK) + ", got " + std::to_string(split_k));
+  check_epilogue_types(s, e, true);
   const auto number = [](float x) {
     char text[32];
     std::snprintf(text, sizeof text, "%.9g", static_cast<double>(x));
@@ -878,7 +910,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) unsigned certified_f32_x8(c
 
 ExactFp8ScaledB::ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element,
                                  [[maybe_unused]] const GemmOptions& options)
-    : b_(&b), a_element_(a_element) {
+    : b_(&b), a_element_(a_element), rows_(b.rows), k_(b.k), element_(b.element) {
   if (a_element != Format::float8_e4m3fn && a_element != Format::float8_e5m2) {
     fail("ExactFp8ScaledB: A's elements must be float8_e4m3fn or float8_e5m2");
   }
@@ -923,6 +955,8 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
   const Fp8ScaledMatrix& b = prepared.matrix();
   if (prepared.a_element() != a.element)
     fail("exact_fp8_scaled_gemm: B was prepared for another element type of A");
+  if (!prepared.prepared_for_current_b())
+    fail("exact_fp8_scaled_gemm: B's shape or element type changed after it was prepared (ExactFp8ScaledB)");
   check_operands(a, b, row0, row1);
   check_finite_codes(a, "A", row0, row1);
   const std::int64_t rows = row1 - row0, n = b.rows, k = a.k, kb = a.k_blocks();

@@ -17,6 +17,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -701,6 +702,58 @@ TEST(LibraryFp8, BadCallsNameTheRule) {
   Fp8ScaledMatrix nan = t;
   nan.codes[17] = 0x7F;
   EXPECT_NE(invalid_argument_message([&] { exact_fp8_scaled_gemm(nan, t, 0, 8); }).find("NaN or Inf code at element 17"),
+            std::string::npos);
+}
+
+// From an audit of the API (2026-11-30): inconsistent structs and unbounded counts are refused by
+// name (they overflowed the size check, crashed, dropped the scales, or ran out of memory).
+TEST(LibraryFp8, InconsistentMatricesSchedulesAndCountsAreRefused) {
+  const LibraryFp8Schedule& tensor = library_fp8_schedule(Fp8Library::cublaslt, false, G::tensor, G::tensor);
+  const Fp8ScaledMatrix t = quantized(4, 128, G::tensor, 1);
+  // rows x k wraps to the codes' size: 2^62 + 1 rows of 4 codes.
+  Fp8ScaledMatrix wrapped = t, b4 = t;
+  wrapped.rows = (std::int64_t{1} << 62) + 1;
+  wrapped.k = 4;
+  wrapped.codes.resize(4);
+  b4.k = 4;
+  b4.codes.resize(16);
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, wrapped, b4, 0, 1); }).find("do not match its shape"),
+            std::string::npos);
+  Fp8ScaledMatrix huge_k = t;
+  huge_k.granularity = G::block_1x128;
+  huge_k.k = INT64_MAX;
+  EXPECT_EQ(huge_k.k_blocks(), INT64_MAX / 128 + 1);  // no k + 127 overflow
+  // A schedule built by the caller is checked field by field.
+  LibraryFp8Schedule s = library_fp8_schedule(Fp8Library::cublaslt, false, G::block_1x128, G::block_128x128);
+  const Fp8ScaledMatrix a = quantized(4, 256, G::block_1x128, 2), b = quantized(4, 256, G::block_128x128, 3);
+  for (const auto& [change, rule] : std::vector<std::pair<std::function<void(LibraryFp8Schedule&)>, std::string>>{
+           {[](LibraryFp8Schedule& x) { x.promotion_interval = -1; }, "promotion_interval must be 0"},
+           {[](LibraryFp8Schedule& x) { x.promotion_interval = 0; }, "promotion_fma scales need promotions"},
+           {[](LibraryFp8Schedule& x) { x.scales = static_cast<Fp8ScaleStage>(9); }, "unknown scale stage"},
+           {[](LibraryFp8Schedule& x) { x.a = static_cast<G>(9); }, "a granularity is not one of"},
+           {[](LibraryFp8Schedule& x) { x.evidence = nullptr; }, "evidence is required"}}) {
+    LibraryFp8Schedule bad = s;
+    change(bad);
+    EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(bad, a, b, 0, 4); }).find(rule), std::string::npos) << rule;
+    EXPECT_NE(invalid_argument_message([&] { (void)bad.definition(); }).find(rule), std::string::npos) << rule;
+  }
+  // A prepared B whose matrix changed shape since.
+  Fp8ScaledMatrix changing = t;
+  const ExactFp8ScaledB prepared(changing, Format::float8_e4m3fn);
+  changing = quantized(200, 128, G::tensor, 4);
+  EXPECT_NE(invalid_argument_message([&] { exact_fp8_scaled_gemm(t, prepared, 0, 4); }).find("changed after it was prepared"),
+            std::string::npos);
+  // Counts with no bound: split-K slices (a buffer each) and threads (OpenMP starts them all).
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, t, t, 0, 4, kMaxSplitK + 1); })
+                .find("split_k must be at most " + std::to_string(kMaxSplitK)),
+            std::string::npos);
+  GemmOptions many;
+  many.threads = kMaxThreads + 1;
+  EXPECT_NE(invalid_argument_message([&] { exact_fp8_scaled_gemm(t, t, 0, 4, many); }).find("at most 4096"),
+            std::string::npos);
+  GemmOptions bad_path;
+  bad_path.path = static_cast<GemmPath>(9);
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, t, t, 0, 4, 1, bad_path); }).find("GemmOptions::path"),
             std::string::npos);
 }
 

@@ -132,8 +132,13 @@ struct GemmPathStats {
   std::uint64_t exact = 0, truncating = 0, special = 0, reference_outputs = 0, fp16 = 0, certified = 0;
 };
 
+// The most threads a call takes (GemmOptions::threads above it is refused) and the most split-K
+// slices a schedule has.
+inline constexpr int kMaxThreads = 4096;
+inline constexpr int kMaxSplitK = 1024;
+
 struct GemmOptions {
-  int threads = 0;  // 0: the OpenMP default; results are identical for every value
+  int threads = 0;  // 0: the OpenMP default, 1 .. kMaxThreads; results are identical for every value
   GemmPath path = GemmPath::automatic;
   GemmPathStats* stats = nullptr;  // when set, filled in (overwritten) by the call
 };

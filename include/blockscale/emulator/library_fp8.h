@@ -49,6 +49,9 @@ struct LibraryFp8Schedule {
                                // was never seen splitting K, and split_k > 1 is refused
   const char* evidence;        // the measurement the row comes from
 
+  // Throws std::invalid_argument naming the field: a caller may build a row of its own (a candidate
+  // to test), and the GEMMs call this first.
+  void validate() const;
   std::string name() const;         // "cublaslt tensor x tensor"
   std::string description() const;  // "promotion every 4 wgmma k32 (128 of K) by FADD, then D = (sa*sb)*acc"
   // name(), where it was measured and description(): what a study reports as the model's numerics.
@@ -150,8 +153,8 @@ std::string cublaslt_epilogue_definition(const LibraryFp8Schedule& schedule, int
 std::span<const LibraryFp8Schedule> library_fp8_schedules();
 
 // The row of this call. Throws std::invalid_argument naming the combinations that were measured
-// when there is none (for instance torch._scaled_mm with 1 x 128 scales on both sides, which no
-// schedule fitted bit for bit).
+// when there is none (for instance torch._scaled_mm with fast accumulation and 1 x 128 scales on
+// both sides, which was not measured).
 const LibraryFp8Schedule& library_fp8_schedule(Fp8Library library, bool fast_accum, Fp8Granularity a,
                                                Fp8Granularity b);
 
@@ -215,18 +218,23 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
 
 // B prepared once for exact_fp8_scaled_gemm over many row ranges of an A with elements `a_element`
 // (its codes as integers in strips of 64 columns, each K x 64: the form the block sums read), so
-// that a long computation in row slices converts B once. Refers to `b`, which must outlive it.
+// that a long computation in row slices converts B once. Refers to `b`, which must outlive it and
+// keep its shape and element type (exact_fp8_scaled_gemm refuses a B changed in either since).
 class ExactFp8ScaledB {
  public:
   ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element, const GemmOptions& options = {});
   const Fp8ScaledMatrix& matrix() const { return *b_; }
   Format a_element() const { return a_element_; }
+  // Whether `b` still has the shape and element type it was prepared with.
+  bool prepared_for_current_b() const { return b_->rows == rows_ && b_->k == k_ && b_->element == element_; }
   const std::vector<double>& as_double() const { return double_; }      // e4m3 x e4m3
   const std::vector<std::int64_t>& as_int64() const { return int64_; }  // with one e5m2 side
 
  private:
   const Fp8ScaledMatrix* b_;
   Format a_element_;
+  std::int64_t rows_, k_;
+  Format element_;
   std::vector<double> double_;
   std::vector<std::int64_t> int64_;
 };

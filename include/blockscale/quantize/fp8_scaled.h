@@ -73,8 +73,9 @@ struct Fp8ScaledMatrix {
   // row `rows`, block_1x128 rows x k_blocks(), block_128x128 row_blocks() x k_blocks(), row-major.
   std::vector<float> scales;
 
-  std::int64_t k_blocks() const { return (k + kBlock - 1) / kBlock; }
-  std::int64_t row_blocks() const { return (rows + kBlock - 1) / kBlock; }
+  // Rounded up without k + 127, which would overflow for k near INT64_MAX.
+  std::int64_t k_blocks() const { return k / kBlock + (k % kBlock != 0); }
+  std::int64_t row_blocks() const { return rows / kBlock + (rows % kBlock != 0); }
   // How many scales the granularity holds for rows x k (the size `scales` must have).
   std::size_t scale_count() const;
   // The scale of row `row` in K block `k_block` (128 elements of K), whatever the granularity.
