@@ -544,8 +544,9 @@ float scale_value(const BlockFormat& f, std::uint8_t code, const TensorScale& ts
   const float s = to_float(Format::float8_ue4m3, code);
   if (d.nvfp4 == Nvfp4Decode::transformer_engine) {
     if (!std::isfinite(ts.amax)) {
-      throw std::invalid_argument("NVFP4 dequantization in TransformerEngine order needs the global amax the tensor "
-                                  "was quantized with; this tensor records none");
+      throw std::invalid_argument(std::string("NVFP4 dequantization in TransformerEngine order needs the global amax "
+                                              "the tensor was quantized with; this tensor records ") +
+                                  (std::isnan(ts.amax) ? "none" : "an infinite one"));
     }
     // dequantize_fp4_kernel: static_cast<float>(scale) * amax * factor_inv, left to right.
     constexpr float kFactorInv = 1.0f / (6.0f * 448.0f);

@@ -196,13 +196,19 @@ BlockScaledTensor::BlockScaledTensor(BlockScaledDesc desc, std::vector<std::uint
   } else if (!std::isfinite(tensor_scale_.decode) || tensor_scale_.decode < 0.0f) {
     throw std::invalid_argument(what + "the NVFP4 per-tensor scale must be finite and >= 0, got " +
                                 std::to_string(tensor_scale_.decode));
+  } else if (tensor_scale_.amax < 0.0f) {
+    // The amax is a magnitude (quantize refuses a negative given amax too); TransformerEngine's
+    // dequantization multiplies by it, so a negative one would flip every value's sign. NaN stands
+    // for "not recorded" (codes adopted without it); -0 is a zero amax.
+    throw std::invalid_argument(what + "the NVFP4 tensor amax is a magnitude and must not be negative, got " +
+                                std::to_string(tensor_scale_.amax));
   }
 }
 
 std::uint8_t BlockScaledTensor::element_code(std::int64_t b, std::int64_t r, std::int64_t k) const {
   const BlockScaledDesc& d = desc_;
   if (b < 0 || b >= d.batch() || r < 0 || r >= d.rows() || k < 0 || k >= d.k_stored()) {
-    throw std::out_of_range("element_code(" + std::to_string(b) + ", " + std::to_string(r) + ", " + std::to_string(k) +
+    throw std::invalid_argument("element_code(" + std::to_string(b) + ", " + std::to_string(r) + ", " + std::to_string(k) +
                             ") outside batch " + std::to_string(d.batch()) + " x rows " + std::to_string(d.rows()) +
                             " x k_stored " + std::to_string(d.k_stored()));
   }
@@ -217,8 +223,10 @@ std::uint8_t BlockScaledTensor::element_code(std::int64_t b, std::int64_t r, std
 
 std::uint8_t BlockScaledTensor::scale_code(std::int64_t b, std::int64_t r, std::int64_t kb) const {
   const BlockScaledDesc& d = desc_;
-  if (b < 0 || b >= d.batch()) {
-    throw std::out_of_range("scale_code: batch " + std::to_string(b) + " outside " + std::to_string(d.batch()));
+  if (b < 0 || b >= d.batch() || r < 0 || r >= d.rows() || kb < 0 || kb >= d.k_blocks()) {
+    throw std::invalid_argument("scale_code(" + std::to_string(b) + ", " + std::to_string(r) + ", " + std::to_string(kb) +
+                                ") outside batch " + std::to_string(d.batch()) + " x rows " + std::to_string(d.rows()) +
+                                " x k_blocks " + std::to_string(d.k_blocks()));
   }
   return scales_[static_cast<std::size_t>(b * d.scale_batch_stride() +
                                           offset(d.scale_layout, d.rows(), d.k_blocks(), r, kb))];

@@ -526,6 +526,19 @@ TEST(BlockScaledTensor, RawNvfp4Checks) {
   expect_throw_with([&] { BlockScaledTensor(d, el, nan, t.tensor_scale(), pad); }, "is NaN");
   expect_throw_with([&] { BlockScaledTensor(d, el, sc, TensorScale{1.0f, 1.0f, -1.0f}, pad); }, "finite and >= 0");
   expect_throw_with([&] { BlockScaledTensor(d, el, sc, TensorScale{1.0f, 1.0f, kNan}, pad); }, "finite and >= 0");
+  // The amax is a magnitude: a negative one would flip TransformerEngine's dequantized signs. NaN
+  // (not recorded) and -0 are taken.
+  expect_throw_with([&] { BlockScaledTensor(d, el, sc, TensorScale{-5.0f, 1.0f, 1.0f}, pad); }, "must not be negative");
+  EXPECT_NO_THROW(BlockScaledTensor(d, el, sc, TensorScale{kNan, 1.0f, 1.0f}, pad));
+  EXPECT_NO_THROW(BlockScaledTensor(d, el, sc, TensorScale{-0.0f, 1.0f, 1.0f}, pad));
+  const BlockScaledTensor inf_amax(d, el, sc, TensorScale{INFINITY, 1.0f, 1.0f}, pad);
+  DequantizeOptions te;
+  te.nvfp4 = Nvfp4Decode::transformer_engine;
+  expect_throw_with([&] { (void)dequantize(inf_amax, te); }, "records an infinite one");
+  // The accessors refuse indices outside the tensor as every other call refuses bad input.
+  expect_throw_with([&] { (void)t.element_code(1, 0, 0); }, "element_code(1, 0, 0) outside batch 1");
+  expect_throw_with([&] { (void)t.scale_code(0, rows, 0); }, "scale_code(0, 8, 0) outside batch 1 x rows 8");
+  expect_throw_with([&] { (void)t.scale_code(0, 0, -1); }, "outside");
 }
 
 // ---- Options.

@@ -80,7 +80,8 @@ class BlockScaledTensor {
   std::span<const std::uint8_t> scales() const { return scales_; }      // in desc().scale_layout
   const TensorScale& tensor_scale() const { return tensor_scale_; }
 
-  // Element code at (batch, row, k), k in [0, k_stored), whatever the packing.
+  // Element code at (batch, row, k), k in [0, k_stored), whatever the packing (std::invalid_argument
+  // outside the tensor, as scale_code).
   std::uint8_t element_code(std::int64_t b, std::int64_t r, std::int64_t k) const;
   // Logical scale code of block kb of (batch, row), whatever the layout.
   std::uint8_t scale_code(std::int64_t b, std::int64_t r, std::int64_t kb) const;
