@@ -150,6 +150,7 @@ struct Fitter {
     f.outputs = st.outputs;
     f.matches = st.outputs - st.mismatches;
     f.worst_ulps = st.worst_ulps;
+    f.nan_mismatches = st.nan_mismatches;
     fits.push_back(f);
   }
 

@@ -131,7 +131,9 @@ std::string external_table(const std::vector<ExternalStudy>& studies) {
     for (std::size_t i = 0; i < std::min<std::size_t>(3, st.fits.size()); ++i) {
       const ScheduleFit& f = st.fits[i];
       s << "    " << (i == 0 ? (st.bit_exact() ? "BIT-EXACT " : "best      ") : "          ") << f.matches << "/"
-        << f.outputs << " match, worst " << f.worst_ulps << " ulp: " << f.schedule << "\n";
+        << f.outputs << " match, worst " << f.worst_ulps << " ulp"
+        << (f.nan_mismatches ? " (+" + std::to_string(f.nan_mismatches) + " NaN)" : std::string()) << ": " << f.schedule
+        << "\n";
     }
     s << "    table row: " << table_text(st.table) << "\n";
   }
@@ -209,7 +211,8 @@ std::string to_json(const Session& ses) {
     for (std::size_t j = 0; j < st.fits.size(); ++j) {
       const ScheduleFit& f = st.fits[j];
       s << (j ? ", " : "") << "{\"schedule\": " << q(f.schedule) << ", \"matches\": " << f.matches
-        << ", \"outputs\": " << f.outputs << ", \"worst_ulps\": " << f.worst_ulps << "}";
+        << ", \"outputs\": " << f.outputs << ", \"worst_ulps\": " << f.worst_ulps
+        << ", \"nan_mismatches\": " << f.nan_mismatches << "}";
     }
     s << "]}";
   }

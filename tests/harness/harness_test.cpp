@@ -635,6 +635,15 @@ TEST(HarnessExternal, FitsTheGeneratingSchedule) {
     ASSERT_TRUE(st.bit_exact());
     EXPECT_NE(st.fits.front().schedule.find("fma(sa, sb*p, acc)"), std::string::npos) << st.fits.front().schedule;
   }
+  {
+    // A D with NaN where no schedule has one: those outputs are mismatches without an ulp distance,
+    // counted apart ("worst 0 ulp" alone read as a near miss).
+    ExternalRun run = synthetic_run(ExternalScaling::tensor, emulator::KernelSchedule::chain(ins), 2048);
+    run.d[0] = run.d[1] = 0x7FC00000u;
+    const ExternalStudy st = fit_schedules(run);
+    EXPECT_EQ(st.fits.front().nan_mismatches, 2u);
+    EXPECT_NE(external_table({st}).find("(+2 NaN)"), std::string::npos) << external_table({st});
+  }
 }
 
 // A run with cuBLASLt's epilogue is checked against cublaslt_fp8_gemm alone, at the split count

@@ -69,7 +69,8 @@ struct ExternalRun {
 struct ScheduleFit {
   std::string schedule;  // "promotion P=4 (FADD), epilogue (sa*sb)*acc"
   std::uint64_t matches = 0, outputs = 0;
-  std::uint64_t worst_ulps = 0;  // over the mismatches (NaN mismatches aside)
+  std::uint64_t worst_ulps = 0;      // over the mismatches (NaN mismatches aside)
+  std::uint64_t nan_mismatches = 0;  // one side NaN, the other not: no ulp distance
 };
 
 // The committed library row of this call (emulator/library_fp8.h), run on the same operands with
