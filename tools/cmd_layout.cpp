@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -378,6 +379,11 @@ ScaleElement conversion_element(const Args& args, const AnyLayout& from, const A
 // hosts store them so), straight into the vector the conversion works on.
 template <class T>
 std::vector<T> read_elements(const std::string& path, std::int64_t count, const std::string& what) {
+  // The size comes from the file's end: a directory (whose "end" read as 2^63 - 1 bytes) or a device
+  // has none.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw UsageError("--in " + path + " is not a regular file (a directory or a device)");
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) throw UsageError("cannot open --in " + path + ": " + std::strerror(errno));
   const std::int64_t have = static_cast<std::int64_t>(f.tellg());

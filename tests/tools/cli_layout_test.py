@@ -436,6 +436,8 @@ def main():
           "--in", f("short.bin"), "--out", f("x.bin")], "--element must be byte or fp32"),
         (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--in",
           f("missing.bin"), "--out", f("x.bin")], "cannot open --in"),
+        (["convert", "--from", "linear", "--to", "tiled_128x4", "--rows", "10", "--cols", "10", "--in",
+          os.path.dirname(f("x.bin")), "--out", f("x.bin")], "is not a regular file (a directory or a device)"),
         (["convert", "--from", "linear", "--to", "block_major_k:block_k=128", "--rows", "2", "--cols", "50", "--in",
           f("short.bin"), "--out", f("x.bin")], "C must be a multiple of block_k = 128"),
         (["convert", "--to", "tiled_128x4", "--rows", "1", "--cols", "1", "--in", f("short.bin"), "--out",
