@@ -147,11 +147,13 @@ class AnyLayout {
   std::variant<ScaleLayout, GroupedScaleLayout> layout_;
 };
 
+// `what`: the option that gave the text (--from, --to), or "" for the positional layout, whose
+// message ("scale layout '...': ...") names it already.
 AnyLayout layout_arg(const std::string& text, const char* what) {
   try {
     return AnyLayout(text);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string(what) + ": " + e.what());
+    throw UsageError(*what ? std::string(what) + ": " + e.what() : std::string(e.what()));
   }
 }
 
@@ -238,7 +240,7 @@ const std::string& layout_positional(const Args& args, const char* sub) {
 }
 
 int run_show(const Args& args) {
-  const AnyLayout l = layout_arg(layout_positional(args, "show"), "layout");
+  const AnyLayout l = layout_arg(layout_positional(args, "show"), "");
   const Extents extent = extents(args);
   const std::int64_t R = extent.R, C = extent.C;
   const std::int64_t size = checked([&] { return l.size(R, C); });
@@ -317,7 +319,7 @@ std::array<std::int64_t, 2> index_arg(const std::string& text) {
 }
 
 int run_where(const Args& args) {
-  const AnyLayout l = layout_arg(layout_positional(args, "where"), "layout");
+  const AnyLayout l = layout_arg(layout_positional(args, "where"), "");
   const Extents extent = extents(args);
   const std::int64_t R = extent.R, C = extent.C;
   const bool json = args.flag("json");
