@@ -837,6 +837,27 @@ def check_errors(tool, scratch):
         assert r.returncode == 2 and "unexpected argument 'stray'" in r.stderr, (command, r.returncode, r.stderr)
 
 
+def check_npy_claims(tool, scratch):
+    """A .npy file's header says how much to read; memory must follow the bytes the file holds. A
+    112-byte file whose version-2 header claims 2^32 - 1 bytes (found by libFuzzer) is refused as
+    truncated, under a 1 GiB address-space limit (left out in sanitizer builds, whose shadow memory
+    needs more address space than that)."""
+    import resource
+    bad = os.path.join(scratch, "claims_4g.npy")
+    open(bad, "wb").write(b"\x93NUMPY\x02\xfe" + b"\xff" * 103 + b"\xa0")
+    np.save(os.path.join(scratch, "claims_b.npy"), np.ones((64, 3), np.float32))
+    sanitized = b"libasan" in subprocess.run(["ldd", tool], capture_output=True).stdout
+
+    def limit():
+        if not sanitized:
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    r = subprocess.run([tool, "gemm", "--a", bad, "--b", os.path.join(scratch, "claims_b.npy"), "--quiet"],
+                       capture_output=True, text=True, preexec_fn=limit)
+    assert r.returncode == 2 and "runs past the end of the file" in r.stderr, (r.returncode, r.stderr)
+    print("npy claims: a header claiming 4 GiB in a 112-byte file is refused within 1 GiB"
+          + (" (no limit: sanitizer build)" if sanitized else ""))
+
+
 def check_builtin_data(tool, scratch):
     """The built-in data are one std::mt19937_64 stream per seed; each thread generates a range of
     values from an engine jumped ahead to the range's first draw. Pinned to what the serial
@@ -903,6 +924,7 @@ def main():
     check_sparse(tool, scratch)
     check_slices_and_threads(tool, scratch)
     check_builtin_data(tool, scratch)
+    check_npy_claims(tool, scratch)
     check_errors(tool, scratch)
 
 
