@@ -440,7 +440,6 @@ def scale_layout(layout, rows, cols):
 
 
 def _scale_kind(a, what):
-    a = _native(a)
     if a.dtype == np.uint8:
         return 0
     if a.dtype == np.float32:
