@@ -17,7 +17,9 @@ while (($#)); do
     --debug) build_type=Debug; build_dir="$root/build-debug" ;;
     --clang) build_dir="$root/build-clang"; extra+=(-DCMAKE_CXX_COMPILER=clang++ -DBLOCKSCALE_ENABLE_CUDA=OFF) ;;
     --aarch64) build_dir="$root/build-aarch64"; aarch64=1 ;;
-    --build-dir) build_dir="$2"; shift ;;
+    --build-dir)
+      if (($# < 2)) || [[ -z $2 ]]; then echo "build.sh: --build-dir needs a directory" >&2; exit 2; fi
+      build_dir="$2"; shift ;;
     --) shift; extra+=("$@"); break ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
