@@ -105,7 +105,18 @@ SystemInfo query_system() {
       s.reason = "no CUDA device";
       return s;
     }
-    for (int i = 0; i < count; ++i) s.devices.push_back(describe(i));
+    // query_system never throws: a device that cannot be described stays in the list (so that
+    // indices remain CUDA's) with capability 0.0, which no kernel runs on, and the error as its name.
+    for (int i = 0; i < count; ++i) {
+      try {
+        s.devices.push_back(describe(i));
+      } catch (const Error& e) {
+        DeviceInfo d;
+        d.index = i;
+        d.name = std::string("(not usable: ") + e.what() + ")";
+        s.devices.push_back(d);
+      }
+    }
     return s;
   }();
   return cached;

@@ -126,6 +126,61 @@ std::vector<GemmKernel> build() {
   throw std::invalid_argument("GEMM '" + k.name + "': " + rule);
 }
 
+bool same_kernel(const GemmKernel& x, const GemmKernel& y) {
+  return x.name == y.name && x.arch == y.arch && x.recipe == y.recipe && x.a == y.a && x.b == y.b &&
+         x.scale == y.scale && x.block == y.block && x.k_multiple == y.k_multiple &&
+         x.linear_scales == y.linear_scales && x.instruction == y.instruction &&
+         x.promotion_interval == y.promotion_interval && x.tile_m == y.tile_m && x.tile_n == y.tile_n &&
+         x.schedule == y.schedule;
+}
+
+// GemmKernel is a plain struct, but only the catalogue's rows have kernels behind them: the
+// launchers dispatch on (arch, recipe, a, b) and size everything from block, k_multiple and the
+// tile, so a caller's struct with other fields would divide by zero or launch a kernel whose
+// operands have other sizes than the ones checked.
+void check_catalogue(const GemmKernel& k) {
+  for (const GemmKernel& c : gemm_kernels())
+    if (same_kernel(c, k)) return;
+  throw std::invalid_argument("GEMM '" + k.name +
+                              "': not a kernel of blockscale::gpu::gemm_kernels() with the fields listed there "
+                              "(take it from gemm_kernels(), find_gemm_kernel or select_gemm_kernel)");
+}
+
+// The kernels count rows, columns and tiles in int (grid arithmetic such as (M + 127) / 128).
+constexpr int kMaxDimension = 1 << 30;
+
+// Everything validate_gemm checks but the device: run before any CUDA call, so that bad arguments
+// are named as such whatever GPU is present.
+void validate_arguments(const GemmKernel& k, const GemmArgs& a) {
+  check_catalogue(k);
+  if (a.m < 1 || a.n < 1 || a.k < 1) bad(k, "M, N and K must be positive");
+  if (a.m > kMaxDimension || a.n > kMaxDimension || a.k > kMaxDimension) {
+    bad(k, "M, N and K must be at most 2^30 (the kernels index rows, columns and tiles in int)");
+  }
+  if (a.k % k.k_multiple != 0) {
+    bad(k, "K = " + std::to_string(a.k) + " must be a multiple of " + std::to_string(k.k_multiple) +
+               " (one pipeline stage: 4 scale blocks of " + std::to_string(k.block) + ")");
+  }
+  if (a.scale_layout != ScaleLayout::tiled_128x4 && a.scale_layout != ScaleLayout::linear) {
+    bad(k, "scale_layout " + std::to_string(int(a.scale_layout)) + " is not a ScaleLayout (tiled_128x4 or linear)");
+  }
+  if (a.output != GemmOutput::f32 && a.output != GemmOutput::bf16) {
+    bad(k, "output " + std::to_string(int(a.output)) + " is not a GemmOutput (f32 or bf16)");
+  }
+  if (a.scale_layout == ScaleLayout::linear && !k.linear_scales) {
+    bad(k, "scales must be in the 128x4 tiled layout (tcgen05.cp copies its atoms as they are)");
+  }
+  const long long elems = static_cast<long long>(a.m) * a.n;
+  if (elems > (1ll << 40)) bad(k, "M x N is too large");
+}
+
+void check_size_arguments(const GemmKernel& k, int rows, int kdim) {
+  check_catalogue(k);
+  if (rows < 0 || kdim < 0) {
+    bad(k, "rows = " + std::to_string(rows) + " and K = " + std::to_string(kdim) + " must not be negative");
+  }
+}
+
 }  // namespace
 
 const std::vector<GemmKernel>& gemm_kernels() {
@@ -156,39 +211,42 @@ const GemmKernel& select_gemm_kernel(GemmRecipe recipe, Format a, Format b, int 
 }
 
 std::size_t gemm_element_bytes(const GemmKernel& k, int rows, int kdim) {
+  check_size_arguments(k, rows, kdim);
   const std::size_t n = std::size_t(rows) * std::size_t(kdim);
   return k.recipe == GemmRecipe::mxfp8 ? n : n / 2;
 }
 
 std::size_t gemm_scale_bytes(const GemmKernel& k, ScaleLayout layout, int rows, int kdim) {
+  check_size_arguments(k, rows, kdim);
+  if (layout != ScaleLayout::tiled_128x4 && layout != ScaleLayout::linear) {
+    bad(k, "layout " + std::to_string(int(layout)) + " is not a ScaleLayout (tiled_128x4 or linear)");
+  }
   const std::size_t blocks = std::size_t(kdim) / std::size_t(k.block);
   if (layout == ScaleLayout::linear) return std::size_t(rows) * blocks;
   return 512 * ((std::size_t(rows) + 127) / 128) * ((blocks + 3) / 4);
 }
 
 void validate_gemm(const GemmKernel& k, const GemmArgs& a, int device) {
-  if (a.m < 1 || a.n < 1 || a.k < 1) bad(k, "M, N and K must be positive");
-  if (a.k % k.k_multiple != 0) {
-    bad(k, "K = " + std::to_string(a.k) + " must be a multiple of " + std::to_string(k.k_multiple) +
-               " (one pipeline stage: 4 scale blocks of " + std::to_string(k.block) + ")");
-  }
-  if (a.scale_layout == ScaleLayout::linear && !k.linear_scales) {
-    bad(k, "scales must be in the 128x4 tiled layout (tcgen05.cp copies its atoms as they are)");
-  }
-  const long long elems = static_cast<long long>(a.m) * a.n;
-  if (elems > (1ll << 40)) bad(k, "M x N is too large");
+  validate_arguments(k, a);
   require(k.name, k.arch, device);
 }
 
 void launch_gemm(const GemmKernel& k, const GemmArgs& a, const GemmDeviceOperands& ops, void* stream) {
-  int device = 0;
-  BLOCKSCALE_CUDA(cudaGetDevice(&device));
-  validate_gemm(k, a, device);
+  validate_arguments(k, a);
   auto aligned = [](const void* p) { return (reinterpret_cast<std::uintptr_t>(p) % 16) == 0; };
   if (!ops.a || !ops.b || !ops.sfa || !ops.sfb || !ops.d) bad(k, "A, B, SFA, SFB and D pointers must be non-null");
-  if (!aligned(ops.a) || !aligned(ops.b) || !aligned(ops.sfa) || !aligned(ops.sfb)) {
-    bad(k, "A, B, SFA and SFB must be 16-byte aligned (TMA and vector loads)");
+  // The epilogue reads C and writes D two values at a time (float2 / __nv_bfloat162), and a
+  // misaligned access is a sticky error that ends every later CUDA call of the process.
+  if (!aligned(ops.a) || !aligned(ops.b) || !aligned(ops.sfa) || !aligned(ops.sfb) || !aligned(ops.d) ||
+      (ops.c && !aligned(ops.c))) {
+    bad(k, "A, B, SFA, SFB, C and D must be 16-byte aligned (TMA, vector loads and paired stores)");
   }
+  // Without a GPU, cudaGetDevice fails: refuse as every other entry point does (Unavailable with
+  // the reason), not with that call's error.
+  if (query_system().devices.empty()) require(k.name, k.arch, 0);
+  int device = 0;
+  BLOCKSCALE_CUDA(cudaGetDevice(&device));
+  require(k.name, k.arch, device);
   const auto s = static_cast<cudaStream_t>(stream);
   if (k.arch == Arch::sm_90a) {
     detail::launch_gemm_sm90(k, a, ops, s);
@@ -198,7 +256,7 @@ void launch_gemm(const GemmKernel& k, const GemmArgs& a, const GemmDeviceOperand
 }
 
 std::vector<std::uint32_t> run_gemm(const GemmKernel& k, const GemmArgs& a, const GemmHostOperands& ops, int device) {
-  validate_gemm(k, a, device);
+  validate_arguments(k, a);
   auto need = [&](const char* what, std::size_t have, std::size_t want) {
     if (have != want) {
       bad(k, std::string(what) + " has " + std::to_string(have) + " bytes; M=" + std::to_string(a.m) +
@@ -211,6 +269,7 @@ std::vector<std::uint32_t> run_gemm(const GemmKernel& k, const GemmArgs& a, cons
   need("SFA", ops.sfa.size(), gemm_scale_bytes(k, a.scale_layout, a.m, a.k));
   need("SFB", ops.sfb.size(), gemm_scale_bytes(k, a.scale_layout, a.n, a.k));
   if (!ops.c.empty()) need("C", ops.c.size() * sizeof(float), std::size_t(a.m) * a.n * sizeof(float));
+  require(k.name, k.arch, device);
 
   detail::DeviceScope scope(device);
   detail::DeviceBuffer da(ops.a.size()), db(ops.b.size()), dsa(ops.sfa.size()), dsb(ops.sfb.size());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -406,8 +407,36 @@ const ProbeKernel& find_probe(std::string_view name) {
                               "' (blockscale::gpu::probe_kernels() lists them)");
 }
 
+namespace {
+
+bool same_probe(const ProbeKernel& x, const ProbeKernel& y) {
+  return x.name == y.name && x.ptx == y.ptx && x.arch == y.arch && x.family == y.family && x.m == y.m &&
+         x.n == y.n && x.k == y.k && x.a == y.a && x.b == y.b && x.c == y.c && x.d == y.d &&
+         x.block_scaled == y.block_scaled && x.scale == y.scale && x.scale_block == y.scale_block &&
+         x.tcgen05_kind == y.tcgen05_kind && x.note == y.note && x.f64 == y.f64 && x.sparse == y.sparse &&
+         x.sparse_group == y.sparse_group;
+}
+
+}  // namespace
+
 void validate_probe_inputs(const ProbeKernel& p, const ProbeInputs& in) {
+  // Only the catalogue's rows have kernels behind them, and the row images, the metadata and the
+  // launch take their sizes from these fields: a caller's struct with another K or scale block
+  // would divide by zero or write past the 32-byte row images.
+  bool listed = false;
+  for (const ProbeKernel& c : probe_kernels()) listed = listed || same_probe(c, p);
+  if (!listed) {
+    throw std::invalid_argument("probe '" + p.name +
+                                "': not a probe of blockscale::gpu::probe_kernels() with the fields listed there "
+                                "(take it from probe_kernels() or find_probe)");
+  }
   auto need = [&](const char* what, std::size_t have, std::size_t per_tile) {
+    // tiles * per_tile must not wrap: 2^58 tiles of 512 words would "need" 0 and pass empty inputs.
+    if (per_tile != 0 && in.tiles > std::numeric_limits<std::size_t>::max() / per_tile) {
+      throw std::invalid_argument(std::string("probe '") + p.name + "': " + std::to_string(in.tiles) +
+                                  " tiles of " + std::to_string(per_tile) + " " + what +
+                                  " elements each overflow the size of an array");
+    }
     if (have != in.tiles * per_tile) {
       throw std::invalid_argument(std::string("probe '") + p.name + "': " + what + " has " + std::to_string(have) +
                                   " elements; " + std::to_string(in.tiles) + " tiles need " +

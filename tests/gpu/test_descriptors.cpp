@@ -72,6 +72,39 @@ TEST(Tcgen05InstrDesc, RejectsWhatThePtxTablesForbid) {
   }
 }
 
+// Rules of the PTX facts that the encoder let through before the audit of 2026-11-30.
+TEST(Tcgen05InstrDesc, ScaleIdsMnMajorStepsAndKindValues) {
+  const Format e4 = Format::float8_e4m3fn, e5 = Format::float8_e5m2, e2m1 = Format::float4_e2m1fn;
+  // ue4m3 scales are block16 (scale_vec::4X): the scale is the whole TMEM word, SF ID 0.
+  Tcgen05Instr nvfp4 = instr(Tcgen05Kind::mxf4nvf4, e2m1, e2m1, 128, 64, Format::float8_ue4m3);
+  EXPECT_NO_THROW(encode_tcgen05_idesc(nvfp4));
+  nvfp4.sfa_id = nvfp4.sfb_id = 2;
+  EXPECT_THROW(encode_tcgen05_idesc(nvfp4), std::invalid_argument);
+  Tcgen05Instr mxf4_block32 = instr(Tcgen05Kind::mxf4nvf4, e2m1, e2m1, 128, 64);
+  mxf4_block32.sfa_id = mxf4_block32.sfb_id = 2;  // ue8m0 block32 (2X): half-word 2 exists
+  EXPECT_NO_THROW(encode_tcgen05_idesc(mxf4_block32));
+  // An 8-bit B stored MN-major: N in steps of 16 (PTX Table 50), for both fp8 kinds.
+  Tcgen05Instr mn = instr(Tcgen05Kind::mxf8f6f4, e4, e4, 128, 24);
+  mn.b_mn_major = true;
+  EXPECT_THROW(encode_tcgen05_idesc(mn), std::invalid_argument);
+  mn.n = 32;
+  EXPECT_NO_THROW(encode_tcgen05_idesc(mn));
+  Tcgen05Instr mn64 = instr(Tcgen05Kind::f8f6f4, e5, e5, 64, 8);
+  mn64.b_mn_major = true;
+  EXPECT_THROW(encode_tcgen05_idesc(mn64), std::invalid_argument);
+  mn64.b_mn_major = false;
+  EXPECT_NO_THROW(encode_tcgen05_idesc(mn64));  // K-major: N step 8 at M = 64
+  // A kind value outside the enum was encoded as f8f6f4.
+  Tcgen05Instr unknown = instr(static_cast<Tcgen05Kind>(9), e4, e4, 128, 64);
+  EXPECT_THROW(encode_tcgen05_idesc(unknown), std::invalid_argument);
+}
+
+TEST(MatrixDescriptors, BaseOffsetNeedsASwizzle) {
+  EXPECT_THROW(encode_sm100_smem_desc(0x200, 0, 128, Sm100Swizzle::none, 3), std::invalid_argument);
+  EXPECT_THROW(encode_wgmma_desc(0x80, 128, 256, WgmmaSwizzle::none, 1), std::invalid_argument);
+  EXPECT_NO_THROW(encode_sm100_smem_desc(0x480, 16, 1024, Sm100Swizzle::b128, 1));
+}
+
 TEST(Sm100SmemDesc, FieldsAndVersionBit) {
   // K-major SW128 tile at 0x400: start 0x400 >> 4, LBO 16 >> 4 = 1, SBO 1024 >> 4 = 64, bit 46,
   // swizzle code 2 at bits 61-63.

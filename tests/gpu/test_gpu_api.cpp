@@ -4,6 +4,7 @@
 // Runs everywhere (CI has no GPU); on a GPU machine the same checks take the other branch.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -210,6 +211,95 @@ TEST(GemmArgs, ValidationNamesTheRuleBroken) {
   EXPECT_EQ(gemm_scale_bytes(k90, gpu::ScaleLayout::tiled_128x4, 500, 640), 512u * 4 * 5);
   EXPECT_EQ(gemm_scale_bytes(k90, gpu::ScaleLayout::linear, 500, 640), 500u * 20);
   EXPECT_EQ(gemm_element_bytes(k100, 256, 512), 256u * 256);
+}
+
+// The message of the std::invalid_argument that f throws ("" when it throws none or another).
+template <class F>
+std::string invalid_argument_message(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  } catch (...) {
+  }
+  return {};
+}
+
+// Arguments are refused as arguments before any CUDA call, whatever GPU is present or absent (the
+// audit of 2026-11-30: launch_gemm without a GPU threw cudaGetDevice's error and checked nothing,
+// a changed k_multiple divided by zero, an unknown output enum sized D at 2 bytes per value for a
+// kernel that wrote 4, and run_gemm named the missing GPU before the buffer sizes).
+TEST(GemmArgs, ArgumentsAreCheckedBeforeTheDevice) {
+  const GemmKernel& k90 = find_gemm_kernel("sm_90a gemm mxfp8 e4m3 e4m3 ue8m0 block32 (wgmma promotion P=1)");
+  GemmArgs a;
+  a.m = a.n = 128, a.k = 128;
+  alignas(16) static std::uint8_t arena[64];
+  GemmDeviceOperands ops;
+  ops.a = ops.b = ops.sfa = ops.sfb = arena;
+  ops.d = arena;
+
+  GemmArgs bad_m = a;
+  bad_m.m = -5;
+  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, bad_m, ops); }), "M, N and K must be positive"));
+  GemmArgs huge = a;
+  huge.m = (1 << 30) + 128;
+  huge.n = 1;
+  EXPECT_TRUE(contains(invalid_argument_message([&] { validate_gemm(k90, huge); }), "at most 2^30"));
+  GemmArgs bad_output = a;
+  bad_output.output = static_cast<GemmOutput>(2);
+  EXPECT_TRUE(contains(invalid_argument_message([&] { validate_gemm(k90, bad_output); }), "is not a GemmOutput"));
+  GemmArgs bad_layout = a;
+  bad_layout.scale_layout = static_cast<gpu::ScaleLayout>(7);
+  EXPECT_TRUE(contains(invalid_argument_message([&] { validate_gemm(k90, bad_layout); }), "is not a ScaleLayout"));
+  EXPECT_TRUE(contains(invalid_argument_message([&] { gemm_scale_bytes(k90, static_cast<gpu::ScaleLayout>(7), 128, 128); }),
+                       "is not a ScaleLayout"));
+  EXPECT_TRUE(contains(invalid_argument_message([&] { gemm_element_bytes(k90, -1, 128); }), "must not be negative"));
+
+  GemmKernel changed = k90;
+  changed.k_multiple = 0;
+  EXPECT_TRUE(contains(invalid_argument_message([&] { validate_gemm(changed, a); }), "not a kernel of"));
+  EXPECT_TRUE(contains(invalid_argument_message([&] { gemm_scale_bytes(changed, gpu::ScaleLayout::linear, 1, 128); }),
+                       "not a kernel of"));
+
+  GemmDeviceOperands no_d = ops;
+  no_d.d = nullptr;
+  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, no_d); }), "must be non-null"));
+  GemmDeviceOperands odd_d = ops;
+  odd_d.d = arena + 4;  // a sub-matrix view one float in: the paired stores would fault
+  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, odd_d); }), "16-byte aligned"));
+  GemmDeviceOperands odd_c = ops;
+  odd_c.c = reinterpret_cast<const float*>(arena + 8);
+  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, odd_c); }), "16-byte aligned"));
+
+  GemmHostOperands host;  // every buffer empty
+  EXPECT_TRUE(contains(invalid_argument_message([&] { run_gemm(k90, a, host); }), "A has 0 bytes"));
+
+  if (query_system().devices.empty()) {
+    // Good arguments without a GPU: Unavailable, as from every other entry point.
+    try {
+      launch_gemm(k90, a, ops);
+      ADD_FAILURE() << "launch_gemm returned without a GPU";
+    } catch (const Unavailable& e) {
+      EXPECT_TRUE(contains(e.what(), "no CUDA GPU is present")) << e.what();
+    }
+  }
+}
+
+TEST(ProbeInputs, CatalogueRowsAndSizesThatDoNotWrap) {
+  const ProbeKernel& p = find_probe("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3");
+  ProbeInputs wraps;
+  wraps.tiles = std::size_t{1} << 58;  // times 512, 256 and 128 words: 0 modulo 2^64
+  EXPECT_TRUE(contains(invalid_argument_message([&] { validate_probe_inputs(p, wraps); }), "overflow"));
+  ProbeKernel changed = p;
+  changed.k = 64;  // 64 bytes per row: past the kernels' 32-byte row images
+  EXPECT_TRUE(contains(invalid_argument_message([&] { validate_probe_inputs(changed, zero_operands(changed, 1)); }),
+                       "not a probe of"));
+  ProbeKernel unscaled_block = find_probe(
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n8k32 f32 e4m3 e4m3 ue8m0");
+  unscaled_block.scale_block = 0;
+  EXPECT_EQ(probe_sfa_size(unscaled_block), 0u);  // no division by zero
+  EXPECT_TRUE(contains(invalid_argument_message([&] { validate_probe_inputs(unscaled_block, zero_operands(unscaled_block, 1)); }),
+                       "not a probe of"));
 }
 
 }  // namespace

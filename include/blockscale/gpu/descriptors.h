@@ -75,9 +75,11 @@ BLOCKSCALE_HOST_DEVICE constexpr std::uint32_t pack_tcgen05_idesc_block_scaled(
          (std::uint32_t(sfa_id) << 29);
 }
 
-// Validating encoder: checks the kind's operand types, shape (M, N step), majorness, scale type
-// and SF IDs (PTX Tables 42, 45-47, 49, 52, 54-55) and throws std::invalid_argument naming the
-// rule broken.
+// Validating encoder: checks the kind's operand types, shape (M, N step; N % 16 for an 8-bit B
+// stored MN-major), majorness, scale type and SF IDs (PTX Tables 42, 45-47, 49, 50, 52, 54-55;
+// ue4m3 scales: SF IDs 0) and throws std::invalid_argument naming the rule broken. The SF IDs of
+// kind::mxf4nvf4 with ue8m0 scales depend on the block size (block32: 0 or 2; block16: 0), which
+// the descriptor does not hold: 0 or 2 is accepted.
 std::uint32_t encode_tcgen05_idesc(const Tcgen05Instr& instr);
 
 // ---- sm_100 shared-memory matrix descriptor (PTX "Shared Memory Descriptor", tcgen05) --------
@@ -99,7 +101,8 @@ BLOCKSCALE_HOST_DEVICE constexpr std::uint64_t pack_sm100_smem_desc(std::uint32_
 }
 
 // Validating encoder: 16-byte alignment of address, LBO and SBO; offsets below 2^18; base offset
-// 0..7; valid swizzle. Throws std::invalid_argument.
+// 0..7, and 0 without a swizzle; valid swizzle. Throws std::invalid_argument. lbo_absolute (bit
+// 52, LBO as an absolute address) is an sm_103a mode; sm_100a kernels leave it false.
 std::uint64_t encode_sm100_smem_desc(std::uint32_t smem_address, std::uint32_t lbo_bytes, std::uint32_t sbo_bytes,
                                      Sm100Swizzle swizzle, std::uint32_t base_offset = 0, bool lbo_absolute = false);
 

@@ -71,14 +71,18 @@ struct GemmArgs {
   GemmOutput output = GemmOutput::f32;
 };
 
-// Byte sizes of the operands as the kernels read them.
+// Byte sizes of the operands as the kernels read them (std::invalid_argument for a kernel that is
+// not a row of gemm_kernels(), negative sizes or an unknown layout).
 std::size_t gemm_element_bytes(const GemmKernel& kernel, int rows, int k);  // A: rows = M, B: rows = N
 std::size_t gemm_scale_bytes(const GemmKernel& kernel, ScaleLayout layout, int rows, int k);
 
-// Checks shapes, K granularity, layouts and the device (std::invalid_argument / Unavailable).
+// Checks that `kernel` is a row of gemm_kernels() as listed there, the shapes (positive, at most
+// 2^30, M x N at most 2^40), K granularity, the enum values and layouts (std::invalid_argument),
+// then the device (Unavailable).
 void validate_gemm(const GemmKernel& kernel, const GemmArgs& args, int device = 0);
 
-// Device pointers (16-byte aligned). c may be null (C = 0). d: f32 or bf16 per args.output.
+// Device pointers, each 16-byte aligned (checked). c may be null (C = 0). d: f32 or bf16 per
+// args.output.
 struct GemmDeviceOperands {
   const void* a = nullptr;
   const void* b = nullptr;
@@ -89,11 +93,14 @@ struct GemmDeviceOperands {
 };
 
 // Enqueues the GEMM on `stream` (a cudaStream_t; null = default stream) of the current device.
+// The arguments and pointers are checked before any CUDA call (std::invalid_argument), then the
+// device (Unavailable, also when there is no GPU).
 void launch_gemm(const GemmKernel& kernel, const GemmArgs& args, const GemmDeviceOperands& ops,
                  void* stream = nullptr);
 
 // Host convenience for tests and the conformance harness: copies the operands to device `device`,
-// runs, and returns D's codes (f32 bits, or bf16 codes in the low 16 bits). c may be empty.
+// runs, and returns D's codes (f32 bits, or bf16 codes in the low 16 bits). c may be empty. The
+// arguments and buffer sizes are checked before the device.
 struct GemmHostOperands {
   std::vector<std::uint8_t> a, b, sfa, sfb;
   std::vector<float> c;

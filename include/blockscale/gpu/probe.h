@@ -89,14 +89,15 @@ inline std::size_t probe_a_index_size(const ProbeKernel& p) { return p.sparse ? 
 inline std::size_t probe_b_size(const ProbeKernel& p) { return std::size_t(p.n) * p.k * probe_words_per_element(p); }
 inline std::size_t probe_c_size(const ProbeKernel& p) { return std::size_t(p.m) * p.n * probe_words_per_element(p); }
 inline std::size_t probe_sfa_size(const ProbeKernel& p) {
-  return p.block_scaled ? std::size_t(p.m) * (p.k / p.scale_block) : 0;
+  return p.block_scaled && p.scale_block > 0 ? std::size_t(p.m) * (p.k / p.scale_block) : 0;
 }
 inline std::size_t probe_sfb_size(const ProbeKernel& p) {
-  return p.block_scaled ? std::size_t(p.n) * (p.k / p.scale_block) : 0;
+  return p.block_scaled && p.scale_block > 0 ? std::size_t(p.n) * (p.k / p.scale_block) : 0;
 }
 
-// Checks sizes and code ranges (std::invalid_argument naming the operand, index and rule), then
-// runs every tile on device `device` in one launch per 2^16 tiles and returns D's codes
+// Checks that `probe` is a row of probe_kernels() as listed there, sizes and code ranges
+// (std::invalid_argument naming the operand, index and rule), then runs every tile on device
+// `device` in one grid-stride launch and returns D's codes
 // (tiles * m * n, row-major per tile; f64: two words per element). Throws Unavailable when the device cannot run the probe
 // (no GPU, or another compute capability) and Error when a CUDA call fails.
 std::vector<std::uint32_t> run_probe(const ProbeKernel& probe, const ProbeInputs& inputs, int device = 0);
