@@ -67,6 +67,7 @@ class EmulatorDevice final : public Device {
   }
 
   std::vector<std::uint32_t> run(const GemmTarget& t, const GemmProblem& p) override {
+    validate_problem(t, p);
     if (t.schedule_kind != GemmSchedule::hopper_promotion) {
       throw std::invalid_argument("the self-test device computes the Hopper promotion schedule only");
     }

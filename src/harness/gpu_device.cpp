@@ -97,6 +97,7 @@ class GpuDevice final : public Device {
   }
 
   std::vector<std::uint32_t> run(const InstructionTarget& t, const TileBatch& batch) override {
+    validate_batch(t, batch);
     gpu::ProbeInputs in;
     in.tiles = batch.tiles;
     in.a = batch.a;
@@ -109,6 +110,7 @@ class GpuDevice final : public Device {
   }
 
   std::vector<std::uint32_t> run(const GemmTarget& t, const GemmProblem& p) override {
+    validate_problem(t, p);  // before the scales are tiled from p's vectors
     const gpu::GemmKernel& k = gpu::find_gemm_kernel(t.name);
     gpu::GemmArgs args;
     args.m = p.m, args.n = p.n, args.k = p.k;

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string_view>
@@ -129,8 +130,29 @@ TileBatch make_batch(const InstructionTarget& t, std::size_t tiles) {
   return b;
 }
 
+void validate_batch(const InstructionTarget& t, const TileBatch& in) {
+  auto need = [&](const char* what, std::size_t have, std::size_t per_tile) {
+    // tiles * per_tile must not wrap (2^58 tiles of 512 words would "need" 0).
+    if (per_tile != 0 && in.tiles > std::numeric_limits<std::size_t>::max() / per_tile) {
+      throw std::invalid_argument("target '" + t.name + "': " + std::to_string(in.tiles) + " tiles of " +
+                                  std::to_string(per_tile) + " " + what + " words each overflow the size of an array");
+    }
+    if (have != in.tiles * per_tile) {
+      throw std::invalid_argument("target '" + t.name + "': " + what + " has " + std::to_string(have) + " words; " +
+                                  std::to_string(in.tiles) + " tiles need " + std::to_string(in.tiles * per_tile));
+    }
+  };
+  need("a", in.a.size(), a_words(t));
+  need("b", in.b.size(), b_words(t));
+  need("c", in.c.size(), c_words(t));
+  need("sfa", in.sfa.size(), scale_words(t, t.m));
+  need("sfb", in.sfb.size(), scale_words(t, t.n));
+  need("a_index", in.a_index.size(), a_index_words(t));
+}
+
 std::vector<std::uint32_t> emulate_tiles_by_dot(const InstructionTarget& t, const TileBatch& in,
                                                 const emulator::FdpaParams& params, bool c_after) {
+  validate_batch(t, in);
   if (t.f64) return emulate_f64_tiles(t, in, true, c_after);  // the fma chain has no FDPA parameters
   const std::size_t K = static_cast<std::size_t>(t.k), S = stored_k(t);
   const std::size_t na = a_words(t), nb = b_words(t), nc = c_words(t);
@@ -236,6 +258,7 @@ void apply_param_override(emulator::FdpaParams& p, std::string_view spec) {
 }
 
 std::vector<std::uint32_t> emulate_tiles(const InstructionTarget& t, const TileBatch& in) {
+  validate_batch(t, in);
   if (t.f64) return emulate_f64_tiles(t, in, false, false);
   if (t.model_params) return emulate_tiles_by_dot(t, in, *t.model_params);
   using emulator::CodeMatrix;
@@ -346,10 +369,29 @@ std::vector<std::uint32_t> promotion_scales(const GemmTarget& t, std::span<const
   return f;
 }
 
+void validate_problem(const GemmTarget& t, const GemmProblem& p) {
+  auto bad = [&](const std::string& rule) { throw std::invalid_argument("GEMM '" + t.name + "': " + rule); };
+  if (t.block < 1) bad("the target's block must be positive");
+  if (p.m < 1 || p.n < 1 || p.k < 1) bad("M, N and K must be positive");
+  if (p.k % t.block != 0) bad("K must be a multiple of the block");
+  const std::size_t m = std::size_t(p.m), n = std::size_t(p.n), k = std::size_t(p.k), blocks = k / std::size_t(t.block);
+  auto need = [&](const char* what, std::size_t have, std::size_t want, const char* shape) {
+    if (have != want) {
+      bad(std::string(what) + " has " + std::to_string(have) + " elements; M=" + std::to_string(p.m) + " N=" +
+          std::to_string(p.n) + " K=" + std::to_string(p.k) + " needs " + shape + " = " + std::to_string(want));
+    }
+  };
+  need("a", p.a.size(), m * k, "M x K");
+  need("b", p.b.size(), n * k, "N x K");
+  need("sfa", p.sfa.size(), m * blocks, "M x K/block");
+  need("sfb", p.sfb.size(), n * blocks, "N x K/block");
+  if (!p.c.empty()) need("c", p.c.size(), m * n, "M x N");
+}
+
 std::vector<std::uint32_t> emulate_gemm(const GemmTarget& t, const GemmProblem& p) {
   using emulator::CodeMatrix;
   using emulator::Order;
-  if (p.k % t.block != 0) throw std::invalid_argument("GEMM '" + t.name + "': K must be a multiple of the block");
+  validate_problem(t, p);
   if (t.schedule_kind == GemmSchedule::tcgen05_chain) return emulate_chain(t, p);
   // One scale pair per promotion: with P > 1 a promotion would span P scale blocks, which the
   // kernels of this project never do (they promote every block, P = 1).

@@ -330,6 +330,54 @@ TEST(HarnessConform, ModelOverridesRefuseWhatTheyCannotMean) {
                           "--model-override 'm16n8k32(' is not a valid regular expression");
 }
 
+// Batches and problems whose vectors do not hold what their sizes say are refused by name before
+// any output is computed (the audit of 2026-11-30: the self-test device and emulate_gemm read past
+// short vectors; 2^58 tiles "needed" 0 words).
+TEST(HarnessConform, BatchAndProblemSizesAreChecked) {
+  auto dev = make_emulator_device();
+  const InstructionTarget t = instruction_target("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3");
+  TileBatch short_batch = make_batch(t, 2);
+  short_batch.b.resize(1);
+  test::expect_throw_with([&] { dev->run(t, short_batch); }, "b has 1 words; 2 tiles need 512");
+  test::expect_throw_with([&] { emulate_tiles(t, short_batch); }, "b has 1 words");
+  TileBatch wraps;
+  wraps.tiles = std::size_t{1} << 58;
+  test::expect_throw_with([&] { emulate_tiles(t, wraps); }, "overflow");
+
+  GemmTarget g;
+  for (const Target& target : dev->targets())
+    if (target.kind == TargetKind::gemm && target.gemm.recipe == GemmRecipe::mxfp8) g = target.gemm;
+  ASSERT_FALSE(g.name.empty());
+  GemmProblem p;
+  p.m = p.n = 2;
+  p.k = 128;
+  p.a.assign(8, 0x38);  // 2 x 128 needed
+  p.b.assign(256, 0x38);
+  p.sfa.assign(8, 127);
+  p.sfb.assign(8, 127);
+  test::expect_throw_with([&] { emulate_gemm(g, p); }, "a has 8 elements; M=2 N=2 K=128 needs M x K = 256");
+  test::expect_throw_with([&] { dev->run(g, p); }, "a has 8 elements");
+  p.a.assign(256, 0x38);
+  p.c.assign(3, 0);
+  test::expect_throw_with([&] { emulate_gemm(g, p); }, "c has 3 elements");
+  p.c.clear();
+  EXPECT_EQ(emulate_gemm(g, p).size(), 4u);
+  p.m = 0;
+  test::expect_throw_with([&] { emulate_gemm(g, p); }, "M, N and K must be positive");
+}
+
+// The Markdown report's command line is a comment: a "-->" or a line break in it cannot end the
+// comment or a table row early.
+TEST(HarnessReport, CommandLineCannotInjectMarkdown) {
+  Session ses;
+  ses.command = "blockscale conform --notes '-->\n# injected heading' --x '--!>'";
+  const std::string md = to_markdown(ses);
+  const std::string first = md.substr(0, md.find('\n'));
+  EXPECT_EQ(first.find("-->"), first.size() - 3) << first;  // the comment's own end, and no other
+  EXPECT_EQ(first.find("--!>"), std::string::npos) << first;
+  EXPECT_EQ(md.find("\n# injected"), std::string::npos) << md;
+}
+
 // The mapping of a GEMM output onto the golden gemm operation (M = N = 1: expanded and padded e4m3
 // codes with fp32 scales for the promotion schedule, codes as they are for the tcgen05 chain, C = +0
 // for an absent C, out=bf16) gives emulate_gemm's bits, for every GEMM target, on every data set,

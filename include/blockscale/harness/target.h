@@ -78,6 +78,9 @@ inline void put_f64_bits(std::uint32_t* pair, std::uint64_t bits) {
 }
 std::size_t scale_words(const InstructionTarget& t, int rows);  // rows * k / block, 0 unscaled
 TileBatch make_batch(const InstructionTarget& t, std::size_t tiles);  // zero-filled
+// std::invalid_argument naming the operand when a vector of `batch` does not hold `tiles` tiles of
+// the target's sizes above (emulate_tiles, emulate_tiles_by_dot and the devices check it first).
+void validate_batch(const InstructionTarget& t, const TileBatch& batch);
 
 // The emulator's D for every tile (tiles * m * n accumulator codes), via emulator::mma (f64 targets:
 // emulator::mma_f64; sparse targets: emulator::mma_sparse; with model_params set,
@@ -133,6 +136,10 @@ struct GemmProblem {
   std::vector<std::uint32_t> c;
 };
 
+// std::invalid_argument naming the rule when M, N or K is not positive, K is not a multiple of the
+// target's block, or a vector of `p` does not have the size above (emulate_gemm and the devices
+// check it first).
+void validate_problem(const GemmTarget& t, const GemmProblem& p);
 // The emulator's D (M x N: f32 bits, or bf16 codes in the low 16 bits) for the target's schedule.
 std::vector<std::uint32_t> emulate_gemm(const GemmTarget& t, const GemmProblem& p);
 // The emulator schedule of a GEMM target (the instruction and the promotion parameters).
