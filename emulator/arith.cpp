@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <stdexcept>
 #include <utility>
 
 namespace blockscale::emulator {
@@ -131,6 +132,7 @@ std::uint32_t add(const BinaryFormat& f, std::uint32_t x, std::uint32_t y) {
 std::uint32_t add_f32(std::uint32_t x, std::uint32_t y) { return add(kF32, x, y); }
 
 std::uint32_t sum_f32_pairwise(std::span<const std::uint32_t> p) {
+  if (p.empty()) throw std::invalid_argument("sum_f32_pairwise: no partial sums (a reduction needs at least one)");
   if (p.size() == 1) return p[0];
   const std::size_t first = (p.size() + 1) / 2;
   return add_f32(sum_f32_pairwise(p.first(first)), sum_f32_pairwise(p.subspan(first)));

@@ -103,9 +103,9 @@ GemmPath resolve_path(GemmPath requested) {
 int resolve_threads(int requested) {
   // The bits never depend on the count, but OpenMP would try to start every thread asked for
   // (2^30 made libgomp exit the process for want of memory).
-  if (requested > kMaxThreads) {
-    throw std::invalid_argument("GemmOptions::threads = " + std::to_string(requested) + ": at most " +
-                                std::to_string(kMaxThreads) + " (0 for the OpenMP default)");
+  if (requested < 0 || requested > kMaxThreads) {
+    throw std::invalid_argument("GemmOptions::threads = " + std::to_string(requested) + ": 1 to " +
+                                std::to_string(kMaxThreads) + ", or 0 for the OpenMP default");
   }
 #if defined(BLOCKSCALE_HAVE_OPENMP)
   return requested > 0 ? requested : omp_get_max_threads();
@@ -183,6 +183,7 @@ int KernelSchedule::scale_block() const {
 
 void KernelSchedule::validate() const {
   if (instruction.row == nullptr) fail("KernelSchedule: no instruction");
+  emulator::validate(instruction);
   const std::string who = instruction.name();
   if (instruction.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 GEMMs are not modelled here: use mma_f64");
   if (instruction.sparse) fail(who + ": sparse instructions are modelled one instruction at a time (mma_sparse), not in GEMM schedules");

@@ -183,6 +183,21 @@ Instruction Instruction::dense_form() const {
   return make_instruction(*row, m, n, k / 2, a, b);
 }
 
+void validate(const Instruction& ins) {
+  const InstructionRow& row = ins.table_row();
+  validate_types(row, ins.a, ins.b);
+  if (ins.sparse) {
+    if (row.sparse_shapes.empty()) fail(std::string(row.family) + " (" + std::string(row.id) + ") has no sparse form");
+    validate_shape(row.sparse_shapes, std::string(row.family) + " sparse form", ins.m, ins.n, ins.k);
+  } else {
+    validate_shape(row.shapes, std::string(row.family), ins.m, ins.n, ins.k);
+  }
+  if (ins.d != row.d_type) {
+    fail(std::string(row.family) + " has D of type " + std::string(to_string(row.d_type)) + ", got " +
+         std::string(to_string(ins.d)));
+  }
+}
+
 Instruction make_instruction(const InstructionRow& row, int m, int n, int k, Type a, Type b) {
   validate_types(row, a, b);
   validate_shape(row.shapes, std::string(row.family), m, n, k);
@@ -229,7 +244,11 @@ Instruction parse_instruction(std::string_view name) {
 
   std::vector<std::string> tokens;
   for (std::size_t i = 1; i < words.size(); ++i) {
-    for (auto& t : split(words[i], [](char c) { return c == '.'; })) tokens.push_back(t);
+    const std::string& w = words[i];
+    if (w.front() == '.' || w.back() == '.' || w.find("..") != std::string::npos) {
+      fail("an empty qualifier (two dots, or a dot at the start or end of '" + w + "') in " + quoted);
+    }
+    for (auto& t : split(w, [](char c) { return c == '.'; })) tokens.push_back(t);
   }
   bool has_mma = false, has_sync = false, has_wgmma = false, has_async = false, has_tcgen05 = false;
   bool block_scale = false;
@@ -241,10 +260,11 @@ Instruction parse_instruction(std::string_view name) {
   std::optional<Type> scale;
   // Every token but the types ("f32 e4m3 e4m3") and the layouts (m8n8k4 takes .row.row) at most once.
   std::vector<std::string> qualifiers;
-  int layouts = 0;
+  std::vector<std::string> layouts;  // A's, then B's
   for (const std::string& t : tokens) {
     if (t == "row" || t == "col") {
-      if (++layouts > 2) fail("more than two layouts (.row / .col: A's and B's) in " + quoted);
+      layouts.push_back(t);
+      if (layouts.size() > 2) fail("more than two layouts (.row / .col: A's and B's) in " + quoted);
     } else if (!parse_type(t)) {
       if (std::find(qualifiers.begin(), qualifiers.end(), t) != qualifiers.end())
         fail("'." + t + "' appears twice in " + quoted);
@@ -309,6 +329,20 @@ Instruction parse_instruction(std::string_view name) {
     fail("no instruction (mma.sync, wgmma.mma_async or tcgen05.mma) in " + quoted);
   }
   const std::string op(to_string(opcode));
+  // The layouts name no numerics (the canonical name leaves them out), but a spelling PTX rejects
+  // is refused rather than read as another instruction (PTX ISA 9.7.14.5.14, mma.sync's .alayout
+  // and .blayout: .row.col for every shape but m8n8k4 with f16 operands, which takes all four).
+  if (!layouts.empty()) {
+    if (opcode != Opcode::mma_sync) fail(".row / .col are mma.sync qualifiers; " + op + " takes none, in " + quoted);
+    if (layouts.size() != 2) fail("mma.sync takes two layouts (A's and B's, .row.col) or none, in " + quoted);
+    const bool m8n8k4_f16 = shape && (*shape)[0] == 8 && (*shape)[1] == 8 && (*shape)[2] == 4 &&
+                            std::find(types.begin(), types.end(), Type::f16) != types.end() &&
+                            std::find(types.begin(), types.end(), Type::f64) == types.end();
+    if (!m8n8k4_f16 && (layouts[0] != "row" || layouts[1] != "col")) {
+      fail("mma.sync takes ." + layouts[0] + "." + layouts[1] +
+           " only for m8n8k4 with f16 operands; every other shape is .row.col, in " + quoted);
+    }
+  }
   const bool sparse = !sparse_token.empty();
   if (sparse && opcode == Opcode::tcgen05_mma) fail("tcgen05.mma.sp is not modelled (numerics.md e.7; sparse forms are modelled on sm_90a)");
   // mma.sp without ::ordered_metadata lets the metadata indices come in either order and is

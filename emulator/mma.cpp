@@ -20,6 +20,8 @@ std::size_t round_up(std::size_t x, std::size_t m) { return (x + m - 1) / m * m;
 
 std::string format_name(Format f) { return blockscale::to_string(f); }
 
+}  // namespace
+
 // One step of DMMA's fma chain, d = a * b + acc, with the NaN results that an H200's DMMA gives
 // (measured 2026-11-28 on every mma.sync .f64 shape with NaN payloads compared, 830,860 NaN outputs
 // among 120,000,896: docs/conformance/h200-mma-sync-f64-nan-payloads.json, docs/emulator.md "f64
@@ -39,8 +41,6 @@ double dmma_fma(double a, double b, double acc) {
   const double d = std::fma(a, b, acc);
   return std::isnan(d) ? std::bit_cast<double>(default_nan) : d;
 }
-
-}  // namespace
 
 std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops) {
   validate(p);
@@ -117,6 +117,7 @@ std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops) {
 
 std::uint32_t dot(const Instruction& ins, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
                   std::uint32_t c, std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b) {
+  validate(ins);
   const std::string who = ins.name();
   if (ins.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 operands: use dot_f64");
   if (ins.sparse) fail(who + ": a sparse instruction takes stored values and their positions: use dot_sparse");
@@ -147,6 +148,7 @@ std::uint32_t dot(const Instruction& ins, std::span<const std::uint32_t> a, std:
 
 std::vector<std::uint32_t> mma(const Instruction& ins, const CodeMatrix& a, const CodeMatrix& b, const CodeMatrix& c,
                                const CodeMatrix& scale_a, const CodeMatrix& scale_b) {
+  validate(ins);
   const std::string who = ins.name();
   if (ins.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 operands: use mma_f64");
   if (ins.sparse) fail(who + ": a sparse instruction takes stored values and their positions: use mma_sparse");
@@ -198,6 +200,7 @@ void sparse_rows(const Instruction& ins, std::span<const std::uint8_t> index, st
 
 std::uint32_t dot_sparse(const Instruction& ins, std::span<const std::uint32_t> a_values,
                          std::span<const std::uint8_t> a_index, std::span<const std::uint32_t> b, std::uint32_t c) {
+  validate(ins);
   const std::size_t K = static_cast<std::size_t>(ins.k);
   if (!ins.sparse) fail(ins.name() + ": not a sparse instruction: use dot");
   if (a_values.size() != K / 2 || a_index.size() != K / 2 || b.size() != K) {
@@ -214,6 +217,7 @@ std::uint32_t dot_sparse(const Instruction& ins, std::span<const std::uint32_t> 
 
 std::vector<std::uint32_t> mma_sparse(const Instruction& ins, const CodeMatrix& a_values,
                                       std::span<const std::uint8_t> a_index, const CodeMatrix& b, const CodeMatrix& c) {
+  validate(ins);
   const std::string who = ins.name();
   if (!ins.sparse) fail(who + ": not a sparse instruction: use mma");
   const std::size_t M = static_cast<std::size_t>(ins.m), N = static_cast<std::size_t>(ins.n),
@@ -250,6 +254,7 @@ std::vector<std::uint32_t> mma_sparse(const Instruction& ins, const CodeMatrix& 
 }
 
 double dot_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b, double c) {
+  validate(ins);
   if (ins.params().algorithm != Algorithm::fma_chain) fail(ins.name() + ": not an f64 instruction: use dot");
   if (a.size() != static_cast<std::size_t>(ins.k) || b.size() != static_cast<std::size_t>(ins.k)) {
     fail(ins.name() + ": a dot product needs K=" + std::to_string(ins.k) + " values per operand");
@@ -264,6 +269,7 @@ double dot_f64(const Instruction& ins, std::span<const double> a, std::span<cons
 
 std::vector<double> mma_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b,
                             std::span<const double> c) {
+  validate(ins);
   const std::size_t M = static_cast<std::size_t>(ins.m), N = static_cast<std::size_t>(ins.n),
                     K = static_cast<std::size_t>(ins.k);
   if (a.size() != M * K || b.size() != K * N || c.size() != M * N) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "blockscale/emulator/mma.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/reference/hardware.h"
 
 namespace blockscale::emulator {
@@ -71,13 +72,15 @@ Tensor run_mma(Arch arch, Opcode opcode, const Tensor& lhs, const Tensor& rhs, c
   const auto M = static_cast<std::size_t>(lhs.extent(0)), K = static_cast<std::size_t>(lhs.extent(1));
   const auto N = static_cast<std::size_t>(rhs.extent(1));
   if (td == Type::f64) {
-    // DMMA: IEEE fma in k order, starting from C (numerics.md (a)).
+    // DMMA: IEEE fma in k order, starting from C (numerics.md (a)), with DMMA's NaN results (the
+    // host's fma picks NaNs by its own rule), in IEEE mode whatever the caller's.
+    const blockscale::detail::IeeeMode ieee;
     std::vector<std::uint64_t> d(M * N);
     for (std::size_t i = 0; i < M; ++i) {
       for (std::size_t j = 0; j < N; ++j) {
         double r = std::bit_cast<double>(acc.code(static_cast<std::int64_t>(i * N + j)));
         for (std::size_t k = 0; k < K; ++k) {
-          r = std::fma(std::bit_cast<double>(lhs.code(static_cast<std::int64_t>(i * K + k))),
+          r = dmma_fma(std::bit_cast<double>(lhs.code(static_cast<std::int64_t>(i * K + k))),
                        std::bit_cast<double>(rhs.code(static_cast<std::int64_t>(k * N + j))), r);
         }
         d[i * N + j] = std::bit_cast<std::uint64_t>(r);

@@ -71,7 +71,10 @@ constexpr CusparseltKernel kKernels[] = {
 constexpr std::size_t kParallelWork = std::size_t{1} << 22;
 
 // resolve_threads(requested) for `work` at or above kParallelWork, else 1.
-int threads_for(std::size_t work, int requested) { return work < kParallelWork ? 1 : detail::resolve_threads(requested); }
+int threads_for(std::size_t work, int requested) {
+  const int threads = detail::resolve_threads(requested);  // checks the request whatever the work
+  return work < kParallelWork ? 1 : threads;
+}
 
 // The least of first_in_row(i) over the rows i < M, rows on up to `threads` threads: for checks
 // that find the first bad item in row-major order (first_in_row gives row i's first bad item
@@ -344,6 +347,8 @@ struct ExpandedForm {
     applies = p.algorithm == Algorithm::t_fdpa;
     // A T-FDPA instruction whose K is below L is one step of K (fast_gemm.cpp, step_length).
     row.params.L = 2 * std::min(p.L, dense.k);
+    // Its instructions have the sparse form's shapes (K the logical K), which validate() checks.
+    row.shapes = row.sparse_shapes;
     Instruction expanded = dense;
     expanded.row = &row;
     expanded.k = sparse.k;

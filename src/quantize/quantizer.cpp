@@ -244,6 +244,15 @@ BLOCKSCALE_QUANTIZE_CLONES void nvfp4_torchao_finish(std::size_t n, float encode
 BlockQuantizer::BlockQuantizer(const BlockFormat& f, const QuantizeOptions& o, const TensorScale& ts)
     : format_(f), options_(o) {
   validate(f, o);
+  // A per-tensor scale is a magnitude (NaN and Inf come from NaN and zero amaxes and are the
+  // systems' own results); a negative one would flip every element's sign and give scale codes
+  // with the ue4m3 sign bit set.
+  for (const float v : {ts.encode, ts.decode}) {
+    if (!std::isnan(v) && std::signbit(v)) {
+      throw std::invalid_argument("tensor scale: encode " + std::to_string(ts.encode) + " and decode " +
+                                  std::to_string(ts.decode) + " must not be negative");
+    }
+  }
   const Format el = f.element;
   RuleParams& p = params_;
   p.emax_e = static_cast<std::uint32_t>(emax(el));
@@ -438,6 +447,10 @@ TensorScale tensor_scale_for_amax(const BlockFormat& f, const QuantizeOptions& o
   validate(f, o);
   TensorScale ts{std::numeric_limits<float>::quiet_NaN(), 1.0f, 1.0f};
   if (!has_tensor_scale(f) || o.tensor_scale == TensorScaleSource::none) return ts;
+  if (global_amax < 0.0f) {
+    throw std::invalid_argument("the tensor amax " + std::to_string(global_amax) +
+                                " is a magnitude and must not be negative");
+  }
   // A NaN amax as the canonical NaN, and -0 as +0 (an amax is a magnitude; torchao's 1 / (G / 2688)
   // would otherwise turn its sign into -Inf).
   const float g = std::isnan(global_amax) ? std::bit_cast<float>(kCanonicalNan) : global_amax == 0.0f ? 0.0f : global_amax;

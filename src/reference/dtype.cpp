@@ -28,7 +28,10 @@ std::string to_string(DType t) {
     case DType::int8: return "int8";
     case DType::uint8: return "uint8";
     case DType::int32: return "int32";
-    default: return info(format_of(t)).name;
+    default:
+      // Not through format_of, whose message names the dtype with this function.
+      if (!has_format(t)) return "DType(" + std::to_string(static_cast<int>(t)) + ")";
+      return info(static_cast<Format>(static_cast<int>(t))).name;
   }
 }
 

@@ -58,6 +58,11 @@ Numerics parse_numerics(std::string_view text) {
     n.mode = Mode::exact;
     n.rounding = *rounding;
   } else if (const auto m = argument("hardware")) {
+    // A model name is a word such as sm_90a: "hardware(a)(b)" is not the model "a)(b".
+    if (m->find_first_of("() \t") != std::string_view::npos) {
+      throw std::invalid_argument("numerics '" + original + "': the model name '" + std::string(*m) +
+                                  "' holds a parenthesis or a space (hardware(<model>), e.g. hardware(sm_90a))");
+    }
     n.mode = Mode::hardware;
     n.model = std::string(*m);
   } else {

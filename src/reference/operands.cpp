@@ -14,7 +14,17 @@ Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side sid
     throw std::invalid_argument("scales_from_layout: " + to_string(scale_dtype) +
                                 " is not a one-byte block-scale type (float8_e8m0fnu, float8_e4m3fn, float8_ue4m3)");
   if (batch < 0) throw std::invalid_argument("scales_from_layout: batch " + std::to_string(batch) + " is negative");
+  if (R < 0 || C < 0) {
+    throw std::invalid_argument("scales_from_layout: extents R = " + std::to_string(R) + " and C = " +
+                                std::to_string(C) + " must not be negative");
+  }
   const std::int64_t mats = batch == 0 ? 1 : batch;
+  // The layout library's own limit, checked here before the buffer is sized from the product.
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 62;
+  if (R != 0 && C != 0 && (mats > kMaxElements / R || mats * R > kMaxElements / C)) {
+    throw std::invalid_argument("scales_from_layout: batch x R x C = " + std::to_string(mats) + " x " +
+                                std::to_string(R) + " x " + std::to_string(C) + " is above 2^62 elements");
+  }
   std::vector<std::uint8_t> row_major(static_cast<std::size_t>(mats * R * C));
   from_layout(layout, mats, R, C, storage, row_major);
   std::vector<std::uint64_t> codes(row_major.size());

@@ -24,14 +24,21 @@ std::uint64_t code_limit(DType t) {
 
 std::int64_t element_count(const Shape& shape) {
   if (shape.empty()) throw std::invalid_argument("tensor shape must have at least one dimension");
-  std::int64_t n = 1;
+  // The product of the nonzero extents must fit too: strides and batch counts are products of
+  // extents, even in a tensor that holds no element ({0, 2^62, 2^62} would overflow them).
+  std::int64_t nonzero = 1;
+  bool empty = false;
   for (const std::int64_t e : shape) {
     if (e < 0) throw std::invalid_argument("tensor shape " + to_string(shape) + " has a negative extent");
-    if (e != 0 && n > std::numeric_limits<std::int64_t>::max() / e)
+    if (e == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonzero > std::numeric_limits<std::int64_t>::max() / e)
       throw std::invalid_argument("tensor shape " + to_string(shape) + " has too many elements");
-    n *= e;
+    nonzero *= e;
   }
-  return n;
+  return empty ? 0 : nonzero;
 }
 
 std::uint64_t encode_integer(DType dtype, double v) {

@@ -371,6 +371,24 @@ TEST(EmulatorGemm, ReferenceHardwareModels) {
   const Tensor ld = Tensor::full(DType::float64, {1, 4}, 0.1), rd = Tensor::full(DType::float64, {4, 1}, 3.0);
   const double expected = std::fma(0.1, 3.0, std::fma(0.1, 3.0, std::fma(0.1, 3.0, std::fma(0.1, 3.0, 0.0))));
   EXPECT_EQ(reference::mma(ld, rd, Tensor::zeros(DType::float64, {1, 1}), Numerics::hardware("sm_90a")).value(0), expected);
+  // ... with DMMA's NaN results as measured on an H200 (B's NaN before C's before A's, quieted;
+  // Inf x 0 the negative default NaN), not the host fma's choice (until 2026-11-30 the reference
+  // took std::fma: A's payload where A and B were NaN).
+  constexpr std::uint64_t nan_a = 0x7FF0000000000A11ull, nan_b = 0x7FF8000000000B22ull, nan_c = 0xFFF8000000000C33ull;
+  constexpr std::uint64_t one = 0x3FF0000000000000ull, inf = 0x7FF0000000000000ull;
+  struct NanCase {
+    std::uint64_t a, b, c, d;
+  };
+  for (const NanCase& t : {NanCase{nan_a, nan_b, 0, nan_b}, NanCase{nan_a, one, nan_c, nan_c},
+                           NanCase{one, nan_b, nan_c, nan_b}, NanCase{nan_a, one, 0, nan_a | (1ull << 51)},
+                           NanCase{inf, 0, one, 0xFFF8000000000000ull}}) {
+    const Tensor a(DType::float64, {1, 4}, {t.a, 0, 0, 0}), b(DType::float64, {4, 1}, {t.b, 0, 0, 0});
+    const Tensor c(DType::float64, {1, 1}, {t.c});
+    EXPECT_EQ(reference::mma(a, b, c, Numerics::hardware("sm_90a")).code(0), t.d) << std::hex << t.a << " " << t.b << " " << t.c;
+    const Instruction dmma = parse_instruction("sm_90a mma.sync.aligned m8n8k4 f64 f64 f64");
+    const std::vector<double> av = {std::bit_cast<double>(t.a), 0, 0, 0}, bv = {std::bit_cast<double>(t.b), 0, 0, 0};
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(dot_f64(dmma, av, bv, std::bit_cast<double>(t.c))), t.d);
+  }
 }
 
 }  // namespace

@@ -749,7 +749,15 @@ TEST(LibraryFp8, InconsistentMatricesSchedulesAndCountsAreRefused) {
             std::string::npos);
   GemmOptions many;
   many.threads = kMaxThreads + 1;
-  EXPECT_NE(invalid_argument_message([&] { exact_fp8_scaled_gemm(t, t, 0, 4, many); }).find("at most 4096"),
+  EXPECT_NE(invalid_argument_message([&] { exact_fp8_scaled_gemm(t, t, 0, 4, many); }).find("1 to 4096"),
+            std::string::npos);
+  GemmOptions negative;
+  negative.threads = -7;  // ran with the OpenMP default before
+  EXPECT_NE(invalid_argument_message([&] { exact_fp8_scaled_gemm(t, t, 0, 4, negative); })
+                .find("GemmOptions::threads = -7"),
+            std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, t, t, 0, 4, 1, negative); })
+                .find("GemmOptions::threads = -7"),
             std::string::npos);
   GemmOptions bad_path;
   bad_path.path = static_cast<GemmPath>(9);

@@ -160,6 +160,20 @@ TEST(EmulatorTable, EveryNameRuleGivesAClearError) {
                "more than one block size");
   expect_error("sm_90a mma.sync.aligned m0016n0008k0032 f32 e4m3 e4m3", "unknown qualifier or type 'm0016n0008k0032'");
   EXPECT_NO_THROW(parse_instruction("sm_70 mma.sync.aligned.m8n8k4.row.row f32 f16 f16"));  // PTX allows any layouts
+  EXPECT_NO_THROW(parse_instruction("sm_70 mma.sync.aligned.m8n8k4.col.row f16 f16 f16"));
+  // ... for m8n8k4 with f16 operands only; every other mma.sync shape is .row.col (PTX ISA
+  // 9.7.14.5.14), and the other opcodes take no layout.
+  EXPECT_NO_THROW(parse_instruction("sm_89 mma.sync.aligned.row.col m16n8k32 f32 e4m3 e4m3"));
+  expect_error("sm_89 mma.sync.aligned.row.row m16n8k32 f32 e4m3 e4m3", ".row.row only for m8n8k4 with f16 operands");
+  expect_error("sm_89 mma.sync.aligned.col.row m16n8k32 f32 e4m3 e4m3", ".col.row only for m8n8k4");
+  expect_error("sm_90a mma.sync.aligned.m8n8k4.row.row f64 f64 f64", ".row.row only for m8n8k4 with f16 operands");
+  expect_error("sm_89 mma.sync.aligned.row m16n8k32 f32 e4m3 e4m3", "two layouts");
+  expect_error("sm_90a wgmma.mma_async.row.col m64n8k32 f32 e4m3 e4m3", "mma.sync qualifiers");
+  // An empty qualifier is a typo, not nothing.
+  expect_error("sm_100a tcgen05.mma..cta_group::1.kind::f16 m64n8k16 f32 f16 f16", "empty qualifier");
+  expect_error("sm_90a mma.sync.aligned. m16n8k32 f32 e4m3 e4m3", "empty qualifier");
+  expect_error("sm_90a .mma.sync.aligned m16n8k32 f32 e4m3 e4m3", "empty qualifier");
+  expect_error("sm_90a mma.sync.aligned m16n8k32 f32 e4m3 e4m3.", "empty qualifier");
   expect_error("sm_100a tcgen05.mma.cta_group::2.kind::f16 m128n16k16 f32 f16 f16", "cta_group::2 is not modelled");
   expect_error("sm_100a tcgen05.mma.ws.cta_group::1.kind::f16 m64n8k16 f32 f16 f16", ".ws is not modelled");
   expect_error("sm_100a tcgen05.mma.sp.cta_group::1.kind::f16 m64n8k32 f32 f16 f16", "tcgen05.mma.sp is not modelled");
@@ -348,6 +362,38 @@ TEST(EmulatorTable, DocumentationListsEveryRowWithItsParameters) {
     const char* underflow = row.params.underflow_zero == UnderflowZero::positive ? " | +0 |" : " | -0 |";
     EXPECT_NE(it->find("| " + std::to_string(row.params.e_zero) + underflow), std::string::npos) << row.id;
   }
+}
+
+// Instruction's fields are public: a changed shape or type is refused by name wherever the
+// instruction is used, not divided by or dereferenced (the audit of 2026-11-30: k = 0 ended a GEMM
+// with SIGFPE, a = f64 on an fp8 row read an empty optional).
+TEST(InstructionTable, ChangedInstructionsAreRefused) {
+  const Instruction good = parse_instruction("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3");
+  EXPECT_NO_THROW(validate(good));
+  Instruction k0 = good;
+  k0.k = 0;
+  const std::vector<std::uint8_t> codes(4, 0x38);
+  GemmOperands ops{CodeMatrix(Format::float8_e4m3fn, 2, 2, std::span<const std::uint8_t>(codes)),
+                   CodeMatrix(Format::float8_e4m3fn, 2, 2, std::span<const std::uint8_t>(codes)), {}, {}, {}};
+  test::expect_throw_with([&] { gemm(KernelSchedule::chain(k0), ops); }, "requires K=32, got 0");
+  test::expect_throw_with([&] { dot(k0, {}, {}, 0u); }, "requires K=32, got 0");
+  Instruction f64_operand = good;
+  f64_operand.a = Type::f64;
+  test::expect_throw_with([&] { gemm(KernelSchedule::chain(f64_operand), ops); }, "got f64");
+  Instruction d_changed = good;
+  d_changed.d = Type::f16;  // the f16-output form is another row
+  test::expect_throw_with([&] { validate(d_changed); }, "has D of type f32, got f16");
+  Instruction sparse_flag = good;
+  sparse_flag.sparse = true;  // the sparse wgmma's K is 64
+  test::expect_throw_with([&] { validate(sparse_flag); }, "sparse form");
+  test::expect_throw_with([&] { validate(Instruction{}); }, "no instruction");
+}
+
+TEST(Arith, PairwiseSumOfNothingIsRefused) {
+  test::expect_throw_with([] { sum_f32_pairwise({}); }, "no partial sums");
+  const std::uint32_t one = 0x3F800000u;
+  const std::vector<std::uint32_t> three = {one, one, one};
+  EXPECT_EQ(sum_f32_pairwise(three), 0x40400000u);
 }
 
 }  // namespace

@@ -354,4 +354,22 @@ TEST(BlockCalls, SizesThatDoNotFitAreRefused) {
             "block_scales_for_amax: 3 maxima, 3 codes and 2 multipliers");
 }
 
+// A global amax is a magnitude: a negative one gave a negative per-tensor scale, scale codes with
+// the ue4m3 sign bit set (0xE5) and elements of the opposite sign (the audit of 2026-11-30). -0 is
+// +0 (an amax computed as max |x| of nothing but -0).
+TEST(Nvfp4TensorScale, NegativeAmaxAndNegativeScalesAreRefused) {
+  using test::expect_throw_with;
+  expect_throw_with([] { te_scale(-100.0f); }, "the tensor amax -100.000000 is a magnitude and must not be negative");
+  expect_throw_with([] { torchao_scale(-1e-30f); }, "must not be negative");
+  EXPECT_EQ(te_scale(-0.0f).encode, 1.0f);
+  const QuantizeOptions o = recipes::nvfp4_transformer_engine();
+  const float x[2] = {-12.0f, 1.5f};
+  std::uint8_t codes[2];
+  expect_throw_with([&] { quantize_block(x, block_formats::nvfp4, o, TensorScale{1.0f, -1.0f, -1.0f}, codes); },
+                    "must not be negative");
+  expect_throw_with([&] { block_scale_for_amax(block_formats::nvfp4, o, TensorScale{1.0f, 2.0f, -0.5f}, 4.0f); },
+                    "must not be negative");
+  EXPECT_NO_THROW(quantize_block(x, block_formats::nvfp4, o, te_scale(12.0f), codes));
+}
+
 }  // namespace

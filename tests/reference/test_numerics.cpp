@@ -278,6 +278,8 @@ TEST(ReferenceNumerics, ParseAndPrint) {
   EXPECT_EQ(parse_numerics("hardware(m)").model, "m");
   EXPECT_THROW(parse_numerics("exact(sideways)"), std::invalid_argument);
   EXPECT_THROW(parse_numerics("fast"), std::invalid_argument);
+  EXPECT_THROW(parse_numerics("hardware(a)(b)"), std::invalid_argument);  // not the model "a)(b"
+  EXPECT_THROW(parse_numerics("hardware(sm 90a)"), std::invalid_argument);
   EXPECT_THROW(parse_numerics("hardware()"), std::invalid_argument);
 }
 

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <limits>
 #include <random>
+#include <stdexcept>
 
 #include "blockscale/quantize.h"
 #include "blockscale/reference.h"
@@ -89,6 +91,41 @@ TEST(ReferenceOperands, PerTensorScaleIsRefusedNotDropped) {
   EXPECT_EQ(ox.tensor_scale, qx.tensor_scale().decode);
   EXPECT_EQ(ox.values.dtype(), DType::float4_e2m1fn);
   EXPECT_EQ(ox.scales.dtype(), DType::float8_ue4m3);
+}
+
+// Sizes are checked before anything is sized from them (the audit of 2026-11-30: a negative R made
+// std::length_error, batch x R x C overflowed int64 before the layout's check, a tensor of no
+// element with two extents of 2^63 - 1 overflowed its strides, and a DType outside the enum
+// recursed until the stack ran out).
+TEST(ReferenceOperands, SizesAndDTypesOutsideTheirRangesAreRefused) {
+  const ScaleLayout linear{};
+  const std::vector<std::uint8_t> none;
+  EXPECT_THROW(
+      {
+        try {
+          scales_from_layout(DType::float8_e8m0fnu, linear, Side::x, 0, -2, 3, none);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("must not be negative"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+  EXPECT_THROW(
+      {
+        try {
+          scales_from_layout(DType::float8_e8m0fnu, linear, Side::x, 4, std::int64_t{1} << 31, std::int64_t{1} << 31, none);
+        } catch (const std::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("above 2^62 elements"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::invalid_argument);
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  EXPECT_THROW(Tensor(DType::float32, {0, big, big}, {}), std::invalid_argument);
+  EXPECT_EQ(Tensor(DType::float32, {0, big}, {}).size(), 0);
+  const auto bad = static_cast<DType>(77);
+  EXPECT_EQ(to_string(bad), "DType(77)");
+  EXPECT_THROW(Tensor::zeros(bad, {2, 2}), std::invalid_argument);
 }
 
 }  // namespace

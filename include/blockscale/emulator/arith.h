@@ -16,7 +16,7 @@ std::uint32_t fma_f32(std::uint32_t x, std::uint32_t y, std::uint32_t z);  // FF
 std::uint16_t add_f16(std::uint16_t x, std::uint16_t y);                   // HADD.RN
 
 // The balanced tree of FADDs over adjacent partial sums (a split-K reduction): T(x) = x,
-// T(x_0..x_{n-1}) = T(first ceil(n/2)) + T(rest). `p` must not be empty.
+// T(x_0..x_{n-1}) = T(first ceil(n/2)) + T(rest). std::invalid_argument for an empty `p`.
 std::uint32_t sum_f32_pairwise(std::span<const std::uint32_t> p);
 
 }  // namespace blockscale::emulator

@@ -54,6 +54,11 @@ struct Instruction {
 // sparse forms other than those of sm_90a mma.sync and wgmma).
 Instruction parse_instruction(std::string_view name);
 
+// Checks that an Instruction (whose fields are public) is still one its row allows: operand types,
+// shape (the sparse shapes for a sparse form) and D type, with the messages of make_instruction.
+// dot, mma, their sparse and f64 forms and KernelSchedule::validate call it first.
+void validate(const Instruction& ins);
+
 // Builds an instruction from a row, validating shape and types with the same messages.
 Instruction make_instruction(const InstructionRow& row, int m, int n, int k, Type a, Type b);
 // The row's sparse form with logical K = k, validated against InstructionRow::sparse_shapes.

@@ -78,6 +78,9 @@ std::vector<std::uint32_t> mma_sparse(const Instruction& ins, const CodeMatrix& 
 // fma returns its NaN operand quieted, B's before the accumulator's before A's; an invalid operation
 // gives 0xFFF8000000000000). A is M x K, B is K x N, C is M x N, all row-major doubles.
 double dot_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b, double c);
+// One step of that chain, a * b + acc, with DMMA's NaN results. Rounds in the caller's mode: call it
+// under IEEE nearest-even with subnormals kept (dot_f64 sets that mode for its duration).
+double dmma_fma(double a, double b, double acc);
 std::vector<double> mma_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b,
                             std::span<const double> c);
 
