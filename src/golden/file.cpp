@@ -457,6 +457,14 @@ std::string read_file(const std::filesystem::path& path, bool text) {
   // first chunk instead of filling memory. The size cap is far above a file of the generator's
   // largest set (2^25 words: under 0.6 GB of hex).
   constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
+  const auto too_large = [&] {
+    return GoldenError(path.string(), 0, "larger than " + std::to_string(kMaxBytes) + " bytes: not a file of a golden set");
+  };
+  // A regular file tells its size: refused before a gigabyte is read (pipes and devices are counted
+  // as they are read, below).
+  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > kMaxBytes && !ec) {
+    throw too_large();
+  }
   std::string bytes;
   std::array<char, std::size_t{1} << 16> chunk;
   while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
@@ -465,9 +473,7 @@ std::string read_file(const std::filesystem::path& path, bool text) {
       const auto at = bytes.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data());
       throw GoldenError(path.string(), 0, "not a text file (a NUL byte at offset " + std::to_string(at) + ")");
     }
-    if (bytes.size() + n > kMaxBytes) {
-      throw GoldenError(path.string(), 0, "larger than " + std::to_string(kMaxBytes) + " bytes: not a file of a golden set");
-    }
+    if (bytes.size() + n > kMaxBytes) throw too_large();
     bytes.append(chunk.data(), n);
   }
   if (in.bad()) throw GoldenError(path.string(), 0, "read error");

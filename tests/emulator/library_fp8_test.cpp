@@ -731,12 +731,20 @@ TEST(LibraryFp8, InconsistentMatricesSchedulesAndCountsAreRefused) {
            {[](LibraryFp8Schedule& x) { x.promotion_interval = 0; }, "promotion_fma scales need promotions"},
            {[](LibraryFp8Schedule& x) { x.scales = static_cast<Fp8ScaleStage>(9); }, "unknown scale stage"},
            {[](LibraryFp8Schedule& x) { x.a = static_cast<G>(9); }, "a granularity is not one of"},
+           {[](LibraryFp8Schedule& x) { x.promotion_fma = static_cast<PromotionFma>(9); }, "unknown promotion FMA order"},
+           {[](LibraryFp8Schedule& x) { x.library = static_cast<Fp8Library>(9); }, "unknown library"},
            {[](LibraryFp8Schedule& x) { x.evidence = nullptr; }, "evidence is required"}}) {
     LibraryFp8Schedule bad = s;
     change(bad);
     EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(bad, a, b, 0, 4); }).find(rule), std::string::npos) << rule;
     EXPECT_NE(invalid_argument_message([&] { (void)bad.definition(); }).find(rule), std::string::npos) << rule;
   }
+  // An operand whose granularity is outside the enum.
+  Fp8ScaledMatrix odd_granularity = a;
+  odd_granularity.granularity = static_cast<G>(7);
+  EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(s, odd_granularity, b, 0, 4); })
+                .find("A's granularity is not one of tensor, row, 1x128, 128x128"),
+            std::string::npos);
   // A prepared B whose matrix changed shape since.
   Fp8ScaledMatrix changing = t;
   const ExactFp8ScaledB prepared(changing, Format::float8_e4m3fn);

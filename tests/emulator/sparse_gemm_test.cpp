@@ -476,6 +476,8 @@ TEST(SparseGemm, RefusesWhatItDoesNotModel) {
     expect_throw_with([&] { em::cusparselt_output(f, std::span<std::uint32_t>(words)); }, "write D as f32, f16, bf16 or e4m3");
     expect_throw_with([&] { (void)em::cusparselt_output(f, 0x3f800000u); }, "write D as f32, f16, bf16 or e4m3");
   }
+  expect_throw_with([&] { (void)em::cusparselt_output(static_cast<bs::Format>(200), 0x3f800000u); },
+                    "got an unknown format");
   expect_throw_with([&] { (void)em::SparseGemmSchedule{}.slice_starts(64); }, "no instruction");
   expect_throw_with([&] { em::SparseGemmSchedule{sp, 1, 0, static_cast<em::SplitKReduction>(7)}.validate(); },
                     "neither sequential nor pairwise");

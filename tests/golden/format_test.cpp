@@ -463,6 +463,17 @@ TEST(GoldenReadFile, RefusesBinaryFilesAndDirectoriesNamingTheRule) {
   if (std::filesystem::exists("/dev/zero")) {
     EXPECT_NE(refused("/dev/zero").find("a NUL byte at offset 0"), std::string::npos) << refused("/dev/zero");
   }
+  // A file over 1 GiB is refused by its size, before it is read (a sparse file: no disk, no memory).
+  {
+    std::ofstream(dir / "huge.npy", std::ios::binary) << "\x93NUMPY";
+    std::filesystem::resize_file(dir / "huge.npy", (std::uintmax_t{1} << 30) + 1);
+    try {
+      (void)read_file_bytes(dir / "huge.npy");
+      ADD_FAILURE() << "a file of 2^30 + 1 bytes was read";
+    } catch (const GoldenError& e) {
+      EXPECT_NE(std::string(e.what()).find("larger than 1073741824 bytes"), std::string::npos) << e.what();
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

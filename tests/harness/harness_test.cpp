@@ -370,12 +370,13 @@ TEST(HarnessConform, BatchAndProblemSizesAreChecked) {
 // comment or a table row early.
 TEST(HarnessReport, CommandLineCannotInjectMarkdown) {
   Session ses;
-  ses.command = "blockscale conform --notes '-->\n# injected heading' --x '--!>'";
+  ses.command = "blockscale conform --notes '-->\n# injected heading' --x '--!>' --y 'a|b'";
   const std::string md = to_markdown(ses);
   const std::string first = md.substr(0, md.find('\n'));
   EXPECT_EQ(first.find("-->"), first.size() - 3) << first;  // the comment's own end, and no other
   EXPECT_EQ(first.find("--!>"), std::string::npos) << first;
   EXPECT_EQ(md.find("\n# injected"), std::string::npos) << md;
+  EXPECT_NE(first.find("'a\\|b'"), std::string::npos) << first;  // '|' escaped as in every cell
 }
 
 // The mapping of a GEMM output onto the golden gemm operation (M = N = 1: expanded and padded e4m3
@@ -758,6 +759,20 @@ TEST(HarnessExternal, EpilogueRunsAreCheckedAgainstTheCublasLtModel) {
   EXPECT_EQ(amax_off.table.matches, amax_off.table.outputs);
   EXPECT_EQ(amax_off.table.amax_d_equal, std::optional<bool>(false));
   EXPECT_FALSE(amax_off.table.bit_exact());
+  // A run that the table cannot compute says why rather than fitting nothing silently (line
+  // coverage, 2026-11-30: neither refusal had run): a C of the wrong size, and a scaling cuBLASLt
+  // was not measured with (fast accumulation with 1 x 128 blocks).
+  ExternalRun short_c = f32_run;
+  short_c.epilogue->c.pop_back();
+  const ExternalStudy refused = fit_schedules(short_c);
+  EXPECT_FALSE(refused.table.bit_exact());
+  EXPECT_NE(refused.table.why_not.find("cannot run this call"), std::string::npos) << refused.table.why_not;
+  ExternalRun unmeasured = synthetic_run(ExternalScaling::block_1x128, emulator::KernelSchedule::chain(ins), 1024);
+  unmeasured.library = "cuBLASLt 130100";
+  unmeasured.fast_accum = true;
+  unmeasured.epilogue = ExternalEpilogue{};
+  const ExternalStudy none = fit_schedules(unmeasured);
+  EXPECT_NE(none.table.why_not.find("was not measured with A 1x128"), std::string::npos) << none.table.why_not;
   EXPECT_NE(external_table({amax_off}).find("amax_d differs"), std::string::npos);
 }
 

@@ -675,6 +675,9 @@ def check_errors(tool, scratch):
     open(path("short.npy"), "wb").write(raw[:7])
     header_end = raw.index(b"}") + 1  # text after the dict, within the header's length
     open(path("junk.npy"), "wb").write(raw[:header_end] + b" x" + raw[header_end + 2:])
+    # A dtype with bytes outside printable ASCII: the message shows them as \xNN (a NUL would cut it).
+    descr_at = raw.index(b"'<f4'")
+    open(path("descr.npy"), "wb").write(raw[:descr_at] + b"'<\x01\xe9'" + raw[descr_at + 5:])
     np.save(path("int.npy"), np.ones((4, 64), np.int32))
     np.save(path("cplx.npy"), np.ones((4, 64), np.complex64))
     np.save(path("rank3.npy"), np.ones((2, 4, 64), np.float32))
@@ -696,6 +699,7 @@ def check_errors(tool, scratch):
         (["--a", path("hdr.npy"), "--b", path("gb.npy")], "runs past the end"),
         (["--a", path("short.npy"), "--b", path("gb.npy")], "not a NumPy .npy file"),
         (["--a", path("junk.npy"), "--b", path("gb.npy")], "text after the header's dict"),
+        (["--a", path("descr.npy"), "--b", path("gb.npy")], "dtype '<\\x01\\xe9' is not taken"),
         (["--a", "/dev/zero", "--b", path("gb.npy")], "not a NumPy .npy file"),  # refused at once, not read whole
         (["--a", scratch, "--b", path("gb.npy")], "a directory, not a .npy file"),
         (["--a", path("int.npy"), "--b", path("gb.npy")], "dtype '<i4' is not taken"),
