@@ -190,6 +190,8 @@ def check_gemm():
         assert any(expect[key] != want["exact"][key] for key in expect) or model == "exact", model + " equals exact here"
     # sm_120a's mma.sync kind::mxf8f6f4 has the same numerics as tcgen05's.
     same_bits(bs.gemm(qa, qb, "sm_120a", c=c).view(np.uint32), bs.gemm(qa, qb, "sm_100a", c=c).view(np.uint32), "sm_120a")
+    # gemm_models() lists exactly the models gemm takes (no test had called it: line coverage, 2026-11-30).
+    assert sorted(bs.gemm_models()) == sorted(list(want) + ["sm_120a"]), bs.gemm_models()
 
     # MXFP8 activations x MXFP4 weights (kind::mxf8f6f4 with an e2m1 operand), C well above the products.
     w = (rng.standard_normal((4, 96)) * 2.0 ** rng.integers(-3, 3, (4, 96))).astype(np.float32)
