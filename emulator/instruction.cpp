@@ -108,15 +108,18 @@ std::string shape_rule_text(std::span<const ShapeRule> rules, int m) {
   return s;
 }
 
-// `rules` are the row's dense shapes or its sparse ones; `who` names the family (and the form).
-void validate_shape(std::span<const ShapeRule> rules, const std::string& who, int m, int n, int k) {
+// `rules` are the row's dense shapes or its sparse ones; `family` and `form` name them in a
+// message, which is built only when a check fails (validate() runs on every dot and mma call).
+void validate_shape(std::span<const ShapeRule> rules, std::string_view family, std::string_view form, int m, int n,
+                    int k) {
+  const auto who = [&] { return std::string(family) + std::string(form); };
   if (std::none_of(rules.begin(), rules.end(), [&](const ShapeRule& r) { return r.m == m; })) {
     std::string ms;
     for (const ShapeRule& r : rules) {
       if (ms.find("M=" + std::to_string(r.m)) != std::string::npos) continue;
       ms += (ms.empty() ? "M=" : " or M=") + std::to_string(r.m);
     }
-    fail(who + " requires " + ms + ", got " + std::to_string(m));
+    fail(who() + " requires " + ms + ", got " + std::to_string(m));
   }
   if (std::none_of(rules.begin(), rules.end(), [&](const ShapeRule& r) { return r.m == m && r.k == k; })) {
     std::string ks;
@@ -124,10 +127,10 @@ void validate_shape(std::span<const ShapeRule> rules, const std::string& who, in
       if (r.m != m) continue;
       ks += (ks.empty() ? "K=" : " or K=") + std::to_string(r.k);
     }
-    fail(who + " with M=" + std::to_string(m) + " requires " + ks + ", got " + std::to_string(k));
+    fail(who() + " with M=" + std::to_string(m) + " requires " + ks + ", got " + std::to_string(k));
   }
   if (std::none_of(rules.begin(), rules.end(), [&](const ShapeRule& r) { return r.accepts(m, n, k); })) {
-    fail(who + " with M=" + std::to_string(m) + " requires " + shape_rule_text(rules, m) + ", got " + std::to_string(n));
+    fail(who() + " with M=" + std::to_string(m) + " requires " + shape_rule_text(rules, m) + ", got " + std::to_string(n));
   }
 }
 
@@ -137,12 +140,11 @@ std::string sparse_qualified(const InstructionRow& row) {
 }
 
 void validate_types(const InstructionRow& row, Type a, Type b) {
-  const std::string who(row.family);
   if (!row.a_types.contains(a)) {
-    fail(who + " takes A of type " + row.a_types.to_string() + ", got " + std::string(to_string(a)));
+    fail(std::string(row.family) + " takes A of type " + row.a_types.to_string() + ", got " + std::string(to_string(a)));
   }
   if (!row.b_types.contains(b)) {
-    fail(who + " takes B of type " + row.b_types.to_string() + ", got " + std::string(to_string(b)));
+    fail(std::string(row.family) + " takes B of type " + row.b_types.to_string() + ", got " + std::string(to_string(b)));
   }
 }
 
@@ -188,9 +190,9 @@ void validate(const Instruction& ins) {
   validate_types(row, ins.a, ins.b);
   if (ins.sparse) {
     if (row.sparse_shapes.empty()) fail(std::string(row.family) + " (" + std::string(row.id) + ") has no sparse form");
-    validate_shape(row.sparse_shapes, std::string(row.family) + " sparse form", ins.m, ins.n, ins.k);
+    validate_shape(row.sparse_shapes, row.family, " sparse form", ins.m, ins.n, ins.k);
   } else {
-    validate_shape(row.shapes, std::string(row.family), ins.m, ins.n, ins.k);
+    validate_shape(row.shapes, row.family, "", ins.m, ins.n, ins.k);
   }
   if (ins.d != row.d_type) {
     fail(std::string(row.family) + " has D of type " + std::string(to_string(row.d_type)) + ", got " +
@@ -200,18 +202,17 @@ void validate(const Instruction& ins) {
 
 Instruction make_instruction(const InstructionRow& row, int m, int n, int k, Type a, Type b) {
   validate_types(row, a, b);
-  validate_shape(row.shapes, std::string(row.family), m, n, k);
+  validate_shape(row.shapes, row.family, "", m, n, k);
   return Instruction{&row, m, n, k, a, b, row.d_type};
 }
 
 Instruction make_sparse_instruction(const InstructionRow& row, int m, int n, int k, Type a, Type b) {
-  const std::string who = std::string(row.family) + " sparse form";
   if (row.sparse_shapes.empty()) {
     fail(std::string(row.family) + " (" + std::string(row.id) +
          ") has no modelled sparse form: sparse MMA is modelled for sm_90a mma.sync and wgmma (numerics.md e.7)");
   }
   validate_types(row, a, b);
-  validate_shape(row.sparse_shapes, who, m, n, k);
+  validate_shape(row.sparse_shapes, row.family, " sparse form", m, n, k);
   Instruction ins{&row, m, n, k, a, b, row.d_type};
   ins.sparse = true;
   return ins;
@@ -329,20 +330,6 @@ Instruction parse_instruction(std::string_view name) {
     fail("no instruction (mma.sync, wgmma.mma_async or tcgen05.mma) in " + quoted);
   }
   const std::string op(to_string(opcode));
-  // The layouts name no numerics (the canonical name leaves them out), but a spelling PTX rejects
-  // is refused rather than read as another instruction (PTX ISA 9.7.14.5.14, mma.sync's .alayout
-  // and .blayout: .row.col for every shape but m8n8k4 with f16 operands, which takes all four).
-  if (!layouts.empty()) {
-    if (opcode != Opcode::mma_sync) fail(".row / .col are mma.sync qualifiers; " + op + " takes none, in " + quoted);
-    if (layouts.size() != 2) fail("mma.sync takes two layouts (A's and B's, .row.col) or none, in " + quoted);
-    const bool m8n8k4_f16 = shape && (*shape)[0] == 8 && (*shape)[1] == 8 && (*shape)[2] == 4 &&
-                            std::find(types.begin(), types.end(), Type::f16) != types.end() &&
-                            std::find(types.begin(), types.end(), Type::f64) == types.end();
-    if (!m8n8k4_f16 && (layouts[0] != "row" || layouts[1] != "col")) {
-      fail("mma.sync takes ." + layouts[0] + "." + layouts[1] +
-           " only for m8n8k4 with f16 operands; every other shape is .row.col, in " + quoted);
-    }
-  }
   const bool sparse = !sparse_token.empty();
   if (sparse && opcode == Opcode::tcgen05_mma) fail("tcgen05.mma.sp is not modelled (numerics.md e.7; sparse forms are modelled on sm_90a)");
   // mma.sp without ::ordered_metadata lets the metadata indices come in either order and is
@@ -378,6 +365,20 @@ Instruction parse_instruction(std::string_view name) {
     fail("ue4m3 scales require kind::mxf4nvf4 with block16 (scale_vec::4X), got " + kname + " block" + std::to_string(block));
   }
   if (!shape) fail("no shape (m<M>n<N>k<K>) in " + quoted);
+  // The layouts name no numerics (the canonical name leaves them out), but a spelling PTX rejects
+  // is refused rather than read as another instruction (PTX ISA 9.7.14.5.14, mma.sync's .alayout
+  // and .blayout: .row.col for every shape but m8n8k4 with f16 operands, which takes all four).
+  if (!layouts.empty()) {
+    if (opcode != Opcode::mma_sync) fail(".row / .col are mma.sync qualifiers; " + op + " takes none, in " + quoted);
+    if (layouts.size() != 2) fail("mma.sync takes two layouts (A's and B's, .row.col) or none, in " + quoted);
+    const bool m8n8k4_f16 = (*shape)[0] == 8 && (*shape)[1] == 8 && (*shape)[2] == 4 &&
+                            std::find(types.begin(), types.end(), Type::f16) != types.end() &&
+                            std::find(types.begin(), types.end(), Type::f64) == types.end();
+    if (!m8n8k4_f16 && (layouts[0] != "row" || layouts[1] != "col")) {
+      fail("mma.sync takes ." + layouts[0] + "." + layouts[1] +
+           " only for m8n8k4 with f16 operands; every other shape is .row.col, in " + quoted);
+    }
+  }
   if (types.size() < 3 || types.size() > 4) {
     fail("expected the types D A B (and optionally C) in " + quoted + ", got " + std::to_string(types.size()));
   }

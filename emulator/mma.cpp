@@ -42,6 +42,19 @@ double dmma_fma(double a, double b, double acc) {
   return std::isnan(d) ? std::bit_cast<double>(default_nan) : d;
 }
 
+namespace {
+
+// DMMA: one IEEE fma per k, in k order (numerics.md (a), MMA-Sim Phi_FMA), with DMMA's own NaN
+// results; b's K values `b_stride` apart (a column of a row-major B). The caller sets IEEE mode (no
+// flush of subnormals, nearest even).
+double dmma_chain(std::span<const double> a, std::span<const double> b, std::size_t b_stride, double c) {
+  double d = c;
+  for (std::size_t k = 0; k < a.size(); ++k) d = dmma_fma(a[k], b[k * b_stride], d);
+  return d;
+}
+
+}  // namespace
+
 std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops) {
   validate(p);
   if (p.algorithm == Algorithm::fma_chain) fail("fdpa: the f64 fma chain takes doubles: use dot_f64");
@@ -118,15 +131,16 @@ std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops) {
 std::uint32_t dot(const Instruction& ins, std::span<const std::uint32_t> a, std::span<const std::uint32_t> b,
                   std::uint32_t c, std::span<const std::uint32_t> scale_a, std::span<const std::uint32_t> scale_b) {
   validate(ins);
-  const std::string who = ins.name();
-  if (ins.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 operands: use dot_f64");
-  if (ins.sparse) fail(who + ": a sparse instruction takes stored values and their positions: use dot_sparse");
+  // The name is built only for a message: dot runs once per output in the golden and harness loops.
+  const auto who = [&] { return ins.name(); };
+  if (ins.params().algorithm == Algorithm::fma_chain) fail(who() + ": f64 operands: use dot_f64");
+  if (ins.sparse) fail(who() + ": a sparse instruction takes stored values and their positions: use dot_sparse");
   if (a.size() != static_cast<std::size_t>(ins.k) || b.size() != static_cast<std::size_t>(ins.k)) {
-    fail(who + ": a dot product needs K=" + std::to_string(ins.k) + " codes per operand, got " +
+    fail(who() + ": a dot product needs K=" + std::to_string(ins.k) + " codes per operand, got " +
          std::to_string(a.size()) + " and " + std::to_string(b.size()));
   }
   if (ins.block_scaled() && (scale_a.empty() || scale_b.empty())) {
-    fail(who + ": block-scaled instruction without scales (K/block = " + std::to_string(ins.k / ins.block()) +
+    fail(who() + ": block-scaled instruction without scales (K/block = " + std::to_string(ins.k / ins.block()) +
          " per operand)");
   }
   DotOperands ops;
@@ -141,7 +155,7 @@ std::uint32_t dot(const Instruction& ins, std::span<const std::uint32_t> a, std:
     ops.scale_a = scale_a;
     ops.scale_b = scale_b;
   } else if (!scale_a.empty() || !scale_b.empty()) {
-    fail(who + ": takes no block scales");
+    fail(who() + ": takes no block scales");
   }
   return fdpa(ins.params(), ops);
 }
@@ -242,12 +256,21 @@ std::vector<std::uint32_t> mma_sparse(const Instruction& ins, const CodeMatrix& 
   }
   std::vector<std::uint32_t> d(M * N), values(K / 2), selected(K / 2);
   std::vector<std::size_t> rows(K / 2);
+  // Each output is the dense form's dot product of the stored values and the B rows they select:
+  // dot(dense, ...) without its per-call checks, which the checks above have made.
+  DotOperands ops;
+  ops.a_format = *format_of(dense.a);
+  ops.b_format = *format_of(dense.b);
+  ops.a = values;
+  ops.b = selected;
+  const FdpaParams& params = dense.params();
   for (std::size_t i = 0; i < M; ++i) {
     detail::sparse_rows(ins, a_index.subspan(i * K / 2, K / 2), rows, static_cast<long long>(i));
     for (std::size_t s = 0; s < K / 2; ++s) values[s] = a_values.word(i, s);
     for (std::size_t j = 0; j < N; ++j) {
       for (std::size_t s = 0; s < K / 2; ++s) selected[s] = b.word(rows[s], j);
-      d[i * N + j] = dot(dense, values, selected, c.empty() ? 0u : c.word(i, j));
+      ops.c = c.empty() ? 0u : c.word(i, j);
+      d[i * N + j] = fdpa(params, ops);
     }
   }
   return d;
@@ -259,12 +282,8 @@ double dot_f64(const Instruction& ins, std::span<const double> a, std::span<cons
   if (a.size() != static_cast<std::size_t>(ins.k) || b.size() != static_cast<std::size_t>(ins.k)) {
     fail(ins.name() + ": a dot product needs K=" + std::to_string(ins.k) + " values per operand");
   }
-  // DMMA: one IEEE fma per k, in k order (numerics.md (a), MMA-Sim Phi_FMA), on the host FPU in
-  // IEEE mode (no flush of subnormals, nearest even), with DMMA's own NaN results.
   const blockscale::detail::IeeeMode ieee;
-  double d = c;
-  for (std::size_t k = 0; k < a.size(); ++k) d = dmma_fma(a[k], b[k], d);
-  return d;
+  return dmma_chain(a, b, 1, c);
 }
 
 std::vector<double> mma_f64(const Instruction& ins, std::span<const double> a, std::span<const double> b,
@@ -276,15 +295,12 @@ std::vector<double> mma_f64(const Instruction& ins, std::span<const double> a, s
     fail(ins.name() + ": A, B, C must hold M*K, K*N, M*N = " + std::to_string(M * K) + ", " + std::to_string(K * N) +
          ", " + std::to_string(M * N) + " values");
   }
-  std::vector<double> d(M * N), arow(K), bcol(K);
+  if (ins.params().algorithm != Algorithm::fma_chain) fail(ins.name() + ": not an f64 instruction: use mma");
+  // The instruction and sizes are checked once here, not per output (dot_f64 checks its own call).
+  const blockscale::detail::IeeeMode ieee;
+  std::vector<double> d(M * N);
   for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t j = 0; j < N; ++j) {
-      for (std::size_t k = 0; k < K; ++k) {
-        arow[k] = a[i * K + k];
-        bcol[k] = b[k * N + j];
-      }
-      d[i * N + j] = dot_f64(ins, arow, bcol, c[i * N + j]);
-    }
+    for (std::size_t j = 0; j < N; ++j) d[i * N + j] = dmma_chain(a.subspan(i * K, K), b.subspan(j), N, c[i * N + j]);
   }
   return d;
 }

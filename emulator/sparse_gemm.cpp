@@ -184,6 +184,7 @@ SparseOperand compress_groups(const std::string& who, const Instruction& ins, co
 }  // namespace
 
 SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
+  emulator::validate(ins);  // its K divides A's (a changed k = 0 would divide by zero)
   const std::string who = "compress_sparse(" + ins.name() + ")";
   if (!ins.sparse) fail(who + ": not a sparse instruction");
   const Format af = *format_of(ins.a);
@@ -196,6 +197,7 @@ SparseOperand compress_sparse(const Instruction& ins, const CodeMatrix& dense) {
 
 void SparseGemmSchedule::validate() const {
   if (instruction.row == nullptr) fail("SparseGemmSchedule: no instruction");
+  emulator::validate(instruction);  // the slices are cut at multiples of its K
   const std::string who = instruction.name();
   if (!instruction.sparse) fail(who + ": not a sparse instruction: use gemm (gemm.h)");
   if (instruction.d != Type::f32) fail(who + ": sparse GEMM schedules accumulate in fp32: it needs an f32-output instruction");

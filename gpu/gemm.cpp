@@ -233,14 +233,19 @@ void validate_gemm(const GemmKernel& k, const GemmArgs& a, int device) {
 
 void launch_gemm(const GemmKernel& k, const GemmArgs& a, const GemmDeviceOperands& ops, void* stream) {
   validate_arguments(k, a);
-  auto aligned = [](const void* p) { return (reinterpret_cast<std::uintptr_t>(p) % 16) == 0; };
+  auto aligned = [](const void* p, std::uintptr_t bytes) { return (reinterpret_cast<std::uintptr_t>(p) % bytes) == 0; };
   if (!ops.a || !ops.b || !ops.sfa || !ops.sfb || !ops.d) bad(k, "A, B, SFA, SFB and D pointers must be non-null");
-  // The epilogue reads C and writes D two values at a time (float2 / __nv_bfloat162), and a
-  // misaligned access is a sticky error that ends every later CUDA call of the process.
-  if (!aligned(ops.a) || !aligned(ops.b) || !aligned(ops.sfa) || !aligned(ops.sfb) || !aligned(ops.d) ||
-      (ops.c && !aligned(ops.c))) {
-    bad(k, "A, B, SFA, SFB, C and D must be 16-byte aligned (TMA, vector loads and paired stores)");
+  if (!aligned(ops.a, 16) || !aligned(ops.b, 16) || !aligned(ops.sfa, 16) || !aligned(ops.sfb, 16)) {
+    bad(k, "A, B, SFA and SFB must be 16-byte aligned (TMA and vector loads)");
   }
+  // The sm_90a epilogue stores D two values at a time (float2, __nv_bfloat162), and C is read one
+  // float at a time. A misaligned access is a sticky error that ends every later CUDA call of the
+  // process, so it is refused here.
+  const std::uintptr_t d_align = a.output == GemmOutput::f32 ? 8 : 4;
+  if (!aligned(ops.d, d_align)) {
+    bad(k, "D must be " + std::to_string(d_align) + "-byte aligned (" + to_string(a.output) + " values stored in pairs)");
+  }
+  if (ops.c && !aligned(ops.c, alignof(float))) bad(k, "C must be aligned to a float (4 bytes)");
   // Without a GPU, cudaGetDevice fails: refuse as every other entry point does (Unavailable with
   // the reason), not with that call's error.
   if (query_system().devices.empty()) require(k.name, k.arch, 0);

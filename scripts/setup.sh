@@ -26,19 +26,20 @@ if ((${#missing[@]})); then
 fi
 
 # Python oracles for the ml_dtypes preset tests (PyPI): numpy and ml_dtypes at a pinned version.
-PY=python3  # the interpreter CMake's FindPython3 takes for the tests: the first python3 on PATH
+PY=python3  # the python3 on PATH, which CMake's FindPython3 finds for the tests
 have_oracles() { "$PY" -c 'import ml_dtypes, numpy; assert ml_dtypes.__version__ == "0.6.0"' 2>/dev/null; }
 if ! have_oracles; then
   echo "setup: installing numpy and ml_dtypes==0.6.0 from PyPI"
   pip_args=(-m pip install -q --disable-pip-version-check numpy "ml_dtypes==0.6.0")
   # A distribution's own Python (Debian 12's python3) is "externally managed" (PEP 668) and refuses
-  # a plain install; the oracles then go to the user's site-packages, which shadows no Debian package.
+  # a plain install; the oracles then go to the user's site-packages (pip skips numpy there when
+  # Debian's python3-numpy already satisfies it).
   "$PY" "${pip_args[@]}" || "$PY" "${pip_args[@]}" --user --break-system-packages || true
   # Without the oracles the ml_dtypes tests would report "skipped" and the suite would pass without
   # them, so a failed install stops here.
   if ! have_oracles; then
-    echo "setup: numpy and ml_dtypes 0.6.0 could not be installed for $(command -v "$PY") (the ml_dtypes" \
-         "oracle tests need them); install them for that interpreter" >&2
+    echo "setup: numpy and ml_dtypes 0.6.0 could not be installed for $(command -v "$PY" || echo "$PY (not found)")" \
+         "(the ml_dtypes oracle tests need them); install them for that interpreter" >&2
     exit 1
   fi
 fi

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
 #include "hardware_lookup.h"
 
@@ -16,6 +17,11 @@ struct Registry {
   std::map<std::string, std::pair<ModelInfo, Model>> models;
 
   void add(const ModelInfo& info, Model model) {
+    // A name is what hardware(<name>) holds, and parse_numerics reads it back: one word.
+    if (info.name.empty() || info.name.find_first_of("() \t\n") != std::string::npos) {
+      throw std::invalid_argument("hardware model name '" + info.name +
+                                  "' must be one word without parentheses (it is read back from hardware(<name>))");
+    }
     const std::lock_guard lock(mutex);
     models[info.name] = {info, std::move(model)};
   }

@@ -465,6 +465,13 @@ TEST(SparseGemm, RefusesWhatItDoesNotModel) {
   const em::Instruction sp = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n8k64 f32 e4m3 e4m3");
   expect_throw_with([&] { em::SparseGemmSchedule{sp, 0, 0, em::SplitKReduction::pairwise}.validate(); }, "slices must be >= 1");
   expect_throw_with([&] { em::SparseGemmSchedule{sp, 1, 96, em::SplitKReduction::pairwise}.validate(); }, "multiple of the instruction's K = 64");
+  // An instruction whose public k was changed to 0 (a SIGFPE in slice_starts and compress_sparse).
+  em::Instruction k0 = sp;
+  k0.k = 0;
+  expect_throw_with([&] { em::SparseGemmSchedule{k0, 1, 0, em::SplitKReduction::pairwise}.validate(); }, "got 0");
+  const std::vector<std::uint32_t> codes(64 * 64, 0);
+  expect_throw_with([&] { (void)em::compress_sparse(k0, em::CodeMatrix(bs::Format::float8_e4m3fn, 64, 64, std::span<const std::uint32_t>(codes))); },
+                    "got 0");
   expect_throw_with([&] { (void)em::cusparselt_kernel(bs::Format::float16, bs::Format::float32); },
                     "no measured kernel for float16 -> float32");
   // From an audit of the API (2026-11-30): tf32 output aborted the process (thrown inside an OpenMP

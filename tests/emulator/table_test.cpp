@@ -168,6 +168,7 @@ TEST(EmulatorTable, EveryNameRuleGivesAClearError) {
   expect_error("sm_89 mma.sync.aligned.col.row m16n8k32 f32 e4m3 e4m3", ".col.row only for m8n8k4");
   expect_error("sm_90a mma.sync.aligned.m8n8k4.row.row f64 f64 f64", ".row.row only for m8n8k4 with f16 operands");
   expect_error("sm_89 mma.sync.aligned.row m16n8k32 f32 e4m3 e4m3", "two layouts");
+  expect_error("sm_70 mma.sync.aligned.row.row f16 f16 f16", "no shape");  // the missing shape first
   expect_error("sm_90a wgmma.mma_async.row.col m64n8k32 f32 e4m3 e4m3", "mma.sync qualifiers");
   // An empty qualifier is a typo, not nothing.
   expect_error("sm_100a tcgen05.mma..cta_group::1.kind::f16 m64n8k16 f32 f16 f16", "empty qualifier");

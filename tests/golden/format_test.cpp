@@ -463,8 +463,13 @@ TEST(GoldenReadFile, RefusesBinaryFilesAndDirectoriesNamingTheRule) {
   if (std::filesystem::exists("/dev/zero")) {
     EXPECT_NE(refused("/dev/zero").find("a NUL byte at offset 0"), std::string::npos) << refused("/dev/zero");
   }
-  // A file over 1 GiB is refused by its size, before it is read (a sparse file: no disk, no memory).
+  // A file over 1 GiB is refused by its size, before it is read (sparse files: no disk, no memory).
+  // The text file's zeros after its first line would otherwise stop the read at a NUL: the message
+  // tells which check refused it.
   {
+    std::ofstream(dir / "huge.txt", std::ios::binary) << "@golden 1\n";
+    std::filesystem::resize_file(dir / "huge.txt", (std::uintmax_t{1} << 30) + 1);
+    EXPECT_NE(refused(dir / "huge.txt").find("larger than 1073741824 bytes"), std::string::npos) << refused(dir / "huge.txt");
     std::ofstream(dir / "huge.npy", std::ios::binary) << "\x93NUMPY";
     std::filesystem::resize_file(dir / "huge.npy", (std::uintmax_t{1} << 30) + 1);
     try {

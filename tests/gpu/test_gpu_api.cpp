@@ -265,11 +265,18 @@ TEST(GemmArgs, ArgumentsAreCheckedBeforeTheDevice) {
   no_d.d = nullptr;
   EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, no_d); }), "must be non-null"));
   GemmDeviceOperands odd_d = ops;
-  odd_d.d = arena + 4;  // a sub-matrix view one float in: the paired stores would fault
-  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, odd_d); }), "16-byte aligned"));
+  odd_d.d = arena + 4;  // a sub-matrix view one float in: the paired f32 stores would fault
+  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, odd_d); }), "D must be 8-byte aligned"));
+  GemmArgs bf16 = a;
+  bf16.output = GemmOutput::bf16;
+  odd_d.d = arena + 2;
+  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, bf16, odd_d); }), "D must be 4-byte aligned"));
+  GemmDeviceOperands odd_a = ops;
+  odd_a.a = arena + 8;
+  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, odd_a); }), "16-byte aligned"));
   GemmDeviceOperands odd_c = ops;
-  odd_c.c = reinterpret_cast<const float*>(arena + 8);
-  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, odd_c); }), "16-byte aligned"));
+  odd_c.c = reinterpret_cast<const float*>(arena + 2);
+  EXPECT_TRUE(contains(invalid_argument_message([&] { launch_gemm(k90, a, odd_c); }), "C must be aligned to a float"));
 
   GemmHostOperands host;  // every buffer empty
   EXPECT_TRUE(contains(invalid_argument_message([&] { run_gemm(k90, a, host); }), "A has 0 bytes"));

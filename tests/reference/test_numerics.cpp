@@ -321,6 +321,11 @@ TEST(ReferenceNumerics, HardwareModelDelegation) {
                               return Tensor::zeros(DType::float32, {1, 2});
                             });
   EXPECT_THROW(mma_scaled(x, xs, y, ys, acc, {Numerics::hardware("test.wrong_shape")}), std::logic_error);
+  // A name that hardware(<name>) could not give back is refused.
+  EXPECT_THROW(register_mma_model({"a)(b", "unreadable"}, [](const Tensor&, const Tensor&, const Tensor& a) { return a; }),
+               std::invalid_argument);
+  EXPECT_THROW(register_mma_model({"", "empty"}, [](const Tensor&, const Tensor&, const Tensor& a) { return a; }),
+               std::invalid_argument);
   // mma / matmul models: matmul passes a +0 accumulator of the result type.
   register_mma_model({"test.acc_echo", "returns acc + 1"}, [](const Tensor&, const Tensor&, const Tensor& a) {
     std::vector<double> v = a.values();

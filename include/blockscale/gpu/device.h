@@ -64,7 +64,9 @@ struct DeviceInfo {
 };
 
 // What the system offers. Never throws: without a driver or GPU, `devices` is empty and `reason`
-// says why (the CUDA error of cudaGetDeviceCount, or "no CUDA device").
+// says why (the CUDA error of cudaGetDeviceCount, or "no CUDA device"). A device that cannot be
+// described is listed at its index with capability 0.0 (no kernel runs on it) and the error in
+// its name, "(not usable: ...)".
 struct SystemInfo {
   std::vector<DeviceInfo> devices;
   std::string reason;                // why `devices` is empty; empty when it is not

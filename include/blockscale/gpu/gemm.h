@@ -81,8 +81,9 @@ std::size_t gemm_scale_bytes(const GemmKernel& kernel, ScaleLayout layout, int r
 // then the device (Unavailable).
 void validate_gemm(const GemmKernel& kernel, const GemmArgs& args, int device = 0);
 
-// Device pointers, each 16-byte aligned (checked). c may be null (C = 0). d: f32 or bf16 per
-// args.output.
+// Device pointers (alignment checked): a, b, sfa and sfb 16-byte aligned (TMA, vector loads); d
+// aligned to two of its values (8 bytes for f32, 4 for bf16: stored in pairs); c to a float. c may
+// be null (C = 0). d: f32 or bf16 per args.output.
 struct GemmDeviceOperands {
   const void* a = nullptr;
   const void* b = nullptr;

@@ -31,7 +31,8 @@ struct ModelInfo {
   std::string description;  // one line
 };
 
-// Registering a name again replaces the earlier model. Thread-safe.
+// Registering a name again replaces the earlier model. Thread-safe. A name is one word without
+// parentheses (parse_numerics reads it back from "hardware(<name>)"): std::invalid_argument else.
 void register_scaled_mma_model(const ModelInfo& info, ScaledMmaModel model);
 void register_mma_model(const ModelInfo& info, MmaModel model);
 
