@@ -423,8 +423,10 @@ void validate_probe_inputs(const ProbeKernel& p, const ProbeInputs& in) {
   // Only the catalogue's rows have kernels behind them, and the row images, the metadata and the
   // launch take their sizes from these fields: a caller's struct with another K or scale block
   // would divide by zero or write past the 32-byte row images.
-  bool listed = false;
-  for (const ProbeKernel& c : probe_kernels()) listed = listed || same_probe(c, p);
+  // A reference into the catalogue is found by address; only a copy is compared field by field.
+  const std::vector<ProbeKernel>& all = probe_kernels();
+  const bool listed = std::any_of(all.begin(), all.end(), [&](const ProbeKernel& c) { return &c == &p; }) ||
+                      std::any_of(all.begin(), all.end(), [&](const ProbeKernel& c) { return same_probe(c, p); });
   if (!listed) {
     throw std::invalid_argument("probe '" + p.name +
                                 "': not a probe of blockscale::gpu::probe_kernels() with the fields listed there "
