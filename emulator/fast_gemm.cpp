@@ -562,6 +562,12 @@ bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath
           // One slice; C (+0 if absent) after the loop with one fp16 HADD (gemm.h).
           const std::uint32_t* const values = tile_acc(0, t) + at;
           const bool c_after = schedule.c_placement == CPlacement::epilogue;
+          if (total_steps == 0 && !c_after) {
+            // No instruction ran (K = 0): the accumulator is C as given, a NaN's payload included,
+            // as on the reference engine and the f32 rows; widening and narrowing would make it canonical.
+            for (std::size_t j = 0; j < n; ++j) out[j] = ops.c.empty() ? 0u : ops.c.word(row, col + j);
+            return;
+          }
           for (std::size_t j = 0; j < n; ++j) {
             const std::uint32_t c = ops.c.empty() ? 0u : fast::widen_f16(ops.c.word(row, col + j));
             out[j] = fast::narrow_f16(c_after ? fast::host_add_f16(values[j], c) : values[j]);

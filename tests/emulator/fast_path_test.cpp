@@ -843,6 +843,40 @@ TEST(EmulatorFastPath, EmptyShapes) {
   }
 }
 
+// K = 0 runs no instruction, so with C in the accumulator D is C as given, a NaN's payload
+// included: the reference engine returns C's codes, and so must every path for f16 accumulators
+// (whose fast epilogue once widened C to fp32 and narrowed it back, making NaNs canonical) as for
+// f32 ones. With C in the epilogue the f16 HADD makes a NaN canonical on every path.
+TEST(EmulatorFastPath, EmptyKReturnsCsCodesWithTheirNaNPayloads) {
+  const std::vector<std::uint16_t> c16{0x7E00, 0xFE00, 0x7C01, 0x7FFF, 0xFC00, 0x8000, 0x3C00, 0x0001};
+  const std::vector<std::uint32_t> c32{0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0x7FFFFFFFu, 0xFF800000u, 0x80000000u, 0x3F800000u, 1u};
+  for (const char* name : {"sm_90a wgmma.mma_async m64n256k32 f16 e4m3 e4m3", "sm_90a mma.sync.aligned m16n8k32 f16 e4m3 e4m3",
+                           "sm_90a wgmma.mma_async m64n64k16 f16 f16 f16",
+                           "sm_100a tcgen05.mma.cta_group::1.kind::f8f6f4 m128n256k32 f16 e4m3 e4m3",
+                           "sm_90a wgmma.mma_async m64n256k32 f32 e4m3 e4m3", "sm_80 mma.sync.aligned m16n8k16 f32 bf16 bf16"}) {
+    const Instruction ins = parse_instruction(name);
+    const Format f = *format_of(ins.a);
+    const bool f16_c = ins.d == Type::f16;
+    const bool wide = info(f).storage_bits == 16;
+    const std::vector<std::uint8_t> none8;
+    const std::vector<std::uint16_t> none16;
+    GemmOperands ops;
+    ops.a = wide ? CodeMatrix(f, 2, 0, none16) : CodeMatrix(f, 2, 0, none8);
+    ops.b = wide ? CodeMatrix(f, 0, 4, none16) : CodeMatrix(f, 0, 4, none8);
+    ops.c = f16_c ? CodeMatrix(Format::float16, 2, 4, c16) : CodeMatrix(Format::float32, 2, 4, c32);
+    for (const CPlacement placement : {CPlacement::accumulator, CPlacement::epilogue}) {
+      const KernelSchedule s = KernelSchedule::chain(ins, placement);
+      const std::vector<std::uint32_t> want = gemm(s, ops, {1, GemmPath::reference});
+      if (placement == CPlacement::accumulator) {
+        for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(want[i], f16_c ? c16[i] : c32[i]) << name << " output " << i;
+      }
+      for (const GemmPath path : fast_paths()) {
+        for (const int threads : {1, 3}) EXPECT_EQ(gemm(s, ops, {threads, path}), want) << to_string(path) << " " << s.name();
+      }
+    }
+  }
+}
+
 // C in the epilogue is an fp32 add even without a C matrix (gemm.h: C = 0 then): an output that
 // underflows to -0 becomes +0 there (-0 + +0 = +0 under RNE) and stays -0 with C in the
 // accumulator. One output of tcgen05 MXFP8: -2^-9 x 2^-9 with scales 2^-127 and 2^-10 is -2^-155,
