@@ -471,7 +471,7 @@ std::uint64_t reference_code(Format f, std::uint32_t word) { return word >> info
 void check_mma_operand(const CodeMatrix& m, const char* side) {
   if (m.empty()) fail(std::string("exact_mma: ") + side + " is absent");
   if (!mma_operand_format(m.format())) {
-    fail(std::string("exact_mma: ") + side + " is " + info(m.format()).name +
+    fail(std::string("exact_mma: ") + side + " is " + to_string(m.format()) +
          "; ct::mma with an f32 accumulator takes e4m3, e5m2, f16, bf16, tf32 or f32 operands");
   }
   m.check_codes(std::string("exact_mma: ") + side);
@@ -660,7 +660,7 @@ std::vector<std::uint32_t> exact_mma_checked(const CodeMatrix& a, const ExactMma
   // ct::mma_compatible: one operand type, or two fp8 types (reference/mma.h).
   const auto fp8 = [](Format f) { return f == Format::float8_e4m3fn || f == Format::float8_e5m2; };
   if (a.format() != b.format() && !(fp8(a.format()) && fp8(b.format()))) {
-    fail("exact_mma: A is " + std::string(info(a.format()).name) + " and B " + info(b.format()).name +
+    fail("exact_mma: A is " + to_string(a.format()) + " and B " + to_string(b.format()) +
          ": ct::mma takes one operand type (or e4m3 with e5m2)");
   }
   if (a.cols() != b.rows()) {
@@ -675,7 +675,7 @@ std::vector<std::uint32_t> exact_mma_checked(const CodeMatrix& a, const ExactMma
   }
   if (!c.empty() && (c.format() != Format::float32 || c.rows() != M || c.cols() != N)) {
     fail("exact_mma: C must be " + std::to_string(M) + " x " + std::to_string(N) + " f32 codes, not " +
-         std::to_string(c.rows()) + " x " + std::to_string(c.cols()) + " " + info(c.format()).name);
+         std::to_string(c.rows()) + " x " + std::to_string(c.cols()) + " " + to_string(c.format()));
   }
   const GemmPath path = detail::resolve_path(options.path);
   const int threads = detail::resolve_threads(options.threads);

@@ -196,7 +196,11 @@ Operands operands(const Fp8ScaledMatrix& a, std::int64_t a0, std::int64_t a1, co
 }  // namespace
 
 std::string_view to_string(Fp8Library l) {
-  return l == Fp8Library::cublaslt ? "cublaslt" : "torch_scaled_mm";
+  switch (l) {
+    case Fp8Library::cublaslt: return "cublaslt";
+    case Fp8Library::torch_scaled_mm: return "torch_scaled_mm";
+  }
+  return "an unknown library";
 }
 
 std::string LibraryFp8Schedule::name() const {
@@ -239,7 +243,7 @@ void LibraryFp8Schedule::validate() const {
     fail("LibraryFp8Schedule: unknown promotion FMA order");
   // K positions are int: P wgmma k32 per promotion must fit (the interval of KernelSchedule).
   if (promotion_interval < 0 || promotion_interval > std::numeric_limits<int>::max() / 32)
-    fail("LibraryFp8Schedule: promotion_interval must be 0 (one chain) .. 2^26, got " + std::to_string(promotion_interval));
+    fail("LibraryFp8Schedule: promotion_interval must be 0 (one chain) .. 2^26 - 1, got " + std::to_string(promotion_interval));
   // The scales of promotion_fma are applied by the promotions: with none they would be dropped.
   if (scales == Fp8ScaleStage::promotion_fma && promotion_interval == 0)
     fail("LibraryFp8Schedule: promotion_fma scales need promotions (promotion_interval >= 1)");
@@ -273,7 +277,7 @@ const LibraryFp8Model* find_library_fp8_model(std::string_view name) {
 void round_d(std::span<std::uint32_t> d, Format d_format) {
   if (d_format == Format::float32) return;
   if (d_format != Format::bfloat16 && d_format != Format::float16) {
-    throw std::invalid_argument(std::string("round_d: D's dtype is ") + info(d_format).name +
+    throw std::invalid_argument(std::string("round_d: D's dtype is ") + to_string(d_format) +
                                 "; the libraries write D in float32, bfloat16 or float16");
   }
   // The f32 word of a bf16 or f16 value (every one is a float): exact.
@@ -286,7 +290,7 @@ void round_d(std::span<std::uint32_t> d, Format d_format) {
 void add_bias(std::span<std::uint32_t> d, std::int64_t n, std::span<const std::uint32_t> bias,
               Format d_format) {
   if (d_format != Format::bfloat16 && d_format != Format::float16) {
-    throw std::invalid_argument(std::string("add_bias: D's dtype is ") + info(d_format).name +
+    throw std::invalid_argument(std::string("add_bias: D's dtype is ") + to_string(d_format) +
                                 "; torch._scaled_mm takes a bias only with a bfloat16 or float16 D");
   }
   if (n < 1 || static_cast<std::int64_t>(bias.size()) != n) {
@@ -301,7 +305,7 @@ void add_bias(std::span<std::uint32_t> d, std::int64_t n, std::span<const std::u
   for (std::size_t j = 0; j < bias.size(); ++j) {
     if (bias[j] > 0xFFFFu) {
       throw std::invalid_argument("add_bias: bias[" + std::to_string(j) + "] = " + std::to_string(bias[j]) +
-                                  " is not a " + info(d_format).name + " code");
+                                  " is not a " + to_string(d_format) + " code");
     }
     const std::uint32_t word = convert_code(Format::float32, d_format, bias[j], presets::ieee());
     if ((word & 0x7F800000u) == 0x7F800000u) {
@@ -424,7 +428,7 @@ std::vector<std::uint32_t> finite_f32_words(std::span<const std::uint32_t> codes
   for (std::size_t i = 0; i < codes.size(); ++i) {
     if (codes[i] > limit) {
       fail(std::string("cublaslt_fp8_gemm: ") + what + "[" + std::to_string(i) + "] = " + std::to_string(codes[i]) +
-           " is not a " + info(format).name + " code");
+           " is not a " + to_string(format) + " code");
     }
     const std::uint32_t w =
         format == Format::float32 ? codes[i] : convert_code(Format::float32, format, codes[i], presets::ieee());
@@ -439,7 +443,7 @@ std::vector<std::uint32_t> finite_f32_words(std::span<const std::uint32_t> codes
 
 // The C and bias types cuBLASLt 13.1 took on the H200 for each D type (the rest: "no algorithm").
 void check_epilogue_types(const LibraryFp8Schedule& s, const CublasLtEpilogue& e, bool e5m2_operand) {
-  const auto name = [](Format f) { return std::string(info(f).name); };
+  const auto name = [](Format f) { return to_string(f); };
   const bool fp8_d = e.d_format == Format::float8_e4m3fn || (e.d_format == Format::float8_e5m2 && e5m2_operand);
   Format c_expected = e.d_format;
   if (e.d_format == Format::float32) {
@@ -504,14 +508,14 @@ std::string cublaslt_epilogue_definition(const LibraryFp8Schedule& s, int split_
   }
   w += tensor ? " with S = RN(RN(alpha sa) sb)" : " with S = alpha";
   w += ", alpha " + number(e.alpha);
-  if (e.beta != 0.0f) w += ", beta " + number(e.beta) + ", C " + std::string(info(e.c_format).name);
-  if (!e.bias.empty()) w += ", then y + bias (" + std::string(info(e.bias_format).name) + ", FADD)";
+  if (e.beta != 0.0f) w += ", beta " + number(e.beta) + ", C " + to_string(e.c_format);
+  if (!e.bias.empty()) w += ", then y + bias (" + to_string(e.bias_format) + ", FADD)";
   if (e.relu) w += ", then ReLU: y = max(y, +0) (a -0 kept by RELU_BIAS after a split-K)";
   if (e.d_format == Format::float8_e4m3fn || e.d_format == Format::float8_e5m2) {
-    w += "; D = " + std::string(info(e.d_format).name) + " of RN(" + number(e.d_scale) +
+    w += "; D = " + to_string(e.d_format) + " of RN(" + number(e.d_scale) +
          " y), saturating (satfinite); amax_d = max |y|";
   } else if (e.d_format != Format::float32) {
-    w += "; D = y rounded once to " + std::string(info(e.d_format).name) + " (nearest even)";
+    w += "; D = y rounded once to " + to_string(e.d_format) + " (nearest even)";
   }
   return w + ", as cuBLASLt 13.1 computed it on an H200";
 }

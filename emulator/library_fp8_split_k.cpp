@@ -106,6 +106,10 @@ std::string_view recorded_split_k_provenance() { return kRecordedProvenance; }
 
 int recorded_split_k(Fp8Library library, bool fast_accum, Fp8Granularity a, Fp8Granularity b, Format a_element,
                      Format b_element, std::int64_t M, std::int64_t N, std::int64_t K, const SplitKLookup& lookup) {
+  if (library != Fp8Library::cublaslt && library != Fp8Library::torch_scaled_mm) {
+    throw std::invalid_argument("recorded split-K: the library is cublaslt or torch_scaled_mm, got " +
+                                std::to_string(static_cast<int>(library)));
+  }
   if (lookup.gpu != "h100" && lookup.gpu != "h200") {
     throw std::invalid_argument("recorded split-K: the counts were recorded on an H100 and an H200 ('h100', 'h200'), "
                                 "not '" + std::string(lookup.gpu) + "'");

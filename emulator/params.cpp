@@ -3,6 +3,7 @@
 
 #include <array>
 #include <stdexcept>
+#include <string>
 
 namespace blockscale::emulator {
 
@@ -31,7 +32,10 @@ constexpr std::array<TypeName, kTypeCount> kTypeNames = {{
 
 }  // namespace
 
-std::string_view to_string(Type t) { return kTypeNames[static_cast<int>(t)].name; }
+std::string_view to_string(Type t) {
+  const auto i = static_cast<std::size_t>(t);
+  return i < kTypeNames.size() ? kTypeNames[i].name : "an unknown type";
+}
 
 std::optional<Type> parse_type(std::string_view name) {
   for (const TypeName& n : kTypeNames) {
@@ -40,7 +44,11 @@ std::optional<Type> parse_type(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<Format> format_of(Type t) { return kTypeNames[static_cast<int>(t)].format; }
+std::optional<Format> format_of(Type t) {
+  const auto i = static_cast<std::size_t>(t);
+  if (i >= kTypeNames.size()) throw std::invalid_argument("format_of: an unknown Type value " + std::to_string(i));
+  return kTypeNames[i].format;
+}
 
 Type type_of(Format f) {
   for (const TypeName& n : kTypeNames) {

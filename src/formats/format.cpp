@@ -42,6 +42,8 @@ std::optional<Format> parse_format(std::string_view name) {
   return std::nullopt;
 }
 
-std::string to_string(Format f) { return info(f).name; }
+std::string to_string(Format f) {
+  return is_known(f) ? info(f).name : "an unknown format (" + std::to_string(static_cast<int>(f)) + ")";
+}
 
 }  // namespace blockscale

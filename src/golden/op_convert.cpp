@@ -451,7 +451,7 @@ class ConversionOp final : public Operation {
   std::vector<std::string> notes() const override {
     std::vector<std::string> n = {
         "x: the input (" + src_.name() + " bit pattern); one output column per @mode, in @mode order: the " +
-            std::string(info(dst_).name) +
+            to_string(dst_) +
             (dst_ == Format::tfloat32 ? " result as an fp32 word (low 13 bits zero)" : " code"),
     };
     if (stochastic_) {

@@ -72,7 +72,7 @@ cudaDataType_t cuda_type(Format f) {
     case Format::bfloat16: return CUDA_R_16BF;
     case Format::float16: return CUDA_R_16F;
     case Format::float8_e4m3fn: return CUDA_R_8F_E4M3;
-    default: throw std::invalid_argument("no cuBLASLt type for " + std::string(info(f).name));
+    default: throw std::invalid_argument("no cuBLASLt type for " + to_string(f));
   }
 }
 
@@ -395,7 +395,7 @@ void run_epilogue_one(cublasLtHandle_t lt, const LtConfig& c, Rng& r, ExternalRu
       LT_CHECK(cudaMemcpy(&amax, damax.p, 4, cudaMemcpyDeviceToHost));
       e.amax_d = amax;
     }
-    run.algo = algo_text(heur.algo) + "; D " + info(ep.d).name;
+    run.algo = algo_text(heur.algo) + "; D " + to_string(ep.d);
     run.split_k = algo_split_k(heur.algo);
     run.epilogue = std::move(e);
   } else {

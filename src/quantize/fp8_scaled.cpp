@@ -122,7 +122,7 @@ Fp8ScaledMatrix quantize_fp8_scaled(std::span<const float> x, std::int64_t rows,
                                     Format element, Fp8Granularity granularity, Fp8ScaleRecipe recipe) {
   const detail::IeeeMode ieee;
   check(element == Format::float8_e4m3fn || element == Format::float8_e5m2,
-        "the element format must be float8_e4m3fn or float8_e5m2, got " + std::string(info(element).name));
+        "the element format must be float8_e4m3fn or float8_e5m2, got " + to_string(element));
   check(recipe == Fp8ScaleRecipe::torchao || element == Format::float8_e4m3fn,
         std::string(to_string(recipe)) + " quantizes to float8_e4m3fn only (DeepGEMM's casts divide by 448)");
   check(recipe != Fp8ScaleRecipe::torchao ||

@@ -771,6 +771,53 @@ TEST(LibraryFp8, InconsistentMatricesSchedulesAndCountsAreRefused) {
   bad_path.path = static_cast<GemmPath>(9);
   EXPECT_NE(invalid_argument_message([&] { library_fp8_gemm(tensor, t, t, 0, 4, 1, bad_path); }).find("GemmOptions::path"),
             std::string::npos);
+  // The largest interval is INT_MAX / 32 (K positions are int), and the message says so.
+  LibraryFp8Schedule long_interval = s;
+  long_interval.promotion_interval = 1 << 26;
+  EXPECT_NE(invalid_argument_message([&] { long_interval.validate(); }).find("2^26 - 1, got 67108864"), std::string::npos);
+}
+
+// From an audit (2026-11-30, sixty-fifth session): values outside an enum were refused, but the
+// refusals named them by reading the format table past its end (UBSan: index 200 out of bounds;
+// a Release build named whatever it read), and recorded_split_k answered an unknown library as
+// cuBLASLt.
+TEST(LibraryFp8, ValuesOutsideTheEnumsAreRefusedByNumber) {
+  const Format unknown = static_cast<Format>(200);
+  EXPECT_EQ(to_string(unknown), "an unknown format (200)");
+  EXPECT_EQ(to_string(static_cast<Fp8Library>(7)), "an unknown library");
+  std::vector<std::uint32_t> d{0x3F800000u, 0x40000000u};
+  const std::vector<std::uint32_t> bias{0, 0};
+  EXPECT_NE(invalid_argument_message([&] { round_d(d, unknown); }).find("D's dtype is an unknown format (200)"),
+            std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { add_bias(d, 2, bias, unknown); }).find("an unknown format (200)"),
+            std::string::npos);
+  const LibraryFp8Schedule s = library_fp8_schedule(Fp8Library::cublaslt, false, G::tensor, G::tensor);
+  const Fp8ScaledMatrix a = quantized(4, 64, G::tensor, 2), b = quantized(4, 64, G::tensor, 3);
+  const std::vector<std::uint32_t> bias_words(4, 0u), c_words(16, 0u);
+  for (const int field : {0, 1, 2}) {
+    CublasLtEpilogue e;
+    e.bias = bias_words;
+    (field == 0 ? e.d_format : field == 1 ? e.c_format : e.bias_format) = unknown;
+    if (field == 1) {
+      e.beta = 1.0f;
+      e.c = c_words;
+    }
+    EXPECT_NE(invalid_argument_message([&] { (void)cublaslt_fp8_gemm(s, a, b, 0, 4, 1, e); }).find("an unknown format (200)"),
+              std::string::npos)
+        << field;
+    EXPECT_NE(invalid_argument_message([&] { (void)cublaslt_epilogue_definition(s, 1, e); }).find("an unknown format (200)"),
+              std::string::npos)
+        << field;
+  }
+  const Format e4m3 = Format::float8_e4m3fn;
+  EXPECT_NE(invalid_argument_message([&] {
+              (void)recorded_split_k(Fp8Library::cublaslt, false, G::tensor, G::tensor, unknown, e4m3, 64, 128, 16384, {});
+            }).find("not an unknown format (200)"),
+            std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] {
+              (void)recorded_split_k(static_cast<Fp8Library>(7), false, G::tensor, G::tensor, e4m3, e4m3, 64, 128, 16384, {});
+            }).find("the library is cublaslt or torch_scaled_mm, got 7"),
+            std::string::npos);
 }
 
 }  // namespace

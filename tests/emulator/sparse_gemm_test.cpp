@@ -485,6 +485,8 @@ TEST(SparseGemm, RefusesWhatItDoesNotModel) {
   }
   expect_throw_with([&] { (void)em::cusparselt_output(static_cast<bs::Format>(200), 0x3f800000u); },
                     "got an unknown format");
+  expect_throw_with([&] { (void)em::cusparselt_kernel(static_cast<bs::Format>(200), bs::Format::float32); },
+                    "no measured kernel for an unknown format (200) -> float32");
   expect_throw_with([&] { (void)em::SparseGemmSchedule{}.slice_starts(64); }, "no instruction");
   expect_throw_with([&] { em::SparseGemmSchedule{sp, 1, 0, static_cast<em::SplitKReduction>(7)}.validate(); },
                     "neither sequential nor pairwise");

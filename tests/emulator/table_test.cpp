@@ -390,6 +390,20 @@ TEST(InstructionTable, ChangedInstructionsAreRefused) {
   test::expect_throw_with([&] { validate(Instruction{}); }, "no instruction");
 }
 
+// Values outside the Type and Format enums (a cast integer) are named by number or refused, never
+// read from past the end of a table (UBSan; from an audit, 2026-11-30).
+TEST(EmulatorTable, ValuesOutsideTheEnumsAreNotReadFromTables) {
+  EXPECT_EQ(to_string(static_cast<Type>(99)), "an unknown type");
+  EXPECT_THROW((void)format_of(static_cast<Type>(99)), std::invalid_argument);
+  const std::vector<std::uint8_t> codes(4, 0);
+  try {
+    (void)CodeMatrix(static_cast<Format>(12), 2, 2, codes);
+    ADD_FAILURE() << "a CodeMatrix of Format 12 was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("CodeMatrix: an unknown format (12)"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Arith, PairwiseSumOfNothingIsRefused) {
   test::expect_throw_with([] { sum_f32_pairwise({}); }, "no partial sums");
   const std::uint32_t one = 0x3F800000u;

@@ -21,7 +21,7 @@ inline constexpr int kTypeCount = 12;
 
 std::string_view to_string(Type t);
 std::optional<Type> parse_type(std::string_view name);  // PTX spelling: "e4m3", "ue8m0", "f16", ...
-std::optional<Format> format_of(Type t);                  // nullopt for f64
+std::optional<Format> format_of(Type t);                  // nullopt for f64; throws for a value outside the enum
 Type type_of(Format f);
 
 // A set of types (bit i = Type i), for the operand types a table row accepts.

@@ -149,6 +149,9 @@ constexpr bool is_negative(Format f, std::uint32_t code) { return (code & sign_m
 // Name lookup: accepts the long name ("float8_e4m3fn"), the short name ("e4m3"), and the
 // spellings used by cuda.tile / PyTorch ("f8e4m3fn", "float8_e4m3fn", "f4e2m1fn", "e8m0").
 std::optional<Format> parse_format(std::string_view name);
+// The long name; for a value outside the enum (a cast integer) "an unknown format (N)", so that the
+// messages that refuse such a value can name it. info() itself assumes a valid value.
 std::string to_string(Format f);
+constexpr bool is_known(Format f) { return static_cast<unsigned>(f) < static_cast<unsigned>(kFormatCount); }
 
 }  // namespace blockscale
