@@ -163,7 +163,8 @@ std::vector<std::uint32_t> gemm(const KernelSchedule& schedule, const BlockScale
 // mma_scaled's `exact` numerics (reference/numerics.h: the exact sum of the scaled products plus
 // C, rounded once to f32, nearest even) on quantized operands, as reference::mma_scaled computes
 // it (canonical NaN 0x7FC00000, the zero signs of exact_sum.h), and with NVFP4 per-tensor scales
-// the epilogue of gemm() above: the exact sum from +0, then D = fma(alpha, acc, C). `a` and `b` as
+// whose product alpha is not 1 the epilogue of gemm() above: the exact sum from +0, then
+// D = fma(alpha, acc, C), whose NaN is the FFMA's 0x7FFFFFFF (arith.h). `a` and `b` as
 // for gemm() above, of any element formats with one scale type and block size. The fast paths
 // compute it as a double GEMM in which every output whose operands' bit positions and norms prove
 // that no addition rounds (emulator/exact_gemm.cpp) is converted once; the rest (Inf elements,
