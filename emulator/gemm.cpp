@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "blockscale/emulator/arith.h"
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/formats/detail/ieee_mode.h"
 #include "engine.h"
 #include "fast_gemm.h"
@@ -55,8 +56,11 @@ bool gemm_path_available(GemmPath path) {
   switch (path) {
     case GemmPath::avx2: return fast::cpu_has_avx2();
     case GemmPath::avx512: return fast::cpu_has_avx512();
-    default: return true;
+    case GemmPath::automatic:
+    case GemmPath::reference:
+    case GemmPath::portable: return true;
   }
+  return false;  // a value outside the enum names no path
 }
 
 std::string_view to_string(GemmPath path) {
@@ -185,6 +189,10 @@ void KernelSchedule::validate() const {
   if (instruction.row == nullptr) fail("KernelSchedule: no instruction");
   emulator::validate(instruction);
   const std::string who = instruction.name();
+  blockscale::detail::require_enumerator(accumulation, Accumulation::promotion, "KernelSchedule::accumulation", "Accumulation");
+  blockscale::detail::require_enumerator(promotion_fma, PromotionFma::mul_then_add, "KernelSchedule::promotion_fma", "PromotionFma");
+  blockscale::detail::require_enumerator(c_placement, CPlacement::epilogue, "KernelSchedule::c_placement", "CPlacement");
+  blockscale::detail::require_enumerator(reduction, SplitKReduction::pairwise, "KernelSchedule::reduction", "SplitKReduction");
   if (instruction.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 GEMMs are not modelled here: use mma_f64");
   if (instruction.sparse) fail(who + ": sparse instructions are modelled one instruction at a time (mma_sparse), not in GEMM schedules");
   if (accumulation == Accumulation::promotion) {

@@ -209,6 +209,7 @@ std::string LibraryFp8Schedule::name() const {
 }
 
 std::string LibraryFp8Schedule::description() const {
+  validate();
   std::string s = promotion_interval == 0
                       ? "one wgmma k32 chain over all of K (no promotion)"
                       : "wgmma k32 chains of " + std::to_string(promotion_interval) + " (" +

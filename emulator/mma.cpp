@@ -66,6 +66,7 @@ std::uint32_t fdpa(const FdpaParams& p, const DotOperands& ops) {
   const bool scaled = p.algorithm == Algorithm::st_fdpa || p.algorithm == Algorithm::gst_fdpa;
   const auto is_fp8 = [](Format f) { return f == Format::float8_e4m3fn || f == Format::float8_e5m2; };
   for (Format f : {ops.a_format, ops.b_format}) {
+    require_known(f, "fdpa: an operand format");
     if (!info(f).is_signed || f == Format::float32) {
       fail("fdpa: operand format " + format_name(f) + " is not a tensor-core operand type");
     }

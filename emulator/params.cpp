@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "blockscale/emulator/params.h"
 
+#include "blockscale/formats/detail/enum_check.h"
+
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -73,9 +75,11 @@ Format accumulator_format(OutputRounding r) {
     case OutputRounding::rz_fp32:
     case OutputRounding::rz_e8m13: return Format::float32;
     case OutputRounding::rne_fp16: return Format::float16;
-    case OutputRounding::rne_fp64: break;
+    case OutputRounding::rne_fp64:
+      throw std::invalid_argument("rne_fp64 (f64 DMMA) has no accumulator Format: use dot_f64 / mma_f64");
   }
-  throw std::invalid_argument("rne_fp64 (f64 DMMA) has no accumulator Format: use dot_f64 / mma_f64");
+  throw std::invalid_argument("accumulator_format: OutputRounding = " + std::to_string(static_cast<unsigned>(r)) +
+                              " is not an OutputRounding");
 }
 
 std::string_view to_string(Algorithm a) {
@@ -101,6 +105,9 @@ std::string_view to_string(OutputRounding r) {
 
 void validate(const FdpaParams& p) {
   const auto fail = [](const std::string& m) { throw std::invalid_argument("FdpaParams: " + m); };
+  blockscale::detail::require_enumerator(p.algorithm, Algorithm::fma_chain, "FdpaParams: algorithm", "Algorithm");
+  blockscale::detail::require_enumerator(p.rounding, OutputRounding::rne_fp64, "FdpaParams: rounding", "OutputRounding");
+  blockscale::detail::require_enumerator(p.underflow_zero, UnderflowZero::positive, "FdpaParams: underflow_zero", "UnderflowZero");
   if (p.algorithm == Algorithm::fma_chain) {
     if (p.rounding != OutputRounding::rne_fp64) fail("fma_chain rounds to nearest even in f64 (rne_fp64)");
     return;

@@ -7,11 +7,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/formats/detail/round.h"
 
 namespace blockscale {
 
 NanRule default_nan_rule(Format f) {
+  require_known(f, "default_nan_rule");
   switch (info(f).specials) {
     case Specials::ieee:
       return {quiet_nan_code(f), true, true};
@@ -34,7 +36,14 @@ std::string hex(std::uint32_t v) {
 }  // namespace
 
 void validate(Format dst, const ConvertOptions& o) {
+  require_known(dst, "conversion");
   const std::string name = to_string(dst);
+  // Values outside the enums (cast integers) would otherwise run as some other mode.
+  const std::string what = "conversion to " + name + ": ConvertOptions::";
+  detail::require_enumerator(o.rounding, Rounding::stochastic, what + "rounding", "Rounding");
+  detail::require_enumerator(o.overflow, Overflow::ieee, what + "overflow", "Overflow");
+  detail::require_enumerator(o.zero, ZeroRule::nan, what + "zero", "ZeroRule");
+  detail::require_enumerator(o.negative, NegativeRule::min_code, what + "negative", "NegativeRule");
   if (o.rounding == Rounding::stochastic && (o.stochastic_bits < 1 || o.stochastic_bits > 32)) {
     throw std::invalid_argument("stochastic rounding to " + name + ": stochastic_bits must be in 1..32, got " +
                                 std::to_string(o.stochastic_bits));
@@ -149,6 +158,7 @@ Unpacked unpack_double_impl(double x) {
 }
 
 Unpacked unpack_code_impl(Format f, std::uint32_t code) {
+  require_known(f, "decoding");
   const FormatInfo& fi = info(f);
   code &= code_mask(f);
   Unpacked r;
@@ -253,7 +263,7 @@ std::string to_string(Rounding r) {
     case Rounding::nearest_away: return "nearest_away";
     case Rounding::stochastic: return "stochastic";
   }
-  return "?";
+  return "Rounding(" + std::to_string(static_cast<int>(r)) + ")";
 }
 
 std::string to_string(Overflow o) {
@@ -263,7 +273,7 @@ std::string to_string(Overflow o) {
     case Overflow::infinity: return "infinity";
     case Overflow::ieee: return "ieee";
   }
-  return "?";
+  return "Overflow(" + std::to_string(static_cast<int>(o)) + ")";
 }
 
 }  // namespace blockscale

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 namespace blockscale {
 
@@ -40,6 +41,10 @@ std::optional<Format> parse_format(std::string_view name) {
     if (n == a.alias) return a.f;
   }
   return std::nullopt;
+}
+
+void require_known(Format f, std::string_view where) {
+  if (!is_known(f)) throw std::invalid_argument(std::string(where) + ": " + to_string(f));
 }
 
 std::string to_string(Format f) {

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "blockscale/formats/presets.h"
 
+#include "blockscale/formats/detail/enum_check.h"
+
 #include <stdexcept>
 #include <string>
 
 namespace blockscale::presets {
 
 ConvertOptions ieee(Rounding r) {
+  detail::require_enumerator(r, Rounding::stochastic, "the ieee preset: rounding", "Rounding");
   ConvertOptions o;
   o.rounding = r;
   o.overflow = Overflow::ieee;
@@ -30,6 +33,10 @@ bool is_fp6_fp4(Format f) {
 
 ConvertOptions cuda(Format dst, Format src, bool from_double, std::optional<Rounding> rounding,
                     std::optional<Overflow> overflow) {
+  require_known(dst, "the cuda preset");
+  require_known(src, "the cuda preset");
+  if (rounding) detail::require_enumerator(*rounding, Rounding::stochastic, "the cuda preset: rounding", "Rounding");
+  if (overflow) detail::require_enumerator(*overflow, Overflow::ieee, "the cuda preset: overflow", "Overflow");
   const std::string pair = (from_double ? std::string("double") : to_string(src)) + " -> " + to_string(dst);
   if (!from_double && src != Format::float32 && src != Format::float16 && src != Format::bfloat16) {
     reject("the cuda preset has no " + pair +
@@ -157,6 +164,7 @@ ConvertOptions ml_dtypes(Format dst, Format /*src*/, bool saturate, bool truncat
 }
 
 ConvertOptions value_type_default(Format dst) {
+  require_known(dst, "value_type_default");
   switch (dst) {
     case Format::float8_e4m3fn:
     case Format::float8_e5m2:

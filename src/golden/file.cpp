@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "blockscale/golden/operation.h"
 
@@ -40,7 +41,7 @@ std::optional<SetKind> parse_set_kind(std::string_view s) {
 
 std::string to_string(ElementType t) {
   switch (t.word) {
-    case WordType::code: return info(t.format).short_name;
+    case WordType::code: return is_known(t.format) ? info(t.format).short_name : blockscale::to_string(t.format);
     case WordType::f64: return "f64";
     case WordType::u8: return "u8";
     case WordType::u32: return "u32";
@@ -64,6 +65,7 @@ std::optional<ElementType> parse_element_type(std::string_view s) {
 int hex_digits(ElementType t) {
   switch (t.word) {
     case WordType::code: {
+      require_known(t.format, "golden hex_digits");
       const FormatInfo& fi = info(t.format);
       if (fi.code_shift != 0 || fi.storage_bits == 32) return 8;  // tf32 / f32: fp32 words
       if (fi.storage_bits == 8) return 2 - (width(t.format) <= 4 ? 1 : 0);
@@ -74,12 +76,14 @@ int hex_digits(ElementType t) {
     case WordType::u32: return 8;
     case WordType::u64: return 0;
   }
-  return 0;
+  throw std::invalid_argument("golden hex_digits: WordType = " + std::to_string(static_cast<unsigned>(t.word)) +
+                              " is not a WordType");
 }
 
 std::uint64_t max_word(ElementType t) {
   switch (t.word) {
     case WordType::code: {
+      require_known(t.format, "golden max_word");
       const FormatInfo& fi = info(t.format);
       if (fi.code_shift != 0) return 0xFFFFFFFFu;         // tf32: any fp32 word
       if (t.format == Format::float8_ue4m3) return 0xFF;  // bit 7 is ignored by the hardware
@@ -90,7 +94,8 @@ std::uint64_t max_word(ElementType t) {
     case WordType::u32: return 0xFFFFFFFFu;
     case WordType::u64: return ~std::uint64_t{0};
   }
-  return 0;
+  throw std::invalid_argument("golden max_word: WordType = " + std::to_string(static_cast<unsigned>(t.word)) +
+                              " is not a WordType");
 }
 
 std::string fields_string(std::span<const FieldSpec> fields) {
@@ -512,6 +517,8 @@ std::string format_case(std::span<const FieldSpec> fields, std::span<const std::
 
 std::string format_golden(const GoldenFile& f) {
   const Header& h = f.header;
+  if (!parse_set_kind(to_string(h.kind)))
+    throw std::invalid_argument("format_golden: header kind " + std::to_string(static_cast<unsigned>(h.kind)) + " is not a SetKind");
   std::string s = "@golden " + std::to_string(kFormatVersion) + "\n";
   s += "@generator " + h.generator + "\n";
   s += "@kind " + to_string(h.kind) + "\n";

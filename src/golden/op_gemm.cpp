@@ -161,6 +161,8 @@ class GemmOp final : public Operation {
  public:
   explicit GemmOp(GemmSpec g) : g_(std::move(g)) {
     g_.schedule.validate();
+    if (g_.output != GemmOutput::accumulator && g_.output != GemmOutput::bf16)
+      invalid("GemmOutput = " + std::to_string(static_cast<unsigned>(g_.output)) + " is not a GemmOutput");
     if (g_.m < 1 || g_.m > kMaxMN || g_.n < 1 || g_.n > kMaxMN || g_.k < 1 || g_.k > kMaxK) {
       invalid("GEMM shape " + std::to_string(g_.m) + " x " + std::to_string(g_.n) + " x " + std::to_string(g_.k) +
               " is outside M, N in 1.." + std::to_string(kMaxMN) + ", K in 1.." + std::to_string(kMaxK));

@@ -13,6 +13,7 @@
 
 #include "blockscale/emulator/mma.h"
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/harness/probes.h"
 #include "blockscale/quantize/block.h"
@@ -43,6 +44,7 @@ double Rng::gaussian() {
 }
 
 std::uint64_t case_seed(std::uint64_t seed, std::string_view target, DataKind data, std::uint64_t index) {
+  blockscale::detail::require_enumerator(data, DataKind::tiny, "the data set", "DataKind");
   // FNV-1a over the name, then splitmix rounds over (seed, name hash, data set, index).
   std::uint64_t h = 0xCBF29CE484222325ull;
   for (char ch : target) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001B3ull;
@@ -660,6 +662,7 @@ constexpr std::array<GemmShape, 6> kSmallGemmShapes = {{
 }};
 
 GemmShape gemm_shape(std::uint64_t index, GemmSizes sizes) {
+  blockscale::detail::require_enumerator(sizes, GemmSizes::small, "the GEMM sizes", "GemmSizes");
   const auto& list = sizes == GemmSizes::full ? kGemmShapes : kSmallGemmShapes;
   return list[index % list.size()];
 }
@@ -692,6 +695,8 @@ std::size_t gemm_problem_outputs(std::uint64_t index, GemmSizes sizes) {
 GemmProblem make_gemm_problem(const GemmTarget& t, DataKind data, std::uint64_t seed, std::uint64_t index,
                               GemmSizes sizes) {
   const blockscale::detail::IeeeMode ieee;
+  blockscale::detail::require_enumerator(data, DataKind::tiny, "the data set", "DataKind");
+  (void)gemm_schedule(t);  // the target's formats and enums
   const GemmShape shape = gemm_shape(index, sizes);
   GemmProblem p;
   p.m = shape.m, p.n = shape.n, p.k = shape.k_steps * t.k_multiple;

@@ -21,12 +21,16 @@ OutputFormat output_format(Format acc) {
   if (acc == Format::float32) return OutputFormat::f32;
   if (acc == Format::float16) return OutputFormat::f16;
   if (acc == Format::bfloat16) return OutputFormat::bf16;
-  throw std::invalid_argument("no output format for " + std::string(info(acc).short_name));
+  throw std::invalid_argument("no output format for " + blockscale::to_string(acc));
 }
 
 OutputFormat output_format(const InstructionTarget& t) { return t.f64 ? OutputFormat::f64 : output_format(t.acc); }
 
-std::size_t words_per_output(OutputFormat f) { return f == OutputFormat::f64 ? 2 : 1; }
+std::size_t words_per_output(OutputFormat f) {
+  if (static_cast<unsigned>(f) > static_cast<unsigned>(OutputFormat::f64))
+    throw std::invalid_argument("OutputFormat = " + std::to_string(static_cast<unsigned>(f)) + " is not an OutputFormat");
+  return f == OutputFormat::f64 ? 2 : 1;
+}
 
 namespace {
 
@@ -42,7 +46,7 @@ Layout layout(OutputFormat f) {
     case OutputFormat::bf16: return {16, 0x7F80u, 0x007Fu};
     case OutputFormat::f64: return {64, 0x7FF0000000000000ull, 0x000FFFFFFFFFFFFFull};
   }
-  return {32, 0, 0};
+  throw std::invalid_argument("OutputFormat = " + std::to_string(static_cast<unsigned>(f)) + " is not an OutputFormat");
 }
 
 bool is_nan(const Layout& l, std::uint64_t x) { return (x & l.exp) == l.exp && (x & l.man) != 0; }

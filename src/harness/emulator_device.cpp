@@ -12,6 +12,7 @@
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/harness/device.h"
 
 namespace blockscale::harness {
@@ -169,6 +170,9 @@ class EmulatorDevice final : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_emulator_device(Perturbation p) { return std::make_unique<EmulatorDevice>(p); }
+std::unique_ptr<Device> make_emulator_device(Perturbation p) {
+  blockscale::detail::require_enumerator(p, Perturbation::zero_floor, "make_emulator_device: perturbation", "Perturbation");
+  return std::make_unique<EmulatorDevice>(p);
+}
 
 }  // namespace blockscale::harness

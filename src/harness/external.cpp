@@ -11,6 +11,7 @@
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/gemm.h"
 #include "blockscale/emulator/library_fp8.h"
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/harness/compare.h"
 #include "run_file.h"
 
@@ -315,6 +316,8 @@ TableFit fit_table(const ExternalRun& run) {
 }  // namespace
 
 ExternalStudy fit_schedules(ExternalRun run) {
+  blockscale::detail::require_enumerator(run.scaling, ExternalScaling::block_128x128, "fit_schedules: scaling",
+                                         "ExternalScaling");
   ExternalStudy study;
   if (!run.error.empty() || run.d.empty()) {
     study.run = std::move(run);

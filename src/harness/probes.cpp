@@ -43,7 +43,11 @@ const std::vector<double>& factor_candidates(Format f) {
     return true;
   }();
   (void)filled;
-  return cache.at(f);
+  const auto found = cache.find(f);
+  if (found == cache.end()) {
+    throw std::invalid_argument("probe products: " + blockscale::to_string(f) + " is not a signed operand format");
+  }
+  return found->second;
 }
 
 bool is_normal_value(Format f, double v) { return std::fabs(v) >= pow2(emin(f)); }
@@ -81,6 +85,7 @@ std::uint32_t sign_word(Format f) { return word(f, sign_mask(f)); }
 }  // namespace
 
 std::optional<std::uint32_t> exact_code(Format f, double v) {
+  require_known(f, "exact_code");
   if (std::isnan(v)) return std::nullopt;
   if (f == Format::float32 || f == Format::tfloat32) {
     const float x = static_cast<float>(v);
@@ -138,7 +143,11 @@ double acc_value(Format acc, std::uint32_t code) {
   return to_double(acc, code);
 }
 
-std::uint8_t unit_scale(Format scale) { return scale == Format::float8_e8m0fnu ? 127 : 0x38; }
+std::uint8_t unit_scale(Format scale) {
+  if (scale == Format::float8_e8m0fnu) return 127;
+  if (scale == Format::float8_ue4m3) return 0x38;
+  throw std::invalid_argument("unit_scale: block scales are ue8m0 or ue4m3, got " + blockscale::to_string(scale));
+}
 
 DotBuilder::DotBuilder(const InstructionTarget& t, std::string label) : t_(t) {
   dot_.label = std::move(label);

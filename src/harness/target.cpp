@@ -14,6 +14,7 @@
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/enum_check.h"
 
 namespace blockscale::harness {
 
@@ -79,7 +80,10 @@ std::vector<std::uint32_t> emulate_f64_tiles(const InstructionTarget& t, const T
   return out;
 }
 
-std::string short_name(Format f) { return info(f).short_name; }
+std::string short_name(Format f) {
+  require_known(f, "GEMM target");
+  return info(f).short_name;
+}
 
 }  // namespace
 
@@ -131,6 +135,7 @@ TileBatch make_batch(const InstructionTarget& t, std::size_t tiles) {
 }
 
 void validate_batch(const InstructionTarget& t, const TileBatch& in) {
+  for (const Format f : {t.a, t.b, t.acc, t.scale}) require_known(f, "target '" + t.name + "'");
   auto need = [&](const char* what, std::size_t have, std::size_t per_tile) {
     // tiles * per_tile must not wrap (2^58 tiles of 512 words would "need" 0).
     if (per_tile != 0 && in.tiles > std::numeric_limits<std::size_t>::max() / per_tile) {
@@ -297,9 +302,20 @@ std::string to_string(GemmRecipe r) {
   return "?";
 }
 
-std::string to_string(TargetKind k) { return k == TargetKind::instruction ? "instruction" : "gemm"; }
+std::string to_string(TargetKind k) {
+  switch (k) {
+    case TargetKind::instruction: return "instruction";
+    case TargetKind::gemm: return "gemm";
+  }
+  return "?";
+}
 
 emulator::KernelSchedule gemm_schedule(const GemmTarget& t) {
+  const std::string who = "GEMM '" + t.name + "': ";
+  for (const Format f : {t.a, t.b, t.scale}) require_known(f, who + "a format");
+  blockscale::detail::require_enumerator(t.recipe, GemmRecipe::nvfp4, who + "recipe", "GemmRecipe");
+  blockscale::detail::require_enumerator(t.schedule_kind, GemmSchedule::tcgen05_chain, who + "schedule_kind", "GemmSchedule");
+  blockscale::detail::require_enumerator(t.fma, emulator::PromotionFma::mul_then_add, who + "fma", "PromotionFma");
   if (t.schedule_kind == GemmSchedule::tcgen05_chain) {
     return emulator::block_scaled_schedule(emulator::Arch::sm_100a, t.a, t.b, t.scale, t.block);
   }
@@ -371,6 +387,7 @@ std::vector<std::uint32_t> promotion_scales(const GemmTarget& t, std::span<const
 
 void validate_problem(const GemmTarget& t, const GemmProblem& p) {
   auto bad = [&](const std::string& rule) { throw std::invalid_argument("GEMM '" + t.name + "': " + rule); };
+  (void)gemm_schedule(t);  // the target's formats and enums
   if (t.block < 1) bad("the target's block must be positive");
   if (p.m < 1 || p.n < 1 || p.k < 1) bad("M, N and K must be positive");
   if (p.k % t.block != 0) bad("K must be a multiple of the block");

@@ -44,6 +44,7 @@ std::string where(const char* fn, Packing p, Format f) {
 }
 
 void check_format(const char* fn, Packing p, Format f) {
+  require_known(f, fn);
   switch (p) {
     case Packing::byte_per_element:
       if (info(f).storage_bits != 8)
@@ -213,6 +214,7 @@ std::optional<Packing> parse_packing(std::string_view name) {
 }
 
 Packing dense_packing(Format f) {
+  require_known(f, "dense_packing");
   if (is_fp4(f)) return Packing::fp4_dense;
   if (is_fp6(f)) return Packing::fp6_dense;
   return Packing::byte_per_element;

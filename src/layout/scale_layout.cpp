@@ -713,6 +713,7 @@ std::optional<ScaleLayout> parse_impl(std::string_view text, std::string& why) {
 }  // namespace
 
 ScaleLayout ScaleLayout::of(ScaleLayoutKind k) {
+  (void)kind_name(k);  // refuses a value outside the enum
   if (has_params(k))
     throw std::invalid_argument("ScaleLayout::of(" + kind_name(k) +
                                 "): this kind has parameters; use its named constructor");
@@ -918,7 +919,13 @@ std::optional<std::int64_t> find_padding_mismatch(const ScaleLayout& layout, std
 
 std::string to_string(ScaleLayoutKind kind) { return kind_name(kind); }
 
-std::string to_string(ScaleMajor major) { return major == ScaleMajor::mn_major ? "mn" : "k"; }
+std::string to_string(ScaleMajor major) {
+  switch (major) {
+    case ScaleMajor::mn_major: return "mn";
+    case ScaleMajor::k_major: return "k";
+  }
+  return "ScaleMajor(" + std::to_string(static_cast<int>(major)) + ")";
+}
 
 std::string to_string(RowOrder order) {
   if (static_cast<std::size_t>(order) >= kRowOrderTable.size()) throw std::invalid_argument("unknown RowOrder");

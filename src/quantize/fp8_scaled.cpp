@@ -9,6 +9,7 @@
 #include <string>
 
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/formats/presets.h"
 
@@ -21,7 +22,7 @@ std::string_view to_string(Fp8Granularity g) {
     case Fp8Granularity::block_1x128: return "1x128";
     case Fp8Granularity::block_128x128: return "128x128";
   }
-  return "?";
+  return "an unknown granularity";
 }
 
 std::string_view to_string(Fp8ScaleRecipe r) {
@@ -30,7 +31,7 @@ std::string_view to_string(Fp8ScaleRecipe r) {
     case Fp8ScaleRecipe::deepgemm_ue8m0: return "deepgemm_ue8m0";
     case Fp8ScaleRecipe::torchao: return "torchao";
   }
-  return "?";
+  return "an unknown recipe";
 }
 
 namespace {
@@ -121,6 +122,9 @@ void check(bool ok, const std::string& rule) {
 Fp8ScaledMatrix quantize_fp8_scaled(std::span<const float> x, std::int64_t rows, std::int64_t k, KAxis axis,
                                     Format element, Fp8Granularity granularity, Fp8ScaleRecipe recipe) {
   const detail::IeeeMode ieee;
+  detail::require_enumerator(axis, KAxis::first, "quantize_fp8_scaled: axis", "KAxis");
+  detail::require_enumerator(granularity, Fp8Granularity::block_128x128, "quantize_fp8_scaled: granularity", "Fp8Granularity");
+  detail::require_enumerator(recipe, Fp8ScaleRecipe::torchao, "quantize_fp8_scaled: recipe", "Fp8ScaleRecipe");
   check(element == Format::float8_e4m3fn || element == Format::float8_e5m2,
         "the element format must be float8_e4m3fn or float8_e5m2, got " + to_string(element));
   check(recipe == Fp8ScaleRecipe::torchao || element == Format::float8_e4m3fn,

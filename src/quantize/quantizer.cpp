@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "blockscale/formats/bulk.h"
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/formats/presets.h"
 #include "fused.h"
@@ -26,7 +27,10 @@ namespace {
 // Clones by CPU feature (not by arch=, which the resolver matches against the CPU model and so
 // misses virtualised CPUs). Every clone runs the same integer and IEEE fp32 operations, so every
 // clone gives the same bits.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+// Not under a sanitizer: the clones' IFUNC resolvers run in the dynamic loader, before the
+// sanitizer's runtime has started, and an instrumented resolver crashes there (GCC 12, TSan).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 #define BLOCKSCALE_QUANTIZE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define BLOCKSCALE_QUANTIZE_CLONES
@@ -426,8 +430,21 @@ void RowScratch::reserve(std::size_t n, std::size_t blocks) {
   }
 }
 
+namespace {
+
+// The format and every option before any table is read (code_mask reads the format table).
+const BlockFormat& checked(const BlockFormat& f, const DequantizeOptions& d) {
+  validate(f);
+  detail::require_enumerator(d.scale_decode, ScaleDecode::triton_kernels, "DequantizeOptions::scale_decode", "ScaleDecode");
+  detail::require_enumerator(d.overflow, DequantOverflow::clamp_finite, "DequantizeOptions::overflow", "DequantOverflow");
+  detail::require_enumerator(d.nvfp4, Nvfp4Decode::transformer_engine, "DequantizeOptions::nvfp4", "Nvfp4Decode");
+  return f;
+}
+
+}  // namespace
+
 Dequantizer::Dequantizer(const BlockFormat& f, const TensorScale& ts, const DequantizeOptions& d)
-    : element_mask_(static_cast<std::uint8_t>(code_mask(f.element))),
+    : element_mask_(static_cast<std::uint8_t>(code_mask(checked(f, d).element))),
       clamp_finite_(d.overflow == DequantOverflow::clamp_finite) {
   for (std::uint32_t c = 0; c < 256; ++c) {
     element_[c] = to_float(f.element, c & element_mask_);
@@ -549,7 +566,7 @@ std::uint8_t quantize_block(std::span<const float> x, const BlockFormat& f, cons
 
 float scale_value(const BlockFormat& f, std::uint8_t code, const TensorScale& ts, const DequantizeOptions& d) {
   const detail::IeeeMode ieee;
-  validate(f);
+  (void)quantize_detail::checked(f, d);
   if (f.scale == Format::float8_e8m0fnu) {
     if (d.scale_decode == ScaleDecode::triton_kernels) return std::bit_cast<float>(std::uint32_t{code} << 23);
     return to_float(Format::float8_e8m0fnu, code);

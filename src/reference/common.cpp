@@ -46,6 +46,14 @@ Term multiply(const Term& a, const Term& b) {
 }
 
 void check_numerics_fields(const std::string& op, const Numerics& n) {
+  // Values outside the enums (cast integers) would otherwise run as another mode.
+  if (static_cast<unsigned>(n.mode) > static_cast<unsigned>(Mode::hardware))
+    throw RuleError(Rule::numerics, op, "Numerics::mode = " + std::to_string(static_cast<unsigned>(n.mode)) + " is not a Mode");
+  if (static_cast<unsigned>(n.rounding) > static_cast<unsigned>(Rounding::stochastic))
+    throw RuleError(Rule::numerics, op, "Numerics::rounding = " + std::to_string(static_cast<unsigned>(n.rounding)) + " is not a Rounding");
+  if (static_cast<unsigned>(n.integer_overflow) > static_cast<unsigned>(IntegerOverflow::saturate))
+    throw RuleError(Rule::numerics, op, "Numerics::integer_overflow = " + std::to_string(static_cast<unsigned>(n.integer_overflow)) +
+                                            " is not an IntegerOverflow");
   if (n.mode != Mode::exact && n.rounding != Rounding::nearest_even)
     throw RuleError(Rule::numerics, op,
                     "rounding " + to_string(n.rounding) + " applies only to exact numerics (" + to_string(n) +

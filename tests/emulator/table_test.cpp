@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -402,6 +403,37 @@ TEST(EmulatorTable, ValuesOutsideTheEnumsAreNotReadFromTables) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("CodeMatrix: an unknown format (12)"), std::string::npos) << e.what();
   }
+  EXPECT_THROW((void)CodeMatrix(Format::float8_e4m3fn, 2, 2, codes, static_cast<Order>(2)), std::invalid_argument);
+  // A type outside the enum is in no set (the bit shift was 1 << 200: UBSan) and so is refused.
+  EXPECT_FALSE(TypeSet({Type::e4m3}).contains(static_cast<Type>(200)));
+  Instruction bad = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f32 f16 f16");
+  bad.b = static_cast<Type>(200);
+  EXPECT_THROW(validate(bad), std::invalid_argument);
+  // FdpaParams and KernelSchedule fields, gemm paths.
+  for (const auto& change : std::vector<std::function<void(FdpaParams&)>>{
+           [](FdpaParams& p) { p.algorithm = static_cast<Algorithm>(5); },
+           [](FdpaParams& p) { p.rounding = static_cast<OutputRounding>(4); },
+           [](FdpaParams& p) { p.underflow_zero = static_cast<UnderflowZero>(2); }}) {
+    FdpaParams p = bad.params();
+    change(p);
+    EXPECT_THROW(validate(p), std::invalid_argument);
+  }
+  EXPECT_THROW((void)accumulator_format(static_cast<OutputRounding>(4)), std::invalid_argument);
+  const Instruction ins = parse_instruction("sm_90a wgmma.mma_async m64n64k16 f32 f16 f16");
+  for (const auto& change : std::vector<std::function<void(KernelSchedule&)>>{
+           [](KernelSchedule& s) { s.accumulation = static_cast<Accumulation>(2); },
+           [](KernelSchedule& s) { s.promotion_fma = static_cast<PromotionFma>(3); },
+           [](KernelSchedule& s) { s.c_placement = static_cast<CPlacement>(2); },
+           [](KernelSchedule& s) { s.reduction = static_cast<SplitKReduction>(2); }}) {
+    KernelSchedule s = KernelSchedule::chain(ins);
+    change(s);
+    EXPECT_THROW(s.validate(), std::invalid_argument);
+  }
+  EXPECT_FALSE(gemm_path_available(static_cast<GemmPath>(5)));
+  DotOperands ops;
+  ops.a_format = static_cast<Format>(200);
+  ops.b_format = Format::float16;
+  EXPECT_THROW((void)fdpa(ins.params(), ops), std::invalid_argument);
 }
 
 TEST(Arith, PairwiseSumOfNothingIsRefused) {

@@ -545,5 +545,61 @@ TEST(Bulk, CodeToCodeAndDecodeSpans) {
   EXPECT_THROW(convert(xs, Format::float4_e2m1fn, q, stochastic(8)), std::invalid_argument);
 }
 
+// Values outside the enums (cast integers: the types are uint8_t, so static_cast<Format>(200) is
+// a value of the type) are refused by name before any table is read, and options outside their
+// enums are refused rather than run as another mode (from an audit, 2026-11-30: index 200 out of
+// bounds for the format table under UBSan; rounding 6 ran as truncation; the bulk float path left its
+// output untouched).
+TEST(Formats, ValuesOutsideTheEnumsAreRefused) {
+  using test::expect_throw_with;
+  const Format unknown = static_cast<Format>(200), past = static_cast<Format>(kFormatCount);
+  const Format e4m3 = Format::float8_e4m3fn;
+  EXPECT_FALSE(is_known(unknown));
+  EXPECT_FALSE(is_known(past));
+  EXPECT_EQ(to_string(past), "an unknown format (11)");
+  for (const Format f : {unknown, past}) {
+    expect_throw_with([&] { (void)convert(f, 1.5f); }, "an unknown format");
+    expect_throw_with([&] { (void)convert(f, 1.5); }, "an unknown format");
+    expect_throw_with([&] { (void)convert_code(f, e4m3, 0x38u); }, "an unknown format");
+    expect_throw_with([&] { (void)convert_code(e4m3, f, 0x38u); }, "an unknown format");
+    expect_throw_with([&] { (void)decompose(f, 1u); }, "an unknown format");
+    expect_throw_with([&] { (void)to_double(f, 1u); }, "an unknown format");
+    expect_throw_with([&] { (void)to_float(f, 1u); }, "an unknown format");
+    expect_throw_with([&] { (void)default_nan_rule(f); }, "an unknown format");
+    expect_throw_with([&] { validate(f, ConvertOptions{}); }, "an unknown format");
+    expect_throw_with([&] { (void)presets::value_type_default(f); }, "an unknown format");
+    expect_throw_with([&] { (void)presets::cuda(f); }, "an unknown format");
+    const std::vector<float> in{1.0f};
+    std::vector<std::uint8_t> out8(1);
+    std::vector<float> decoded(1);
+    const std::vector<std::uint8_t> codes{0x38};
+    expect_throw_with([&] { convert(in, f, std::span<std::uint8_t>(out8)); }, "an unknown format");
+    expect_throw_with([&] { convert(e4m3, codes, f, std::span<std::uint8_t>(out8)); }, "an unknown format");
+    expect_throw_with([&] { convert(f, codes, e4m3, std::span<std::uint8_t>(out8)); }, "an unknown format");
+    expect_throw_with([&] { decode(f, codes, decoded); }, "an unknown format");
+  }
+  ConvertOptions o;
+  o.rounding = static_cast<Rounding>(6);
+  expect_throw_with([&] { (void)convert(e4m3, 1.45f, o); }, "ConvertOptions::rounding = 6 is not a Rounding");
+  const std::vector<float> in{1.45f};
+  const std::vector<double> in64{1.45};
+  std::vector<std::uint8_t> out(1, 0xAB);
+  expect_throw_with([&] { convert(in, e4m3, std::span<std::uint8_t>(out), o); }, "is not a Rounding");
+  expect_throw_with([&] { convert(in64, e4m3, std::span<std::uint8_t>(out), o); }, "is not a Rounding");
+  o = {};
+  o.overflow = static_cast<Overflow>(4);
+  expect_throw_with([&] { (void)convert(Format::float8_e5m2, 1e6f, o); }, "ConvertOptions::overflow = 4 is not an Overflow");
+  o = {};
+  o.zero = static_cast<ZeroRule>(2);
+  expect_throw_with([&] { (void)convert(Format::float8_e8m0fnu, 0.0f, o); }, "ConvertOptions::zero = 2 is not a ZeroRule");
+  o = {};
+  o.negative = static_cast<NegativeRule>(3);
+  expect_throw_with([&] { (void)convert(Format::float8_e8m0fnu, -2.0f, o); }, "ConvertOptions::negative = 3 is not a NegativeRule");
+  expect_throw_with([&] { (void)presets::ieee(static_cast<Rounding>(6)); }, "rounding = 6 is not a Rounding");
+  expect_throw_with([&] { (void)presets::cuda(Format::float16, Format::float32, false, static_cast<Rounding>(200)); },
+                    "rounding = 200 is not a Rounding");
+  EXPECT_EQ(to_string(static_cast<Rounding>(6)), "Rounding(6)");
+}
+
 }  // namespace
 }  // namespace blockscale

@@ -565,5 +565,23 @@ TEST(GoldenNpy, NumpyLoadsACompanion) {
   std::filesystem::remove_all(dir);
 }
 
+// Values outside the enums are refused or named, never read from past a table's end (from an audit,
+// 2026-11-30: hex_digits, max_word and to_string(ElementType) indexed the format table at 200).
+TEST(GoldenFormat, ValuesOutsideTheEnumsAreRefused) {
+  const ElementType unknown{WordType::code, static_cast<Format>(200)};
+  EXPECT_EQ(to_string(unknown), "an unknown format (200)");
+  EXPECT_THROW((void)hex_digits(unknown), std::invalid_argument);
+  EXPECT_THROW((void)max_word(unknown), std::invalid_argument);
+  const ElementType bad_word{static_cast<WordType>(5), Format::float32};
+  EXPECT_THROW((void)hex_digits(bad_word), std::invalid_argument);
+  EXPECT_THROW((void)max_word(bad_word), std::invalid_argument);
+  GoldenFile f;
+  f.header.kind = static_cast<SetKind>(5);
+  EXPECT_THROW((void)format_golden(f), std::invalid_argument);
+  const emulator::KernelSchedule s =
+      emulator::KernelSchedule::chain(emulator::parse_instruction("sm_90a wgmma.mma_async m64n64k16 f32 f16 f16"));
+  EXPECT_THROW((void)gemm_operation("bad", 4, 4, 16, s, static_cast<GemmOutput>(2)), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace blockscale::golden

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <limits>
 
@@ -1237,6 +1238,37 @@ TEST(HarnessSparse, DiscoveryPointsToTheDenseForm) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("sm_90a wgmma.mma_async m64n8k32 f32 e5m2 e4m3"), std::string::npos)
         << e.what();
+  }
+}
+
+// Values outside the enums are refused by name (from an audit, 2026-11-30: exact_code, output_format
+// and gemm_schedule read the format table at 200; the product candidates threw map::at; unit_scale,
+// the perturbations, data sets, GEMM sizes and output formats took such values as another one).
+TEST(HarnessRules, ValuesOutsideTheEnumsAreRefused) {
+  const Format unknown = static_cast<Format>(200);
+  EXPECT_THROW((void)exact_code(unknown, 1.0), std::invalid_argument);
+  EXPECT_THROW((void)output_format(unknown), std::invalid_argument);
+  EXPECT_THROW((void)unit_scale(static_cast<Format>(11)), std::invalid_argument);
+  EXPECT_THROW((void)unit_scale(Format::float32), std::invalid_argument);
+  EXPECT_THROW((void)words_per_output(static_cast<OutputFormat>(4)), std::invalid_argument);
+  EXPECT_THROW((void)ulp_distance(static_cast<OutputFormat>(4), 1, 2), std::invalid_argument);
+  EXPECT_THROW((void)make_emulator_device(static_cast<Perturbation>(7)), std::invalid_argument);
+  EXPECT_THROW((void)case_seed(1, "t", static_cast<DataKind>(4), 0), std::invalid_argument);
+  EXPECT_THROW((void)gemm_problem_outputs(0, static_cast<GemmSizes>(2)), std::invalid_argument);
+  GemmTarget t;
+  t.name = "bad";
+  t.a = unknown;
+  EXPECT_THROW((void)gemm_schedule(t), std::invalid_argument);
+  for (const auto& change : std::vector<std::function<void(GemmTarget&)>>{
+           [](GemmTarget& g) { g.recipe = static_cast<GemmRecipe>(3); },
+           [](GemmTarget& g) { g.schedule_kind = static_cast<GemmSchedule>(2); },
+           [](GemmTarget& g) { g.fma = static_cast<emulator::PromotionFma>(3); }}) {
+    GemmTarget g;
+    g.name = "bad";
+    change(g);
+    EXPECT_THROW((void)gemm_schedule(g), std::invalid_argument);
+    GemmProblem p;
+    EXPECT_THROW(validate_problem(g, p), std::invalid_argument);
   }
 }
 

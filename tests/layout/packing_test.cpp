@@ -213,5 +213,20 @@ TEST(Packing, NamesAndDensePacking) {
   EXPECT_EQ(dense_packing(Format::float8_e4m3fn), Packing::byte_per_element);
 }
 
+// A format or kind outside its enum is refused before the format table is read (from an audit,
+// 2026-11-30: byte_per_element read the table at index 200; dense_packing and ScaleLayout::of took
+// such values).
+TEST(Packing, ValuesOutsideTheEnumsAreRefused) {
+  using test::expect_throw_with;
+  const Format unknown = static_cast<Format>(200);
+  const Bytes codes(4, 0);
+  expect_throw_with([&] { (void)packed_bytes(Packing::byte_per_element, unknown, 4); }, "an unknown format (200)");
+  Bytes packed(4);
+  expect_throw_with([&] { pack(Packing::byte_per_element, unknown, codes, packed); }, "an unknown format (200)");
+  expect_throw_with([&] { (void)dense_packing(static_cast<Format>(11)); }, "an unknown format (11)");
+  expect_throw_with([&] { (void)ScaleLayout::of(static_cast<ScaleLayoutKind>(200)); }, "unknown ScaleLayoutKind");
+  EXPECT_EQ(to_string(static_cast<ScaleMajor>(2)), "ScaleMajor(2)");
+}
+
 }  // namespace
 }  // namespace blockscale

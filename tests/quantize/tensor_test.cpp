@@ -629,4 +629,72 @@ TEST(Dequantize, Nvfp4Orders) {
   EXPECT_THROW(dequantize_value(f, 0x5, 0x3B, TensorScale{kNan, 1.0f, 1.0f}, te_order), std::invalid_argument);
 }
 
+
+// Options outside their enums are refused by name rather than run as another rule (from an audit,
+// 2026-11-30: rule 8 left the scale unset and gave code 0 with -0 elements; k_axis 2 gave a wrong
+// refusal or a tensor storing it; DequantizeOptions and recipe modes fell to another branch;
+// dequantize_value with element format 200 read the format table past its end).
+TEST(QuantizeOptions, ValuesOutsideTheEnumsAreRefused) {
+  const BlockFormat mx = block_formats::mxfp8_e4m3;
+  const std::vector<float> x(64, 1.0f);
+  const auto refused = [&](const QuantizeOptions& o, const std::string& message) {
+    expect_throw_with([&] { validate(mx, o); }, message);
+    expect_throw_with([&] { (void)quantize(x, {2, 32}, KAxis::last, mx, o); }, message);
+  };
+  QuantizeOptions o;
+  o.rule = static_cast<ScaleRule>(8);
+  refused(o, "rule = 8 is not a ScaleRule");
+  o = {};
+  o.ratio = static_cast<ScaleRatio>(2);
+  refused(o, "ratio = 2 is not a ScaleRatio");
+  o = {};
+  o.nan = static_cast<BlockNan>(2);
+  refused(o, "nan = 2 is not a BlockNan");
+  o = {};
+  o.inf = static_cast<BlockInf>(2);
+  refused(o, "inf = 2 is not a BlockInf");
+  o = {};
+  o.subnormals = static_cast<SubnormalInputs>(3);
+  refused(o, "subnormals = 3 is not a SubnormalInputs");
+  o = {};
+  o.tensor_scale = static_cast<TensorScaleSource>(3);
+  refused(o, "tensor_scale = 3 is not a TensorScaleSource");
+  o = {};
+  o.k_tail = static_cast<KTail>(2);
+  refused(o, "k_tail = 2 is not a KTail");
+  o = {};
+  o.element.rounding = static_cast<Rounding>(6);
+  refused(o, "ConvertOptions::rounding = 6 is not a Rounding");
+  expect_throw_with([&] { (void)quantize(x, {2, 32}, static_cast<KAxis>(2), mx, QuantizeOptions{}); }, "k_axis = 2 is not a KAxis");
+  BlockScaledDesc d;
+  d.shape = {2, 40};
+  expect_throw_with([&] { validate(d, static_cast<KTail>(2)); }, "k_tail = 2 is not a KTail");
+  expect_throw_with([&] { (void)recipes::torchao(Format::float8_e4m3fn, static_cast<recipes::TorchaoScaleMode>(4)); },
+                    "mode = 4 is not a TorchaoScaleMode");
+  expect_throw_with([&] { (void)recipes::triton_kernels(Format::float8_e4m3fn, static_cast<recipes::TritonRounding>(2)); },
+                    "rounding = 2 is not a TritonRounding");
+  const TensorScale ts;
+  DequantizeOptions dq;
+  dq.scale_decode = static_cast<ScaleDecode>(2);
+  expect_throw_with([&] { (void)scale_value(mx, 127, ts, dq); }, "DequantizeOptions::scale_decode = 2 is not a ScaleDecode");
+  dq = {};
+  dq.overflow = static_cast<DequantOverflow>(2);
+  expect_throw_with([&] { (void)dequantize_value(mx, 0x38, 127, ts, dq); }, "DequantizeOptions::overflow = 2");
+  dq = {};
+  dq.nvfp4 = static_cast<Nvfp4Decode>(200);
+  expect_throw_with([&] { (void)dequantize_value(block_formats::nvfp4, 0x2, 0x38, ts, dq); }, "DequantizeOptions::nvfp4 = 200");
+  BlockFormat unknown = mx;
+  unknown.element = static_cast<Format>(200);
+  EXPECT_THROW((void)dequantize_value(unknown, 0x38, 127, ts), std::invalid_argument);
+  expect_throw_with([&] {
+    (void)quantize_fp8_scaled(x, 2, 32, KAxis::last, Format::float8_e4m3fn, static_cast<Fp8Granularity>(4), Fp8ScaleRecipe::deepgemm);
+  }, "granularity = 4 is not a Fp8Granularity");
+  expect_throw_with([&] {
+    (void)quantize_fp8_scaled(x, 2, 32, KAxis::last, Format::float8_e4m3fn, Fp8Granularity::tensor, static_cast<Fp8ScaleRecipe>(3));
+  }, "recipe = 3 is not a Fp8ScaleRecipe");
+  expect_throw_with([&] {
+    (void)quantize_fp8_scaled(x, 2, 32, static_cast<KAxis>(2), Format::float8_e4m3fn, Fp8Granularity::tensor, Fp8ScaleRecipe::deepgemm);
+  }, "axis = 2 is not a KAxis");
+}
+
 }  // namespace

@@ -338,5 +338,41 @@ TEST(ReferenceNumerics, HardwareModelDelegation) {
             "[[1, 2], [3, 4]]");
 }
 
+// Numerics fields outside their enums are refused by rule rather than run as another mode (from an
+// audit, 2026-11-30: mode 3 ran as sequential, rounding 6 as truncation, integer_overflow 2 as wrap).
+TEST(ReferenceNumerics, ValuesOutsideTheEnumsAreRefused) {
+  const Tensor lhs = Tensor::from_values(DType::float16, {1, 3}, std::vector<double>{2048, 1, 1});
+  const Tensor rhs = Tensor::full(DType::float16, {3, 1}, 1.0);
+  const Tensor acc = Tensor::zeros(DType::float16, {1, 1});
+  const auto refused = [&](const Numerics& n, const std::string& message) {
+    for (const bool with_acc : {true, false}) {
+      try {
+        if (with_acc) {
+          (void)mma(lhs, rhs, acc, n);
+        } else {
+          (void)matmul(lhs, rhs, n);
+        }
+        ADD_FAILURE() << "taken: " << message;
+      } catch (const RuleError& e) {
+        EXPECT_EQ(e.rule(), Rule::numerics);
+        EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+      }
+    }
+  };
+  Numerics n = Numerics::exact();
+  n.mode = static_cast<Mode>(3);
+  refused(n, "Numerics::mode = 3 is not a Mode");
+  n = Numerics::exact();
+  n.rounding = static_cast<Rounding>(6);
+  refused(n, "Numerics::rounding = 6 is not a Rounding");
+  n = Numerics::exact();
+  n.integer_overflow = static_cast<IntegerOverflow>(2);
+  refused(n, "Numerics::integer_overflow = 2 is not an IntegerOverflow");
+  ExactSum sum;
+  sum.add(false, 3, 0);
+  EXPECT_THROW((void)sum.round_to(DType::float16, static_cast<Rounding>(6)), std::invalid_argument);
+  EXPECT_THROW((void)sum.to_int32(static_cast<IntegerOverflow>(2)), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace blockscale::reference

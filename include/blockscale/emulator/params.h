@@ -37,7 +37,10 @@ class TypeSet {
   std::string to_string() const;  // "e4m3|e5m2"
 
  private:
-  static constexpr std::uint16_t bit(Type t) { return static_cast<std::uint16_t>(1u << static_cast<int>(t)); }
+  // A value outside the enum (a cast integer) is in no set.
+  static constexpr std::uint16_t bit(Type t) {
+    return static_cast<int>(t) < kTypeCount ? static_cast<std::uint16_t>(1u << static_cast<int>(t)) : 0;
+  }
   std::uint16_t bits_ = 0;
 };
 

@@ -68,6 +68,8 @@ inline constexpr std::array<FormatInfo, kFormatCount> kFormatTable = {{
 }};
 // clang-format on
 
+// info() and the constexpr properties below assume a known format (is_known): they are the inner
+// loops' table reads. The library's entry points check a caller's Format first (require_known).
 constexpr const FormatInfo& info(Format f) { return kFormatTable[static_cast<int>(f)]; }
 
 // ---- Properties derived from a row. All codes are "magnitude-aligned": bit 0 is the mantissa LSB,
@@ -153,5 +155,8 @@ std::optional<Format> parse_format(std::string_view name);
 // messages that refuse such a value can name it. info() itself assumes a valid value.
 std::string to_string(Format f);
 constexpr bool is_known(Format f) { return static_cast<unsigned>(f) < static_cast<unsigned>(kFormatCount); }
+// Throws std::invalid_argument "WHERE: an unknown format (N)" unless is_known(f): the library's
+// entry points call it before info() reads the table.
+void require_known(Format f, std::string_view where);
 
 }  // namespace blockscale
