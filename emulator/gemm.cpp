@@ -189,10 +189,10 @@ void KernelSchedule::validate() const {
   if (instruction.row == nullptr) fail("KernelSchedule: no instruction");
   emulator::validate(instruction);
   const std::string who = instruction.name();
-  blockscale::detail::require_enumerator(accumulation, Accumulation::promotion, "KernelSchedule::accumulation", "Accumulation");
-  blockscale::detail::require_enumerator(promotion_fma, PromotionFma::mul_then_add, "KernelSchedule::promotion_fma", "PromotionFma");
-  blockscale::detail::require_enumerator(c_placement, CPlacement::epilogue, "KernelSchedule::c_placement", "CPlacement");
-  blockscale::detail::require_enumerator(reduction, SplitKReduction::pairwise, "KernelSchedule::reduction", "SplitKReduction");
+  blockscale::detail::require_enumerator(accumulation, Accumulation::promotion, "Accumulation", "KernelSchedule::accumulation");
+  blockscale::detail::require_enumerator(promotion_fma, PromotionFma::mul_then_add, "PromotionFma", "KernelSchedule::promotion_fma");
+  blockscale::detail::require_enumerator(c_placement, CPlacement::epilogue, "CPlacement", "KernelSchedule::c_placement");
+  blockscale::detail::require_enumerator(reduction, SplitKReduction::pairwise, "SplitKReduction", "KernelSchedule::reduction");
   if (instruction.params().algorithm == Algorithm::fma_chain) fail(who + ": f64 GEMMs are not modelled here: use mma_f64");
   if (instruction.sparse) fail(who + ": sparse instructions are modelled one instruction at a time (mma_sparse), not in GEMM schedules");
   if (accumulation == Accumulation::promotion) {

@@ -105,9 +105,9 @@ std::string_view to_string(OutputRounding r) {
 
 void validate(const FdpaParams& p) {
   const auto fail = [](const std::string& m) { throw std::invalid_argument("FdpaParams: " + m); };
-  blockscale::detail::require_enumerator(p.algorithm, Algorithm::fma_chain, "FdpaParams: algorithm", "Algorithm");
-  blockscale::detail::require_enumerator(p.rounding, OutputRounding::rne_fp64, "FdpaParams: rounding", "OutputRounding");
-  blockscale::detail::require_enumerator(p.underflow_zero, UnderflowZero::positive, "FdpaParams: underflow_zero", "UnderflowZero");
+  blockscale::detail::require_enumerator(p.algorithm, Algorithm::fma_chain, "Algorithm", "FdpaParams: algorithm");
+  blockscale::detail::require_enumerator(p.rounding, OutputRounding::rne_fp64, "OutputRounding", "FdpaParams: rounding");
+  blockscale::detail::require_enumerator(p.underflow_zero, UnderflowZero::positive, "UnderflowZero", "FdpaParams: underflow_zero");
   if (p.algorithm == Algorithm::fma_chain) {
     if (p.rounding != OutputRounding::rne_fp64) fail("fma_chain rounds to nearest even in f64 (rne_fp64)");
     return;

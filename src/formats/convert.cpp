@@ -39,11 +39,10 @@ void validate(Format dst, const ConvertOptions& o) {
   require_known(dst, "conversion");
   const std::string name = to_string(dst);
   // Values outside the enums (cast integers) would otherwise run as some other mode.
-  const std::string what = "conversion to " + name + ": ConvertOptions::";
-  detail::require_enumerator(o.rounding, Rounding::stochastic, what + "rounding", "Rounding");
-  detail::require_enumerator(o.overflow, Overflow::ieee, what + "overflow", "Overflow");
-  detail::require_enumerator(o.zero, ZeroRule::nan, what + "zero", "ZeroRule");
-  detail::require_enumerator(o.negative, NegativeRule::min_code, what + "negative", "NegativeRule");
+  detail::require_enumerator(o.rounding, Rounding::stochastic, "Rounding", "conversion to ", name, ": ConvertOptions::rounding");
+  detail::require_enumerator(o.overflow, Overflow::ieee, "Overflow", "conversion to ", name, ": ConvertOptions::overflow");
+  detail::require_enumerator(o.zero, ZeroRule::nan, "ZeroRule", "conversion to ", name, ": ConvertOptions::zero");
+  detail::require_enumerator(o.negative, NegativeRule::min_code, "NegativeRule", "conversion to ", name, ": ConvertOptions::negative");
   if (o.rounding == Rounding::stochastic && (o.stochastic_bits < 1 || o.stochastic_bits > 32)) {
     throw std::invalid_argument("stochastic rounding to " + name + ": stochastic_bits must be in 1..32, got " +
                                 std::to_string(o.stochastic_bits));

@@ -9,7 +9,7 @@
 namespace blockscale::presets {
 
 ConvertOptions ieee(Rounding r) {
-  detail::require_enumerator(r, Rounding::stochastic, "the ieee preset: rounding", "Rounding");
+  detail::require_enumerator(r, Rounding::stochastic, "Rounding", "the ieee preset: rounding");
   ConvertOptions o;
   o.rounding = r;
   o.overflow = Overflow::ieee;
@@ -33,10 +33,10 @@ bool is_fp6_fp4(Format f) {
 
 ConvertOptions cuda(Format dst, Format src, bool from_double, std::optional<Rounding> rounding,
                     std::optional<Overflow> overflow) {
-  require_known(dst, "the cuda preset");
-  require_known(src, "the cuda preset");
-  if (rounding) detail::require_enumerator(*rounding, Rounding::stochastic, "the cuda preset: rounding", "Rounding");
-  if (overflow) detail::require_enumerator(*overflow, Overflow::ieee, "the cuda preset: overflow", "Overflow");
+  require_known(dst, "the cuda preset: dst");
+  require_known(src, "the cuda preset: src");
+  if (rounding) detail::require_enumerator(*rounding, Rounding::stochastic, "Rounding", "the cuda preset: rounding");
+  if (overflow) detail::require_enumerator(*overflow, Overflow::ieee, "Overflow", "the cuda preset: overflow");
   const std::string pair = (from_double ? std::string("double") : to_string(src)) + " -> " + to_string(dst);
   if (!from_double && src != Format::float32 && src != Format::float16 && src != Format::bfloat16) {
     reject("the cuda preset has no " + pair +

@@ -44,7 +44,7 @@ double Rng::gaussian() {
 }
 
 std::uint64_t case_seed(std::uint64_t seed, std::string_view target, DataKind data, std::uint64_t index) {
-  blockscale::detail::require_enumerator(data, DataKind::tiny, "the data set", "DataKind");
+  blockscale::detail::require_enumerator(data, DataKind::tiny, "DataKind", "the data set");
   // FNV-1a over the name, then splitmix rounds over (seed, name hash, data set, index).
   std::uint64_t h = 0xCBF29CE484222325ull;
   for (char ch : target) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001B3ull;
@@ -662,7 +662,7 @@ constexpr std::array<GemmShape, 6> kSmallGemmShapes = {{
 }};
 
 GemmShape gemm_shape(std::uint64_t index, GemmSizes sizes) {
-  blockscale::detail::require_enumerator(sizes, GemmSizes::small, "the GEMM sizes", "GemmSizes");
+  blockscale::detail::require_enumerator(sizes, GemmSizes::small, "GemmSizes", "the GEMM sizes");
   const auto& list = sizes == GemmSizes::full ? kGemmShapes : kSmallGemmShapes;
   return list[index % list.size()];
 }
@@ -695,7 +695,7 @@ std::size_t gemm_problem_outputs(std::uint64_t index, GemmSizes sizes) {
 GemmProblem make_gemm_problem(const GemmTarget& t, DataKind data, std::uint64_t seed, std::uint64_t index,
                               GemmSizes sizes) {
   const blockscale::detail::IeeeMode ieee;
-  blockscale::detail::require_enumerator(data, DataKind::tiny, "the data set", "DataKind");
+  blockscale::detail::require_enumerator(data, DataKind::tiny, "DataKind", "the data set");
   (void)gemm_schedule(t);  // the target's formats and enums
   const GemmShape shape = gemm_shape(index, sizes);
   GemmProblem p;

@@ -171,7 +171,7 @@ class EmulatorDevice final : public Device {
 }  // namespace
 
 std::unique_ptr<Device> make_emulator_device(Perturbation p) {
-  blockscale::detail::require_enumerator(p, Perturbation::zero_floor, "make_emulator_device: perturbation", "Perturbation");
+  blockscale::detail::require_enumerator(p, Perturbation::zero_floor, "Perturbation", "make_emulator_device: perturbation");
   return std::make_unique<EmulatorDevice>(p);
 }
 

@@ -316,8 +316,7 @@ TableFit fit_table(const ExternalRun& run) {
 }  // namespace
 
 ExternalStudy fit_schedules(ExternalRun run) {
-  blockscale::detail::require_enumerator(run.scaling, ExternalScaling::block_128x128, "fit_schedules: scaling",
-                                         "ExternalScaling");
+  blockscale::detail::require_enumerator(run.scaling, ExternalScaling::block_128x128, "ExternalScaling", "fit_schedules: scaling");
   ExternalStudy study;
   if (!run.error.empty() || run.d.empty()) {
     study.run = std::move(run);

@@ -135,7 +135,9 @@ TileBatch make_batch(const InstructionTarget& t, std::size_t tiles) {
 }
 
 void validate_batch(const InstructionTarget& t, const TileBatch& in) {
-  for (const Format f : {t.a, t.b, t.acc, t.scale}) require_known(f, "target '" + t.name + "'");
+  for (const auto& [f, field] : {std::pair{t.a, "a"}, {t.b, "b"}, {t.acc, "acc"}, {t.scale, "scale"}}) {
+    if (!is_known(f)) require_known(f, "target '" + t.name + "': " + field);
+  }
   auto need = [&](const char* what, std::size_t have, std::size_t per_tile) {
     // tiles * per_tile must not wrap (2^58 tiles of 512 words would "need" 0).
     if (per_tile != 0 && in.tiles > std::numeric_limits<std::size_t>::max() / per_tile) {
@@ -311,11 +313,12 @@ std::string to_string(TargetKind k) {
 }
 
 emulator::KernelSchedule gemm_schedule(const GemmTarget& t) {
-  const std::string who = "GEMM '" + t.name + "': ";
-  for (const Format f : {t.a, t.b, t.scale}) require_known(f, who + "a format");
-  blockscale::detail::require_enumerator(t.recipe, GemmRecipe::nvfp4, who + "recipe", "GemmRecipe");
-  blockscale::detail::require_enumerator(t.schedule_kind, GemmSchedule::tcgen05_chain, who + "schedule_kind", "GemmSchedule");
-  blockscale::detail::require_enumerator(t.fma, emulator::PromotionFma::mul_then_add, who + "fma", "PromotionFma");
+  for (const auto& [f, field] : {std::pair{t.a, "a"}, {t.b, "b"}, {t.scale, "scale"}}) {
+    if (!is_known(f)) require_known(f, "GEMM '" + t.name + "': " + field);
+  }
+  blockscale::detail::require_enumerator(t.recipe, GemmRecipe::nvfp4, "GemmRecipe", "GEMM '", t.name, "': recipe");
+  blockscale::detail::require_enumerator(t.schedule_kind, GemmSchedule::tcgen05_chain, "GemmSchedule", "GEMM '", t.name, "': schedule_kind");
+  blockscale::detail::require_enumerator(t.fma, emulator::PromotionFma::mul_then_add, "PromotionFma", "GEMM '", t.name, "': fma");
   if (t.schedule_kind == GemmSchedule::tcgen05_chain) {
     return emulator::block_scaled_schedule(emulator::Arch::sm_100a, t.a, t.b, t.scale, t.block);
   }
@@ -387,10 +390,10 @@ std::vector<std::uint32_t> promotion_scales(const GemmTarget& t, std::span<const
 
 void validate_problem(const GemmTarget& t, const GemmProblem& p) {
   auto bad = [&](const std::string& rule) { throw std::invalid_argument("GEMM '" + t.name + "': " + rule); };
-  (void)gemm_schedule(t);  // the target's formats and enums
   if (t.block < 1) bad("the target's block must be positive");
   if (p.m < 1 || p.n < 1 || p.k < 1) bad("M, N and K must be positive");
   if (p.k % t.block != 0) bad("K must be a multiple of the block");
+  (void)gemm_schedule(t);  // the target's formats and enums
   const std::size_t m = std::size_t(p.m), n = std::size_t(p.n), k = std::size_t(p.k), blocks = k / std::size_t(t.block);
   auto need = [&](const char* what, std::size_t have, std::size_t want, const char* shape) {
     if (have != want) {

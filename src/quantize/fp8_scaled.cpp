@@ -122,9 +122,9 @@ void check(bool ok, const std::string& rule) {
 Fp8ScaledMatrix quantize_fp8_scaled(std::span<const float> x, std::int64_t rows, std::int64_t k, KAxis axis,
                                     Format element, Fp8Granularity granularity, Fp8ScaleRecipe recipe) {
   const detail::IeeeMode ieee;
-  detail::require_enumerator(axis, KAxis::first, "quantize_fp8_scaled: axis", "KAxis");
-  detail::require_enumerator(granularity, Fp8Granularity::block_128x128, "quantize_fp8_scaled: granularity", "Fp8Granularity");
-  detail::require_enumerator(recipe, Fp8ScaleRecipe::torchao, "quantize_fp8_scaled: recipe", "Fp8ScaleRecipe");
+  detail::require_enumerator(axis, KAxis::first, "KAxis", "quantize_fp8_scaled: axis");
+  detail::require_enumerator(granularity, Fp8Granularity::block_128x128, "Fp8Granularity", "quantize_fp8_scaled: granularity");
+  detail::require_enumerator(recipe, Fp8ScaleRecipe::torchao, "Fp8ScaleRecipe", "quantize_fp8_scaled: recipe");
   check(element == Format::float8_e4m3fn || element == Format::float8_e5m2,
         "the element format must be float8_e4m3fn or float8_e5m2, got " + to_string(element));
   check(recipe == Fp8ScaleRecipe::torchao || element == Format::float8_e4m3fn,

@@ -47,15 +47,13 @@ std::optional<ScaleRule> parse_scale_rule(std::string_view name) {
 void validate(const BlockFormat& f, const QuantizeOptions& o) {
   validate(f);
   const std::string what = "quantize " + to_string(f) + " with rule " + to_string(o.rule) + ": ";
-  detail::require_enumerator(o.rule, ScaleRule::nvfp4_torchao, what + "QuantizeOptions::rule", "ScaleRule");
-  detail::require_enumerator(o.ratio, ScaleRatio::divide, what + "QuantizeOptions::ratio", "ScaleRatio");
-  detail::require_enumerator(o.nan, BlockNan::ignore, what + "QuantizeOptions::nan", "BlockNan");
-  detail::require_enumerator(o.inf, BlockInf::saturate, what + "QuantizeOptions::inf", "BlockInf");
-  detail::require_enumerator(o.subnormals, SubnormalInputs::flush_block, what + "QuantizeOptions::subnormals",
-                             "SubnormalInputs");
-  detail::require_enumerator(o.tensor_scale, TensorScaleSource::none, what + "QuantizeOptions::tensor_scale",
-                             "TensorScaleSource");
-  detail::require_enumerator(o.k_tail, KTail::zero_pad, what + "QuantizeOptions::k_tail", "KTail");
+  detail::require_enumerator(o.rule, ScaleRule::nvfp4_torchao, "ScaleRule", what, "QuantizeOptions::rule");
+  detail::require_enumerator(o.ratio, ScaleRatio::divide, "ScaleRatio", what, "QuantizeOptions::ratio");
+  detail::require_enumerator(o.nan, BlockNan::ignore, "BlockNan", what, "QuantizeOptions::nan");
+  detail::require_enumerator(o.inf, BlockInf::saturate, "BlockInf", what, "QuantizeOptions::inf");
+  detail::require_enumerator(o.subnormals, SubnormalInputs::flush_block, "SubnormalInputs", what, "QuantizeOptions::subnormals");
+  detail::require_enumerator(o.tensor_scale, TensorScaleSource::none, "TensorScaleSource", what, "QuantizeOptions::tensor_scale");
+  detail::require_enumerator(o.k_tail, KTail::zero_pad, "KTail", what, "QuantizeOptions::k_tail");
   if (is_nvfp4_rule(o.rule) != (f.scale == Format::float8_ue4m3)) {
     throw std::invalid_argument(what + (is_nvfp4_rule(o.rule)
                                             ? "the NVFP4 recipes choose ue4m3 scales; this format has e8m0 scales"
@@ -116,7 +114,7 @@ QuantizeOptions microxcaling(Format element, bool flush_fp32_subnorms) {
 }
 
 QuantizeOptions torchao(Format element, TorchaoScaleMode mode) {
-  detail::require_enumerator(mode, TorchaoScaleMode::rceil, "recipes::torchao: mode", "TorchaoScaleMode");
+  detail::require_enumerator(mode, TorchaoScaleMode::rceil, "TorchaoScaleMode", "recipes::torchao: mode");
   ScaleRule rule = ScaleRule::ocp_floor;
   switch (mode) {
     case TorchaoScaleMode::floor: rule = ScaleRule::ocp_floor; break;
@@ -142,7 +140,7 @@ QuantizeOptions transformer_engine_mxfp8(Format element) {
 }
 
 QuantizeOptions triton_kernels(Format element, TritonRounding rounding) {
-  detail::require_enumerator(rounding, TritonRounding::round_down, "recipes::triton_kernels: rounding", "TritonRounding");
+  detail::require_enumerator(rounding, TritonRounding::round_down, "TritonRounding", "recipes::triton_kernels: rounding");
   QuantizeOptions o = mx_base(
       rounding == TritonRounding::round_up ? ScaleRule::triton_round_up : ScaleRule::triton_round_down, element);
   if (element == Format::float4_e2m1fn) {

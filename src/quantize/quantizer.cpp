@@ -435,9 +435,9 @@ namespace {
 // The format and every option before any table is read (code_mask reads the format table).
 const BlockFormat& checked(const BlockFormat& f, const DequantizeOptions& d) {
   validate(f);
-  detail::require_enumerator(d.scale_decode, ScaleDecode::triton_kernels, "DequantizeOptions::scale_decode", "ScaleDecode");
-  detail::require_enumerator(d.overflow, DequantOverflow::clamp_finite, "DequantizeOptions::overflow", "DequantOverflow");
-  detail::require_enumerator(d.nvfp4, Nvfp4Decode::transformer_engine, "DequantizeOptions::nvfp4", "Nvfp4Decode");
+  detail::require_enumerator(d.scale_decode, ScaleDecode::triton_kernels, "ScaleDecode", "DequantizeOptions::scale_decode");
+  detail::require_enumerator(d.overflow, DequantOverflow::clamp_finite, "DequantOverflow", "DequantizeOptions::overflow");
+  detail::require_enumerator(d.nvfp4, Nvfp4Decode::transformer_engine, "Nvfp4Decode", "DequantizeOptions::nvfp4");
   return f;
 }
 

@@ -102,8 +102,8 @@ std::size_t BlockScaledDesc::num_elements() const {
 
 void validate(const BlockScaledDesc& d, KTail k_tail) {
   const std::string what = "block-scaled tensor " + shape_string(d.shape) + ": ";
-  detail::require_enumerator(d.k_axis, KAxis::first, what + "k_axis", "KAxis");
-  detail::require_enumerator(k_tail, KTail::zero_pad, what + "k_tail", "KTail");
+  detail::require_enumerator(d.k_axis, KAxis::first, "KAxis", what, "k_axis");
+  detail::require_enumerator(k_tail, KTail::zero_pad, "KTail", what, "k_tail");
   if (d.shape.size() != 2 && d.shape.size() != 3) {
     throw std::invalid_argument(what + "the shape must have rank 2 ([rows, K] or [K, cols]) or 3 (with a leading "
                                        "batch), got rank " + std::to_string(d.shape.size()));

@@ -28,7 +28,9 @@ std::string to_string(const Numerics& n) {
       break;
     case Mode::sequential: s = "sequential"; break;
     case Mode::hardware: s = "hardware(" + n.model + ")"; break;
-    default: s = "Mode(" + std::to_string(static_cast<unsigned>(n.mode)) + ")"; break;
+  }
+  if (static_cast<unsigned>(n.mode) > static_cast<unsigned>(Mode::hardware)) {
+    s = "Mode(" + std::to_string(static_cast<unsigned>(n.mode)) + ")";
   }
   if (n.integer_overflow == IntegerOverflow::saturate) s += kSaturate;
   return s;

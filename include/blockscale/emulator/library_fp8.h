@@ -53,7 +53,8 @@ struct LibraryFp8Schedule {
   // to test), and the GEMMs call this first.
   void validate() const;
   std::string name() const;         // "cublaslt tensor x tensor"
-  std::string description() const;  // "promotion every 4 wgmma k32 (128 of K) by FADD, then D = (sa*sb)*acc"
+  // "promotion every 4 wgmma k32 (128 of K) by FADD, then D = (sa*sb)*acc"; validate()s first.
+  std::string description() const;
   // name(), where it was measured and description(): what a study reports as the model's numerics.
   std::string definition() const;
 };
