@@ -2,6 +2,7 @@
 #include "blockscale/emulator/code_matrix.h"
 
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/enum_check.h"
 
 #include <cstdio>
 #include <limits>
@@ -25,8 +26,7 @@ CodeMatrix::CodeMatrix(Format format, std::size_t rows, std::size_t cols, std::s
 void CodeMatrix::init(Format format, std::size_t rows, std::size_t cols, const void* data, std::size_t size,
                       int word_bits, Order order) {
   if (!is_known(format)) throw std::invalid_argument("CodeMatrix: " + to_string(format));
-  if (order != Order::row_major && order != Order::col_major)
-    throw std::invalid_argument("CodeMatrix: order = " + std::to_string(static_cast<unsigned>(order)) + " is not an Order");
+  blockscale::detail::require_enumerator(order, Order::col_major, "Order", "CodeMatrix: order");
   // A word must hold the code, and for tf32 the whole fp32 pattern (the code sits in bits 31..13).
   const int needed = info(format).code_shift + width(format);
   if (word_bits < needed) {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/golden/operation.h"
 
 namespace blockscale::golden {
@@ -517,8 +518,7 @@ std::string format_case(std::span<const FieldSpec> fields, std::span<const std::
 
 std::string format_golden(const GoldenFile& f) {
   const Header& h = f.header;
-  if (!parse_set_kind(to_string(h.kind)))
-    throw std::invalid_argument("format_golden: header kind " + std::to_string(static_cast<unsigned>(h.kind)) + " is not a SetKind");
+  blockscale::detail::require_enumerator(h.kind, SetKind::gemm, "SetKind", "format_golden: header kind");
   std::string s = "@golden " + std::to_string(kFormatVersion) + "\n";
   s += "@generator " + h.generator + "\n";
   s += "@kind " + to_string(h.kind) + "\n";

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "blockscale/formats/detail/enum_check.h"
+
 namespace blockscale::harness {
 
 std::string to_string(OutputFormat f) {
@@ -27,8 +29,7 @@ OutputFormat output_format(Format acc) {
 OutputFormat output_format(const InstructionTarget& t) { return t.f64 ? OutputFormat::f64 : output_format(t.acc); }
 
 std::size_t words_per_output(OutputFormat f) {
-  if (static_cast<unsigned>(f) > static_cast<unsigned>(OutputFormat::f64))
-    throw std::invalid_argument("OutputFormat = " + std::to_string(static_cast<unsigned>(f)) + " is not an OutputFormat");
+  blockscale::detail::require_enumerator(f, OutputFormat::f64, "OutputFormat", "OutputFormat");
   return f == OutputFormat::f64 ? 2 : 1;
 }
 

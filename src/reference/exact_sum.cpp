@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "blockscale/formats/detail/enum_check.h"
+
 namespace blockscale::reference {
 
 namespace {
@@ -258,9 +260,7 @@ std::uint64_t ExactSum::round_to(DType target, Rounding rounding) {
   const BinaryTarget t = binary_target(target);
   if (rounding == Rounding::stochastic)
     throw std::invalid_argument("ExactSum::round_to: stochastic rounding is not offered");
-  if (static_cast<unsigned>(rounding) > static_cast<unsigned>(Rounding::stochastic))
-    throw std::invalid_argument("ExactSum::round_to: rounding = " + std::to_string(static_cast<unsigned>(rounding)) +
-                                " is not a Rounding");
+  blockscale::detail::require_enumerator(rounding, Rounding::stochastic, "Rounding", "ExactSum::round_to: rounding");
   const std::uint64_t sign = std::uint64_t{1} << (t.p + t.ebits);
   const std::uint64_t inf = ((std::uint64_t{1} << t.ebits) - 1) << t.p;
   if (has_nan()) return inf | (std::uint64_t{1} << (t.p - 1));
@@ -281,9 +281,7 @@ std::uint64_t ExactSum::round_to(DType target, Rounding rounding) {
 }
 
 std::int32_t ExactSum::to_int32(IntegerOverflow overflow) {
-  if (overflow != IntegerOverflow::wrap && overflow != IntegerOverflow::saturate)
-    throw std::invalid_argument("ExactSum::to_int32: overflow = " + std::to_string(static_cast<unsigned>(overflow)) +
-                                " is not an IntegerOverflow");
+  blockscale::detail::require_enumerator(overflow, IntegerOverflow::saturate, "IntegerOverflow", "ExactSum::to_int32: overflow");
   if (nan_ || pos_inf_ || neg_inf_) throw std::logic_error("ExactSum::to_int32: integer sums have no NaN or Inf");
   bool negative = false;
   if (!magnitude(negative)) return 0;

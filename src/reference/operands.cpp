@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "blockscale/formats/detail/enum_check.h"
 #include "blockscale/reference/rules.h"
 #include "common.h"
 
@@ -10,8 +11,7 @@ namespace blockscale::reference {
 
 Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side side, std::int64_t batch, std::int64_t R,
                           std::int64_t C, std::span<const std::uint8_t> storage) {
-  if (side != Side::x && side != Side::y)
-    throw std::invalid_argument("scales_from_layout: side = " + std::to_string(static_cast<unsigned>(side)) + " is not a Side");
+  blockscale::detail::require_enumerator(side, Side::y, "Side", "scales_from_layout: side");
   if (!detail::is_block_scale_dtype(scale_dtype))
     throw std::invalid_argument("scales_from_layout: " + to_string(scale_dtype) +
                                 " is not a one-byte block-scale type (float8_e8m0fnu, float8_e4m3fn, float8_ue4m3)");
@@ -44,8 +44,7 @@ Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side sid
 }
 
 ScaledOperand scaled_operand(const BlockScaledTensor& t, Side side) {
-  if (side != Side::x && side != Side::y)
-    throw std::invalid_argument("scaled_operand: side = " + std::to_string(static_cast<unsigned>(side)) + " is not a Side");
+  blockscale::detail::require_enumerator(side, Side::y, "Side", "scaled_operand: side");
   const BlockScaledDesc& d = t.desc();
   const std::int64_t batch = d.batch(), rows = d.rows(), K = d.k_stored(), Ks = d.k_blocks();
   const bool batched = d.shape.size() == 3;

@@ -9,6 +9,7 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -637,34 +638,22 @@ TEST(Dequantize, Nvfp4Orders) {
 TEST(QuantizeOptions, ValuesOutsideTheEnumsAreRefused) {
   const BlockFormat mx = block_formats::mxfp8_e4m3;
   const std::vector<float> x(64, 1.0f);
-  const auto refused = [&](const QuantizeOptions& o, const std::string& message) {
+  for (const auto& [change, message] : std::vector<std::pair<std::function<void(QuantizeOptions&)>, std::string>>{
+           {[](QuantizeOptions& o) { o.rule = static_cast<ScaleRule>(8); }, "rule = 8 is not a ScaleRule"},
+           {[](QuantizeOptions& o) { o.ratio = static_cast<ScaleRatio>(2); }, "ratio = 2 is not a ScaleRatio"},
+           {[](QuantizeOptions& o) { o.nan = static_cast<BlockNan>(2); }, "nan = 2 is not a BlockNan"},
+           {[](QuantizeOptions& o) { o.inf = static_cast<BlockInf>(2); }, "inf = 2 is not a BlockInf"},
+           {[](QuantizeOptions& o) { o.subnormals = static_cast<SubnormalInputs>(3); }, "subnormals = 3 is not a SubnormalInputs"},
+           {[](QuantizeOptions& o) { o.tensor_scale = static_cast<TensorScaleSource>(3); },
+            "tensor_scale = 3 is not a TensorScaleSource"},
+           {[](QuantizeOptions& o) { o.k_tail = static_cast<KTail>(2); }, "k_tail = 2 is not a KTail"},
+           {[](QuantizeOptions& o) { o.element.rounding = static_cast<Rounding>(6); },
+            "ConvertOptions::rounding = 6 is not a Rounding"}}) {
+    QuantizeOptions o;
+    change(o);
     expect_throw_with([&] { validate(mx, o); }, message);
     expect_throw_with([&] { (void)quantize(x, {2, 32}, KAxis::last, mx, o); }, message);
-  };
-  QuantizeOptions o;
-  o.rule = static_cast<ScaleRule>(8);
-  refused(o, "rule = 8 is not a ScaleRule");
-  o = {};
-  o.ratio = static_cast<ScaleRatio>(2);
-  refused(o, "ratio = 2 is not a ScaleRatio");
-  o = {};
-  o.nan = static_cast<BlockNan>(2);
-  refused(o, "nan = 2 is not a BlockNan");
-  o = {};
-  o.inf = static_cast<BlockInf>(2);
-  refused(o, "inf = 2 is not a BlockInf");
-  o = {};
-  o.subnormals = static_cast<SubnormalInputs>(3);
-  refused(o, "subnormals = 3 is not a SubnormalInputs");
-  o = {};
-  o.tensor_scale = static_cast<TensorScaleSource>(3);
-  refused(o, "tensor_scale = 3 is not a TensorScaleSource");
-  o = {};
-  o.k_tail = static_cast<KTail>(2);
-  refused(o, "k_tail = 2 is not a KTail");
-  o = {};
-  o.element.rounding = static_cast<Rounding>(6);
-  refused(o, "ConvertOptions::rounding = 6 is not a Rounding");
+  }
   expect_throw_with([&] { (void)quantize(x, {2, 32}, static_cast<KAxis>(2), mx, QuantizeOptions{}); }, "k_axis = 2 is not a KAxis");
   BlockScaledDesc d;
   d.shape = {2, 40};
