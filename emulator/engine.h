@@ -58,8 +58,6 @@ class Panel {
     return {sig_.data() + i * length_, exp_.data() + i * length_,
             has_special_.empty() || !has_special_[i] ? nullptr : special_.data() + i * length_, frac_, emin_};
   }
-  std::size_t count() const { return count_; }
-  std::size_t length() const { return length_; }
 
  private:
   std::size_t count_ = 0, length_ = 0;

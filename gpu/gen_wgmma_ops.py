@@ -7,13 +7,14 @@ the wrappers are generated rather than written by hand. Run from the repository 
     python3 gpu/gen_wgmma_ops.py > gpu/wgmma_ops.cuh
 Operand order and the scale/transpose immediates follow PTX ISA 9.7.15.5 (wgmma.mma_async):
     d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b[, imm-trans-a, imm-trans-b]
-and for the sparse forms (9.7.15.5.2, wgmma.mma_async.sp; the probes issue N = 8, 64, 256):
+and for the sparse forms (9.7.15.5.2, wgmma.mma_async.sp):
     d, a-desc, b-desc, sp-meta, sp-sel, scale-d, imm-scale-a, imm-scale-b[, imm-trans-a, imm-trans-b]
 The transpose immediates exist only for .f16/.bf16 inputs; both operands are K-major here (0, 0).
 The sparsity selector is 0 (the layout of docs/emulator.md, "Sparse MMA").
 """
 
-SHAPES_N = [8, 32, 64, 128, 256]
+# The probes issue N = 8, 64 and 256 (dense and sparse), the sm_90a GEMM m64n64k32.
+SHAPES_N = [8, 64, 256]
 # (atype, btype, k, has_transpose_immediates)
 INPUTS = [
     ("e4m3", "e4m3", 32, False), ("e4m3", "e5m2", 32, False),
@@ -21,7 +22,6 @@ INPUTS = [
     ("f16", "f16", 16, True), ("bf16", "bf16", 16, True), ("tf32", "tf32", 8, False),
 ]
 # The sparse forms: logical K is twice the dense K.
-SPARSE_SHAPES_N = [8, 64, 256]
 SPARSE_INPUTS = [(a, b, 2 * k, trans) for a, b, k, trans in INPUTS]
 # Accumulator types each input family allows (PTX: bf16 and tf32 accumulate in f32 only).
 DTYPES = {"e4m3": ["f32", "f16"], "e5m2": ["f32", "f16"], "f16": ["f32", "f16"], "bf16": ["f32"], "tf32": ["f32"]}
@@ -94,7 +94,7 @@ def main():
         for a, b, k, trans in INPUTS:
             for d in DTYPES[a]:
                 print(emit(n, d, a, b, k, trans))
-    for n in SPARSE_SHAPES_N:
+    for n in SHAPES_N:
         for a, b, k, trans in SPARSE_INPUTS:
             for d in DTYPES[a]:
                 print(emit(n, d, a, b, k, trans, sparse=True))

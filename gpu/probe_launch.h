@@ -2,8 +2,6 @@
 // Internal: what the probe kernels receive. probe.cpp packs the caller's codes into these images.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
 
@@ -58,7 +56,6 @@ struct ProbeDeviceArgs {
   std::uint32_t idesc = 0;               // tcgen05 instruction descriptor
   std::uint32_t scale_d = 1;             // wgmma: 0 issues scale-d = 0 (D = A*B)
   int multiprocessors = 1;
-  cudaStream_t stream = nullptr;
 };
 
 void launch_probe_sm90(const ProbeKernel& probe, const ProbeDeviceArgs& args);

@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(128, 1)
 template <Tc05Op Op, int N>
 void launch(const ProbeDeviceArgs& a, const char* name) {
   const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(a.tiles, std::size_t(a.multiprocessors)));
-  tcgen05_probe_kernel<Op, N><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, static_cast<const std::uint32_t*>(a.c),
+  tcgen05_probe_kernel<Op, N><<<grid, 128>>>(a.a_rows, a.b_rows, static_cast<const std::uint32_t*>(a.c),
                                                            static_cast<std::uint32_t*>(a.d), a.sfa, a.sfb, a.tiles,
                                                            a.idesc);
   BLOCKSCALE_CUDA_LAUNCHED(name);

@@ -441,13 +441,13 @@ unsigned mma_sync_grid(const ProbeDeviceArgs& a) {
 
 template <MmaSync Op>
 void launch_mma_sync(const ProbeDeviceArgs& a, const char* name) {
-  mma_sync_probe_kernel<Op><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles);
+  mma_sync_probe_kernel<Op><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock>>>(a.a_rows, a.b_rows, a.c, a.d, a.tiles);
   BLOCKSCALE_CUDA_LAUNCHED(name);
 }
 
 template <int M, int K>
 void launch_mma_sync_f64(const ProbeDeviceArgs& a, const char* name) {
-  mma_sync_f64_probe_kernel<M, K><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(
+  mma_sync_f64_probe_kernel<M, K><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock>>>(
       a.a_f64, a.b_f64, static_cast<const double*>(a.c), static_cast<double*>(a.d), a.tiles);
   BLOCKSCALE_CUDA_LAUNCHED(name);
 }
@@ -464,7 +464,7 @@ bool dispatch_mma_sync_f64(const ProbeKernel& p, const ProbeDeviceArgs& a) {
 template <class Op>
 void launch_wgmma(const ProbeDeviceArgs& a, const char* name) {
   const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(a.tiles, std::size_t(a.multiprocessors) * 8));
-  wgmma_probe_kernel<Op><<<grid, 128, 0, a.stream>>>(a.a_rows, a.b_rows, a.metadata, a.c, a.d, a.tiles, a.scale_d);
+  wgmma_probe_kernel<Op><<<grid, 128>>>(a.a_rows, a.b_rows, a.metadata, a.c, a.d, a.tiles, a.scale_d);
   BLOCKSCALE_CUDA_LAUNCHED(name);
 }
 
@@ -527,7 +527,7 @@ bool dispatch_wgmma_n(const ProbeKernel& p, const ProbeDeviceArgs& a) {
 
 template <MmaSp Op>
 void launch_mma_sp(const ProbeDeviceArgs& a, const char* name) {
-  mma_sp_probe_kernel<Op><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock, 0, a.stream>>>(a.a_rows, a.b_rows, a.metadata,
+  mma_sp_probe_kernel<Op><<<mma_sync_grid(a), 32 * kMmaSyncWarpsPerBlock>>>(a.a_rows, a.b_rows, a.metadata,
                                                                                           a.c, a.d, a.tiles);
   BLOCKSCALE_CUDA_LAUNCHED(name);
 }

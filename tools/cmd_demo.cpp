@@ -21,9 +21,7 @@
 #include "blockscale/quantize.h"
 #include "blockscale/reference.h"
 #include "cli.h"
-#if BLOCKSCALE_HAVE_EMULATOR
 #include "blockscale/emulator/reference_models.h"
-#endif
 
 namespace blockscale::cli {
 namespace {
@@ -168,7 +166,6 @@ void print_text(const std::vector<SeedCheck>& seeds, const std::vector<FormatSto
               static_cast<unsigned long long>(seed));
   std::printf("   Numerics: exact = the reference (exact sum, ONE rounding to f32, nearest-even)\n");
   std::printf("             sequential_f32 = fmaf(x*x_scale, y*y_scale, d) in k order (naive host reference)\n");
-  if (models.empty()) std::printf("             (no hardware models: the emulator is not built)\n");
   for (const std::string& m : models)
     std::printf("             hardware(%s) = blockscale::emulator's %s block-scaled GEMM, bit-exact model\n", m.c_str(),
                 m.c_str());
@@ -240,12 +237,9 @@ int run_demo(const std::vector<std::string>& argv) {
   if (K % 32 != 0) throw UsageError("--k must be a multiple of 32 (the MXFP8 block), got " + std::to_string(K));
   const std::uint64_t seed = args.get_u64("seed", 2025);
 
-  std::vector<std::string> models;
-#if BLOCKSCALE_HAVE_EMULATOR
   // hardware(sm_100a): the emulator's block-scaled instruction chain along K (emulator/gemm.h).
   emulator::register_reference_models();
-  models = {"sm_100a"};
-#endif
+  const std::vector<std::string> models = {"sm_100a"};
   std::mt19937_64 rng(seed);
   const std::vector<float> A = random_matrix(rng, M, K, true);
   const std::vector<float> B = random_matrix(rng, K, N, false);

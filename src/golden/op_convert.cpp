@@ -569,8 +569,6 @@ class ConversionOp final : public Operation {
     return out;
   }
 
-  const std::vector<Mode>& modes() const { return modes_; }
-
  private:
   Source src_;
   Format dst_;

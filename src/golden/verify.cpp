@@ -130,7 +130,7 @@ std::vector<FileReport> verify_manifest(const fs::path& path, const VerifyOption
     std::string bytes;
     try {
       bytes = read_file_bytes(p);
-    } catch (const GoldenError& e) {
+    } catch (const GoldenError&) {
       manifest_error("listed in the manifest but cannot be read");
       continue;
     }

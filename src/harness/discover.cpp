@@ -61,11 +61,6 @@ class Prober {
   Discovery& out_;
 };
 
-struct Sweep {
-  std::optional<int> cut;  // F: the number of binades below e_max that still survive
-  int lowest_tested = 0;   // 2^t tested down to here (t relative to the pair's 2^X)
-};
-
 // The fused set and F: pair +-2^X in slots 0 and 1; 2^t in slot k (or in C for slot -1).
 struct StructureResult {
   int X = 0;

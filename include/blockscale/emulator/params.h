@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The vocabulary of the tensor-core models: PTX operand types, the fused dot-product-add algorithms
-// of docs/numerics.md section (b), and the parameter set that one row of the instruction table
+// of ../shared/docs/numerics.md section (b), and the parameter set that one row of the instruction table
 // hands to the arithmetic engine. One engine reads these parameters; architectures differ only in
 // the values (numerics.md section (a)).
 #pragma once
@@ -33,7 +33,6 @@ class TypeSet {
   }
   constexpr bool contains(Type t) const { return (bits_ & bit(t)) != 0; }
   constexpr bool empty() const { return bits_ == 0; }
-  constexpr std::uint16_t bits() const { return bits_; }
   std::string to_string() const;  // "e4m3|e5m2"
 
  private:

@@ -41,7 +41,6 @@ class BlockScaledModel {
  public:
   BlockScaledModel(std::string_view name, const BlockScaledTensor& a, const BlockScaledTensor& b);
 
-  const std::string& name() const { return name_; }
   // What it computes, in words, with the emulator schedule's name where there is one.
   const std::string& definition() const { return definition_; }
   // Rows of A below which a call costs more than it computes (B's panels are decoded per call):
