@@ -452,8 +452,9 @@ const emulator::LibraryFp8Schedule& library_schedule_named(const char* model, co
                                                            const Fp8ScaledMatrix& b) {
   const emulator::LibraryFp8Model* m = emulator::find_library_fp8_model(model);
   if (!m) {
-    throw std::invalid_argument("unknown model '" + std::string(model) + "' for fp8 with fp32 scales (exact, cublaslt, "
-                                "cublaslt_fast_accum, torch_scaled_mm, torch_scaled_mm_fast_accum)");
+    std::string names = "exact";
+    for (const emulator::LibraryFp8Model& known : emulator::library_fp8_models()) names += ", " + std::string(known.name);
+    throw std::invalid_argument("unknown model '" + std::string(model) + "' for fp8 with fp32 scales (" + names + ")");
   }
   return emulator::library_fp8_schedule(m->library, m->fast_accum, a.granularity, b.granularity);
 }

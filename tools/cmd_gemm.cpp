@@ -669,8 +669,10 @@ const NamedFp8Recipe& fp8_recipe(const std::string& option, const std::string& n
 const emulator::LibraryFp8Schedule& library_schedule(const std::string& name, Fp8Granularity a, Fp8Granularity b) {
   const emulator::LibraryFp8Model* m = emulator::find_library_fp8_model(name);
   if (!m) {
-    throw UsageError("unknown model '" + name + "' for fp8 with fp32 scales (cublaslt, cublaslt_fast_accum, "
-                     "torch_scaled_mm, torch_scaled_mm_fast_accum)");
+    std::string names;
+    for (const emulator::LibraryFp8Model& known : emulator::library_fp8_models())
+      names += (names.empty() ? "" : ", ") + std::string(known.name);
+    throw UsageError("unknown model '" + name + "' for fp8 with fp32 scales (" + names + ")");
   }
   try {
     return emulator::library_fp8_schedule(m->library, m->fast_accum, a, b);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The targeted probes of docs/numerics.md d.3, with the outputs numerics.md states for each
+// The targeted probes of ../shared/docs/numerics.md d.3, with the outputs numerics.md states for each
 // architecture. Each probe is one dot product (row 0 / column 0 of an instruction); every value
 // below is exact in its format.
 #include <gtest/gtest.h>

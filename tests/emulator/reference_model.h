@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A slow, obviously-correct oracle for the emulator's arithmetic engine, written from the text of
-// docs/numerics.md b.1-b.9 independently of emulator/engine.cpp: operands are decoded through their
+// ../shared/docs/numerics.md b.1-b.9 independently of emulator/engine.cpp: operands are decoded through their
 // double values (std::ilogb for e(x)), every quantity is an exact binary fixed-point number held
 // in a big integer (value = N * 2^-kFix), a term is aligned by truncating its exact value toward
 // zero to a multiple of 2^(e_max - F) (which is b.3 step 4 restated on values), and the output

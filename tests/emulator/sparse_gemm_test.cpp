@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "blockscale/emulator/arith.h"
@@ -455,6 +456,25 @@ TEST(SparseGemm, CompressTakesTheNonzeroCodesAndFillsWithTheHighestZeros) {
   t[0] = 0x3F800000;
   expect_throw_with([&] { (void)em::compress_sparse(tf32, em::CodeMatrix(bs::Format::tfloat32, 1, 16, std::span<const std::uint32_t>(t))); },
                     "holds 2 nonzero values: A is not 1:2 sparse");
+}
+
+// The kernel table lists the seven measured input/output pairs once each, and the lookup by pair
+// returns each row; every row names a sparse instruction that parses and its evidence.
+TEST(SparseGemm, TheKernelTableHasEachMeasuredPairOnce) {
+  using F = bs::Format;
+  const std::vector<std::pair<F, F>> measured = {
+      {F::float16, F::float16},         {F::bfloat16, F::bfloat16},      {F::float32, F::float32},
+      {F::float8_e4m3fn, F::float8_e4m3fn}, {F::float8_e4m3fn, F::bfloat16}, {F::float8_e4m3fn, F::float16},
+      {F::float8_e4m3fn, F::float32}};
+  const auto kernels = em::cusparselt_kernels();
+  ASSERT_EQ(kernels.size(), measured.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const em::CusparseltKernel& k = kernels[i];
+    EXPECT_EQ(std::make_pair(k.input, k.output), measured[i]) << i;
+    EXPECT_EQ(&em::cusparselt_kernel(k.input, k.output), &k) << i;
+    EXPECT_TRUE(em::parse_instruction(k.instruction).sparse) << k.instruction;
+    EXPECT_GT(std::string(k.evidence).size(), 0u) << i;
+  }
 }
 
 TEST(SparseGemm, RefusesWhatItDoesNotModel) {

@@ -86,6 +86,9 @@ TEST_P(GoldenMalformed, FailsWithFileLineAndReason) {
   } catch (const GoldenError& e) {
     EXPECT_EQ(e.file(), "bad.txt");
     EXPECT_EQ(e.line(), m.line) << e.what();
+    // what() is "<file>:<line>: <message>", the line left out for the file as a whole (line 0).
+    EXPECT_EQ(std::string(e.what()),
+              "bad.txt" + (m.line > 0 ? ":" + std::to_string(m.line) : std::string()) + ": " + e.message());
     EXPECT_NE(std::string(e.what()).find(m.message), std::string::npos) << m.what << ": " << e.what();
     EXPECT_EQ(std::string(e.what()).rfind("bad.txt", 0), 0u) << e.what();
   }

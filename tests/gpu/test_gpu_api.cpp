@@ -12,6 +12,7 @@
 #include "blockscale/emulator.h"
 #include "blockscale/gpu/gemm.h"
 #include "blockscale/gpu/probe.h"
+#include "cuda_check.h"  // gpu/: the checked-call helper whose errors the Errors test reads
 
 namespace {
 
@@ -162,6 +163,51 @@ TEST(Availability, KernelsSayWhatTheyNeedAndWhatIsPresent) {
     } else {
       EXPECT_TRUE(contains(w, sys.devices[0].name)) << w;
     }
+  }
+}
+
+// device_info names the device it gives, or says there is none.
+TEST(Availability, DeviceInfoGivesAPresentDeviceOrSaysWhy) {
+  const SystemInfo sys = query_system();
+  const auto refuses = [](int index, const std::string& part) {
+    try {
+      (void)device_info(index);
+      ADD_FAILURE() << "device " << index << " was given";
+    } catch (const Unavailable& e) {
+      EXPECT_TRUE(contains(e.what(), part)) << e.what();
+    }
+  };
+  if (sys.devices.empty()) {
+    refuses(0, "no CUDA GPU is present");
+    return;
+  }
+  for (std::size_t i = 0; i < sys.devices.size(); ++i) {
+    const DeviceInfo d = device_info(static_cast<int>(i));
+    EXPECT_EQ(d.index, static_cast<int>(i));
+    EXPECT_EQ(d.name, sys.devices[i].name);
+    EXPECT_EQ(d.compute_capability(), sys.devices[i].compute_capability());
+  }
+  const int count = static_cast<int>(sys.devices.size());
+  refuses(count, "no CUDA device " + std::to_string(count) + ": " + std::to_string(count) + " present");
+  refuses(-1, "no CUDA device -1");
+}
+
+// A failed CUDA call throws gpu::Error carrying the call's text, where it was made (from the
+// repository's gpu/ directory on), the error's code and name, and all of them in what().
+TEST(Errors, ACudaFailureNamesTheCallWhereItWasMadeAndTheError) {
+  EXPECT_NO_THROW(detail::check_cuda(cudaSuccess, "cudaFree(p)", __FILE__, __LINE__));
+  const int line = __LINE__ + 2;
+  try {
+    detail::check_cuda(cudaErrorInvalidValue, "cudaMemcpy(dst, src, n, kind)", __FILE__, line);
+    ADD_FAILURE() << "no error thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "cudaMemcpy(dst, src, n, kind)");
+    EXPECT_EQ(e.location(), "gpu/test_gpu_api.cpp:" + std::to_string(line));
+    EXPECT_EQ(e.code(), static_cast<int>(cudaErrorInvalidValue));
+    EXPECT_EQ(e.code_name(), "cudaErrorInvalidValue");
+    EXPECT_EQ(std::string(e.what()), "cudaMemcpy(dst, src, n, kind) failed at gpu/test_gpu_api.cpp:" +
+                                         std::to_string(line) + ": cudaErrorInvalidValue: " +
+                                         cudaGetErrorString(cudaErrorInvalidValue));
   }
 }
 

@@ -13,6 +13,8 @@
 #include <functional>
 #include <set>
 #include <limits>
+#include <memory>
+#include <string>
 
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
@@ -1273,6 +1275,22 @@ TEST(HarnessRules, ValuesOutsideTheEnumsAreRefused) {
     const GemmProblem p = make_gemm_problem(valid, DataKind::random, 1, 0, GemmSizes::small);
     EXPECT_NO_THROW(validate_problem(valid, p));
     EXPECT_NE(test::invalid_argument_message([&] { validate_problem(g, p); }).find("is not a"), std::string::npos);
+  }
+}
+
+// built_with_gpu says whether this build has the GPU kernels (CMake's blockscale_gpu target), and
+// make_gpu_device's refusal says why there is no device: no kernels in the build, or no GPU.
+TEST(GpuDevice, TheBuildAndTheMachineSayWhyThereIsNoDevice) {
+  EXPECT_EQ(built_with_gpu(), BLOCKSCALE_TEST_BUILT_WITH_GPU != 0);
+  std::string why_not;
+  const std::unique_ptr<Device> device = make_gpu_device(why_not);
+  if (!built_with_gpu()) {
+    EXPECT_EQ(device, nullptr);
+    EXPECT_NE(why_not.find("built without CUDA"), std::string::npos) << why_not;
+  } else if (device == nullptr) {
+    EXPECT_NE(why_not.find("no CUDA GPU is present"), std::string::npos) << why_not;
+  } else {
+    EXPECT_TRUE(why_not.empty()) << why_not;
   }
 }
 

@@ -250,6 +250,10 @@ TEST_P(ScaleLayoutOracle, ClosedFormsMatchReshapePermuteDefinition) {
     const ScaleOffsets table(l, R, C);  // the separable form the bulk paths use
     EXPECT_EQ(table.storage_size(), S);
     EXPECT_EQ(table.padded(), S > R * C);
+    ASSERT_EQ(table.row_parts().size(), static_cast<std::size_t>(R));
+    ASSERT_EQ(table.col_parts().size(), static_cast<std::size_t>(C));
+    for (i64 r = 0; r < R; ++r) EXPECT_EQ(table.row_parts()[static_cast<std::size_t>(r)], table.row_part(r));
+    for (i64 c = 0; c < C; ++c) EXPECT_EQ(table.col_parts()[static_cast<std::size_t>(c)], table.col_part(c));
     for (i64 e = 0; e < R * C; ++e) {
       const i64 want = pos[static_cast<std::size_t>(e)];
       if ((offset(l, R, C, e / C, e % C) != want || table(e / C, e % C) != want) && forward_bad++ == 0)

@@ -8,6 +8,7 @@
 // ue4m3: 1.0 = 0x38, 2^-6 = 0x08, 448 = 0x7E.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "blockscale/quantize.h"
@@ -370,6 +372,21 @@ TEST(Nvfp4TensorScale, NegativeAmaxAndNegativeScalesAreRefused) {
   expect_throw_with([&] { block_scale_for_amax(block_formats::nvfp4, o, TensorScale{1.0f, 2.0f, -0.5f}, 4.0f); },
                     "must not be negative");
   EXPECT_NO_THROW(quantize_block(x, block_formats::nvfp4, o, te_scale(12.0f), codes));
+}
+
+// parse_scale_rule reads back to_string's name of every rule (names that differ from each other)
+// and refuses any other word.
+TEST(ScaleRuleNames, ParseReadsBackEveryNameAndNothingElse) {
+  std::vector<std::string> names;
+  for (int i = 0; i <= static_cast<int>(ScaleRule::nvfp4_torchao); ++i) {
+    const auto rule = static_cast<ScaleRule>(i);
+    names.push_back(to_string(rule));
+    EXPECT_EQ(parse_scale_rule(names.back()), rule) << names.back();
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+  for (const char* bad : {"", "RCEIL", "floor", "rceil ", "ScaleRule(8)", "nvfp4"})
+    EXPECT_EQ(parse_scale_rule(bad), std::nullopt) << bad;
 }
 
 }  // namespace

@@ -179,13 +179,25 @@ TEST(ReferenceExactSum, SignedZeros) {
 
 TEST(ReferenceExactSum, SpecialValues) {
   ExactSum s;
+  EXPECT_TRUE(s.empty());
+  s.add(true, 0, 0);  // a signed zero is a term
+  EXPECT_FALSE(s.empty());
   s.add(false, 1, 0);
+  EXPECT_FALSE(s.has_infinity());
   s.add_infinity(false);
+  EXPECT_TRUE(s.has_infinity());
+  EXPECT_FALSE(s.has_nan());
   EXPECT_EQ(s.round_to(DType::float32), 0x7F800000u);
   s.add_infinity(true);  // +Inf and -Inf
+  EXPECT_TRUE(s.has_nan());
   EXPECT_EQ(s.round_to(DType::float32), 0x7FC00000u);
   EXPECT_EQ(s.round_to(DType::float16), 0x7E00u);
   EXPECT_EQ(s.round_to(DType::float64), 0x7FF8000000000000u);
+  s.clear();
+  EXPECT_TRUE(s.empty());
+  EXPECT_FALSE(s.has_infinity());
+  EXPECT_FALSE(s.has_nan());
+  EXPECT_EQ(s.round_to(DType::float32), 0u);  // no terms: +0
   ExactSum n;
   n.add_nan();
   n.add_infinity(true);

@@ -3,9 +3,12 @@
 // behaviour in each mode, integer overflow, and delegation to registered hardware models.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "blockscale/reference.h"
 
@@ -302,9 +305,19 @@ TEST(ReferenceNumerics, HardwareModelDelegation) {
                                 }
                               return Tensor::from_values(DType::float32, acc.shape(), v);
                             });
-  bool listed = false;
-  for (const ModelInfo& m : scaled_mma_models()) listed |= m.name == "test.sum_of_x";
-  EXPECT_TRUE(listed);
+  // The registries list each model with its description, scaled and unscaled apart.
+  const auto listed = [](const std::vector<ModelInfo>& models, const std::string& name, const std::string& description) {
+    return std::count_if(models.begin(), models.end(),
+                         [&](const ModelInfo& m) { return m.name == name && m.description == description; });
+  };
+  EXPECT_EQ(listed(scaled_mma_models(), "test.sum_of_x", "returns sum(x row) + acc, to check the slicing"), 1);
+  EXPECT_EQ(listed(mma_models(), "test.sum_of_x", "returns sum(x row) + acc, to check the slicing"), 0);
+  register_mma_model({"test.acc", "returns acc"}, [](const Tensor&, const Tensor&, const Tensor& a) { return a; });
+  EXPECT_EQ(listed(mma_models(), "test.acc", "returns acc"), 1);
+  EXPECT_EQ(listed(scaled_mma_models(), "test.acc", "returns acc"), 0);
+  register_mma_model({"test.acc", "returns acc, registered again"}, [](const Tensor&, const Tensor&, const Tensor& a) { return a; });
+  EXPECT_EQ(listed(mma_models(), "test.acc", "returns acc"), 0);  // replaced, not listed twice
+  EXPECT_EQ(listed(mma_models(), "test.acc", "returns acc, registered again"), 1);
   std::vector<double> xv;
   for (int b = 0; b < 2; ++b) xv.insert(xv.end(), 32, b + 1.0);
   const Tensor x = Tensor::from_values(DType::float8_e4m3fn, {2, 1, 32}, xv);

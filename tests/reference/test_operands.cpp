@@ -128,5 +128,21 @@ TEST(ReferenceOperands, SizesAndDTypesOutsideTheirRangesAreRefused) {
   EXPECT_THROW(Tensor::zeros(bad, {2, 2}), std::invalid_argument);
 }
 
+// parse_dtype reads back every name to_string gives, the short names of the integer and f64 types
+// and the formats library's spellings, and nothing else.
+TEST(ReferenceDTypes, ParseReadsBackEveryName) {
+  for (int i = 0; i < kDTypeCount; ++i) {
+    const auto t = static_cast<DType>(i);
+    EXPECT_EQ(parse_dtype(to_string(t)), t) << to_string(t);
+  }
+  for (const char* f64 : {"f64", "double"}) EXPECT_EQ(parse_dtype(f64), DType::float64);
+  for (const char* i8 : {"i8", "s8"}) EXPECT_EQ(parse_dtype(i8), DType::int8);
+  EXPECT_EQ(parse_dtype("u8"), DType::uint8);
+  for (const char* i32 : {"i32", "s32"}) EXPECT_EQ(parse_dtype(i32), DType::int32);
+  EXPECT_EQ(parse_dtype("e4m3"), DType::float8_e4m3fn);  // parse_format's spelling
+  EXPECT_EQ(parse_dtype("ue4m3"), DType::float8_ue4m3);
+  for (const char* bad : {"", "int16", "float8", "F64", "float32 ", "e4m3fnuz"}) EXPECT_EQ(parse_dtype(bad), std::nullopt) << bad;
+}
+
 }  // namespace
 }  // namespace blockscale::reference

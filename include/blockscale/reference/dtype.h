@@ -56,7 +56,8 @@ int code_bits(DType t);
 
 // "float8_e4m3fn", ..., "float64", "int8", "uint8", "int32".
 std::string to_string(DType t);
-// The names of to_string, every spelling parse_format accepts, and "f64", "i8", "u8", "i32".
+// The names of to_string, every spelling parse_format accepts, and "f64" / "double", "i8" / "s8",
+// "u8", "i32" / "s32".
 std::optional<DType> parse_dtype(std::string_view name);
 
 // Exact decomposition of a code (see formats' Decomposed): integers give sig = |v|, exp = 0.
