@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The rows of docs/numerics.md section (a). Parameters (L, F, rho, e_zero) are copied from that
+// The rows of ../shared/docs/numerics.md section (a). Parameters (L, F, rho, e_zero) are copied from that
 // table; shape limits from numerics.md "Shapes and restrictions" and gpu.md 1.4 / 3.1 / 3.4; the
-// hardware counts are those of docs/numerics.md ("Hardware confirmation on H200") and of the K&M
+// hardware counts are those of ../shared/docs/numerics.md ("Hardware confirmation on H200") and of the K&M
 // vector files (data/km-tensor-core-vectors/README.md), each re-checked by tests/emulator.
 #include "blockscale/emulator/table.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// blockscale::emulator: bit-exact CPU models of tensor-core instructions (docs/numerics.md) and of
+// blockscale::emulator: bit-exact CPU models of tensor-core instructions (../shared/docs/numerics.md) and of
 // GEMM kernels built from them. See docs/emulator.md.
 #pragma once
 

@@ -162,6 +162,9 @@ class InstructionOp final : public Operation {
     std::vector<std::string> n = {
         "one output element per case: d = the instruction's D[i][j] for A row a, B column b, C element c" +
             std::string(scales_ ? " and the scales sa (A row, one per block) and sb (B column)" : ""),
+        // "docs/numerics.md" names the design notes (../shared/docs/numerics.md, outside the
+        // repository), as the committed files have always spelled it: a new spelling would change
+        // the bytes, and so the SHA-256s, of every committed instruction file.
         "model (docs/numerics.md): " + std::string(emulator::to_string(p.algorithm)) +
             " L=" + std::to_string(p.L) + " F=" + std::to_string(p.F) + " " +
             std::string(emulator::to_string(p.rounding)) + " e_zero=" + std::to_string(p.e_zero)};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The targeted probes of docs/numerics.md d.3 as dot products of one instruction.
+// The targeted probes of ../shared/docs/numerics.md d.3 as dot products of one instruction.
 #include "blockscale/harness/probes.h"
 
 #include <algorithm>

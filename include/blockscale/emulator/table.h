@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The instruction table: every row of docs/numerics.md section (a) as data. A row is one
+// The instruction table: every row of ../shared/docs/numerics.md section (a) as data. A row is one
 // (architecture, instruction, kind, operand types, output type) family with its shape limits, the
 // algorithm parameters of its fused dot-product-add, and where those parameters come from
 // (confirmed on hardware, published models only, or inferred). instruction.h turns a PTX-style

@@ -10,7 +10,7 @@
 //   realistic  Gaussian, heavy-tailed and outlier matrices quantized to the operand format with
 //              each scale rule of blockscale::quantize (OCP floor, ceil, even, RCEIL, the two
 //              triton_kernels rules; the TransformerEngine and torchao NVFP4 rules for ue4m3);
-//   probes     the targeted probes of docs/numerics.md d.3 (probes.h), one dot product per
+//   probes     the targeted probes of ../shared/docs/numerics.md d.3 (probes.h), one dot product per
 //              diagonal position of a tile;
 //   tiny       products below an fp32 accumulator's zero floor (numerics.md b.3 step 2, d.3-7):
 //              operands of either sign at 2^-85 .. 2^-70 where the format reaches that (bf16, tf32),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Discovery mode: infer an instruction's arithmetic from targeted probes run on the device
-// (docs/numerics.md d.1: the MMA-Sim closed-loop probing and the Khattak & Mikaitis test vectors;
+// (../shared/docs/numerics.md d.1: the MMA-Sim closed-loop probing and the Khattak & Mikaitis test vectors;
 // d.3: our probe list), and set it next to the emulator table's row.
 //
 // What is inferred, and how (every probe is a dot product in row i / column i of a tile):

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Targeted probes (docs/numerics.md d.1 and d.3): single dot products built from exact values,
+// Targeted probes (../shared/docs/numerics.md d.1 and d.3): single dot products built from exact values,
 // for one instruction's operand, accumulator and scale formats. A probe is one output element:
 // one row of A, one column of B, one C element and (block-scaled) one row's and one column's scales.
 #pragma once
