@@ -373,13 +373,14 @@ TEST(HarnessConform, BatchAndProblemSizesAreChecked) {
 // comment or a table row early.
 TEST(HarnessReport, CommandLineCannotInjectMarkdown) {
   Session ses;
-  ses.command = "blockscale conform --notes '-->\n# injected heading' --x '--!>' --y 'a|b'";
+  ses.command = "blockscale conform --notes '-->\n# injected heading' --x '--!>' --y 'a|b' --z '--->-->--!>-->'";
   const std::string md = to_markdown(ses);
   const std::string first = md.substr(0, md.find('\n'));
   EXPECT_EQ(first.find("-->"), first.size() - 3) << first;  // the comment's own end, and no other
   EXPECT_EQ(first.find("--!>"), std::string::npos) << first;
   EXPECT_EQ(md.find("\n# injected"), std::string::npos) << md;
   EXPECT_NE(first.find("'a\\|b'"), std::string::npos) << first;  // '|' escaped as in every cell
+  EXPECT_NE(first.find("'--- >-- >-- !>-- >'"), std::string::npos) << first;  // each closer opened up, nothing else
 }
 
 // The mapping of a GEMM output onto the golden gemm operation (M = N = 1: expanded and padded e4m3
