@@ -554,6 +554,8 @@ BSC_EXPORT int bsc_gemm_fp8(const char* model, const char* format_a, const char*
   });
 }
 
+}  // extern "C"
+
 namespace {
 
 // "f32", "bf16", "f16", "e4m3", "e5m2": the types of cuBLASLt's C, bias and D.
@@ -584,6 +586,8 @@ std::vector<std::uint32_t> exact_codes(const float* values, std::int64_t count, 
 }
 
 }  // namespace
+
+extern "C" {
 
 // cuBLASLt's fp8 GEMM with its epilogue (emulator::cublaslt_fp8_gemm): model cublaslt or
 // cublaslt_fast_accum; c: nullptr or m x n values (row-major), each exact in c_type; bias: nullptr
@@ -653,8 +657,6 @@ BSC_EXPORT int bsc_recorded_split_k(const char* model, const char* format_a, con
 
 // ---- 2:4 sparse GEMMs as torch._cslt_sparse_mm runs them on Hopper (emulator/sparse_gemm.h).
 
-extern "C" {
-
 // D (m x n words of `output`) = A (m x k words of `format`, zeros at the pruned positions: 2 of each
 // 4 along K, 1 of each 2 for float32) x B (k x n words of `format`) as cuSPARSELt 0.8's kernels compute
 // it on an H100, K cut into `slices` slices (split-K).
@@ -671,8 +673,6 @@ BSC_EXPORT int bsc_sparse_mm(const char* format, const char* output, const std::
     std::memcpy(d, r.data(), r.size() * sizeof(std::uint32_t));
   });
 }
-
-}  // extern "C"
 
 // ---- Single instructions (emulator/mma.h).
 
