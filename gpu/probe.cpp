@@ -423,10 +423,11 @@ void validate_probe_inputs(const ProbeKernel& p, const ProbeInputs& in) {
   // Only the catalogue's rows have kernels behind them, and the row images, the metadata and the
   // launch take their sizes from these fields: a caller's struct with another K or scale block
   // would divide by zero or write past the 32-byte row images.
-  // A reference into the catalogue is found by address; only a copy is compared field by field.
+  // A reference into the catalogue is found by address; only a copy is compared field by field
+  // (as gemm.cpp's check of a GEMM kernel does).
   const std::vector<ProbeKernel>& all = probe_kernels();
-  const bool listed = std::any_of(all.begin(), all.end(), [&](const ProbeKernel& c) { return &c == &p; }) ||
-                      std::any_of(all.begin(), all.end(), [&](const ProbeKernel& c) { return same_probe(c, p); });
+  const bool listed =
+      std::any_of(all.begin(), all.end(), [&](const ProbeKernel& c) { return &c == &p || same_probe(c, p); });
   if (!listed) {
     throw std::invalid_argument("probe '" + p.name +
                                 "': not a probe of blockscale::gpu::probe_kernels() with the fields listed there "
