@@ -82,15 +82,22 @@ GemmPath resolve_path(GemmPath requested) {
     fail("GemmOptions::path is not one of automatic, reference, portable, avx2, avx512");
   }
   if (requested == GemmPath::automatic) {
-    static const GemmPath from_env = [] {
+    // The initialiser only reads and parses; the refusal is thrown after it, on every call. A
+    // function-local static whose initialiser throws is retried by the next caller, and GCC 12's
+    // ThreadSanitizer runtime hangs when concurrent first callers do that.
+    struct FromEnv {
+      std::optional<GemmPath> path;  // nullopt: a value that names no path
+      std::string value;
+    };
+    static const FromEnv from_env = [] {
       const char* env = std::getenv("BLOCKSCALE_EMULATOR_PATH");
-      const std::string_view v = env != nullptr ? env : "";
-      if (v.empty()) return GemmPath::automatic;
-      const std::optional<GemmPath> p = parse_path(v);
-      if (!p) fail("BLOCKSCALE_EMULATOR_PATH must be auto, reference, portable, avx2 or avx512, got '" + std::string(v) + "'");
-      return *p;
+      const std::string value = env != nullptr ? env : "";
+      return FromEnv{value.empty() ? std::optional<GemmPath>(GemmPath::automatic) : parse_path(value), value};
     }();
-    requested = from_env;
+    if (!from_env.path) {
+      fail("BLOCKSCALE_EMULATOR_PATH must be auto, reference, portable, avx2 or avx512, got '" + from_env.value + "'");
+    }
+    requested = *from_env.path;
   }
   if (requested == GemmPath::automatic) {
     if (gemm_path_available(GemmPath::avx512)) return GemmPath::avx512;

@@ -10,6 +10,9 @@
     random byte names gives JSON that a strict reader parses, each path decoded as Python decodes
     ill-formed UTF-8 (one U+FFFD per maximal subpart, Unicode 15 section 3.9), control characters
     escaped;
+  * the environment variable BLOCKSCALE_EMULATOR_PATH: each path it names computes the same bits
+    and is the one that runs (the step statistics are the path's), unset and `auto` take the
+    widest path the CPU has, a path the CPU lacks and a value that names none exit 2, named;
   * unknown commands (exit 2).
 
 usage: cli_commands_test.py BLOCKSCALE SCRATCH_DIR
@@ -190,6 +193,45 @@ def check_unknown_commands(tool):
     print("unknown commands: exit 2, named")
 
 
+def check_emulator_path_env(tool, scratch):
+    """GemmPath::automatic reads BLOCKSCALE_EMULATOR_PATH once per process (emulator/gemm.cpp)."""
+    args = ["gemm", "--m", "40", "--n", "24", "--k", "160", "--data", "heavy_tailed", "--models", "sm_100a,sm_90a",
+            "--json"]
+    runs = {}
+    for value in [None, "auto", "reference", "portable", "avx2", "avx512"]:
+        env = {k: v for k, v in os.environ.items() if k != "BLOCKSCALE_EMULATOR_PATH"}
+        if value is not None:
+            env["BLOCKSCALE_EMULATOR_PATH"] = value
+        out = os.path.join(scratch, f"path_{value}")
+        r = subprocess.run([tool, *args, "--out", out], capture_output=True, env=env)
+        if value in ("avx2", "avx512") and r.returncode != 0:
+            # This CPU lacks the path: refused with the reason, never a silent fallback.
+            assert r.returncode == 2 and f"the {value} GEMM path was requested, but this CPU lacks".encode() in r.stderr, r
+            continue
+        assert r.returncode == 0, (value, r.stderr[-2000:])
+        numerics = {x["name"]: x for x in strict_json(r.stdout)["numerics"]}
+        d = {name: open(os.path.join(out, f"{name}.npy"), "rb").read() for name in ("sm_100a", "sm_90a")}
+        runs[value] = (numerics["sm_100a"]["steps"], d)
+    bits = {value: d for value, (_, d) in runs.items()}
+    assert all(d == bits[None] for d in bits.values()), "a path changed a bit"
+    steps = {value: s for value, (s, _) in runs.items()}
+    # The reference engine keeps no fast-path statistics; the fast paths count the same steps,
+    # each split its own way between their tiers.
+    assert steps["reference"] == {"exact": 0, "truncating": 0, "special": 0}, steps
+    fast = [v for v in ("portable", "avx2", "avx512") if v in steps]
+    assert len({sum(steps[v].values()) for v in fast}) == 1 and sum(steps["portable"].values()) > 0, steps
+    widest = fast[-1]
+    assert steps[None] == steps["auto"] == steps[widest], steps
+    for bad in ["bogus", "AVX512", " avx2"]:
+        env = dict(os.environ, BLOCKSCALE_EMULATOR_PATH=bad)
+        r = subprocess.run([tool, *args], capture_output=True, env=env)
+        assert r.returncode == 2, (bad, r)
+        assert (f"BLOCKSCALE_EMULATOR_PATH must be auto, reference, portable, avx2 or avx512, got '{bad}'".encode()
+                in r.stderr), r.stderr
+    print(f"BLOCKSCALE_EMULATOR_PATH: {len(runs)} settings, the same bits, each path's own statistics "
+          f"(widest here: {widest}); bad values exit 2, named")
+
+
 def main():
     tool, scratch = sys.argv[1], sys.argv[2]
     shutil.rmtree(scratch, ignore_errors=True)
@@ -197,6 +239,7 @@ def main():
     check_demo(tool)
     check_models_name(tool)
     check_json_text_of_paths(tool, scratch)
+    check_emulator_path_env(tool, scratch)
     check_unknown_commands(tool)
     shutil.rmtree(scratch)
 
