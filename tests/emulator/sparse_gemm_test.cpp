@@ -157,6 +157,18 @@ TEST(SparseGemm, SlicesAreBalancedWithTheLongerOnesLast) {
   expect_throw_with([&] { (void)s.slice_starts(4096); }, "65 split-K slices need at least as many tiles");
 }
 
+TEST(SparseGemm, ScheduleNamesSayTheSplitAndTheOrderOfItsSum) {
+  // The name is what reports and failure messages show of a schedule; a wrong order in it would
+  // describe another sum.
+  const em::Instruction ins = em::parse_instruction("sm_90a wgmma.mma_async.sp m64n64k64 f32 e4m3 e4m3");
+  const std::string of = " of " + ins.name();
+  EXPECT_EQ((em::SparseGemmSchedule{ins, 1, 0, em::SplitKReduction::pairwise}.name()), "chain" + of);
+  EXPECT_EQ((em::SparseGemmSchedule{ins, 4, 128, em::SplitKReduction::pairwise}.name()),
+            "chain split-K 4 of tiles of 128 pairwise" + of);
+  EXPECT_EQ((em::SparseGemmSchedule{ins, 3, 0, em::SplitKReduction::sequential}.name()),
+            "chain split-K 3 of tiles of 64 sequential" + of);
+}
+
 TEST(SparseGemm, IsTheChainOfItsInstructionsSlicedAndSummedPairwise) {
   // A re-statement one output at a time: dot_sparse per instruction step, slices from +0 at the
   // tile bounds written out by hand, the tree of four slices (P0 + P1) + (P2 + P3).

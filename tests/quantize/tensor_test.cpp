@@ -502,6 +502,12 @@ TEST(BlockScaledTensor, RawBufferValidationNamesTheRule) {
   BlockScaledDesc k40 = d;
   k40.shape = {rows, 40};
   expect_throw_with([&] { BlockScaledTensor(k40, el, sc); }, "not a multiple of the block size");
+  // Sizes: at most 2^56 elements, whether or not the product overflows int64.
+  BlockScaledDesc huge = d;
+  huge.shape = {std::int64_t{1} << 29, std::int64_t{1} << 28};
+  expect_throw_with([&] { BlockScaledTensor(huge, el, sc); }, "the element count exceeds 2^56");
+  huge.shape = {std::int64_t{1} << 40, std::int64_t{1} << 40};
+  expect_throw_with([&] { BlockScaledTensor(huge, el, sc); }, "the element count exceeds 2^56");
 }
 
 TEST(BlockScaledTensor, RawNvfp4Checks) {
