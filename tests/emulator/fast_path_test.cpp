@@ -1363,6 +1363,76 @@ TEST(EmulatorFastPath, EveryClassCombinationOnEveryPath) {
   EXPECT_EQ(bad, 0u);
 }
 
+// Whether C loses bits to the alignment grid is a question for each output on its own: the fast
+// kernels decide a tile's route (exact sums, or the truncating form) from every lane's C. Each
+// output's product sum here is 1 (one product 1 x 1, scales 1), so e_max = 0 and the grid is
+// 2^-F; C is +0 or 0.5 (on the grid) everywhere but at one output, where it is -2^-(F + 2): the
+// truncation makes it -0, the output 1, where an exact addition would round 1 - 2^-(F + 2)
+// toward zero to the float below 1. The odd output runs through every position of two row tiles
+// and two 32-column strips. A mutation that read the neighbouring lane's C in the portable NVFP4
+// kernel's route test survived every other test (the mutation audit of the sixty-seventh session).
+TEST(EmulatorFastPath, EachOutputsOwnCDecidesWhetherCIsTruncated) {
+  const char* const instructions[] = {
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 e4m3 e4m3 ue8m0",
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 e2m1 e3m2 ue8m0",
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n256k64 f32 e2m1 e2m1 ue4m3",
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32 m128n256k64 f32 e2m1 e2m1 ue8m0",
+      "sm_100a tcgen05.mma.cta_group::1.kind::f8f6f4 m128n256k32 f32 e5m2 e4m3",
+      "sm_90a wgmma.mma_async m64n64k32 f32 e4m3 e4m3",
+      "sm_89 mma.sync.aligned m16n8k32 f32 e4m3 e4m3",
+      "sm_90a wgmma.mma_async m64n64k16 f32 bf16 bf16",
+      "sm_100a tcgen05.mma.cta_group::1.kind::tf32 m128n256k8 f32 tf32 tf32",
+  };
+  const std::size_t M = 8, N = 64;
+  std::size_t outputs = 0, bad = 0;
+  for (const char* text : instructions) {
+    const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(text));
+    const Instruction& ins = schedule.instruction;
+    const Format fa = *format_of(ins.a), fb = *format_of(ins.b);
+    const std::size_t K = static_cast<std::size_t>(ins.k);
+    const std::uint32_t one_a = static_cast<std::uint32_t>(convert(fa, 1.0f)), one_b = static_cast<std::uint32_t>(convert(fb, 1.0f));
+    std::vector<std::uint32_t> a(M * K, 0), b(K * N, 0);
+    for (std::size_t i = 0; i < M; ++i) a[i * K] = one_a;
+    for (std::size_t j = 0; j < N; ++j) b[j] = one_b;
+    const std::size_t blocks = ins.block_scaled() ? K / static_cast<std::size_t>(ins.block()) : 0;
+    const std::vector<std::uint8_t> scales(std::max(M, N) * blocks, ins.block_scaled() && ins.scale_type() == Type::ue8m0 ? 127 : 0x38);
+    const std::uint32_t below_grid = std::bit_cast<std::uint32_t>(-std::ldexp(1.0f, -(ins.params().F + 2)));
+    for (const float background : {0.0f, 0.5f}) {
+      for (std::size_t odd = 0; odd < M * N; ++odd) {
+        std::vector<std::uint32_t> c(M * N, std::bit_cast<std::uint32_t>(background));
+        c[odd] = below_grid;
+        StorageWords wa, wb, wc;
+        GemmOperands ops{wa.view(fa, M, K, a), wb.view(fb, K, N, b), {}, {}, wc.view(Format::float32, M, N, c)};
+        if (ins.block_scaled()) {
+          const Format fs = *format_of(ins.scale_type());
+          ops.scale_a = CodeMatrix(fs, M, blocks, std::span<const std::uint8_t>(scales.data(), M * blocks));
+          ops.scale_b = CodeMatrix(fs, blocks, N, std::span<const std::uint8_t>(scales.data(), blocks * N));
+        }
+        const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+        // The native rows align C with the products and truncate it; b.9's emulated fp8 mma.sync
+        // adds C after the products with a round-to-nearest FADD, where the grid does not apply.
+        if (ins.params().algorithm != Algorithm::fp8_via_f16) {
+          ASSERT_EQ(want[odd], std::bit_cast<std::uint32_t>(1.0f)) << text;
+        }
+        for (const GemmPath path : fast_paths()) {
+          const std::vector<std::uint32_t> got = gemm(schedule, ops, {1, path});
+          for (std::size_t i = 0; i < want.size(); ++i) {
+            if (got[i] != want[i] && ++bad <= 10) {
+              ADD_FAILURE() << to_string(path) << " " << text << ": C -2^" << -(ins.params().F + 2) << " at output " << odd
+                            << ", " << background << " elsewhere: output " << i << " 0x" << std::hex << got[i] << ", reference 0x"
+                            << want[i] << std::dec;
+            }
+          }
+        }
+        outputs += want.size();
+      }
+    }
+  }
+  std::printf("[ fast path ] one output's C below the grid: %zu outputs x %zu paths, %zu mismatches\n", outputs,
+              fast_paths().size(), bad);
+  EXPECT_EQ(bad, 0u);
+}
+
 // f16 accumulators (RNE-FP16) where only a tie or a zero shows a bit of the algorithm, which
 // random data rarely reach: one output each, K = one instruction, products listed (the other k
 // zero unless stated), against the value the semantics give and the reference engine, on every
