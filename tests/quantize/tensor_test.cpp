@@ -549,11 +549,12 @@ TEST(BlockScaledTensor, RawNvfp4Checks) {
   expect_throw_with([&] { (void)t.scale_code(0, 0, -1); }, "outside");
   // Each bound of each index, one past it, and the last index inside.
   const std::int64_t ks = t.desc().k_stored(), kbl = t.desc().k_blocks();
-  for (const auto& [b, r, k] : {std::array<std::int64_t, 3>{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, rows, 0}, {0, 0, -1}, {0, 0, ks}}) {
-    expect_throw_with([&] { (void)t.element_code(b, r, k); }, "outside batch 1 x rows 8 x k_stored");
+  // (Indices, not a structured binding: Clang 14 cannot capture one in a lambda.)
+  for (const std::array<std::int64_t, 3>& i : {std::array<std::int64_t, 3>{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, rows, 0}, {0, 0, -1}, {0, 0, ks}}) {
+    expect_throw_with([&] { (void)t.element_code(i[0], i[1], i[2]); }, "outside batch 1 x rows 8 x k_stored");
   }
-  for (const auto& [b, r, k] : {std::array<std::int64_t, 3>{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, rows, 0}, {0, 0, kbl}}) {
-    expect_throw_with([&] { (void)t.scale_code(b, r, k); }, "outside batch 1 x rows 8");
+  for (const std::array<std::int64_t, 3>& i : {std::array<std::int64_t, 3>{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, rows, 0}, {0, 0, kbl}}) {
+    expect_throw_with([&] { (void)t.scale_code(i[0], i[1], i[2]); }, "outside batch 1 x rows 8");
   }
   EXPECT_NO_THROW((void)t.element_code(0, rows - 1, ks - 1));
   EXPECT_NO_THROW((void)t.scale_code(0, rows - 1, kbl - 1));
