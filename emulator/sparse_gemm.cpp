@@ -765,6 +765,9 @@ void check_cusparselt_output(Format output) {
 
 std::uint32_t cusparselt_output(Format output, std::uint32_t f32_word) {
   check_cusparselt_output(output);
+  // An f32 D is the accumulator stored as it is: no conversion, so a signalling NaN is not quieted
+  // (as convert_code's f32 -> f32 would), and the bulk form below agrees word for word.
+  if (output == Format::float32) return f32_word;
   return convert_code(output, Format::float32, f32_word, cusparselt_output_options(output));
 }
 

@@ -489,6 +489,37 @@ TEST(SparseGemm, TheKernelTableHasEachMeasuredPairOnce) {
   }
 }
 
+
+// The bulk conversion works in blocks of 4096 words; every word of the span is converted as the
+// one-word form converts it, and no word past the span is touched (a guard of sentinels follows
+// it). The sizes sit on each side of a block boundary, and the largest passes 2^22 words, where the
+// conversion takes more than one thread. A block count one too high at 4095 mod 4096 wrote past
+// the span and changed no bit inside it (the mutation audit of 2026-11-30).
+TEST(SparseGemm, BulkOutputConversionIsTheOneWordConversionOnEachWordAndNoMore) {
+  constexpr std::size_t kGuard = 8192;
+  constexpr std::uint32_t kSentinel = 0x7FC0DEADu;
+  std::mt19937 rng(20261130);
+  for (const bs::Format f : {bs::Format::float16, bs::Format::bfloat16, bs::Format::float8_e4m3fn, bs::Format::float32}) {
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
+                                std::size_t{3 * 4096 - 1}, (std::size_t{1} << 22) + 4095}) {
+      for (const int threads : {1, 2}) {
+        std::vector<std::uint32_t> words(n + kGuard, kSentinel);
+        // Random bits, with the specials and the e4m3 saturation edge at the front.
+        const std::uint32_t edges[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u,
+                                       0x43E00000u, 0x43E80000u, 0xC3F00000u, 0x00000001u, 0x477FF000u};
+        for (std::size_t i = 0; i < n; ++i) words[i] = i < std::size(edges) ? edges[i] : static_cast<std::uint32_t>(rng());
+        std::vector<std::uint32_t> expected(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(n));
+        for (std::uint32_t& w : expected) w = em::cusparselt_output(f, w);
+        em::cusparselt_output(f, std::span<std::uint32_t>(words).first(n), threads);
+        std::size_t wrong = 0, guard_changed = 0;
+        for (std::size_t i = 0; i < n; ++i) wrong += words[i] != expected[i];
+        for (std::size_t i = n; i < words.size(); ++i) guard_changed += words[i] != kSentinel;
+        EXPECT_EQ(wrong, 0u) << bs::to_string(f) << " n=" << n << " threads=" << threads;
+        EXPECT_EQ(guard_changed, 0u) << bs::to_string(f) << " n=" << n << " threads=" << threads;
+      }
+    }
+  }
+}
 TEST(SparseGemm, RefusesWhatItDoesNotModel) {
   const em::Instruction dense = em::parse_instruction("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3");
   expect_throw_with([&] { em::SparseGemmSchedule{dense, 1, 0, em::SplitKReduction::pairwise}.validate(); }, "not a sparse instruction");

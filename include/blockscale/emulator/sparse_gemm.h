@@ -133,7 +133,8 @@ std::vector<std::uint32_t> cusparselt_sparse_mm(Format output, const SparseOpera
                                                 const GemmOptions& options = {});
 
 // The kernels' conversion of an f32 result to the output format: RNE; for e4m3 saturating to
-// +-448 (cvt.rn.satfinite). cusparselt_sparse_mm applies the -Inf rule before it.
+// +-448 (cvt.rn.satfinite); an f32 output is the word as it is (a signalling NaN stays one).
+// cusparselt_sparse_mm applies the -Inf rule before it.
 std::uint32_t cusparselt_output(Format output, std::uint32_t f32_word);
 // The same on every word of `f32_words`, in place and vectorised (the formats library's bulk
 // conversion; threads as GemmOptions::threads, one below 2^22 words). An f32 output leaves the words
