@@ -125,13 +125,14 @@ void allocate(Side& s, std::size_t rows, std::size_t length, bool strip, std::si
 // zero-padded. The norms are rounded sums: the proof allows for that (top of the file).
 Side decode_side(std::span<const std::uint8_t> elements, std::span<const std::uint8_t> scales, std::size_t rows,
                  std::size_t k, std::size_t block, const CodeTable& et, const CodeTable& st, bool strip,
-                 std::size_t row_pad) {
+                 std::size_t row_pad, [[maybe_unused]] int threads) {
   constexpr std::size_t G = kStrip;
   Side s;
   allocate(s, rows, k, strip, row_pad);
   const std::size_t kb = k / block, groups = (rows + G - 1) / G;
-#pragma omp parallel for schedule(static) if (rows * k >= (1u << 18))
+#pragma omp parallel for schedule(static) num_threads(threads) if (rows * k >= (1u << 18))
   for (std::size_t g = 0; g < groups; ++g) {
+    const blockscale::detail::IeeeMode ieee;  // each thread's own mode: the norms' sums round to nearest
     const std::size_t r0 = g * G, n = std::min(G, rows - r0);
     double l1[G] = {}, l2[G] = {}, linf[G] = {}, scale[G] = {};
     int lsb[G], scale_lsb[G];
@@ -341,6 +342,7 @@ std::vector<double> double_gemm(const double* a, const double* b, std::size_t M,
   const GemmShape g{rows_padded, K, ldc / kStrip};
   std::vector<double> acc(rows_padded * ldc, 0.0);
   if (!c.empty()) {
+    const blockscale::detail::IeeeMode ieee;  // a subnormal C converts to its double, not to 0 (DAZ)
     for (std::size_t i = 0; i < M; ++i)
       for (std::size_t j = 0; j < N; ++j) {
         const std::uint32_t w = c.word(i, j);
@@ -351,7 +353,12 @@ std::vector<double> double_gemm(const double* a, const double* b, std::size_t M,
   const Kernel kernel = kernel_for(path);
   const std::size_t tasks = (rows_padded + kBlockRows - 1) / kBlockRows * ((g.strips + kStripsPerTask - 1) / kStripsPerTask);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (std::size_t t = 0; t < tasks; ++t) run_task(kernel, a, b, acc.data(), g, t);
+  for (std::size_t t = 0; t < tasks; ++t) {
+    // Each thread's own mode: the certificate's error bound (exact_mma) assumes sums rounded to
+    // nearest; the proof's sums do not round in any mode.
+    const blockscale::detail::IeeeMode ieee;
+    run_task(kernel, a, b, acc.data(), g, t);
+  }
   return acc;
 }
 
@@ -400,8 +407,8 @@ void exact_batch(std::span<const std::uint8_t> ea, std::span<const std::uint8_t>
   const CodeTable sta = code_table(fa.scale, true), stb = code_table(fb.scale, true);
   const std::size_t block = static_cast<std::size_t>(fa.block_size);
   const std::size_t rows_padded = (M + kRowPad - 1) / kRowPad * kRowPad;
-  const Side A = decode_side(ea, sa, M, K, block, eta, sta, false, rows_padded - M);
-  const Side B = decode_side(eb, sb, N, K, block, etb, stb, true, 0);
+  const Side A = decode_side(ea, sa, M, K, block, eta, sta, false, rows_padded - M, threads);
+  const Side B = decode_side(eb, sb, N, K, block, etb, stb, true, 0, threads);
   const std::vector<double> acc = double_gemm(A.values.get(), B.values.get(), M, rows_padded, N, K, c, path, threads);
   const std::size_t ldc = whole_strips(N);
 
@@ -522,6 +529,9 @@ MmaSide decode_lines(const WordValues& value, WordAt word_at, std::size_t rows, 
   const std::size_t groups = (rows + G - 1) / G;
 #pragma omp parallel for schedule(static) num_threads(threads) if (rows * length >= (1u << 18))
   for (std::size_t g = 0; g < groups; ++g) {
+    // Each thread's own mode: under DAZ a subnormal f32, bf16 or tf32 element converts to a double
+    // 0, and the sum and its proof would both leave it out.
+    const blockscale::detail::IeeeMode ieee;
     const std::size_t r0 = g * G, n = std::min(G, rows - r0);
     double l1[G] = {}, l2[G] = {}, linf[G] = {};
     int lsb[G];

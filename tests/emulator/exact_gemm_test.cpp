@@ -20,6 +20,7 @@
 #include "blockscale/reference/operands.h"
 #include "gemm_test_data.h"
 #include "expect_throw.h"
+#include "fp_mode.h"
 
 namespace blockscale::emulator {
 namespace {
@@ -75,14 +76,22 @@ BlockScaledTensor raw(Rng& rng, const BlockFormat& f, std::int64_t rows, std::in
 }
 
 // The fast paths at 1 and 3 threads against GemmPath::reference; returns the reference's bits.
+// `hostile`: the fast paths run under the caller's worst floating-point mode (fp_mode.h), the
+// reference in the default mode.
 std::vector<std::uint32_t> expect_paths_agree(const BlockScaledTensor& a, const BlockScaledTensor& b,
                                               const CodeMatrix& c, const std::string& what,
-                                              GemmPathStats* total = nullptr) {
+                                              GemmPathStats* total = nullptr, bool hostile = false) {
   const std::vector<std::uint32_t> want = exact_gemm(a, b, c, {1, GemmPath::reference});
   for (GemmPath path : fast_paths()) {
     for (int threads : {1, 3}) {
       GemmPathStats st;
-      const std::vector<std::uint32_t> got = exact_gemm(a, b, c, {threads, path, &st});
+      std::vector<std::uint32_t> got;
+      if (hostile) {
+        const test::HostileFpMode mode;
+        got = exact_gemm(a, b, c, {threads, path, &st});
+      } else {
+        got = exact_gemm(a, b, c, {threads, path, &st});
+      }
       std::size_t bad = 0, first = 0;
       for (std::size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i] && bad++ == 0) first = i;
@@ -175,6 +184,34 @@ TEST(ExactGemm, RandomBitsAndWideScales) {
   EXPECT_GT(total.exact, 0u);
   EXPECT_GT(total.special, 0u);
   EXPECT_GT(total.reference_outputs, 0u);
+}
+
+// The caller's floating-point mode (round toward zero, subnormals flushed on every thread:
+// fp_mode.h) changes no bit: scales at the bottom of their range, so that sums and outputs are f32
+// subnormals or underflow, C subnormal (which a flushing conversion to double had made 0), and the
+// NVFP4 epilogue.
+TEST(ExactGemm, TheCallersFloatingPointModeChangesNoBit) {
+  using namespace block_formats;
+  Rng rng(5);
+  const std::int64_t M = 40, N = 48, K = 128;
+  std::vector<std::uint32_t> tiny_c(static_cast<std::size_t>(M * N));
+  for (auto& w : tiny_c) w = static_cast<std::uint32_t>(rng()) & 0x807FFFFFu;  // f32 subnormals and zeros
+  const CodeMatrix cm(Format::float32, M, N, tiny_c);
+  for (const BlockFormat f : {mxfp8_e4m3, mxfp8_e5m2, mxfp6_e2m3, mxfp4, nvfp4}) {
+    const bool ue4m3 = f.scale == Format::float8_ue4m3;
+    // e8m0 2^-127 .. 2^-117 on A and 2^-10 .. 2^0 on B; ue4m3's smallest codes on both.
+    const BlockScaledTensor a = raw(rng, f, M, K, 0, ue4m3 ? 8 : 10, false);
+    const BlockScaledTensor b = raw(rng, f, N, K, ue4m3 ? 0 : 117, ue4m3 ? 8 : 127, false);
+    expect_paths_agree(a, b, cm, to_string(f) + " low scales, subnormal C", nullptr, true);
+    expect_paths_agree(a, b, CodeMatrix(), to_string(f) + " low scales", nullptr, true);
+    const BlockScaledTensor zero = raw(rng, f, M, K, 0, 0, false);
+    std::vector<std::uint8_t> zeros(static_cast<std::size_t>(M * K), 0);
+    const BlockScaledTensor za(zero.desc(), zeros, zero.scale_codes());
+    expect_paths_agree(za, b, cm, to_string(f) + " zero A, subnormal C", nullptr, true);
+  }
+  Rng data_rng(6);
+  const BlockScaledTensor a = quantized(data_rng, nvfp4, M, K, false), b = quantized(data_rng, nvfp4, N, K, true);
+  expect_paths_agree(a, b, cm, "nvfp4 with its tensor scales, subnormal C", nullptr, true);
 }
 
 // Exact zero sums: zero rows, cancelling pairs, with C = +0, -0, absent and nonzero.

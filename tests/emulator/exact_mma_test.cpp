@@ -21,6 +21,7 @@
 #include "blockscale/formats/presets.h"
 #include "blockscale/reference/mma.h"
 #include "expect_throw.h"
+#include "fp_mode.h"
 #include "gemm_test_data.h"
 
 namespace blockscale::emulator {
@@ -86,7 +87,10 @@ std::vector<std::uint32_t> oracle(const Codes& a, const Codes& b, const std::vec
 
 // Every fast path at 1 and 3 threads, and GemmPath::reference, against the oracle; returns the
 // stats of the widest path at 1 thread.
-GemmPathStats expect_oracle(const Codes& a, const Codes& b, const std::vector<std::uint32_t>& c, const std::string& what) {
+// `hostile`: each call runs under the caller's worst floating-point mode (fp_mode.h), the oracle in
+// the default mode.
+GemmPathStats expect_oracle(const Codes& a, const Codes& b, const std::vector<std::uint32_t>& c, const std::string& what,
+                            bool hostile = false) {
   const std::vector<std::uint32_t> want = oracle(a, b, c);
   const CodeMatrix cm = c.empty() ? CodeMatrix() : CodeMatrix(Format::float32, a.rows, b.cols, c);
   GemmPathStats widest;
@@ -96,7 +100,13 @@ GemmPathStats expect_oracle(const Codes& a, const Codes& b, const std::vector<st
     for (int threads : {1, 3}) {
       if (path == GemmPath::reference && threads == 3) continue;
       GemmPathStats st;
-      const std::vector<std::uint32_t> got = exact_mma(a.view(), b.view(), cm, {threads, path, &st});
+      std::vector<std::uint32_t> got;
+      if (hostile) {
+        const test::HostileFpMode mode;
+        got = exact_mma(a.view(), b.view(), cm, {threads, path, &st});
+      } else {
+        got = exact_mma(a.view(), b.view(), cm, {threads, path, &st});
+      }
       std::size_t bad = 0, first = 0;
       for (std::size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i] && bad++ == 0) first = i;
@@ -170,6 +180,39 @@ TEST(ExactMma, RandomBitPatterns) {
   EXPECT_GT(total.reference_outputs, 0u);
   EXPECT_GT(total.exact, 0u);
   EXPECT_GT(total.certified, 0u);
+}
+
+// The caller's floating-point mode (round toward zero, subnormals flushed on every thread:
+// fp_mode.h) changes no bit: operands near and below the smallest normal of each type (for f32,
+// bf16 and tf32 subnormal operands, which a flushing conversion to double loses), and C subnormal,
+// tiny or of every class.
+TEST(ExactMma, TheCallersFloatingPointModeChangesNoBit) {
+  Rng rng(3);
+  const std::size_t M = 13, N = 19, K = 64;
+  for (const Pair& p : kPairs) {
+    // Codes of the lowest binades: exponent field 0 (subnormal or zero) or 1, any significand.
+    const auto low = [&](Format f, std::size_t rows, std::size_t cols) {
+      Codes c = random_bits(rng, f, rows, cols);
+      const FormatInfo& fi = info(f);
+      const std::uint32_t man_mask = (1u << fi.mantissa_bits) - 1;
+      for (auto& w : c.words) {
+        const std::uint32_t code = w >> fi.code_shift;
+        const std::uint32_t sign = code & (1u << (fi.exponent_bits + fi.mantissa_bits));
+        const std::uint32_t exp = static_cast<std::uint32_t>(rng() % 2) << fi.mantissa_bits;
+        w = to_storage(f, sign | exp | (code & man_mask));
+      }
+      return c;
+    };
+    const Codes a = low(p.a, M, K), b = gaussian(rng, p.b, K, N, 2, false);
+    std::vector<std::uint32_t> tiny_c(M * N);
+    for (auto& w : tiny_c) w = static_cast<std::uint32_t>(rng()) & 0x807FFFFFu;  // f32 subnormals and zeros
+    expect_oracle(a, b, {}, name(p) + " low binades", true);
+    expect_oracle(a, b, tiny_c, name(p) + " low binades, subnormal C", true);
+    const Codes za{p.a, M, K, std::vector<std::uint32_t>(M * K, 0)};
+    expect_oracle(za, b, tiny_c, name(p) + " zero A, subnormal C", true);
+    expect_oracle(random_bits(rng, p.a, M, K), random_bits(rng, p.b, K, N), c_bits(rng, M * N, 1e3),
+                  name(p) + " random bits", true);
+  }
 }
 
 // One f32 row times a column of one value, per case, with the f32 the exact sum rounds to and the
