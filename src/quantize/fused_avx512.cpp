@@ -255,18 +255,21 @@ BLOCKSCALE_AVX512_INLINE __m512i block_abs_bits(const float* b) {
   return a0;
 }
 
-// The same without NaN elements (BlockNan::ignore), for the rare blocks that hold one: vmaxps
-// returns its second operand when either is NaN, and agrees with the integer max elsewhere.
+// The same without NaN elements (BlockNan::ignore), for the rare blocks that hold one: NaN
+// magnitudes (the bits above Inf's) count as 0. An integer maximum, as everywhere here: vmaxps would
+// read a subnormal as 0 under DAZ (a caller's mode; each OpenMP thread has its own).
+BLOCKSCALE_AVX512_INLINE __m512i abs_bits_without_nan(__m512i abs_bits) {
+  return _mm512_maskz_mov_epi32(_mm512_cmple_epu32_mask(abs_bits, _mm512_set1_epi32(kInfBits)), abs_bits);
+}
+
 template <int BS>
 BLOCKSCALE_AVX512_INLINE std::uint32_t block_abs_bits_ignoring_nan(const float* b) {
   const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
-  __m512 m = _mm512_setzero_ps();
+  __m512i m = _mm512_setzero_si512();
   for (int h = 0; h < BS / 16; ++h) {
-    m = _mm512_max_ps(_mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512(b + 16 * h), abs_mask)), m);
+    m = _mm512_max_epu32(m, abs_bits_without_nan(_mm512_and_si512(_mm512_loadu_si512(b + 16 * h), abs_mask)));
   }
-  alignas(64) std::uint32_t lanes[16];
-  _mm512_store_si512(lanes, _mm512_castps_si512(m));
-  return *std::max_element(lanes, lanes + 16);
+  return _mm512_reduce_max_epu32(m);
 }
 
 // The reduction tree of raw_chunk_maxima leaves the maximum of slot s in lane 4 * (s % 4) + s / 4, so
@@ -590,19 +593,15 @@ BLOCKSCALE_AVX512_TARGET std::uint32_t row_block_maxima(const float* x, std::siz
   if (const std::size_t tail = K - whole * BS; tail != 0) {
     const float* b = x + whole * BS;
     const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
-    __m512i raw = _mm512_setzero_si512();
-    __m512 nan_free = _mm512_setzero_ps();
+    __m512i raw = _mm512_setzero_si512(), nan_free = _mm512_setzero_si512();
     for (std::size_t h = 0; h < tail; h += 16) {
       const auto live = static_cast<__mmask16>(tail - h >= 16 ? 0xFFFFu : (1u << (tail - h)) - 1);
       const __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, b + h), abs_mask);
       raw = _mm512_max_epu32(raw, a);
-      // vmaxps returns its second operand when either is NaN (see block_abs_bits_ignoring_nan).
-      nan_free = _mm512_max_ps(_mm512_castsi512_ps(a), nan_free);
+      nan_free = _mm512_max_epu32(nan_free, abs_bits_without_nan(a));
     }
-    _mm512_store_si512(lanes, raw);
-    maxima[whole] = *std::max_element(lanes, lanes + 16);
-    if (ignore_nan) _mm512_store_ps(reinterpret_cast<float*>(lanes), nan_free);
-    m = std::max(m, *std::max_element(lanes, lanes + 16));
+    maxima[whole] = _mm512_reduce_max_epu32(raw);
+    m = std::max(m, _mm512_reduce_max_epu32(ignore_nan ? nan_free : raw));
   }
   return m;
 }

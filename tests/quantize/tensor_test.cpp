@@ -271,6 +271,59 @@ TEST(BlockScaledTensor, TheCallersFloatingPointModeChangesNoBit) {
   EXPECT_EQ(bits(fp8_scales), bits(want.scales));
 }
 
+// The same with NVFP4 (TransformerEngine: NaN elements left out of the global amax, which sets the
+// tensor scale) where the global amax is a subnormal that sits in a block holding a NaN or in the
+// zero-padded K tail: the two places where a vector float maximum (vmaxps, which reads a subnormal
+// as 0 under DAZ) had taken it on the OpenMP threads of the fused path. K = 1000 leaves a tail of
+// 8; the rows are many, so every thread takes some.
+TEST(BlockScaledTensor, TheCallersFloatingPointModeChangesNoGlobalAmaxInNanBlocksOrTheKTail) {
+  const std::int64_t rows = 256, K = 1000;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  QuantizeOptions o = recipes::nvfp4_transformer_engine();
+  o.k_tail = KTail::zero_pad;
+  std::mt19937_64 rng(20261130);
+  const auto at = [&](std::int64_t r, std::int64_t k) { return static_cast<std::size_t>(r * K + k); };
+  struct Data {
+    const char* what;
+    std::vector<float> x;
+  };
+  std::vector<Data> data;
+  {
+    std::vector<float> x(static_cast<std::size_t>(rows * K), 0.0f);
+    x[at(rows - 1, K - 1)] = std::bit_cast<float>(1u);  // 2^-149, the only nonzero value, in the tail
+    data.push_back({"one subnormal in the last row's tail", x});
+    x.assign(x.size(), 0.0f);
+    x[at(rows - 1, 16 * 5 + 3)] = nan;
+    x[at(rows - 1, 16 * 5 + 9)] = std::bit_cast<float>(0x00012345u);  // in the NaN's block
+    data.push_back({"one subnormal in a block holding a NaN", x});
+    for (float& v : x) v = std::bit_cast<float>(static_cast<std::uint32_t>(rng()) & 0x807FFFFFu);
+    for (std::int64_t r = 0; r < rows; ++r) x[at(r, 16 * (r % 62) + 7)] = nan;  // a NaN block per row
+    // The largest magnitude of all, a subnormal, in a NaN block of one row and the tail of another.
+    x[at(rows / 2, 16 * (rows / 2 % 62) + 1)] = std::bit_cast<float>(0x007FFFFFu);
+    data.push_back({"random subnormals, a NaN block per row, the largest in a NaN block", x});
+    x[at(rows / 2, 16 * (rows / 2 % 62) + 1)] = 0.0f;
+    x[at(rows / 3, K - 2)] = std::bit_cast<float>(0x807FFFFFu);
+    data.push_back({"random subnormals, a NaN block per row, the largest in a tail", x});
+  }
+  for (const Data& d : data) {
+    const BlockScaledTensor want = quantize(d.x, {rows, K}, KAxis::last, block_formats::nvfp4, o);
+    std::vector<std::uint8_t> elements, scales;
+    TensorScale ts;
+    {
+      const test::HostileFpMode hostile;
+      const BlockScaledTensor got = quantize(d.x, {rows, K}, KAxis::last, block_formats::nvfp4, o);
+      elements.assign(got.elements().begin(), got.elements().end());
+      scales.assign(got.scales().begin(), got.scales().end());
+      ts = got.tensor_scale();
+    }
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(ts.amax), std::bit_cast<std::uint32_t>(want.tensor_scale().amax)) << d.what;
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(ts.encode), std::bit_cast<std::uint32_t>(want.tensor_scale().encode)) << d.what;
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(ts.decode), std::bit_cast<std::uint32_t>(want.tensor_scale().decode)) << d.what;
+    EXPECT_EQ(elements, std::vector<std::uint8_t>(want.elements().begin(), want.elements().end())) << d.what;
+    EXPECT_EQ(scales, std::vector<std::uint8_t>(want.scales().begin(), want.scales().end())) << d.what;
+  }
+}
+
 // ---- K not a multiple of the block size.
 
 TEST(BlockScaledTensor, KTailRejectedOrZeroPadded) {
