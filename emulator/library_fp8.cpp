@@ -561,6 +561,9 @@ CublasLtFp8Result cublaslt_fp8_gemm(const LibraryFp8Schedule& s, const Fp8Scaled
   const ConvertOptions satfinite =
       presets::cuda(fp8_d ? e.d_format : Format::float8_e4m3fn, Format::float32, false, Rounding::nearest_even,
                     Overflow::saturate);
+  // The ReLU's comparison and amax_d's maximum are host float operations: under DAZ a subnormal y
+  // would compare as 0, be zeroed and be left out of amax_d.
+  const blockscale::detail::IeeeMode ieee;
   float amax = 0.0f;
   for (std::int64_t i = 0; i < rows; ++i) {
     const std::uint32_t scale =

@@ -26,6 +26,7 @@
 #include "blockscale/formats/presets.h"
 #include "blockscale/quantize/fp8_scaled.h"
 #include "expect_throw.h"
+#include "fp_mode.h"
 
 namespace blockscale::emulator {
 namespace {
@@ -384,6 +385,45 @@ TEST(CublasLtEpilogue, AnUnderflowingSxIsMinusZero) {
     }
   }
   EXPECT_GT(rows, 0);
+}
+
+// The caller's floating-point mode (round toward zero, subnormals flushed: fp_mode.h) changes no
+// bit: positive subnormal results y, which under DAZ compared as 0 in the ReLU (and were zeroed) and
+// were left out of amax_d, on every cuBLASLt row, split-K 1 and 2, with and without ReLU and bias.
+TEST(CublasLtEpilogue, TheCallersFloatingPointModeChangesNoBit) {
+  std::size_t subnormal_outputs = 0;
+  for (const LibraryFp8Schedule& s : library_fp8_schedules()) {
+    if (s.library != Fp8Library::cublaslt) continue;
+    Fp8ScaledMatrix a = operand(8, 256, s.a, 15), b = operand(8, 256, s.b, 16);
+    for (Fp8ScaledMatrix* m : {&a, &b}) {
+      for (std::size_t i = 0; i < m->codes.size(); ++i) m->codes[i] = i % 3 == 0 ? 0x81 : 0x01;  // -+2^-9
+      std::fill(m->scales.begin(), m->scales.end(), 0x1p-10f);
+    }
+    for (const int split_k : {1, 2}) {
+      if (split_k > 1 && s.split_granule_k == 0) continue;
+      for (const bool relu : {false, true}) {
+        for (const bool with_bias : {false, true}) {
+          CublasLtEpilogue e;
+          e.alpha = 0x1p-110f;  // y = alpha X, about 2^-140
+          e.relu = relu;
+          const std::vector<std::uint32_t> bias(8, 0x0001u);  // bf16 2^-133
+          if (with_bias) e.bias = bias;
+          const CublasLtFp8Result want = cublaslt_fp8_gemm(s, a, b, 0, 8, split_k, e, one_thread());
+          CublasLtFp8Result got;
+          {
+            const test::HostileFpMode hostile;
+            got = cublaslt_fp8_gemm(s, a, b, 0, 8, split_k, e, one_thread());
+          }
+          const std::string what = s.name() + " split-K " + std::to_string(split_k) + (relu ? " relu" : "") +
+                                   (with_bias ? " bias" : "");
+          EXPECT_EQ(got.d, want.d) << what;
+          EXPECT_EQ(std::bit_cast<std::uint32_t>(got.amax_d), std::bit_cast<std::uint32_t>(want.amax_d)) << what;
+          for (const std::uint32_t y : want.d) subnormal_outputs += (y & 0x7F800000u) == 0 && (y & 0x007FFFFFu) != 0;
+        }
+      }
+    }
+  }
+  EXPECT_GT(subnormal_outputs, 0u);  // the data reach what the mode would flush
 }
 
 TEST(CublasLtEpilogue, RefusesWhatWasNotMeasured) {
