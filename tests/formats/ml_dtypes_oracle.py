@@ -7,7 +7,10 @@ Compares, for every ml_dtypes type blockscale has (e4m3fn, e5m2, e2m3fn, e3m2fn,
     ml_dtypes converts float32 directly (one rounding);
   * every fp16 input (astype from np.float16: ml_dtypes' ConvertImpl<half, T>);
   * random doubles through the scalar constructor (Python floats convert directly from double;
-    numpy float64 arrays would go through float32, which is a different, double-rounding path).
+    numpy float64 arrays would go through float32, which is a different, double-rounding path);
+  * the value types' conversion between formats (types.h, exmy<F>(exmy<G>)) on every code of each
+    source against ml_dtypes' direct cast (`astype` between its types, bfloat16 and numpy float16
+    included; ml_dtypes has none between e8m0 and the other 8-bit and narrower types).
 Exit 0 when everything matches, 1 on a mismatch, 77 (ctest SKIP_RETURN_CODE) when ml_dtypes or
 numpy is missing.
 """
@@ -44,6 +47,45 @@ def ours(lib, dst, src, arr):
     return out
 
 
+# The value types (types.h) whose conversions follow ml_dtypes, with their code widths.
+VALUE_TYPES = {name: (t, bits) for name, t, bits in [
+    ("float8_e4m3fn", ml_dtypes.float8_e4m3fn, 8), ("float8_e5m2", ml_dtypes.float8_e5m2, 8),
+    ("float6_e2m3fn", ml_dtypes.float6_e2m3fn, 6), ("float6_e3m2fn", ml_dtypes.float6_e3m2fn, 6),
+    ("float4_e2m1fn", ml_dtypes.float4_e2m1fn, 4), ("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, 8),
+    ("bfloat16", ml_dtypes.bfloat16, 16), ("float16", np.float16, 16)]}
+
+
+def ours_cast(lib, dst, src, words):
+    out = np.empty(words.size, dtype=np.uint32)
+    rc = lib.bs_value_type_cast(dst.encode(), src.encode(), words.ctypes.data_as(ctypes.c_void_p),
+                                ctypes.c_size_t(words.size), out.ctypes.data_as(ctypes.c_void_p))
+    if rc != 0:
+        raise RuntimeError(f"bs_value_type_cast({dst}, {src}) failed")
+    return out
+
+
+def check_casts_between_types(lib):
+    """Every code of every source type, cast to every other type; returns the mismatches."""
+    bad = pairs = 0
+    for src, (st, sbits) in VALUE_TYPES.items():
+        codes = np.arange(1 << sbits, dtype=np.uint32)
+        x = codes.astype(np.uint16 if sbits == 16 else np.uint8).view(st)
+        for dst, (dt, dbits) in VALUE_TYPES.items():
+            if dst == src:
+                continue
+            try:
+                want = x.astype(dt).view(np.uint16 if dbits == 16 else np.uint8).astype(np.uint32)
+            except TypeError:  # no direct cast in ml_dtypes (e8m0 with the narrow types)
+                continue
+            bad += compare(f"{src} -> {dst}", want, ours_cast(lib, dst, src, codes), codes, lambda b: f"0x{int(b):x}")
+            pairs += 1
+    print(f"casts between value types: {pairs} pairs, every source code, {bad} mismatches")
+    if pairs < 40:
+        print(f"  only {pairs} pairs have a direct cast in this ml_dtypes (46 in 0.6.0)")
+        bad += 1
+    return bad
+
+
 def compare(name, want, got, inputs, fmt):
     bad = np.nonzero(want != got)[0]
     if bad.size:
@@ -61,6 +103,7 @@ def main():
     print(f"ml_dtypes {ml_dtypes.__version__}, numpy {np.__version__}, fp32 stride {args.stride}")
     lib = ctypes.CDLL(args.lib)
     lib.bs_convert_ml_dtypes.restype = ctypes.c_int
+    lib.bs_value_type_cast.restype = ctypes.c_int
     total_bad = 0
     chunk = 1 << 24
     rng = np.random.default_rng(20261121)
@@ -97,6 +140,7 @@ def main():
         bad += compare(name + " f64", want, ours(lib, name, "float64", ds), ds, lambda d: repr(float(d)))
         print(f"{name}: {checked} fp32 + 65536 fp16 + {ds.size} f64 inputs, {bad} mismatches")
         total_bad += bad
+    total_bad += check_casts_between_types(lib)
     return 1 if total_bad else 0
 
 

@@ -46,6 +46,9 @@ class exmy {
   template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
   explicit exmy(I x) : exmy(static_cast<double>(x)) {}
   // Between formats: one rounding, exact through double (every value of every format is a double).
+  // A NaN becomes the destination's default NaN, payload dropped: ml_dtypes' own casts between its
+  // types do the same (bfloat16 0x7FC1 -> float16 0x7E00, where a cast through float32 keeps
+  // payload bits: 0x7E08); formats_ml_dtypes_oracle checks every code of every pair.
   template <Format G>
   explicit exmy(exmy<G> other) : exmy(static_cast<double>(other)) {}
 
