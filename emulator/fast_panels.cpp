@@ -57,7 +57,10 @@ ElementCode element_code(Format f, std::uint32_t code) {
   if (d.kind != Decomposed::finite) return e;
   // d.exp is the exponent of the significand's last bit; e(x) adds the fraction bits back.
   const double v = std::ldexp(static_cast<double>(d.sig), d.exp) * (d.negative ? -1.0 : 1.0);
-  e.val = static_cast<float>(v);
+  // Assembled from the bits, not converted from v: the decoders run on OpenMP threads in the
+  // caller's mode, and under FTZ the conversion flushes a bf16 or tf32 subnormal to 0 (the bf16
+  // table, built once, would keep the zero for the life of the process).
+  e.val = to_float(f, code);
   e.exp = static_cast<std::int16_t>(d.exp + info(f).mantissa_bits);
   e.lsb = static_cast<std::int16_t>(d.exp + std::countr_zero(d.sig));
   e.twice = f == Format::float4_e2m1fn ? static_cast<std::int8_t>(2.0 * v) : std::int8_t{0};

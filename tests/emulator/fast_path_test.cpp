@@ -1636,6 +1636,63 @@ TEST(EmulatorFastPath, HostArithmeticEqualsArith) {
   EXPECT_EQ(bad, 0u);
 }
 
+// Wide operands that are all subnormal (bf16, tf32; f16 for contrast) times large ones, so that
+// every product is a normal float and none is truncated: under a caller's flush-to-zero the
+// element decoders (which run on OpenMP threads, before the kernels' IEEE mode) converted a
+// subnormal element to 0, and the bf16 decode table, built once at the first call, kept the zero for
+// the life of the process. ctest runs each test in a process of its own, so the first GEMM here
+// is the table's first use, and it runs under the hostile mode.
+TEST(EmulatorFastPath, SubnormalWideElementsUnderTheCallersModeAtFirstUse) {
+  const char* const instructions[] = {"sm_80 mma.sync.aligned m16n8k16 f32 bf16 bf16", "sm_80 mma.sync.aligned m16n8k8 f32 tf32 tf32",
+                                      "sm_90a wgmma.mma_async m64n8k16 f32 bf16 bf16", "sm_90a wgmma.mma_async m64n8k8 f32 tf32 tf32",
+                                      "sm_80 mma.sync.aligned m16n8k16 f32 f16 f16"};
+  const std::size_t M = 64, N = 48, K = 64;
+  Rng rng(0x5AB);
+  std::size_t outputs = 0, mismatches = 0, nonzero = 0;
+  for (const char* text : instructions) {
+    const Instruction ins = parse_instruction(text);
+    const KernelSchedule schedule = KernelSchedule::chain(ins);
+    const Format f = *format_of(ins.a);
+    // Storage words: A with exponent field 0 and a random significand and sign; B 2^100 (f16: 2^14)
+    // times 1.x, either sign.
+    const std::uint32_t a_mask = f == Format::bfloat16 ? 0x807Fu : f == Format::float16 ? 0x83FFu : 0x807FE000u;
+    const std::uint32_t b_high = f == Format::bfloat16 ? 0x7180u : f == Format::float16 ? 0x7400u : 0x71800000u;
+    std::vector<std::uint32_t> a(M * K), b(K * N);
+    for (auto& w : a) w = static_cast<std::uint32_t>(rng()) & a_mask;
+    for (auto& w : b) w = b_high | (static_cast<std::uint32_t>(rng()) & a_mask);
+    const GemmOperands ops{CodeMatrix(f, M, K, a), CodeMatrix(f, K, N, b), {}, {}, {}};
+    std::vector<std::vector<std::uint32_t>> hostile_results;
+    {
+      const test::HostileFpMode hostile;
+      for (const GemmPath path : fast_paths()) {
+        for (const int threads : {1, 2}) hostile_results.push_back(gemm(schedule, ops, {threads, path}));
+      }
+    }
+    const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+    for (const std::uint32_t w : want) nonzero += (w & 0x7FFFFFFFu) != 0;
+    std::size_t at = 0;
+    for (const GemmPath path : fast_paths()) {
+      for (const int threads : {1, 2}) {
+        const std::vector<std::uint32_t>& got = hostile_results[at++];
+        const std::vector<std::uint32_t> after = gemm(schedule, ops, {threads, path});  // the default mode, afterwards
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          for (const std::uint32_t g : {got[i], after[i]}) {
+            if (g != want[i] && ++mismatches <= 5) {
+              ADD_FAILURE() << text << " " << to_string(path) << " threads " << threads << " output " << i << ": 0x"
+                            << std::hex << g << ", reference 0x" << want[i];
+            }
+          }
+        }
+        outputs += 2 * want.size();
+      }
+    }
+  }
+  std::printf("[ fast path ] subnormal wide elements at first use: %zu outputs, %zu mismatches\n", outputs, mismatches);
+  EXPECT_EQ(mismatches, 0u);
+  // Most outputs are nonzero: the subnormal products are the whole sums, not lost beside others.
+  EXPECT_GT(nonzero, std::size(instructions) * M * N / 2);
+}
+
 // A caller's floating-point mode changes no bit: every path, the reference engine included, and the
 // f64 chain give under round-toward-zero with subnormals flushed (a -ffast-math program's start-up
 // mode; on AArch64 also default NaNs) what they give in the default mode, and leave the caller's
