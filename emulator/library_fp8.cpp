@@ -130,8 +130,10 @@ void check_matrix(const Fp8ScaledMatrix& m, const std::string& side) {
     fail(side + " scaled " + std::string(to_string(m.granularity)) + " needs " +
          std::to_string(m.scale_count()) + " scales, has " + std::to_string(m.scales.size()));
   }
+  // On the bits: a float comparison reads a subnormal scale as 0 under a caller's DAZ.
   for (const float s : m.scales) {
-    if (!(s > 0.0f) || !std::isfinite(s))
+    const auto bits = std::bit_cast<std::uint32_t>(s);
+    if (bits == 0 || bits >= 0x7F800000u)  // +0, Inf, NaN, or the sign bit set
       fail(side + " has a scale that is not a positive finite fp32 value");
   }
 }

@@ -17,6 +17,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -424,6 +425,24 @@ TEST(CublasLtEpilogue, TheCallersFloatingPointModeChangesNoBit) {
     }
   }
   EXPECT_GT(subnormal_outputs, 0u);  // the data reach what the mode would flush
+  // A positive subnormal scale is a positive finite fp32 value in any mode (the check had compared
+  // it with 0 as a float, and refused it under DAZ).
+  for (const LibraryFp8Schedule& s : library_fp8_schedules()) {
+    if (s.library != Fp8Library::cublaslt || s.a != G::tensor) continue;
+    Fp8ScaledMatrix a = operand(8, 256, s.a, 17), b = operand(8, 256, s.b, 18);
+    a.scales = {0x1p-130f};
+    b.scales = {0x1p+100f};
+    const CublasLtFp8Result want = cublaslt_fp8_gemm(s, a, b, 0, 8, 1, CublasLtEpilogue{}, one_thread());
+    const test::HostileFpMode hostile;
+    EXPECT_EQ(cublaslt_fp8_gemm(s, a, b, 0, 8, 1, CublasLtEpilogue{}, one_thread()).d, want.d) << s.name();
+    // What is not a positive finite value is refused in either mode, a negative subnormal included.
+    for (const float bad : {0.0f, -0.0f, -0x1p-140f, -1.0f, std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()}) {
+      a.scales = {bad};
+      expect_throw_with([&] { (void)library_fp8_gemm(s, a, b, 0, 8, 1, one_thread()); },
+                        "A has a scale that is not a positive finite fp32 value");
+    }
+  }
 }
 
 TEST(CublasLtEpilogue, RefusesWhatWasNotMeasured) {
