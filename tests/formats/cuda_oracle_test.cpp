@@ -13,10 +13,13 @@
 #include <cuda_fp8.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <random>
+#include <vector>
 
 #include "sweep.h"
 
@@ -250,6 +253,68 @@ TEST(CudaOracleDecode, EveryCode) {
       check(Format::float4_e2m1fn, __half2float(__half(__nv_cvt_fp4_to_halfraw(static_cast<__nv_fp4_storage_t>(c), __NV_E2M1))));
     }
   }
+}
+
+// The value types' constructor from an integer (types.h: one rounding) against CUDA's host
+// __ll2bfloat16_rn / __ull2bfloat16_rn (round to odd through float, then one rounding) and
+// __ll2half_rn / __ull2half_rn: every bit width, random significands, and the ties and their
+// neighbours at each bfloat16 rounding position, both signs; and tfloat32 against the integer's
+// own rounding to 11 significant bits (nearest even) in integer arithmetic.
+TEST(CudaOracleIntegers, ValueTypesFromInt64AndUint64RoundOnce) {
+  std::mt19937_64 rng(20261130);
+  std::vector<std::uint64_t> magnitudes = {0, 1, 2, 3, 0xFFFFFFFFFFFFFFFFull, 0x8000000000000000ull, 0x7FFFFFFFFFFFFFFFull};
+  for (int width = 1; width <= 64; ++width) {
+    const std::uint64_t top = std::uint64_t{1} << (width - 1);
+    for (int i = 0; i < 2000; ++i) magnitudes.push_back(top | (rng() & (top - 1)));
+    if (width > 9) {
+      // A bfloat16 keeps `width`'s top 8 bits: the tie sits at bit width - 9.
+      const std::uint64_t half_unit = std::uint64_t{1} << (width - 9);
+      for (int i = 0; i < 50; ++i) {
+        const std::uint64_t kept = top | ((rng() << (width - 8)) & (top - 1) & ~(2 * half_unit - 1));
+        for (const std::uint64_t delta : {std::uint64_t{0}, std::uint64_t{1}, half_unit - 1, half_unit, half_unit + 1}) {
+          magnitudes.push_back(kept + delta);
+        }
+      }
+    }
+  }
+  // tfloat32's rounding of |x| (nearest even at 11 significant bits), as an fp32 pattern.
+  const auto tf32_of = [](std::uint64_t m, bool negative) -> std::uint32_t {
+    if (m == 0) return negative ? 0x80000000u : 0u;
+    const int width = std::bit_width(m);
+    std::uint64_t sig = m;
+    int exp = width - 1;
+    if (width > 11) {
+      const int shift = width - 11;
+      const std::uint64_t rest = m & ((std::uint64_t{1} << shift) - 1), half = std::uint64_t{1} << (shift - 1);
+      sig = m >> shift;
+      if (rest > half || (rest == half && (sig & 1))) ++sig;
+      if (sig == (std::uint64_t{1} << 11)) sig >>= 1, ++exp;
+      sig <<= 13;
+    } else {
+      sig <<= 24 - width;
+    }
+    return (negative ? 0x80000000u : 0u) | static_cast<std::uint32_t>(exp + 127) << 23 | (static_cast<std::uint32_t>(sig) & 0x7FFFFFu);
+  };
+  std::size_t mismatches = 0;
+  const auto expect = [&](std::uint32_t got, std::uint32_t want, const char* what, std::uint64_t m, bool negative) {
+    if (got != want && ++mismatches <= 10) {
+      ADD_FAILURE() << what << " of " << (negative ? "-" : "") << m << ": 0x" << std::hex << got << ", oracle 0x" << want;
+    }
+  };
+  for (const std::uint64_t m : magnitudes) {
+    expect(bfloat16(m).bits(), std::bit_cast<std::uint16_t>(__ull2bfloat16_rn(m)), "bfloat16(uint64)", m, false);
+    expect(float16(m).bits(), std::bit_cast<std::uint16_t>(__ull2half_rn(m)), "float16(uint64)", m, false);
+    expect(tfloat32(m).bits(), tf32_of(m, false), "tfloat32(uint64)", m, false);
+    if (m <= 0x8000000000000000ull) {
+      const auto x = static_cast<long long>(0 - m);  // -m, INT64_MIN at m = 2^63
+      expect(bfloat16(x).bits(), std::bit_cast<std::uint16_t>(__ll2bfloat16_rn(x)), "bfloat16(int64)", m, true);
+      expect(float16(x).bits(), std::bit_cast<std::uint16_t>(__ll2half_rn(x)), "float16(int64)", m, true);
+      expect(tfloat32(x).bits(), tf32_of(m, m != 0), "tfloat32(int64)", m, true);
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << magnitudes.size() << " magnitudes";
+  // The case that a conversion through double rounds twice.
+  EXPECT_EQ(bfloat16(static_cast<long long>((1ull << 60) + (1ull << 52) + 1)).bits(), 0x5D81);
 }
 #endif
 

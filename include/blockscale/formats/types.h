@@ -5,6 +5,7 @@
 // this is a convenience, not a model of any hardware).
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -23,6 +24,24 @@ using storage_for = std::conditional_t<Bits <= 8, std::uint8_t,
 // Cached default conversion, so constructors do not rebuild the options each time.
 std::uint32_t convert_default(Format dst, float x);
 std::uint32_t convert_default(Format dst, double x);
+
+// An integer as a double whose one rounding to any format of at most 51 significand bits is the
+// rounding of the integer itself: exact below 2^53; above, the leading 53 bits with the bits
+// below ORed into the last (round to odd: Boldo and Melquiond, "Emulation of FMA and correctly
+// rounded sums: proved algorithms using rounding to odd", IEEE Trans. Computers 57(4), 2008).
+// A plain conversion would round twice (2^60 + 2^52 + 1 to bfloat16: 2^60 instead of 2^60 + 2^53)
+// and in the caller's rounding mode; this takes integer operations only.
+template <class I>
+double integer_as_double(I x) {
+  bool negative = false;
+  if constexpr (std::is_signed_v<I>) negative = x < I{0};
+  std::uint64_t m = static_cast<std::uint64_t>(x);
+  if (negative) m = ~m + 1u;  // |x|, INT64_MIN included
+  const int shift = std::bit_width(m) > 53 ? std::bit_width(m) - 53 : 0;
+  if (shift > 0) m = (m >> shift) | static_cast<std::uint64_t>((m & ((std::uint64_t{1} << shift) - 1u)) != 0);
+  const double magnitude = std::ldexp(static_cast<double>(m), shift);
+  return negative ? -magnitude : magnitude;
+}
 }  // namespace detail
 
 template <Format F>
@@ -43,8 +62,11 @@ class exmy {
 
   explicit exmy(float x) : bits_(static_cast<storage_type>(to_storage(F, detail::convert_default(F, x)))) {}
   explicit exmy(double x) : bits_(static_cast<storage_type>(to_storage(F, detail::convert_default(F, x)))) {}
+  // From an integer: one rounding (detail::integer_as_double). ml_dtypes rounds through float32
+  // first (2^24 + 2^16 + 1 to bfloat16: 2^24, not 2^24 + 2^17); CUDA's host __ll2bfloat16_rn
+  // rounds once, as here (tests/formats/cuda_oracle_test.cpp).
   template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
-  explicit exmy(I x) : exmy(static_cast<double>(x)) {}
+  explicit exmy(I x) : exmy(detail::integer_as_double(x)) {}
   // Between formats: one rounding, exact through double (every value of every format is a double).
   // A NaN becomes the destination's default NaN, payload dropped: ml_dtypes' own casts between its
   // types do the same (bfloat16 0x7FC1 -> float16 0x7E00, where a cast through float32 keeps
@@ -64,7 +86,9 @@ class exmy {
   exmy& operator-=(exmy b) { return *this = *this - b; }
   exmy& operator*=(exmy b) { return *this = *this * b; }
   exmy& operator/=(exmy b) { return *this = *this / b; }
-  // Comparisons by value: NaN unordered, +0 == -0.
+  // Comparisons by value: NaN unordered, +0 == -0. These and the arithmetic above are the host's
+  // float operations, in the caller's floating-point mode as float's own are (under DAZ a
+  // subnormal compares equal to 0): a convenience, unlike every conversion of this library.
   friend bool operator==(exmy a, exmy b) { return float(a) == float(b); }
   friend bool operator!=(exmy a, exmy b) { return float(a) != float(b); }
   friend bool operator<(exmy a, exmy b) { return float(a) < float(b); }
