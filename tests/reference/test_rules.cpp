@@ -413,6 +413,22 @@ TEST(ReferenceMmaRules, Numerics) {
   }
 }
 
+// transposed() swaps the last two dimensions of every batch matrix: a [2, 3, 5] tensor of distinct
+// codes (not square, so rows and columns cannot be mixed up unseen), twice is the identity, and a
+// rank-1 tensor is refused.
+TEST(ReferenceTensorRules, TransposedSwapsTheLastTwoDimensionsOfEachMatrix) {
+  std::vector<std::uint64_t> codes(2 * 3 * 5);
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = 0x3F800000u + i;
+  const Tensor t(DType::float32, {2, 3, 5}, codes);
+  const Tensor u = t.transposed();
+  ASSERT_EQ(u.shape(), (Shape{2, 5, 3}));
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t i = 0; i < 3; ++i)
+      for (std::int64_t j = 0; j < 5; ++j) EXPECT_EQ(u.code(b * 15 + j * 3 + i), t.code(b * 15 + i * 5 + j)) << b << i << j;
+  EXPECT_EQ(u.transposed(), t);
+  EXPECT_THROW((void)Tensor(DType::float32, {4}, {1, 2, 3, 4}).transposed(), std::invalid_argument);
+}
+
 TEST(ReferenceTensorRules, ConstructionIsChecked) {
   EXPECT_THROW(Tensor(DType::float32, {2, 2}, {1, 2, 3}), std::invalid_argument);
   EXPECT_THROW(Tensor(DType::float4_e2m1fn, {1, 1}, {0x10}), std::invalid_argument);  // bits above e2m1's 4
