@@ -10,6 +10,7 @@
 #include <map>
 
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 
 namespace blockscale::harness {
 
@@ -86,6 +87,9 @@ std::uint32_t sign_word(Format f) { return word(f, sign_mask(f)); }
 
 std::optional<std::uint32_t> exact_code(Format f, double v) {
   require_known(f, "exact_code");
+  // The float round trip below: under a caller's FTZ / DAZ a subnormal would not come back (and
+  // factor_candidates' process-wide cache, filled at the first call, would lose them for good).
+  const blockscale::detail::IeeeMode ieee;
   if (std::isnan(v)) return std::nullopt;
   if (f == Format::float32 || f == Format::tfloat32) {
     const float x = static_cast<float>(v);
@@ -189,6 +193,7 @@ void DotBuilder::scales(int block, std::uint8_t sa, std::uint8_t sb) {
 }
 
 std::vector<DotCase> probe_set(const InstructionTarget& t) {
+  const blockscale::detail::IeeeMode ieee;  // the probes' values are built in double arithmetic
   std::vector<DotCase> out;
   const emulator::FdpaParams& p = t.model.params();
   const std::vector<int> S = first_step_slots(t);

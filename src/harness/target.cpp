@@ -14,6 +14,7 @@
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/formats/convert.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/formats/detail/enum_check.h"
 
 namespace blockscale::harness {
@@ -37,6 +38,8 @@ void for_each_tile(std::size_t tiles, [[maybe_unused]] int chunk, TileFn&& tile)
   const auto count = static_cast<std::ptrdiff_t>(tiles);
 #pragma omp parallel for schedule(dynamic, chunk)
   for (std::ptrdiff_t ti = 0; ti < count; ++ti) {
+    // Each thread's own mode: the f64 rows add C after the chain in double (c_after).
+    const blockscale::detail::IeeeMode thread_ieee;
     try {
       tile(static_cast<std::size_t>(ti));
     } catch (...) {

@@ -23,6 +23,7 @@
 #include "blockscale/golden/verify.h"
 #include "blockscale/harness.h"
 #include "expect_throw.h"
+#include "fp_mode.h"
 
 namespace blockscale::harness {
 namespace {
@@ -73,6 +74,38 @@ TEST(HarnessProbes, ExactCodesAndProducts) {
   EXPECT_FALSE(product_codes(Format::float8_e4m3fn, Format::float8_e4m3fn, std::ldexp(1.0, -19)));
   EXPECT_FALSE(product_codes(Format::float8_e4m3fn, Format::float8_e4m3fn, std::ldexp(1.0, 17)));
   EXPECT_TRUE(product_codes(Format::bfloat16, Format::bfloat16, std::ldexp(1.0, -150)));
+}
+
+// The caller's floating-point mode (round toward zero, subnormals flushed: fp_mode.h) changes no
+// probe. The first probe set of the process is built under it (ctest runs each test alone), so the
+// product candidates' process-wide cache is filled in that mode: subnormal candidates had been lost
+// in exact_code's float round trip, for good.
+TEST(HarnessProbes, TheCallersFloatingPointModeChangesNoProbe) {
+  std::vector<std::pair<std::string, std::vector<DotCase>>> hostile;
+  {
+    const test::HostileFpMode mode;
+    EXPECT_EQ(exact_code(Format::float32, std::ldexp(1.0, -140)), 0x00000200u);
+    EXPECT_EQ(exact_code(Format::bfloat16, -std::ldexp(1.0, -133)), 0x8001u);
+    EXPECT_TRUE(product_codes(Format::bfloat16, Format::bfloat16, std::ldexp(1.0, -150)));
+    for (const Target& t : self_test_targets()) {
+      if (t.kind != TargetKind::instruction || t.instruction.f64 || t.instruction.sparse) continue;
+      hostile.emplace_back(t.name(), probe_set(t.instruction));
+    }
+  }
+  std::size_t i = 0, probes = 0;
+  for (const Target& t : self_test_targets()) {
+    if (t.kind != TargetKind::instruction || t.instruction.f64 || t.instruction.sparse) continue;
+    const std::vector<DotCase> want = probe_set(t.instruction);
+    const std::vector<DotCase>& got = hostile[i++].second;
+    ASSERT_EQ(got.size(), want.size()) << t.name();
+    for (std::size_t j = 0; j < want.size(); ++j) {
+      EXPECT_TRUE(got[j].a == want[j].a && got[j].b == want[j].b && got[j].c == want[j].c && got[j].sa == want[j].sa &&
+                  got[j].sb == want[j].sb && got[j].label == want[j].label)
+          << t.name() << ": " << want[j].label;
+    }
+    probes += want.size();
+  }
+  EXPECT_GT(probes, 0u);
 }
 
 TEST(HarnessProbes, ProbeSetsAreBuiltAndPacked) {
