@@ -32,6 +32,13 @@ std::string hex2(unsigned v) {
   return b;
 }
 
+// x < 0 on the bits: a float comparison reads a negative subnormal as 0 under a caller's DAZ.
+// NaN is not negative (the amax's "not recorded").
+bool negative_nonzero(float x) {
+  const auto bits = std::bit_cast<std::uint32_t>(x);
+  return (bits >> 31) != 0 && (bits & 0x7FFFFFFFu) != 0 && (bits & 0x7FFFFFFFu) <= 0x7F800000u;
+}
+
 std::string shape_string(const std::vector<std::int64_t>& s) {
   std::string r = "[";
   for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
@@ -196,10 +203,10 @@ BlockScaledTensor::BlockScaledTensor(BlockScaledDesc desc, std::vector<std::uint
       throw std::invalid_argument(what + "e8m0 formats carry no per-tensor scale; tensor_scale.decode must be 1, got " +
                                   std::to_string(tensor_scale_.decode));
     }
-  } else if (!std::isfinite(tensor_scale_.decode) || tensor_scale_.decode < 0.0f) {
+  } else if (!std::isfinite(tensor_scale_.decode) || negative_nonzero(tensor_scale_.decode)) {
     throw std::invalid_argument(what + "the NVFP4 per-tensor scale must be finite and >= 0, got " +
                                 std::to_string(tensor_scale_.decode));
-  } else if (tensor_scale_.amax < 0.0f) {
+  } else if (negative_nonzero(tensor_scale_.amax)) {
     // The amax is a magnitude (quantize refuses a negative given amax too); TransformerEngine's
     // dequantization multiplies by it, so a negative one would flip every value's sign. NaN stands
     // for "not recorded" (codes adopted without it); -0 is a zero amax.

@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "blockscale/formats/detail/ieee_mode.h"
+
 namespace blockscale::reference {
 
 std::string to_string(const Shape& shape) {
@@ -42,6 +44,9 @@ std::int64_t element_count(const Shape& shape) {
 }
 
 std::uint64_t encode_integer(DType dtype, double v) {
+  // Under a caller's DAZ a subnormal v would compare equal to its truncation (0) and pass as the
+  // integer 0.
+  const blockscale::detail::IeeeMode ieee;
   const double lo = dtype == DType::int8 ? -128.0 : dtype == DType::uint8 ? 0.0 : -2147483648.0;
   const double hi = dtype == DType::int8 ? 127.0 : dtype == DType::uint8 ? 255.0 : 2147483647.0;
   if (!(v >= lo && v <= hi) || std::trunc(v) != v) {

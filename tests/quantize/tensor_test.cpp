@@ -592,6 +592,13 @@ TEST(BlockScaledTensor, RawNvfp4Checks) {
   expect_throw_with([&] { BlockScaledTensor(d, el, sc, TensorScale{-5.0f, 1.0f, 1.0f}, pad); }, "must not be negative");
   EXPECT_NO_THROW(BlockScaledTensor(d, el, sc, TensorScale{kNan, 1.0f, 1.0f}, pad));
   EXPECT_NO_THROW(BlockScaledTensor(d, el, sc, TensorScale{-0.0f, 1.0f, 1.0f}, pad));
+  // A negative subnormal is negative in any mode (a float comparison passed it under DAZ).
+  {
+    const test::HostileFpMode hostile;
+    expect_throw_with([&] { BlockScaledTensor(d, el, sc, TensorScale{-0x1p-140f, 1.0f, 1.0f}, pad); }, "must not be negative");
+    expect_throw_with([&] { BlockScaledTensor(d, el, sc, TensorScale{1.0f, 1.0f, -0x1p-140f}, pad); }, "finite and >= 0");
+    EXPECT_NO_THROW(BlockScaledTensor(d, el, sc, TensorScale{0x1p-140f, 1.0f, 0x1p-140f}, pad));
+  }
   const BlockScaledTensor inf_amax(d, el, sc, TensorScale{INFINITY, 1.0f, 1.0f}, pad);
   DequantizeOptions te;
   te.nvfp4 = Nvfp4Decode::transformer_engine;

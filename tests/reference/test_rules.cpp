@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "blockscale/reference.h"
+#include "fp_mode.h"
 
 namespace blockscale::reference {
 namespace {
@@ -436,6 +437,12 @@ TEST(ReferenceTensorRules, ConstructionIsChecked) {
   EXPECT_THROW(Tensor(DType::float32, {-1, 2}, {}), std::invalid_argument);
   EXPECT_THROW(Tensor::full(DType::int8, {1, 1}, 128.0), std::invalid_argument);
   EXPECT_THROW(Tensor::full(DType::int8, {1, 1}, 0.5), std::invalid_argument);
+  {
+    // A subnormal is not an integer in any mode (under DAZ it had compared equal to its truncation).
+    const test::HostileFpMode hostile;
+    EXPECT_THROW(Tensor::full(DType::int8, {1, 1}, 0x1p-1060), std::invalid_argument);
+    EXPECT_THROW(Tensor::full(DType::int32, {1, 1}, -0x1p-1074), std::invalid_argument);
+  }
   EXPECT_THROW(Tensor::zeros(DType::float8_e8m0fnu, {1, 1}).negated(), std::invalid_argument);
   EXPECT_THROW(scales_from_layout(DType::float16, ScaleLayout{}, Side::x, 0, 1, 1, std::vector<std::uint8_t>{0}),
                std::invalid_argument);
