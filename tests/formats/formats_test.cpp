@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "blockscale/formats.h"
 #include "blockscale/formats/detail/bulk_paths.h"
@@ -456,6 +457,8 @@ TEST(Stochastic, FixedStreamBitPatterns) {
 
 // ---------------------------------------------------------------------------------------------
 // The bulk paths give the scalar engine's bits for every format, mode, overflow rule and NaN rule.
+constexpr std::size_t kProbeSpecials = 13;  // the specials probe_floats appends last
+
 std::vector<float> probe_floats() {
   std::vector<float> xs;
   for (std::uint64_t u = 0; u < (std::uint64_t{1} << 32); u += 4099) xs.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(u)));
@@ -491,20 +494,49 @@ TEST(Bulk, AllPathsAgreeWithTheScalarEngine) {
       os.push_back(presets::ml_dtypes(f));
       os.push_back(presets::cuda(f));
     }
+    // NaN rules other than the format's default: the sign flipped, the payload ORed in (where the
+    // format keeps one), both.
+    if (has_nan(f)) {
+      for (const NanRule rule : {NanRule{quiet_nan_code(f), true, false}, NanRule{quiet_nan_code(f), false, true},
+                                 NanRule{quiet_nan_code(f), true, true}}) {
+        ConvertOptions o = presets::ieee();
+        o.with_nan(rule);
+        try {
+          validate(f, o);
+        } catch (const std::invalid_argument&) {
+          continue;  // a rule the format cannot mean (a payload without payload bits)
+        }
+        os.push_back(o);
+      }
+    }
+    // Stochastic rounding with 1, 8 and 32 random bits: one random word per element.
+    for (const int bits : {1, 8, 32}) {
+      ConvertOptions o = presets::ieee(Rounding::stochastic);
+      o.stochastic_bits = bits;
+      os.push_back(o);
+    }
+    std::mt19937 rng(static_cast<unsigned>(f) + 1);
+    std::vector<std::uint32_t> rbits(xs.size());
+    for (auto& r : rbits) r = static_cast<std::uint32_t>(rng());
     for (const ConvertOptions& o : os) {
+      const bool stochastic = o.rounding == Rounding::stochastic;
+      const std::span<const std::uint32_t> r = stochastic ? std::span<const std::uint32_t>(rbits) : std::span<const std::uint32_t>();
       const auto check = [&](auto word) {
         using W = decltype(word);
         std::vector<W> a(xs.size()), b(xs.size());
-        detail::convert_f32(detail::BulkPath::portable, xs, f, std::span<W>(a), o);
+        detail::convert_f32(detail::BulkPath::portable, xs, f, std::span<W>(a), o, r);
         if (detail::avx512_available()) {
-          detail::convert_f32(detail::BulkPath::avx512, xs, f, std::span<W>(b), o);
+          detail::convert_f32(detail::BulkPath::avx512, xs, f, std::span<W>(b), o, r);
           EXPECT_EQ(a, b) << to_string(f) << " " << to_string(o.rounding) << " " << to_string(o.overflow);
         }
-        for (std::size_t i = 0; i < xs.size(); i += 7) {
-          ASSERT_EQ(a[i], static_cast<W>(to_storage(f, convert(f, xs[i], o))))
-              << to_string(f) << " x=0x" << std::hex << std::bit_cast<std::uint32_t>(xs[i]);
+        // Every 7th input, and each of the specials appended last.
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          if (i % 7 != 0 && i < xs.size() - kProbeSpecials) continue;
+          const std::uint32_t rw = stochastic ? rbits[i] : 0u;
+          ASSERT_EQ(a[i], static_cast<W>(to_storage(f, convert(f, xs[i], o, rw))))
+              << to_string(f) << " " << to_string(o.rounding) << " x=0x" << std::hex << std::bit_cast<std::uint32_t>(xs[i]);
           // The double path (one rounding from the exact widening) gives the same code.
-          ASSERT_EQ(convert(f, static_cast<double>(xs[i]), o), convert(f, xs[i], o))
+          ASSERT_EQ(convert(f, static_cast<double>(xs[i]), o, rw), convert(f, xs[i], o, rw))
               << to_string(f) << " x=0x" << std::hex << std::bit_cast<std::uint32_t>(xs[i]);
         }
       };
