@@ -14,8 +14,8 @@
 #include "blockscale/emulator/arith.h"
 #include "blockscale/emulator/mma.h"
 #include "blockscale/formats/convert.h"
-#include "blockscale/formats/detail/ieee_mode.h"
 #include "blockscale/formats/detail/enum_check.h"
+#include "blockscale/formats/detail/ieee_mode.h"
 
 namespace blockscale::harness {
 

@@ -33,6 +33,7 @@ std::uint32_t convert_default(Format dst, double x);
 // and in the caller's rounding mode; this takes integer operations only.
 template <class I>
 double integer_as_double(I x) {
+  static_assert(sizeof(I) <= sizeof(std::uint64_t), "the value types take integers of at most 64 bits");
   bool negative = false;
   if constexpr (std::is_signed_v<I>) negative = x < I{0};
   std::uint64_t m = static_cast<std::uint64_t>(x);
