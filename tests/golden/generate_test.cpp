@@ -154,6 +154,27 @@ TEST(GoldenGenerate, UnknownIdsAreRefusedWithTheChoices) {
 
 // The operations of files written outside the committed families (the conformance harness's
 // failure files): one instruction alone, and a GEMM of any shape with bf16 output.
+// A file's instructions must share one model: one whose second @op line names an instruction of the
+// same operands but another model (sm_80's f16 mma for sm_120a's) fails the cases where the outputs
+// part, naming both. The check compares every member with the first, the second included.
+TEST(GoldenOperations, InstructionsOfOneFileMustShareTheirModel) {
+  const auto files = generate_set("instruction:sm_100a mma.sync.aligned m16n8k16 f16 f16 f16", 3, DataKind::random, 400);
+  ASSERT_EQ(files.size(), 1u);
+  std::string text = format_golden(files[0]);
+  const std::string second = "@op sm_120a mma.sync.aligned m16n8k16 f16 f16 f16";
+  const std::size_t at = text.find(second);
+  ASSERT_NE(at, std::string::npos) << "the class's second member is no longer sm_120a's";
+  ASSERT_LT(text.find("@op sm_100a"), at);  // sm_100a first, sm_120a second
+  text.replace(at, second.size(), "@op sm_80 mma.sync.aligned m16n8k16 f16 f16 f16");
+  const FileReport r = verify_golden(parse_golden(text, "mixed_models.txt"));
+  EXPECT_TRUE(r.error.empty()) << r.error;  // the file is well formed; its cases fail
+  ASSERT_GT(r.mismatches, 0u);
+  ASSERT_FALSE(r.first.empty());
+  const std::string& why = r.first[0].detail;
+  EXPECT_NE(why.find("no longer share a model"), std::string::npos) << why;
+  EXPECT_NE(why.find("'sm_80 mma.sync.aligned m16n8k16 f16 f16 f16' gives"), std::string::npos) << why;
+}
+
 TEST(GoldenOperations, OneInstructionAlone) {
   const std::string name = "sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3";
   const auto one = instruction_operation(name);
