@@ -195,7 +195,8 @@ std::vector<std::uint32_t> exact_mma(const CodeMatrix& a, const CodeMatrix& b, c
                                      const GemmOptions& options = {});
 
 // B decoded once for exact_mma over many row slices of A (views of its rows, and of C's), so that a
-// long computation in slices decodes B once. Refers to b's codes, which must outlive it.
+// long computation in slices decodes B once. Refers to b's codes, which must outlive it and not
+// change: the decoded copy and the codes the reference fallback reads would then disagree.
 class ExactMmaB {
  public:
   explicit ExactMmaB(const CodeMatrix& b, const GemmOptions& options = {});

@@ -220,7 +220,9 @@ std::vector<std::uint32_t> exact_fp8_scaled_gemm(const Fp8ScaledMatrix& a, const
 // B prepared once for exact_fp8_scaled_gemm over many row ranges of an A with elements `a_element`
 // (its codes as integers in strips of 64 columns, each K x 64: the form the block sums read), so
 // that a long computation in row slices converts B once. Refers to `b`, which must outlive it and
-// keep its shape and element type (exact_fp8_scaled_gemm refuses a B changed in either since).
+// keep its shape and element type (exact_fp8_scaled_gemm refuses a B changed in either since), and
+// whose codes must not change: the converted copy and the codes that the reference fallback and
+// e5m2 x e5m2 read would then disagree within one call.
 class ExactFp8ScaledB {
  public:
   ExactFp8ScaledB(const Fp8ScaledMatrix& b, Format a_element, const GemmOptions& options = {});
