@@ -859,6 +859,23 @@ TEST(HarnessExternal, FitsSplitK) {
   EXPECT_GE(six, 2u);  // at k32 steps and at 128-element K tiles
 }
 
+// A split of a schedule that neither chains nor promotes per 128-element block (promotion every two
+// k32 steps, with 1x128 block scales) is tried through the two best unsplit fits, found by the name
+// prefix their fits share with it, and reproduces the run; no unsplit schedule does.
+TEST(HarnessExternal, FitsSplitKOfTheBestUnsplitSchedules) {
+  const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
+  const auto s = emulator::KernelSchedule::hopper_promotion(ins, 2).with_split_k(3, emulator::SplitKReduction::pairwise);
+  const ExternalStudy st = fit_schedules(synthetic_run(ExternalScaling::block_1x128, s, 12 * 128));
+  ASSERT_TRUE(st.bit_exact());
+  std::size_t exact_p2_split = 0;
+  for (const ScheduleFit& f : st.fits) {
+    if (f.matches != f.outputs) continue;
+    EXPECT_NE(f.schedule.find("split-K"), std::string::npos) << f.schedule;
+    exact_p2_split += f.schedule.find("(P=2)") != std::string::npos;
+  }
+  EXPECT_GE(exact_p2_split, 1u);
+}
+
 TEST(HarnessExternal, ReadsScaledMmRuns) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "blockscale_harness_scaled_mm";
   std::filesystem::remove_all(dir);
