@@ -416,6 +416,33 @@ TEST(HarnessReport, CommandLineCannotInjectMarkdown) {
   EXPECT_NE(first.find("'--- >-- >-- !>-- >'"), std::string::npos) << first;  // each closer opened up, nothing else
 }
 
+// The probes' first variant cancels across blocks as it says: block 2b+1 of every A row is block 2b
+// negated and of every B column a copy of it, each with block 2b's scale, on every GEMM target.
+TEST(HarnessCases, GemmProbesCancelPairsOfBlocks) {
+  std::size_t pairs = 0;
+  for (const GemmTarget& t : every_gemm_target()) {
+    for (const std::uint64_t index : {0u, 4u, 8u}) {  // variant 0 of three problems
+      const GemmProblem p = make_gemm_problem(t, DataKind::probes, 3, index, GemmSizes::small);
+      const int blocks = p.k / t.block;
+      const auto neg = static_cast<std::uint8_t>(sign_mask(t.a));
+      for (int bk = 1; bk < blocks; bk += 2) {
+        for (int i = 0; i < p.m; ++i) {
+          const std::size_t row = std::size_t(i) * p.k + std::size_t(bk) * t.block;
+          for (int e = 0; e < t.block; ++e) ASSERT_EQ(p.a[row + e], p.a[row + e - t.block] ^ neg) << t.name << " A row " << i;
+          ASSERT_EQ(p.sfa[std::size_t(i) * blocks + bk], p.sfa[std::size_t(i) * blocks + bk - 1]) << t.name;
+        }
+        for (int j = 0; j < p.n; ++j) {
+          const std::size_t col = std::size_t(j) * p.k + std::size_t(bk) * t.block;
+          for (int e = 0; e < t.block; ++e) ASSERT_EQ(p.b[col + e], p.b[col + e - t.block]) << t.name << " B column " << j;
+          ASSERT_EQ(p.sfb[std::size_t(j) * blocks + bk], p.sfb[std::size_t(j) * blocks + bk - 1]) << t.name;
+        }
+        ++pairs;
+      }
+    }
+  }
+  EXPECT_GT(pairs, 0u);
+}
+
 // The mapping of a GEMM output onto the golden gemm operation (M = N = 1: expanded and padded e4m3
 // codes with fp32 scales for the promotion schedule, codes as they are for the tcgen05 chain, C = +0
 // for an absent C, out=bf16) gives emulate_gemm's bits, for every GEMM target, on every data set,
