@@ -362,7 +362,7 @@ double f64_special(Rng& r) {
                                  std::numeric_limits<double>::denorm_min(),
                                  0x1.FFFFFFFFFFFFFp-1023,  // the largest subnormal
                                  1.0};
-  const double v = kSpecial[r.below(7)];
+  const double v = kSpecial[r.below(static_cast<std::uint32_t>(std::size(kSpecial)))];
   return r.below(2) ? -v : v;
 }
 

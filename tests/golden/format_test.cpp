@@ -491,6 +491,10 @@ TEST(GoldenManifestParse, RejectsMalformedManifests) {
       "\"operation\": \"o\", "
       "\"seed\": 1, \"data\": \"mixed\", \"cases\": 0, \"files\": []}";
   EXPECT_NO_THROW(parse_manifest(good, "m.json"));
+  // Hex digits of either case in a \u escape: U+00C9 and U+00E9 as UTF-8.
+  std::string escaped = good;
+  escaped.replace(escaped.find("\"g\""), 3, "\"\\u00C9\\u00e9\"");
+  EXPECT_EQ(parse_manifest(escaped, "m.json").generator, "\xC3\x89\xC3\xA9");
   const std::pair<std::string, const char*> bad[] = {
       {"{", "malformed JSON"},
       {"[]", "top level must be an object"},
@@ -513,6 +517,11 @@ TEST(GoldenManifestParse, RejectsMalformedManifests) {
        "\"seed\": -1, \"data\": \"d\", \"cases\": 0, \"files\": []}",
        "non-negative integer"},
       {"{\"a\": 1, \"a\": 2}", "duplicate key"},
+      // \u escapes: four hex digits of either case, nothing else (G and g sit just past F and f).
+      {"{\"format\": \"\\u00G1\"}", "bad hex digit in \\u escape"},
+      {"{\"format\": \"\\u00g1\"}", "bad hex digit in \\u escape"},
+      {"{\"format\": \"\\u00@1\"}", "bad hex digit in \\u escape"},
+      {"{\"format\": \"\\u00\"}", "\\u escape"},
       {std::string(100, '['), "nesting deeper than 32"},
   };
   for (const auto& [text, message] : bad) {
