@@ -47,6 +47,9 @@ check "manifest hash" 2 "sm_100a_nvfp4_chain.txt: SHA-256 mismatch" -- "$bin" go
 check "show" 0 "blockscale reproduces this case" -- "$bin" golden show "$src/golden/instructions/sm_100a.tcgen05.mxf4nvf4.block16.ue4m3.k64.e2m1.e2m1.txt" --case 3
 check "show JSON" 0 '"match": true' -- "$bin" golden show "$src/golden/km/km_H100_E4M3_d_fp16.txt" --case 7 --json
 if command -v python3 >/dev/null; then
+  # show --json gives each field's own words: the fields' hex, in order, are the case's line.
+  "$bin" golden show "$src/golden/km/km_H100_E4M3_d_fp16.txt" --case 7 --json >"$tmp/show.json" 2>/dev/null
+  check "show JSON fields are the case's words" 0 "" -- python3 -c "import json; d=json.load(open('$tmp/show.json')); line=[l for l in open('$src/golden/km/km_H100_E4M3_d_fp16.txt') if l.strip() and l[0] not in '@#'][7].split(); assert [f['hex'] for f in d['fields']]==line, ([f['hex'] for f in d['fields']], line)"
   "$bin" golden verify "$src/golden/layouts" --json --quiet >"$tmp/v.json" 2>/dev/null
   check "verify JSON parses" 0 "" -- python3 -c "import json,sys; d=json.load(open('$tmp/v.json')); assert d['mismatches']==0 and d['file_count']==61, d['file_count']"
 fi
