@@ -38,13 +38,18 @@ TYPES = {
 }
 
 
-def ours(lib, dst, src, arr):
-    out = np.empty(arr.size, dtype=np.uint8)
-    rc = lib.bs_convert_ml_dtypes(dst.encode(), src.encode(), arr.ctypes.data_as(ctypes.c_void_p),
-                                  ctypes.c_size_t(arr.size), out.ctypes.data_as(ctypes.c_void_p))
+def call_shim(lib, fn, dst, src, arr, out_dtype):
+    """The shim's entry point `fn` (bs_convert_ml_dtypes or bs_value_type_cast) on arr."""
+    out = np.empty(arr.size, dtype=out_dtype)
+    rc = getattr(lib, fn)(dst.encode(), src.encode(), arr.ctypes.data_as(ctypes.c_void_p),
+                          ctypes.c_size_t(arr.size), out.ctypes.data_as(ctypes.c_void_p))
     if rc != 0:
-        raise RuntimeError(f"bs_convert_ml_dtypes({dst}, {src}) failed")
+        raise RuntimeError(f"{fn}({dst}, {src}) failed")
     return out
+
+
+def ours(lib, dst, src, arr):
+    return call_shim(lib, "bs_convert_ml_dtypes", dst, src, arr, np.uint8)
 
 
 # The value types (types.h) whose conversions follow ml_dtypes, with their code widths.
@@ -56,12 +61,7 @@ VALUE_TYPES = {name: (t, bits) for name, t, bits in [
 
 
 def ours_cast(lib, dst, src, words):
-    out = np.empty(words.size, dtype=np.uint32)
-    rc = lib.bs_value_type_cast(dst.encode(), src.encode(), words.ctypes.data_as(ctypes.c_void_p),
-                                ctypes.c_size_t(words.size), out.ctypes.data_as(ctypes.c_void_p))
-    if rc != 0:
-        raise RuntimeError(f"bs_value_type_cast({dst}, {src}) failed")
-    return out
+    return call_shim(lib, "bs_value_type_cast", dst, src, words, np.uint32)
 
 
 def check_casts_between_types(lib):
