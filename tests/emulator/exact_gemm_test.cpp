@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -85,13 +86,10 @@ std::vector<std::uint32_t> expect_paths_agree(const BlockScaledTensor& a, const 
   for (GemmPath path : fast_paths()) {
     for (int threads : {1, 3}) {
       GemmPathStats st;
-      std::vector<std::uint32_t> got;
-      if (hostile) {
-        const test::HostileFpMode mode;
-        got = exact_gemm(a, b, c, {threads, path, &st});
-      } else {
-        got = exact_gemm(a, b, c, {threads, path, &st});
-      }
+      std::optional<test::HostileFpMode> mode;
+      if (hostile) mode.emplace();
+      const std::vector<std::uint32_t> got = exact_gemm(a, b, c, {threads, path, &st});
+      mode.reset();
       std::size_t bad = 0, first = 0;
       for (std::size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i] && bad++ == 0) first = i;

@@ -11,6 +11,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -100,13 +101,10 @@ GemmPathStats expect_oracle(const Codes& a, const Codes& b, const std::vector<st
     for (int threads : {1, 3}) {
       if (path == GemmPath::reference && threads == 3) continue;
       GemmPathStats st;
-      std::vector<std::uint32_t> got;
-      if (hostile) {
-        const test::HostileFpMode mode;
-        got = exact_mma(a.view(), b.view(), cm, {threads, path, &st});
-      } else {
-        got = exact_mma(a.view(), b.view(), cm, {threads, path, &st});
-      }
+      std::optional<test::HostileFpMode> mode;
+      if (hostile) mode.emplace();
+      const std::vector<std::uint32_t> got = exact_mma(a.view(), b.view(), cm, {threads, path, &st});
+      mode.reset();
       std::size_t bad = 0, first = 0;
       for (std::size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i] && bad++ == 0) first = i;
