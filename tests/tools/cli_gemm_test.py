@@ -97,6 +97,7 @@ def check_oracle(tool, scratch):
         differ = sum(want[n["name"]][key] != want["exact"][key] for key in want["exact"])
         assert n["vs_exact"]["outputs"] == M * N and n["vs_exact"]["differ"] == differ, (n["name"], n["vs_exact"], differ)
         assert n["vs_fp64"]["compared"] == M * N, n["vs_fp64"]
+        assert "split_k" not in n, n  # only a library model has a split count
     print(f"oracle: exact, sm_100a, sm_90a and sequential_f32 agree bit for bit on {M}x{N}x{K} ({M * N} outputs each); JSON counts match")
 
 
@@ -204,12 +205,18 @@ def check_fp6(tool, scratch):
     print(f"fp6: e2m3 x e3m2 and e3m2 x e3m2 exact, sm_100a and sequential_f32 agree on {M}x{N}x{K}")
 
 
-def assert_report_matches_numpy(entry, d, a, b):
+def assert_report_matches_numpy(entry, d, a, b, alpha=1.0, c=None, bias=None, relu=False):
     """One numerics' `vs_fp64` report (error against the unquantized fp64 product) against numpy's
     product of the f32 inputs a and b: the report prints rounded statistics to 6 digits, so a
-    relative tolerance."""
+    relative tolerance. With cuBLASLt's epilogue the reference is max(alpha A B + C + bias(i), 0)
+    (ReLU) or without the max, its magnitude |alpha| |A||B| + |C| + |bias(i)|."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    ref, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    ref, mag = alpha * (a64 @ b64), abs(alpha) * (np.abs(a64) @ np.abs(b64))
+    for term in ([] if c is None else [c.astype(np.float64)]) + ([] if bias is None else
+                                                                   [bias.astype(np.float64)[:, None]]):
+        ref, mag = ref + term, mag + np.abs(term)
+    if relu:
+        ref = np.maximum(ref, 0.0)
     d = d.astype(np.float64)
     normalised = np.sort((np.abs(d - ref) / mag).ravel())
     want = {"relative_frobenius": np.linalg.norm(d - ref) / np.linalg.norm(ref),
@@ -387,6 +394,7 @@ def check_fp8_scaled(tool, scratch):
         assert r.returncode == 0, r.stderr
         for entry in json.loads(r.stdout)["numerics"]:
             hints[(m, n, k, entry["name"])] = entry["definition"]
+            assert entry["split_k"] == 1, entry  # a library model states its count, unsplit included
     assert "cublaslt_split_k.py query 2x3x4224 on the GPU" in hints[(2, 3, 4224, "torch_scaled_mm")], hints
     assert "cublaslt_split_k.py query 2x3x4224 --library cublaslt on the GPU" in hints[(2, 3, 4224, "cublaslt")], hints
     assert "cublaslt_split_k.py query 512x512x4224 --library cublaslt" in hints[(512, 512, 4224, "cublaslt")], hints
@@ -466,19 +474,22 @@ def check_cublaslt_epilogue(tool, scratch):
                         << 16).view(np.float32)
                 np.save(files["bias"], bias)
                 y = d0 * np.float32(2) + bias[:, None]
-                checks = [  # (options, expected D as float32)
-                    (["--alpha", "2", "--bias", files["bias"]], y),
-                    (["--alpha", "2", "--bias", files["bias"], "--relu"], np.where(y > 0, y, np.float32(0))),
+                checks = [  # (options, expected D as float32, the fp64 reference's epilogue)
+                    (["--alpha", "2", "--bias", files["bias"]], y, dict(alpha=2.0, bias=bias)),
+                    (["--alpha", "2", "--bias", files["bias"], "--relu"], np.where(y > 0, y, np.float32(0)),
+                     dict(alpha=2.0, bias=bias, relu=True)),
                 ]
                 bias16 = (rng.standard_normal(M) * 4).astype(np.float16)
                 np.save(files["bias16"], bias16)
                 checks.append((["--d-type", "f16", "--bias", files["bias16"]],
-                               (d0 + bias16.astype(np.float32)[:, None]).astype(np.float16).astype(np.float32)))
+                               (d0 + bias16.astype(np.float32)[:, None]).astype(np.float16).astype(np.float32),
+                               dict(bias=bias16)))
                 if split == "2":
                     c = (rng.standard_normal((M, N)) * 8).astype(np.float32)
                     np.save(files["c"], c)
-                    checks.append((["--c", files["c"], "--bias", files["bias"]], (c + d0) + bias[:, None]))
-                for options, want in checks:
+                    checks.append((["--c", files["c"], "--bias", files["bias"]], (c + d0) + bias[:, None],
+                                   dict(c=c, bias=bias)))
+                for options, want, epilogue in checks:
                     out = os.path.join(scratch, "lt_out")
                     r = run(tool, base + recipes + ["--models", model, "--split-k", split, "--no-exact", "--out", out,
                                                     "--json"] + options)
@@ -486,7 +497,9 @@ def check_cublaslt_epilogue(tool, scratch):
                     got = np.load(os.path.join(out, model + ".npy"))
                     assert np.array_equal(got.view(np.uint32), want.astype(np.float32).view(np.uint32)), \
                         (recipe, split, model, options, np.argwhere(got != want)[:4])
-                    assert "epilogue y = " in json.loads(r.stdout)["numerics"][0]["definition"]
+                    report = json.loads(r.stdout)["numerics"][0]
+                    assert "epilogue y = " in report["definition"]
+                    assert_report_matches_numpy(report, got, a, w.T, **epilogue)
                     studies += 1
     # An fp8 D: RN(d_scale D0) in f32, then the fp8 type to nearest even, saturating; amax_d = max |D0|.
     # e4m3 with e4m3 x e4m3; e5m2, which cuBLASLt takes with an e5m2 operand, with e4m3 x e5m2.
