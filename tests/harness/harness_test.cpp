@@ -13,6 +13,7 @@
 #include <functional>
 #include <set>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -125,6 +126,99 @@ TEST(HarnessProbes, ProbeSetsAreBuiltAndPacked) {
           << t.name() << ": " << dots[i].label;
     }
   }
+}
+
+// The value of probe d's product in slot k: a_k b_k, times the block's two scales.
+double probe_product(const InstructionTarget& t, const DotCase& d, int k) {
+  const auto at = static_cast<std::size_t>(k);
+  double v = to_double(t.a, from_storage(t.a, d.a[at])) * to_double(t.b, from_storage(t.b, d.b[at]));
+  if (t.block_scaled) {
+    const auto q = static_cast<std::size_t>(k / t.block);
+    v *= to_double(t.scale, d.sa[q]) * to_double(t.scale, d.sb[q]);
+  }
+  return v;
+}
+
+// The probes of numerics.md d.3 hold the values that section gives them, whatever scaling the
+// formats needed: the discovery reads hardware behaviour off them, and a self-test against the
+// emulator passes with a weakened probe too (a mutation audit found that, docs/verification.md).
+TEST(HarnessProbes, TheDocumentedProbesHoldTheirValues) {
+  std::size_t checked = 0, with_table_8 = 0, with_c_max = 0;
+  for (const Target& target : self_test_targets()) {
+    const InstructionTarget& t = target.instruction;
+    if (target.kind != TargetKind::instruction || t.f64 || t.sparse) continue;
+    const emulator::FdpaParams& p = t.model.params();
+    // The first fused step: every other pair of K for the fp8-via-f16 emulation (numerics.md b.9),
+    // the first L products otherwise.
+    std::vector<int> step;
+    for (int k = 0; k < t.k; ++k) {
+      if (p.algorithm == emulator::Algorithm::fp8_via_f16 ? k % 4 < 2 : k < p.L) step.push_back(k);
+    }
+    const int output_fraction_bits = t.acc == Format::float16 ? 10
+                                     : p.rounding == emulator::OutputRounding::rz_e8m13 ? 13 : 23;
+    const double c_max = t.acc == Format::float16 ? 65504.0 : static_cast<double>(std::numeric_limits<float>::max());
+    const double c_ulp = t.acc == Format::float16 ? 32.0 : std::ldexp(1.0, 104);
+    const double largest = to_double(t.a, max_finite_code(t.a)) * to_double(t.b, max_finite_code(t.b));
+    std::map<std::string, int> seen;
+    for (const DotCase& d : probe_set(t)) {
+      std::vector<std::pair<int, double>> products;  // nonzero, in k order
+      int negative_zeros = 0;
+      for (int k = 0; k < t.k; ++k) {
+        const double v = probe_product(t, d, k);
+        if (v != 0) products.emplace_back(k, v);
+        if (v == 0 && std::signbit(v)) ++negative_zeros;
+      }
+      const double c = acc_value(t.acc, d.c);
+      const std::string where = t.name + ": " + d.label;
+      if (d.label.starts_with("emulation probe")) {
+        // C = 128 and 0.75 ulp of 128 in the output format, of either sign, in one product.
+        ASSERT_EQ(products.size(), 1u) << where;
+        EXPECT_EQ(std::fabs(products[0].second) / c, 0.75 * std::ldexp(1.0, -output_fraction_bits)) << where;
+        ++seen[products[0].second > 0 ? "emulation +" : "emulation -"];
+      } else if (d.label.starts_with("Table 8 vector")) {
+        // c = 2^23, products -2^23, -1/2, -1/4, -1/8 in the first four slots of the step.
+        ASSERT_EQ(products.size(), 4u) << where;
+        const double want[4] = {-1.0, -std::ldexp(1.0, -24), -std::ldexp(1.0, -25), -std::ldexp(1.0, -26)};
+        for (std::size_t i = 0; i < 4; ++i) {
+          EXPECT_EQ(products[i].first, step[std::min<std::size_t>(i, step.size() - 1)]) << where;
+          EXPECT_EQ(products[i].second / c, want[i]) << where << ", product " << i;
+        }
+        ++seen["Table 8"];
+      } else if (d.label == "largest products, one sign") {
+        // Every slot of the first step at the largest product, all of one sign.
+        ASSERT_EQ(products.size(), step.size()) << where;
+        for (std::size_t i = 0; i < step.size(); ++i) {
+          EXPECT_EQ(products[i].first, step[i]) << where;
+          EXPECT_EQ(products[i].second, products[0].second > 0 ? largest : -largest) << where;
+        }
+        ++seen[products[0].second > 0 ? "largest +" : "largest -"];
+      } else if (d.label.starts_with("C = max plus ")) {
+        // C the accumulator's largest finite value, one product a fraction of its ulp.
+        ASSERT_EQ(products.size(), 1u) << where;
+        EXPECT_EQ(c, c_max) << where;
+        EXPECT_EQ(d.label, "C = max plus " + std::to_string(products[0].second / c_ulp) + " ulp") << where;
+        ++seen["C = max"];
+      } else if (d.label == "all products -0, C = -0") {
+        EXPECT_TRUE(products.empty()) << where;
+        EXPECT_EQ(negative_zeros, static_cast<int>(step.size())) << where;
+        EXPECT_TRUE(c == 0 && std::signbit(c)) << where;
+        ++seen["-0"];
+      }
+    }
+    // Every format expresses these; the Table 8 vector and C at the accumulator's top need wider
+    // operands than some (fp8's products reach neither 2^23 with -1/8 beside it nor 2^102).
+    for (const char* always : {"emulation +", "emulation -", "largest +", "largest -", "-0"}) {
+      EXPECT_EQ(seen[always], 1) << t.name << ": " << always;
+    }
+    EXPECT_LE(seen["Table 8"], 1) << t.name;
+    EXPECT_TRUE(seen["C = max"] == 0 || seen["C = max"] == 4) << t.name;
+    with_table_8 += seen["Table 8"] == 1;
+    with_c_max += seen["C = max"] == 4;
+    ++checked;
+  }
+  EXPECT_GT(checked, 20u);
+  EXPECT_GT(with_table_8, 10u);
+  EXPECT_GT(with_c_max, 10u);
 }
 
 TEST(HarnessCases, DeterministicAndIndependentOfTheRange) {
