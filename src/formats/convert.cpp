@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <locale>
 #include <sstream>
 #include <stdexcept>
 
@@ -28,7 +29,9 @@ NanRule default_nan_rule(Format f) {
 namespace {
 
 std::string hex(std::uint32_t v) {
+  // The classic locale, whatever the program's global one (which may group digits).
   std::ostringstream s;
+  s.imbue(std::locale::classic());
   s << "0x" << std::hex << std::uppercase << v;
   return s.str();
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <locale>
 #include <sstream>
 #include <stdexcept>
 
@@ -355,7 +356,9 @@ struct Parser {
                ": " + quote(tok.substr(e * digits, digits)) + " is not a " + to_string(spec.type) +
                " value (at most 0x" +
                [&] {
+                 // The classic locale, whatever the program's global one (which may group digits).
                  std::ostringstream s;
+                 s.imbue(std::locale::classic());
                  s << std::hex << limit;
                  return s.str();
                }() +

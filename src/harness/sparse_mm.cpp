@@ -2,6 +2,7 @@
 #include "blockscale/harness/sparse_mm.h"
 
 #include <algorithm>
+#include <locale>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -204,7 +205,9 @@ SparseMmStudy fit_sparse_mm(SparseMmRun run, int max_slices) {
 }
 
 std::string sparse_mm_table(const std::vector<SparseMmStudy>& studies) {
+  // The classic locale, whatever the program's global one (which may group digits).
   std::ostringstream s;
+  s.imbue(std::locale::classic());
   for (const SparseMmStudy& st : studies) {
     const SparseMmRun& r = st.run;
     s << r.file << ": " << r.backend << " " << sparse_mm_format_name(r.input);

@@ -13,6 +13,7 @@
 #include <functional>
 #include <set>
 #include <limits>
+#include <locale>
 #include <map>
 #include <memory>
 #include <string>
@@ -508,6 +509,40 @@ TEST(HarnessReport, CommandLineCannotInjectMarkdown) {
   EXPECT_EQ(md.find("\n# injected"), std::string::npos) << md;
   EXPECT_NE(first.find("'a\\|b'"), std::string::npos) << first;  // '|' escaped as in every cell
   EXPECT_NE(first.find("'--- >-- >-- !>-- >'"), std::string::npos) << first;  // each closer opened up, nothing else
+}
+
+// A program's global C++ locale changes no report: the JSON, the Markdown and the tables are
+// written in the classic locale. Under a German-style locale (digits grouped in threes by '.', ','
+// before the fraction) the JSON had read "outputs": 6.144 and "seconds": 0,5, which no parser takes.
+struct GroupedCommaDecimal : std::numpunct<char> {
+  char do_decimal_point() const override { return ','; }
+  char do_thousands_sep() const override { return '.'; }
+  std::string do_grouping() const override { return "\3"; }
+};
+
+TEST(HarnessReport, TheGlobalLocaleChangesNoReport) {
+  auto dev = make_emulator_device();
+  ConformOptions o;
+  o.pattern = "sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3";
+  o.outputs = 6000;
+  Session ses;
+  ses.command = "blockscale conform";
+  ses.conform = run_conformance(*dev, o);
+  ses.conform->seconds = 1234.5;
+  ses.discoveries.push_back(discover(*dev, instruction_target(o.pattern)));
+  const auto reports = [&] {
+    return std::vector<std::string>{to_json(ses), to_markdown(ses), conform_table(*ses.conform),
+                                    discovery_table(ses.discoveries[0])};
+  };
+  const std::vector<std::string> classic = reports();
+  ASSERT_NE(classic[0].find("\"seconds\": 1234.5"), std::string::npos) << classic[0];
+  std::vector<std::string> grouped;
+  {
+    const std::locale before = std::locale::global(std::locale(std::locale::classic(), new GroupedCommaDecimal));
+    grouped = reports();
+    std::locale::global(before);
+  }
+  for (std::size_t i = 0; i < classic.size(); ++i) EXPECT_EQ(grouped[i], classic[i]) << "report " << i;
 }
 
 // The probes' first variant cancels across blocks as it says: block 2b+1 of every A row is block 2b
