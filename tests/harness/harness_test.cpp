@@ -274,6 +274,48 @@ TEST(HarnessConform, SelfTestAgreesEverywhere) {
   }
 }
 
+// The progress callback follows the run: per target and data set the outputs done reach the plan
+// in steps, and the mismatches so far end at the target's count (the CLI's progress line shows
+// them). The device flips the last bit of every 4096th output, so every target has some; small
+// chunks give several calls per data set.
+TEST(HarnessConform, ProgressFollowsTheRun) {
+  auto dev = make_emulator_device(Perturbation::output_lsb);
+  ConformOptions o;
+  o.pattern = "sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3|gemm mxfp8";
+  o.outputs = 40000;
+  o.chunk_outputs = 4096;
+  o.gemm_sizes = GemmSizes::small;
+  std::vector<Progress> calls;
+  o.progress = [&](const Progress& p) { calls.push_back(p); };
+  const ConformReport r = run_conformance(*dev, o);
+  ASSERT_GE(r.targets.size(), 2u);
+  std::size_t at = 0;
+  for (std::size_t ti = 0; ti < r.targets.size(); ++ti) {
+    const TargetResult& t = r.targets[ti];
+    ASSERT_EQ(t.data.size(), o.data.size()) << t.target.name();
+    std::uint64_t mismatches_before = 0;
+    for (const DataResult& dr : t.data) {
+      std::size_t steps = 0;
+      std::uint64_t done = 0;
+      for (; at < calls.size() && calls[at].target == t.target.name() && calls[at].data == dr.data; ++at, ++steps) {
+        const Progress& p = calls[at];
+        EXPECT_EQ(p.target_index, ti);
+        EXPECT_EQ(p.targets, r.targets.size());
+        EXPECT_GT(p.outputs_done, done) << p.target;
+        EXPECT_GE(p.mismatches, mismatches_before) << p.target;
+        done = p.outputs_done;
+        mismatches_before = p.mismatches;
+      }
+      ASSERT_GT(steps, 0u) << t.target.name() << " " << to_string(dr.data);
+      EXPECT_EQ(done, calls[at - 1].outputs_planned) << t.target.name() << " " << to_string(dr.data);
+      EXPECT_EQ(done, dr.stats.outputs) << t.target.name() << " " << to_string(dr.data);
+    }
+    EXPECT_GT(t.total.mismatches, 0u) << t.target.name();
+    EXPECT_EQ(calls[at - 1].mismatches, t.total.mismatches) << t.target.name();
+  }
+  EXPECT_EQ(at, calls.size());
+}
+
 // The emulator's d for every case of a golden file, through the operation its header names.
 std::vector<std::uint64_t> recomputed(const golden::GoldenFile& f) {
   const auto op = golden::make_operation(f);
