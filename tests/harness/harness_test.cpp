@@ -199,6 +199,13 @@ TEST(HarnessProbes, TheDocumentedProbesHoldTheirValues) {
         EXPECT_EQ(c, c_max) << where;
         EXPECT_EQ(d.label, "C = max plus " + std::to_string(products[0].second / c_ulp) + " ulp") << where;
         ++seen["C = max"];
+      } else if (d.label == "exact cancellation") {
+        // 3 and -3 in the first two slots of the step, C = +0: the exact zero sum's sign.
+        ASSERT_EQ(products.size(), 2u) << where;
+        EXPECT_EQ(products[0], std::make_pair(step[0], 3.0)) << where;
+        EXPECT_EQ(products[1], std::make_pair(step[1], -3.0)) << where;
+        EXPECT_TRUE(c == 0 && !std::signbit(c)) << where;
+        ++seen["cancellation"];
       } else if (d.label == "all products -0, C = -0") {
         EXPECT_TRUE(products.empty()) << where;
         EXPECT_EQ(negative_zeros, static_cast<int>(step.size())) << where;
@@ -208,7 +215,7 @@ TEST(HarnessProbes, TheDocumentedProbesHoldTheirValues) {
     }
     // Every format expresses these; the Table 8 vector and C at the accumulator's top need wider
     // operands than some (fp8's products reach neither 2^23 with -1/8 beside it nor 2^102).
-    for (const char* always : {"emulation +", "emulation -", "largest +", "largest -", "-0"}) {
+    for (const char* always : {"emulation +", "emulation -", "largest +", "largest -", "cancellation", "-0"}) {
       EXPECT_EQ(seen[always], 1) << t.name << ": " << always;
     }
     EXPECT_LE(seen["Table 8"], 1) << t.name;
