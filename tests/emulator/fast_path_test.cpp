@@ -699,6 +699,9 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
     // Each route of each path's kernels was taken: the exact tier, the truncating tier, the
     // special handling. Where the AVX512-FP16 form runs (F <= 13 on such CPUs) it takes every
     // tile, in place of the exact tier: then the fp32 form it falls back to must have run too.
+    if (paths[pi] != GemmPath::avx512) {
+      EXPECT_EQ(total[pi].fp16, 0u) << to_string(paths[pi]) << ": only the AVX-512 kernels have the fp16 form";
+    }
     if (total[pi].fp16 > 0) {
       EXPECT_GT(total[pi].truncating, total[pi].fp16) << to_string(paths[pi]) << ": the fp32 fallback of the fp16 form";
     } else if (paths[pi] == GemmPath::avx512 ? fam.avx512_exact_tier
