@@ -3,9 +3,8 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
-#include <locale>
-#include <sstream>
 #include <stdexcept>
 
 #include "blockscale/formats/detail/enum_check.h"
@@ -29,11 +28,9 @@ NanRule default_nan_rule(Format f) {
 namespace {
 
 std::string hex(std::uint32_t v) {
-  // The classic locale, whatever the program's global one (which may group digits).
-  std::ostringstream s;
-  s.imbue(std::locale::classic());
-  s << "0x" << std::hex << std::uppercase << v;
-  return s.str();
+  char buf[16];  // printf groups no digits, whatever the program's locale
+  std::snprintf(buf, sizeof buf, "0x%X", static_cast<unsigned>(v));
+  return buf;
 }
 
 }  // namespace

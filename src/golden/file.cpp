@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <locale>
-#include <sstream>
 #include <stdexcept>
 
 #include "blockscale/formats/detail/enum_check.h"
@@ -356,11 +354,9 @@ struct Parser {
                ": " + quote(tok.substr(e * digits, digits)) + " is not a " + to_string(spec.type) +
                " value (at most 0x" +
                [&] {
-                 // The classic locale, whatever the program's global one (which may group digits).
-                 std::ostringstream s;
-                 s.imbue(std::locale::classic());
-                 s << std::hex << limit;
-                 return s.str();
+                 char digits_of_limit[17];  // to_chars groups no digits, whatever the locale
+                 return std::string(digits_of_limit,
+                                    std::to_chars(digits_of_limit, digits_of_limit + 17, limit, 16).ptr);
                }() +
                ")");
         }
