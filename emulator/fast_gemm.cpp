@@ -344,10 +344,14 @@ bool fast_gemm_covers(const KernelSchedule& schedule) { return covers(schedule);
 
 bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath path, int threads,
                GemmPathStats* stats, std::vector<std::uint32_t>& d) {
+  return fast_gemm(schedule, ops, kernels(path), threads, stats, d);
+}
+
+bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, const fast::KernelSet& ks, int threads,
+               GemmPathStats* stats, std::vector<std::uint32_t>& d) {
   if (!covers(schedule)) return false;
   const Instruction& ins = schedule.instruction;
   const FdpaParams& p = ins.params();
-  const fast::KernelSet& ks = kernels(path);
   const bool gst = p.algorithm == Algorithm::gst_fdpa;
   const bool b9 = p.algorithm == Algorithm::fp8_via_f16;  // f16 operands (b9_operands)
   // f16 / bf16 / tf32 operands: the path's KernelSet::tfdpa_wide.

@@ -9,6 +9,10 @@
 
 #include "blockscale/emulator/gemm.h"
 
+namespace blockscale::emulator::fast {
+struct KernelSet;
+}
+
 namespace blockscale::emulator::detail {
 
 // The path a GemmOptions::path request runs on (gemm.h GemmPath): automatic becomes
@@ -35,6 +39,10 @@ bool fast_gemm_covers(const KernelSchedule& schedule);
 // this CPU) into d (M x N) and returns true; returns false, touching nothing, when the schedule is
 // outside the fast paths (gemm.h GemmPath). The operands have been validated by gemm().
 bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, GemmPath path, int threads,
+               GemmPathStats* stats, std::vector<std::uint32_t>& d);
+// The same with the kernel set given (fast_kernels.h): the tests' way to run a kernel variant that
+// the CPU's path does not choose (avx2_kernels(Avx2UnitSums)).
+bool fast_gemm(const KernelSchedule& schedule, const GemmOperands& ops, const fast::KernelSet& kernels, int threads,
                GemmPathStats* stats, std::vector<std::uint32_t>& d);
 
 }  // namespace blockscale::emulator::detail

@@ -226,7 +226,13 @@ const KernelSet& portable_kernels();
 // Clang builds only): the steps beyond the float form's bounds, which avx512_kernels().tfdpa_wide
 // hands over.
 void tfdpa_portable_avx512(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& counts);
-const KernelSet& avx2_kernels();    // only where the CPU has AVX2 + FMA
+const KernelSet& avx2_kernels();    // only where the CPU has AVX2 + FMA: the variant below it prefers
+// How the AVX2 T-FDPA kernel sums a step's terms for F <= kUnitsMaxF: vpaddd of the truncating
+// conversion's int32, or vaddps of vroundps's truncated floats (exact there). The same bits; the
+// faster one depends on the core's ports (fast_kernels_portable.cpp, run_sums8x4_float).
+enum class Avx2UnitSums { int32, float32 };
+const KernelSet& avx2_kernels(Avx2UnitSums sums);
+Avx2UnitSums preferred_avx2_unit_sums();
 const KernelSet& avx512_kernels();  // only where the CPU has AVX-512 F/BW/DQ/VL
 // The AVX-512 set's panel decoder on CPUs without AVX-512 VBMI (table gathers, 16 codes at a time);
 // with VBMI the set decodes the panels of byte-pair bounds without fp16 panels by byte shuffles.

@@ -698,6 +698,32 @@ BLOCKSCALE_AVX2 inline void run_sums8x4(const float* av, const float* bv, const 
   }
   sum[0] = s0, sum[1] = s1, sum[2] = s2, sum[3] = s3;
 }
+// run_sums8x4 for F <= kUnitsMaxF in float (Avx2UnitSums::float32): each term truncated by
+// vroundps and the sums kept by vaddps, exact because every term is an integer and every partial
+// sum lies below 2^(F + 8) <= 2^23 (kUnitsMaxF), so the same sums as run_sums8x4's. Which is faster
+// depends on the core (docs/performance.md, seventieth session): on a Zen 1 core, whose two
+// multiply pipes carry the two multiplies per term and share the integer adds, the float adds go
+// to an add pipe that is otherwise idle (Hopper rows 6% faster); on a Xeon's AVX2 path vroundps
+// is two micro-ops on the multiply ports (17-20% slower).
+BLOCKSCALE_AVX2 inline __m256 term8_float(__m256 a, const float* b, __m256 g) {
+  return _mm256_round_ps(_mm256_mul_ps(_mm256_mul_ps(a, _mm256_load_ps(b)), g), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+}
+BLOCKSCALE_AVX2 inline void run_sums8x4_float(const float* av, const float* bv, const __m256 (&g)[4], std::size_t L,
+                                              __m256 (&sum)[4]) {
+  constexpr std::size_t W = kTfdpaWidth;
+  __m256 a = _mm256_broadcast_ss(av);
+  __m256 s0 = term8_float(a, bv, g[0]), s1 = term8_float(a, bv + 8, g[1]), s2 = term8_float(a, bv + 16, g[2]),
+         s3 = term8_float(a, bv + 24, g[3]);
+  for (std::size_t k = 1; k < L; ++k) {
+    a = _mm256_broadcast_ss(av + k);
+    const float* b = bv + k * W;
+    s0 = _mm256_add_ps(s0, term8_float(a, b, g[0]));
+    s1 = _mm256_add_ps(s1, term8_float(a, b + 8, g[1]));
+    s2 = _mm256_add_ps(s2, term8_float(a, b + 16, g[2]));
+    s3 = _mm256_add_ps(s3, term8_float(a, b + 24, g[3]));
+  }
+  sum[0] = s0, sum[1] = s1, sum[2] = s2, sum[3] = s3;
+}
 // run_sums8x4 as a RunSumsFn (truncating_row's, for the rows that narrow_row_avx2 hands it).
 BLOCKSCALE_AVX2 inline void run_sums_avx2(const float* av, const float* bv, const float* grid, std::size_t k0,
                                           std::size_t k1, std::int32_t* run) {
@@ -753,6 +779,7 @@ BLOCKSCALE_AVX2 void truncating_row_avx2(const TfdpaTile& t, std::size_t r, std:
 // C++ lane loops of these parts with spills of nearly every vector between them: with them, the
 // part of a step outside its two passes over k took a third of the kernel's samples on the MXFP8
 // rows (docs/performance.md). Other rows, and int32 sums that do not fit, go to truncating_row.
+template <Avx2UnitSums kUnitSums>
 BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, std::size_t s, const std::uint8_t* bytes,
                                             const std::int32_t* b_sexp, int e_zero, int c_min_exp,
                                             std::uint32_t* out) {
@@ -790,11 +817,23 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
   const float* av = &P.a_val[(t.row0 + r) * P.k + s * L];
   const __m256i keep = _mm256_set1_epi32(t.rule.e8m13 ? ~0x3FF : ~0);
   if (F <= kUnitsMaxF) {  // output_row_units
-    __m256i sum[4];
-    run_sums8x4(av, bv, grid, 0, L, sum);
+    __m256 units[4];
+    if constexpr (kUnitSums == Avx2UnitSums::float32) {
+      __m256 sum[4];
+      run_sums8x4_float(av, bv, grid, L, sum);
+      // C's grid units (below 2^(F + 1)) plus the sums: below 2^24, so the float add is exact.
+      for (std::size_t q = 0; q < 4; ++q) {
+        units[q] = _mm256_add_ps(_mm256_cvtepi32_ps(c_grid_units8(c[q], emax[q], F)), sum[q]);
+      }
+    } else {
+      __m256i sum[4];
+      run_sums8x4(av, bv, grid, 0, L, sum);
+      for (std::size_t q = 0; q < 4; ++q) {
+        units[q] = _mm256_cvtepi32_ps(_mm256_add_epi32(c_grid_units8(c[q], emax[q], F), sum[q]));
+      }
+    }
     for (std::size_t q = 0; q < 4; ++q) {
-      const __m256 units = _mm256_cvtepi32_ps(_mm256_add_epi32(c_grid_units8(c[q], emax[q], F), sum[q]));
-      const __m256 v = times_grid8(units, _mm256_sub_epi32(emax[q], _mm256_set1_epi32(F)));
+      const __m256 v = times_grid8(units[q], _mm256_sub_epi32(emax[q], _mm256_set1_epi32(F)));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * q), _mm256_and_si256(_mm256_castps_si256(v), keep));
     }
     return;
@@ -828,6 +867,7 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
                         _mm256_and_si256(_mm256_or_si256(_mm256_castps_si256(v), sign), keep));
   }
 }
+template <Avx2UnitSums kUnitSums>
 BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& counts) {
   constexpr std::size_t W = kTfdpaWidth;
   const TfdpaPanels& P = *t.p;
@@ -837,7 +877,9 @@ BLOCKSCALE_AVX2 void tfdpa_avx2(const TfdpaTile& t, std::uint32_t* acc, std::siz
     emax_pass_avx2(t, k0, bytes);
     const std::int32_t* b_sexp = &P.b_sexp[(t.strip * P.steps + s) * W];
     counts.truncating += kRows * W;
-    for (std::size_t r = 0; r < kRows; ++r) narrow_row_avx2(t, r, s, bytes[r], b_sexp, e_zero, c_min_exp, acc + r * W);
+    for (std::size_t r = 0; r < kRows; ++r) {
+      narrow_row_avx2<kUnitSums>(t, r, s, bytes[r], b_sexp, e_zero, c_min_exp, acc + r * W);
+    }
   });
 }
 BLOCKSCALE_AVX2 void tfdpa_wide_avx2(const TfdpaTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
@@ -1159,16 +1201,28 @@ const KernelSet& portable_kernels() {
 bool cpu_has_avx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
 }
-const KernelSet& avx2_kernels() {
-  static const KernelSet k{TfdpaBounds::exponent_bytes, &tfdpa_avx2, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2,
-                           &accumulate_avx2, 0,
-                           TfdpaDecoder{&decode_a_row_avx2, &decode_b_strip_avx2, &decode_wide_row_avx2,
-                                        &decode_wide_strip_avx2, TfdpaBounds::exponent_bytes, false, 8}};
-  return k;
+const KernelSet& avx2_kernels(Avx2UnitSums sums) {
+  const auto set = [](TfdpaStepsFn tfdpa) {
+    return KernelSet{TfdpaBounds::exponent_bytes, tfdpa, &tfdpa_wide_avx2, &gst_avx2, &promote_avx2, &accumulate_avx2,
+                     0,
+                     TfdpaDecoder{&decode_a_row_avx2, &decode_b_strip_avx2, &decode_wide_row_avx2,
+                                  &decode_wide_strip_avx2, TfdpaBounds::exponent_bytes, false, 8}};
+  };
+  static const KernelSet int32 = set(&tfdpa_avx2<Avx2UnitSums::int32>);
+  static const KernelSet float32 = set(&tfdpa_avx2<Avx2UnitSums::float32>);
+  return sums == Avx2UnitSums::float32 ? float32 : int32;
+}
+// AMD family 17h (Zen, Zen+, Zen 2): four FP pipes, the multiplies on two, the adds on the other
+// two, the vector integer adds on three of the four. Measured on a Zen 1 core; Zen 2 has the same
+// four pipes (not measured).
+Avx2UnitSums preferred_avx2_unit_sums() {
+  return __builtin_cpu_is("amdfam17h") ? Avx2UnitSums::float32 : Avx2UnitSums::int32;
 }
 #else
 bool cpu_has_avx2() { return false; }
-const KernelSet& avx2_kernels() { return portable_kernels(); }
+const KernelSet& avx2_kernels(Avx2UnitSums) { return portable_kernels(); }
+Avx2UnitSums preferred_avx2_unit_sums() { return Avx2UnitSums::int32; }
 #endif
+const KernelSet& avx2_kernels() { return avx2_kernels(preferred_avx2_unit_sums()); }
 
 }  // namespace blockscale::emulator::fast

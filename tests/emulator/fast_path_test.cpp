@@ -15,7 +15,9 @@
 //   boundary    two exponent levels per row / column (and per scale) with gaps around the limits
 //               of the exact tier, odd significands and C just below the largest product, so that
 //               the exponent bounds are tight and one bit either side of a limit shows.
-// The GemmPathStats of each family must show all three routes taken. Also here: the host FPU
+// The GemmPathStats of each family must show all three routes taken. Where the CPU has AVX2, both
+// variants of the AVX2 T-FDPA kernel's sums (fast_kernels.h, Avx2UnitSums) run every case too, the
+// one that this CPU's avx2 path does not choose included. Also here: the host FPU
 // arithmetic of the fast paths against emulator/arith.h, results identical for any thread count,
 // and a forced path that the CPU lacks throws.
 #include <gtest/gtest.h>
@@ -37,6 +39,8 @@
 #include "blockscale/emulator.h"
 #include "blockscale/formats.h"
 #include "blockscale/quantize.h"
+#include "fast_gemm.h"
+#include "fast_kernels.h"
 #include "fp_mode.h"
 #include "gemm_test_data.h"
 #include "value_classes.h"
@@ -683,6 +687,20 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
           ADD_FAILURE() << to_string(path) << " " << pr.schedule.name() << " generator " << kGeneratorNames[g] << " M=" << pr.M
                         << " N=" << pr.N << " K=" << pr.K << " output (" << i / pr.N << ", " << i % pr.N << "): 0x"
                         << std::hex << got[i] << ", reference 0x" << want[i] << std::dec;
+        }
+      }
+    }
+    if (fast::cpu_has_avx2()) {
+      for (const fast::Avx2UnitSums sums : {fast::Avx2UnitSums::int32, fast::Avx2UnitSums::float32}) {
+        std::vector<std::uint32_t> got;
+        ASSERT_TRUE(detail::fast_gemm(pr.schedule, ops, fast::avx2_kernels(sums), 1, nullptr, got));
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          if (got[i] != want[i] && ++mismatches <= 5) {
+            ADD_FAILURE() << "avx2 with " << (sums == fast::Avx2UnitSums::float32 ? "float32" : "int32") << " sums "
+                          << pr.schedule.name() << " generator " << kGeneratorNames[g] << " M=" << pr.M << " N=" << pr.N
+                          << " K=" << pr.K << " output (" << i / pr.N << ", " << i % pr.N << "): 0x" << std::hex
+                          << got[i] << ", reference 0x" << want[i] << std::dec;
+          }
         }
       }
     }
