@@ -707,8 +707,8 @@ TEST_P(FAST_PATH_SUITE, EveryPathEqualsTheReferenceEngine) {
     cases += want.size();
     per_generator[g] += want.size();
   }
-  std::printf("[ fast path ] %-58s %8zu cases x %zu paths, %zu mismatches\n", fam.name.c_str(), cases, paths.size(),
-              mismatches);
+  std::printf("[ fast path ] %-58s %8zu cases x %zu paths%s, %zu mismatches\n", fam.name.c_str(), cases, paths.size(),
+              fast::cpu_has_avx2() ? " and both AVX2 sum variants" : "", mismatches);
   for (std::size_t pi = 0; pi < paths.size(); ++pi) {
     std::printf("[ fast path ]   %-9s output steps: %llu exact, %llu truncating (%llu fp16), %llu special\n",
                 std::string(to_string(paths[pi])).c_str(), static_cast<unsigned long long>(total[pi].exact),
