@@ -734,9 +734,7 @@ BLOCKSCALE_AVX2 inline void run_sums_avx2(const float* av, const float* bv, cons
   for (std::size_t q = 0; q < 4; ++q) _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 8 * q), sum[q]);
 }
 
-// Eight lanes of the scalar helpers above: pow2f, times_grid and c_grid_units (whose reasons hold
-// lane by lane). vpsrlvd gives 0 for a count of 32 or more, as the clamped shift does for the
-// significand (below 2^24) that it shifts.
+// Eight lanes of the scalar helpers above: pow2f and times_grid (whose reasons hold lane by lane).
 BLOCKSCALE_AVX2 inline __m256 pow2f8(__m256i h) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
 }
@@ -744,19 +742,15 @@ BLOCKSCALE_AVX2 inline __m256 times_grid8(__m256 x, __m256i h) {
   const __m256i h_normal = _mm256_max_epi32(h, _mm256_set1_epi32(-126));
   return _mm256_mul_ps(_mm256_mul_ps(x, pow2f8(h_normal)), pow2f8(_mm256_sub_epi32(h, h_normal)));
 }
-BLOCKSCALE_AVX2 inline __m256i c_grid_units8(__m256i c, __m256i emax, int F) {
-  const __m256i field = _mm256_and_si256(_mm256_srli_epi32(c, 23), _mm256_set1_epi32(0xFF));
-  const __m256i normal = _mm256_cmpgt_epi32(field, _mm256_setzero_si256());
-  const __m256i significand = _mm256_or_si256(_mm256_and_si256(c, _mm256_set1_epi32(0x7FFFFF)),
-                                              _mm256_and_si256(normal, _mm256_set1_epi32(0x800000)));
-  const __m256i right = _mm256_sub_epi32(_mm256_add_epi32(emax, _mm256_set1_epi32(150 - F)),
-                                         _mm256_max_epi32(field, _mm256_set1_epi32(1)));
-  const __m256i zero = _mm256_setzero_si256();
-  const __m256i magnitude =
-      _mm256_srlv_epi32(_mm256_sllv_epi32(significand, _mm256_max_epi32(_mm256_sub_epi32(zero, right), zero)),
-                        _mm256_max_epi32(right, zero));
-  const __m256i s = _mm256_srai_epi32(c, 31);
-  return _mm256_sub_epi32(_mm256_xor_si256(magnitude, s), s);
+
+// c_grid_units (above) for e_max >= F - 127 (narrow_row_avx2's rows), by a product and a
+// truncating conversion: C times 2^(F - e_max) (F - e_max in F - 119 .. 127, so 2^(F - e_max) is a
+// normal float) is exact where it is a normal float, and below 1 where it is not (so truncated to 0
+// however it was rounded); it lies below 2^(F + 1), so vcvttps2dq gives trunc(C 2^(F - e_max)), C's
+// signed grid units. Five vector operations per eight lanes; the eight lanes of c_grid_units' shifts
+// took seventeen (docs/performance.md, seventieth session).
+BLOCKSCALE_AVX2 inline __m256i c_units_by_product8(__m256i c, __m256i emax, int F) {
+  return _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_castsi256_ps(c), pow2f8(_mm256_sub_epi32(_mm256_set1_epi32(F), emax))));
 }
 
 // truncating_row for the rows that narrow_row_avx2 hands on, from its lanes' scale exponent sums
@@ -773,9 +767,10 @@ BLOCKSCALE_AVX2 void truncating_row_avx2(const TfdpaTile& t, std::size_t r, std:
 
 // One row of an AVX2 tile-step (operands of at most 8 bits): truncating_row with its lane work in
 // registers, for the rows that output_row converts bare (plain_row: e_max in F - 139 .. 119, as
-// for quantized data). Per lane the scale exponent sum and e_max from the row's e_max bytes
-// (EmaxBytes), the grid factor, the float form's sums and the step's output in grid units
-// (output_row_units, F <= kUnitsMaxF) or in int32 (output_row_int32). GCC 12 compiled the plain
+// for quantized data) and whose e_max is at least F - 127 (c_units_by_product8;
+// ScaledRowsAroundTheLargestGridFactor tests that limit). Per lane the scale exponent sum and e_max
+// from the row's e_max bytes (EmaxBytes), the grid factor, the float form's sums and the step's
+// output in grid units (output_row_units, F <= kUnitsMaxF) or in int32 (output_row_int32). GCC 12 compiled the plain
 // C++ lane loops of these parts with spills of nearly every vector between them: with them, the
 // part of a step outside its two passes over k took a third of the kernel's samples on the MXFP8
 // rows (docs/performance.md). Other rows, and int32 sums that do not fit, go to truncating_row.
@@ -803,7 +798,7 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
     const __m256i live = _mm256_cmpgt_epi32(byte, _mm256_set1_epi32(2 * (kEbBias - 16) - 1));
     const __m256i product = _mm256_add_epi32(byte, _mm256_sub_epi32(scale_exp[q], _mm256_set1_epi32(2 * kEbBias)));
     emax[q] = _mm256_max_epi32(floor, _mm256_blendv_epi8(floor, product, live));
-    outside = _mm256_or_si256(outside, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(F - 139), emax[q]),
+    outside = _mm256_or_si256(outside, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(F - 127), emax[q]),
                                                        _mm256_cmpgt_epi32(emax[q], _mm256_set1_epi32(kBareMaxEmax))));
   }
   if (t.rule.f16 || !_mm256_testz_si256(outside, outside)) return truncating_row_avx2(t, r, s, scale_exp, emax, out);
@@ -823,13 +818,13 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
       run_sums8x4_float(av, bv, grid, L, sum);
       // C's grid units (below 2^(F + 1)) plus the sums: below 2^24, so the float add is exact.
       for (std::size_t q = 0; q < 4; ++q) {
-        units[q] = _mm256_add_ps(_mm256_cvtepi32_ps(c_grid_units8(c[q], emax[q], F)), sum[q]);
+        units[q] = _mm256_add_ps(_mm256_cvtepi32_ps(c_units_by_product8(c[q], emax[q], F)), sum[q]);
       }
     } else {
       __m256i sum[4];
       run_sums8x4(av, bv, grid, 0, L, sum);
       for (std::size_t q = 0; q < 4; ++q) {
-        units[q] = _mm256_cvtepi32_ps(_mm256_add_epi32(c_grid_units8(c[q], emax[q], F), sum[q]));
+        units[q] = _mm256_cvtepi32_ps(_mm256_add_epi32(c_units_by_product8(c[q], emax[q], F), sum[q]));
       }
     }
     for (std::size_t q = 0; q < 4; ++q) {
@@ -840,7 +835,7 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
   }
   // output_row_int32: C in grid units plus the runs of 16 terms, each add checked for overflow.
   __m256i T[4], overflow = _mm256_setzero_si256();
-  for (std::size_t q = 0; q < 4; ++q) T[q] = c_grid_units8(c[q], emax[q], F);
+  for (std::size_t q = 0; q < 4; ++q) T[q] = c_units_by_product8(c[q], emax[q], F);
   for (std::size_t kb = 0; kb < L; kb += 16) {
     __m256i run[4];
     run_sums8x4(av, bv, grid, kb, std::min(L, kb + 16), run);

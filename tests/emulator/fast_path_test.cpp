@@ -1101,6 +1101,56 @@ TEST(EmulatorFastPath, GridUnitsOutputDownToTheLowestGrid) {
 // Rows 0 and 1 must take the double route: without the overflow check row 0 wraps, without the
 // bound row 1 gives 2^31 instead of RZ's 2^31 - 128 (times 2^-9). The reference engine's bits on
 // every path.
+// The AVX2 kernel's rows convert C to grid units by C times 2^(F - e_max) (c_units_by_product8)
+// where e_max >= F - 127, the largest power of two a float holds; rows below take the plain C++
+// route. MXFP8 (F = 25) rows whose e_max is set by the e8m0 scales to each of F - 131 .. F - 123 in
+// every lane, with C in every lane at or below e_max (subnormals, zeros of both signs, bits below
+// the grid): every path equals the reference engine on both sides of that limit.
+TEST(EmulatorFastPath, ScaledRowsAroundTheLargestGridFactor) {
+  const std::size_t M = 4, N = 32, K = 32;
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 m128n256k32 f32 e4m3 e4m3 ue8m0"));
+  const int F = schedule.instruction.params().F;
+  ASSERT_EQ(F, 25);
+  const Format e4m3 = Format::float8_e4m3fn, e8m0 = Format::float8_e8m0fnu;
+  // B's elements 1.5; row r of A has 1.0 in its first 32, 16, 8 and 1 k and zeros after. Each
+  // term is 1.5 2^F in grid units: row 0's sum, 1.5 2^30, would leave a C of -2^31 (what the
+  // conversion gives for an infinite 2^(F - e_max)) at -2^29, inside int32's range, while its true
+  // value takes the route for values from 2^30; rows 1-3 stay below 2^30 with any C.
+  std::vector<std::uint32_t> elements_a(M * K, 0x00);
+  const std::vector<std::uint32_t> elements_b(K * N, 0x3C);
+  const std::size_t nonzero[M] = {32, 16, 8, 1};
+  for (std::size_t i = 0; i < M; ++i) std::fill_n(elements_a.begin() + static_cast<std::ptrdiff_t>(i * K), nonzero[i], 0x38u);
+  Rng rng(0xE3A5u);
+  std::size_t outputs = 0;
+  for (int emax = F - 131; emax <= F - 123; ++emax) {
+    // e(a) + e(b) + the scales' exponents = emax per product: A's scales 2^-53, B's 2^(emax + 53).
+    const std::vector<std::uint32_t> sa(M, 127 - 53), sb(N, static_cast<std::uint32_t>(127 + emax + 53));
+    for (int round = 0; round < 8; ++round) {
+      std::vector<std::uint32_t> c(M * N);
+      for (std::size_t i = 0; i < M * N; ++i) {
+        const std::uint32_t sign = static_cast<std::uint32_t>(rng() & 1u) << 31;
+        const int e = emax - static_cast<int>(rng() % 32);  // C's exponent: e_max .. e_max - 31
+        const std::uint32_t fraction = static_cast<std::uint32_t>(rng()) & 0x7FFFFFu;
+        // A normal C keeps its exponent; below 2^-126 the pattern is the subnormal of that fraction.
+        c[i] = sign | (e >= -126 ? (static_cast<std::uint32_t>(e + 127) << 23) | fraction
+                                 : (fraction | 0x800000u) >> (-126 - e));
+        if (i % 16 == 0) c[i] = sign;  // +-0
+        if (i % 16 == 1) c[i] = sign | 1u;  // the least subnormal
+      }
+      const GemmOperands ops{CodeMatrix(e4m3, M, K, elements_a), CodeMatrix(e4m3, K, N, elements_b), CodeMatrix(e8m0, M, 1, sa),
+                             CodeMatrix(e8m0, 1, N, sb), CodeMatrix(Format::float32, M, N, c)};
+      const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+      for (const GemmPath path : fast_paths()) {
+        EXPECT_EQ(gemm(schedule, ops, {1, path}), want) << to_string(path) << " e_max F - " << F - emax << " round " << round;
+      }
+      outputs += want.size();
+    }
+  }
+  std::printf("[ fast path ] scaled rows around the largest grid factor: %zu outputs x %zu paths\n", outputs,
+              fast_paths().size());
+}
+
 TEST(EmulatorFastPath, StepValuesInInt32AndBeyond) {
   const std::size_t M = 4, N = 32, K = 32;
   const Format e4m3 = Format::float8_e4m3fn;
