@@ -734,17 +734,19 @@ BLOCKSCALE_AVX2 inline void run_sums_avx2(const float* av, const float* bv, cons
   for (std::size_t q = 0; q < 4; ++q) _mm256_storeu_si256(reinterpret_cast<__m256i*>(run + 8 * q), sum[q]);
 }
 
-// Eight lanes of the scalar helpers above: pow2f and times_grid (whose reasons hold lane by lane).
+// Eight lanes of pow2f (above).
 BLOCKSCALE_AVX2 inline __m256 pow2f8(__m256i h) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
 }
-BLOCKSCALE_AVX2 inline __m256 times_grid8(__m256 x, __m256i h) {
-  const __m256i h_normal = _mm256_max_epi32(h, _mm256_set1_epi32(-126));
-  return _mm256_mul_ps(_mm256_mul_ps(x, pow2f8(h_normal)), pow2f8(_mm256_sub_epi32(h, h_normal)));
+// times_grid (above) for e_max >= F - 126 (narrow_row_avx2's rows): 2^(e_max - F) is a normal
+// float, so one product serves. x is an integer-valued float, so a nonzero product is a multiple of
+// 2^(e_max - F) >= 2^-126, a normal float whose significand is x's: exact.
+BLOCKSCALE_AVX2 inline __m256 times_grid8(__m256 x, __m256i emax, int F) {
+  return _mm256_mul_ps(x, pow2f8(_mm256_sub_epi32(emax, _mm256_set1_epi32(F))));
 }
 
-// c_grid_units (above) for e_max >= F - 127 (narrow_row_avx2's rows), by a product and a
-// truncating conversion: C times 2^(F - e_max) (F - e_max in F - 119 .. 127, so 2^(F - e_max) is a
+// c_grid_units (above) for e_max >= F - 126 (narrow_row_avx2's rows), by a product and a
+// truncating conversion: C times 2^(F - e_max) (F - e_max in F - 119 .. 126, so 2^(F - e_max) is a
 // normal float) is exact where it is a normal float, and below 1 where it is not (so truncated to 0
 // however it was rounded); it lies below 2^(F + 1), so vcvttps2dq gives trunc(C 2^(F - e_max)), C's
 // signed grid units. Five vector operations per eight lanes; the eight lanes of c_grid_units' shifts
@@ -767,7 +769,7 @@ BLOCKSCALE_AVX2 void truncating_row_avx2(const TfdpaTile& t, std::size_t r, std:
 
 // One row of an AVX2 tile-step (operands of at most 8 bits): truncating_row with its lane work in
 // registers, for the rows that output_row converts bare (plain_row: e_max in F - 139 .. 119, as
-// for quantized data) and whose e_max is at least F - 127 (c_units_by_product8;
+// for quantized data) and whose e_max is at least F - 126 (c_units_by_product8, times_grid8;
 // ScaledRowsAroundTheLargestGridFactor tests that limit). Per lane the scale exponent sum and e_max
 // from the row's e_max bytes (EmaxBytes), the grid factor, the float form's sums and the step's
 // output in grid units (output_row_units, F <= kUnitsMaxF) or in int32 (output_row_int32). GCC 12 compiled the plain
@@ -798,7 +800,7 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
     const __m256i live = _mm256_cmpgt_epi32(byte, _mm256_set1_epi32(2 * (kEbBias - 16) - 1));
     const __m256i product = _mm256_add_epi32(byte, _mm256_sub_epi32(scale_exp[q], _mm256_set1_epi32(2 * kEbBias)));
     emax[q] = _mm256_max_epi32(floor, _mm256_blendv_epi8(floor, product, live));
-    outside = _mm256_or_si256(outside, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(F - 127), emax[q]),
+    outside = _mm256_or_si256(outside, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(F - 126), emax[q]),
                                                        _mm256_cmpgt_epi32(emax[q], _mm256_set1_epi32(kBareMaxEmax))));
   }
   if (t.rule.f16 || !_mm256_testz_si256(outside, outside)) return truncating_row_avx2(t, r, s, scale_exp, emax, out);
@@ -828,7 +830,7 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
       }
     }
     for (std::size_t q = 0; q < 4; ++q) {
-      const __m256 v = times_grid8(units[q], _mm256_sub_epi32(emax[q], _mm256_set1_epi32(F)));
+      const __m256 v = times_grid8(units[q], emax[q], F);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * q), _mm256_and_si256(_mm256_castps_si256(v), keep));
     }
     return;
@@ -856,7 +858,7 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
     const __m256 f = _mm256_cvtepi32_ps(magnitude[q]);
     const __m256i rounded_up = _mm256_cmpgt_epi32(_mm256_cvttps_epi32(f), magnitude[q]);
     const __m256 rz = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(f), rounded_up));
-    const __m256 v = times_grid8(rz, _mm256_sub_epi32(emax[q], _mm256_set1_epi32(F)));
+    const __m256 v = times_grid8(rz, emax[q], F);
     const __m256i sign = _mm256_and_si256(T[q], _mm256_set1_epi32(static_cast<int>(0x80000000u)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * q),
                         _mm256_and_si256(_mm256_or_si256(_mm256_castps_si256(v), sign), keep));

@@ -1102,8 +1102,8 @@ TEST(EmulatorFastPath, GridUnitsOutputDownToTheLowestGrid) {
 // bound row 1 gives 2^31 instead of RZ's 2^31 - 128 (times 2^-9). The reference engine's bits on
 // every path.
 // The AVX2 kernel's rows convert C to grid units by C times 2^(F - e_max) (c_units_by_product8)
-// where e_max >= F - 127, the largest power of two a float holds; rows below take the plain C++
-// route. MXFP8 (F = 25) rows whose e_max is set by the e8m0 scales to each of F - 131 .. F - 123 in
+// and the step's value back by one product with 2^(e_max - F) (times_grid8) where e_max >= F - 126,
+// so that both powers of two are normal floats; rows below take the plain C++ route. MXFP8 (F = 25) rows whose e_max is set by the e8m0 scales to each of F - 131 .. F - 123 in
 // every lane, with C in every lane at or below e_max (subnormals, zeros of both signs, bits below
 // the grid): every path equals the reference engine on both sides of that limit.
 TEST(EmulatorFastPath, ScaledRowsAroundTheLargestGridFactor) {
