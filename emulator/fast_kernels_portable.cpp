@@ -772,10 +772,11 @@ BLOCKSCALE_AVX2 void truncating_row_avx2(const TfdpaTile& t, std::size_t r, std:
 // for quantized data) and whose e_max is at least F - 126 (c_units_by_product8, times_grid8;
 // ScaledRowsAroundTheLargestGridFactor tests that limit). Per lane the scale exponent sum and e_max
 // from the row's e_max bytes (EmaxBytes), the grid factor, the float form's sums and the step's
-// output in grid units (output_row_units, F <= kUnitsMaxF) or in int32 (output_row_int32). GCC 12 compiled the plain
-// C++ lane loops of these parts with spills of nearly every vector between them: with them, the
-// part of a step outside its two passes over k took a third of the kernel's samples on the MXFP8
-// rows (docs/performance.md). Other rows, and int32 sums that do not fit, go to truncating_row.
+// output in grid units (output_row_units, F <= kUnitsMaxF) or in int32 (output_row_int32). GCC 12
+// compiled the plain C++ lane loops of these parts with spills of nearly every vector between
+// them: with them, the part of a step outside its two passes over k took a third of the kernel's
+// samples on the MXFP8 rows (docs/performance.md). Other rows, and int32 sums that do not fit, go
+// to truncating_row.
 template <Avx2UnitSums kUnitSums>
 BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, std::size_t s, const std::uint8_t* bytes,
                                             const std::int32_t* b_sexp, int e_zero, int c_min_exp,

@@ -1084,28 +1084,12 @@ TEST(EmulatorFastPath, GridUnitsOutputDownToTheLowestGrid) {
   std::printf("[ fast path ] grid-units output down to the grid 2^-139: %zu outputs x %zu paths\n", outputs, fast_paths().size());
 }
 
-// For F > 15 (tcgen05 fp8, F = 25) the plain C++ kernels form a truncating step's value in grid
-// units in int32 where it fits (fast_kernels_portable.cpp, output_row_int32): C in grid units
-// (shifted left where its lowest bit lies above the grid) plus the runs of 16 terms, each add
-// checked, |T| < 2^30, then RZ to 24 bits and the scale 2^(e_max - F). One step of 32 e4m3
-// products per output (grid 2^-9 where 448 x 448 sets e_max = 16, so each such product is
-// 102,760,448 grid units), B = 448 in lanes 0-14, random finite codes in lanes 16-30, and in lanes
-// 15 and 31 C = 2^40, whose grid truncates the products: every 16-lane vector of every row takes
-// the truncating tier. Per row:
-//   0: A = 448 throughout: each run of 16 fits int32 (2^30.6), their sum (2^31.6) overflows it;
-//   1: A = 448 at 20 k and 256 at one, C = 2^16 - 2^-3: T = 2^31 - 64, which fits int32 but not
-//      the bound 2^30 (its float, 2^31, would leave int32's range in the RZ step's comparison);
-//   2: A = 448 at 10 k, -2^-9 at one, and C = -(2^17 - 2^-7), whose lowest bit lies two binades
-//      above the grid: T just below 2^30, with 30 significant bits for RZ;
-//   3: random finite codes, and C words of every kind: zeros, subnormals, both signs, e(C) = 15.
-// Rows 0 and 1 must take the double route: without the overflow check row 0 wraps, without the
-// bound row 1 gives 2^31 instead of RZ's 2^31 - 128 (times 2^-9). The reference engine's bits on
-// every path.
 // The AVX2 kernel's rows convert C to grid units by C times 2^(F - e_max) (c_units_by_product8)
 // and the step's value back by one product with 2^(e_max - F) (times_grid8) where e_max >= F - 126,
-// so that both powers of two are normal floats; rows below take the plain C++ route. MXFP8 (F = 25) rows whose e_max is set by the e8m0 scales to each of F - 131 .. F - 123 in
-// every lane, with C in every lane at or below e_max (subnormals, zeros of both signs, bits below
-// the grid): every path equals the reference engine on both sides of that limit.
+// so that both powers of two are normal floats; rows below take the plain C++ route. MXFP8
+// (F = 25) rows whose e_max is set by the e8m0 scales to each of F - 131 .. F - 123 in every lane,
+// with C in every lane at or below e_max (subnormals, zeros of both signs, bits below the grid):
+// every path equals the reference engine on both sides of that limit.
 TEST(EmulatorFastPath, ScaledRowsAroundTheLargestGridFactor) {
   const std::size_t M = 4, N = 32, K = 32;
   const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(
@@ -1120,7 +1104,9 @@ TEST(EmulatorFastPath, ScaledRowsAroundTheLargestGridFactor) {
   std::vector<std::uint32_t> elements_a(M * K, 0x00);
   const std::vector<std::uint32_t> elements_b(K * N, 0x3C);
   const std::size_t nonzero[M] = {32, 16, 8, 1};
-  for (std::size_t i = 0; i < M; ++i) std::fill_n(elements_a.begin() + static_cast<std::ptrdiff_t>(i * K), nonzero[i], 0x38u);
+  for (std::size_t i = 0; i < M; ++i) {
+    std::fill_n(elements_a.begin() + static_cast<std::ptrdiff_t>(i * K), nonzero[i], 0x38u);
+  }
   Rng rng(0xE3A5u);
   std::size_t outputs = 0;
   for (int emax = F - 131; emax <= F - 123; ++emax) {
@@ -1138,8 +1124,8 @@ TEST(EmulatorFastPath, ScaledRowsAroundTheLargestGridFactor) {
         if (i % 16 == 0) c[i] = sign;  // +-0
         if (i % 16 == 1) c[i] = sign | 1u;  // the least subnormal
       }
-      const GemmOperands ops{CodeMatrix(e4m3, M, K, elements_a), CodeMatrix(e4m3, K, N, elements_b), CodeMatrix(e8m0, M, 1, sa),
-                             CodeMatrix(e8m0, 1, N, sb), CodeMatrix(Format::float32, M, N, c)};
+      const GemmOperands ops{CodeMatrix(e4m3, M, K, elements_a), CodeMatrix(e4m3, K, N, elements_b),
+                             CodeMatrix(e8m0, M, 1, sa), CodeMatrix(e8m0, 1, N, sb), CodeMatrix(Format::float32, M, N, c)};
       const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
       for (const GemmPath path : fast_paths()) {
         EXPECT_EQ(gemm(schedule, ops, {1, path}), want) << to_string(path) << " e_max F - " << F - emax << " round " << round;
@@ -1151,6 +1137,23 @@ TEST(EmulatorFastPath, ScaledRowsAroundTheLargestGridFactor) {
               fast_paths().size());
 }
 
+// For F > 15 (tcgen05 fp8, F = 25) the plain C++ kernels form a truncating step's value in grid
+// units in int32 where it fits (fast_kernels_portable.cpp, output_row_int32): C in grid units
+// (shifted left where its lowest bit lies above the grid) plus the runs of 16 terms, each add
+// checked, |T| < 2^30, then RZ to 24 bits and the scale 2^(e_max - F). One step of 32 e4m3
+// products per output (grid 2^-9 where 448 x 448 sets e_max = 16, so each such product is
+// 102,760,448 grid units), B = 448 in lanes 0-14, random finite codes in lanes 16-30, and in lanes
+// 15 and 31 C = 2^40, whose grid truncates the products: every 16-lane vector of every row takes
+// the truncating tier. Per row:
+//   0: A = 448 throughout: each run of 16 fits int32 (2^30.6), their sum (2^31.6) overflows it;
+//   1: A = 448 at 20 k and 256 at one, C = 2^16 - 2^-3: T = 2^31 - 64, which fits int32 but not
+//      the bound 2^30 (its float, 2^31, would leave int32's range in the RZ step's comparison);
+//   2: A = 448 at 10 k, -2^-9 at one, and C = -(2^17 - 2^-7), whose lowest bit lies two binades
+//      above the grid: T just below 2^30, with 30 significant bits for RZ;
+//   3: random finite codes, and C words of every kind: zeros, subnormals, both signs, e(C) = 15.
+// Rows 0 and 1 must take the double route: without the overflow check row 0 wraps, without the
+// bound row 1 gives 2^31 instead of RZ's 2^31 - 128 (times 2^-9). The reference engine's bits on
+// every path.
 TEST(EmulatorFastPath, StepValuesInInt32AndBeyond) {
   const std::size_t M = 4, N = 32, K = 32;
   const Format e4m3 = Format::float8_e4m3fn;
