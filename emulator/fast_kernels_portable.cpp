@@ -443,6 +443,54 @@ BLOCKSCALE_INLINE void group_sums(const GstTile& t, std::size_t g0, std::size_t 
   }
 }
 
+// GST-FDPA's truncating tier for row r of a tile-step (the groups g0 .. g0 + G - 1, C's floor of
+// e_max per lane in floor_exp): e_max, then each group term and C truncated toward zero to the grid
+// 2^(e_max - F) and summed exactly, through the output conversion into out (the row's W
+// accumulators, C on entry).
+BLOCKSCALE_INLINE void gst_truncating_row(const GstTile& t, std::size_t r, std::size_t g0, std::size_t G,
+                                          const GroupSums& sums, const int* floor_exp, std::uint32_t* out) {
+  constexpr std::size_t W = kGstWidth;
+  const GstPanels& P = *t.p;
+  const int F = t.rule.F;
+  const auto a_group = [&](std::size_t g) { return (t.row0 + r) * P.groups + g0 + g; };
+  const auto b_group = [&](std::size_t g) { return (t.strip * P.groups + g0 + g) * W; };
+  // e_max: groups with a nonzero product and a nonzero scale product count with their scale
+  // exponents (a cancelled group too); the others take e_zero, as does C = 0.
+  int emax[W];
+  for (std::size_t j = 0; j < W; ++j) emax[j] = floor_exp[j];
+  for (std::size_t g = 0; g < G; ++g) {
+    const std::uint32_t a_nz = P.a_nz[a_group(g)];
+    const std::int32_t a_hi = P.a_ehi[a_group(g)];
+    const std::uint32_t* b_nz = &P.b_nz[b_group(g)];
+    const std::int32_t* b_hi = &P.b_ehi[b_group(g)];
+    for (std::size_t j = 0; j < W; ++j) {
+      // A select of values, then the maximum (a select between std::max's result and emax[j]
+      // kept GCC 12 from vectorising the loop).
+      const int group_exp = (a_nz & b_nz[j]) != 0 ? a_hi + b_hi[j] : 2 * kNoExp;
+      emax[j] = std::max(emax[j], group_exp);
+    }
+  }
+  // 2^(F - e_max) in a loop of its own: with pow2 inside the loop over groups GCC 12 kept that
+  // loop scalar.
+  double grid[W];
+  for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F - emax[j]);
+  const auto group_term = [&](std::size_t g, std::size_t j) {
+    const double w = P.a_sv[a_group(g)] * P.b_sv[b_group(g) + j] * grid[j];
+    return std::trunc(static_cast<double>(sums[g][r][j]) * w);
+  };
+  double S[W];  // at most 4 terms below 2^46: exact; from +0 and the first group, as the exact tier
+  for (std::size_t j = 0; j < W; ++j) S[j] = 0.0 + group_term(0, j);
+  for (std::size_t g = 1; g < G; ++g) {
+    for (std::size_t j = 0; j < W; ++j) S[j] += group_term(g, j);
+  }
+  double V[W];
+  for (std::size_t j = 0; j < W; ++j) {
+    const double c_term = std::trunc(static_cast<double>(as_float(out[j])) * grid[j]);
+    V[j] = (S[j] + c_term) * pow2(emax[j] - F);
+  }
+  round_lanes<W>(V, out, t.rule);
+}
+
 template <GroupSumsFn kGroupSums>
 BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1,
                                       StepCounts& counts) {
@@ -534,43 +582,7 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
       }
     } else {
       counts.truncating += kRows * W;
-      for (std::size_t r = 0; r < kRows; ++r) {
-        // e_max: groups with a nonzero product and a nonzero scale product count with their
-        // scale exponents (a cancelled group too); the others take e_zero, as does C = 0.
-        int emax[W];
-        for (std::size_t j = 0; j < W; ++j) emax[j] = floor_exp[r][j];
-        for (std::size_t g = 0; g < G; ++g) {
-          const std::uint32_t a_nz = P.a_nz[a_group(r, g)];
-          const std::int32_t a_hi = P.a_ehi[a_group(r, g)];
-          const std::uint32_t* b_nz = &P.b_nz[b_group(g)];
-          const std::int32_t* b_hi = &P.b_ehi[b_group(g)];
-          for (std::size_t j = 0; j < W; ++j) {
-            // A select of values, then the maximum (a select between std::max's result and
-            // emax[j] kept GCC 12 from vectorising the loop).
-            const int group_exp = (a_nz & b_nz[j]) != 0 ? a_hi + b_hi[j] : 2 * kNoExp;
-            emax[j] = std::max(emax[j], group_exp);
-          }
-        }
-        // 2^(F - e_max) in a loop of its own: with pow2 inside the loop over groups GCC 12 kept
-        // that loop scalar.
-        double grid[W];
-        for (std::size_t j = 0; j < W; ++j) grid[j] = pow2(F - emax[j]);
-        const auto group_term = [&](std::size_t g, std::size_t j) {
-          const double w = P.a_sv[a_group(r, g)] * P.b_sv[b_group(g) + j] * grid[j];
-          return std::trunc(static_cast<double>(sums[g][r][j]) * w);
-        };
-        double S[W];  // at most 4 terms below 2^46: exact; from +0 and the first group, as terms above
-        for (std::size_t j = 0; j < W; ++j) S[j] = 0.0 + group_term(0, j);
-        for (std::size_t g = 1; g < G; ++g) {
-          for (std::size_t j = 0; j < W; ++j) S[j] += group_term(g, j);
-        }
-        double V[W];
-        for (std::size_t j = 0; j < W; ++j) {
-          const double c_term = std::trunc(static_cast<double>(as_float(acc[r * W + j])) * grid[j]);
-          V[j] = (S[j] + c_term) * pow2(emax[j] - F);
-        }
-        round_lanes<W>(V, acc + r * W, t.rule);
-      }
+      for (std::size_t r = 0; r < kRows; ++r) gst_truncating_row(t, r, g0, G, sums, floor_exp[r], acc + r * W);
     }
 
     if (special) {
@@ -906,8 +918,231 @@ BLOCKSCALE_AVX2 void group_sums_avx2(const GstTile& t, std::size_t g0, std::size
     }
   }
 }
-BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& c) {
-  gst_steps_body<&group_sums_avx2>(t, acc, s0, s1, c);
+
+// ---- GST-FDPA (numerics.md b.5) with the lane work in vectors: gst_steps_body's tiers, a row's 16
+// lanes as two int32 vectors (lanes 0-7, 8-15) or four double vectors (lanes 4h .. 4h + 3). GCC 12
+// left the truncating tier's sums, scaling and output conversion in gst_steps_body scalar; on the
+// NVFP4 random-bit rows that tier takes 93% of the steps (docs/performance.md, seventy-first
+// session).
+
+BLOCKSCALE_AVX2 inline __m256d lo_pd(__m256i x) { return _mm256_cvtepi32_pd(_mm256_castsi256_si128(x)); }
+BLOCKSCALE_AVX2 inline __m256d hi_pd(__m256i x) { return _mm256_cvtepi32_pd(_mm256_extracti128_si256(x, 1)); }
+// The fp32 lanes of bits, as doubles (exact).
+BLOCKSCALE_AVX2 inline __m256d lo_ps_pd(__m256i bits) { return _mm256_cvtps_pd(_mm256_castps256_ps128(_mm256_castsi256_ps(bits))); }
+BLOCKSCALE_AVX2 inline __m256d hi_ps_pd(__m256i bits) { return _mm256_cvtps_pd(_mm256_extractf128_ps(_mm256_castsi256_ps(bits), 1)); }
+// 2^h for four int32 lanes h in -1022 .. 1023, as doubles, from their bits.
+BLOCKSCALE_AVX2 inline __m256d pow2d4(__m128i h) {
+  return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(_mm_add_epi32(h, _mm_set1_epi32(1023))), 52));
+}
+
+// b.6 RZ-FP32 (round_output_fp32) of eight exact doubles (lanes 0-3 in lo, 4-7 in hi), each 0, a
+// NaN, an Inf or of magnitude at least 2^-126 (the callers see to that: no subnormal result, no
+// underflow zero). RZ to fp32's 24 significant bits is then a mask on the double's fraction
+// (`keep`: RZ-E8M13 keeps 14), after which the conversion to float is exact, or overflows to Inf
+// from 2^128 as the hardware's "RZ" does (round_output_fp32 too); a NaN keeps its quiet bit and
+// leaves canonical. A zero V is +0 in both tiers (their sums start from +0), so the row's
+// underflow-zero rule has nothing to change.
+BLOCKSCALE_AVX2 inline __m256i rz_fp32_8(__m256d lo, __m256d hi, __m256d keep) {
+  const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_and_pd(hi, keep)), _mm256_cvtpd_ps(_mm256_and_pd(lo, keep)));
+  return _mm256_castps_si256(
+      _mm256_blendv_ps(f, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)), _mm256_cmp_ps(f, f, _CMP_UNORD_Q)));
+}
+// Lanes of v that are nonzero and below 2^-126 in magnitude (all ones), or-ed into `tiny`.
+BLOCKSCALE_AVX2 inline __m256d add_tiny_lanes(__m256d v, __m256d tiny) {
+  const __m256d a = _mm256_and_pd(v, _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFF)));
+  return _mm256_or_pd(tiny, _mm256_and_pd(_mm256_cmp_pd(a, _mm256_set1_pd(0x1p-126), _CMP_LT_OQ),
+                                          _mm256_cmp_pd(a, _mm256_setzero_pd(), _CMP_NEQ_OQ)));
+}
+// A row's 16 step values V (exact doubles) through the output conversion into out: rz_fp32_8, or
+// where the rule is not fp32's or a lane is not in rz_fp32_8's domain (`plain` false) round_lanes.
+BLOCKSCALE_AVX2 inline void output_row_gst(const __m256d (&V)[4], bool plain, __m256d keep, const OutputRule& rule,
+                                           std::uint32_t* out) {
+  if (plain) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), rz_fp32_8(V[0], V[1], keep));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8), rz_fp32_8(V[2], V[3], keep));
+    return;
+  }
+  alignas(32) double v[kGstWidth];
+  for (std::size_t h = 0; h < 4; ++h) _mm256_store_pd(v + 4 * h, V[h]);
+  round_lanes<kGstWidth>(v, out, rule);
+}
+
+// The lanes that gst_steps_body's exactness proof fails (all ones): the bounds' spread beyond
+// group_slack, or a nonzero C (exponent c_exp, zero lanes `zero`) more than c_slack below `upper`.
+BLOCKSCALE_AVX2 inline __m256i gst_outside(__m256i upper, __m256i lower, __m256i c_exp, __m256i zero, __m256i group_slack,
+                                           __m256i c_slack) {
+  const __m256i c_far = _mm256_andnot_si256(zero, _mm256_cmpgt_epi32(_mm256_sub_epi32(upper, c_exp), c_slack));
+  return _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_sub_epi32(upper, lower), group_slack), c_far);
+}
+
+BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t s0, std::size_t s1, StepCounts& counts) {
+  static_assert(kGstWidth == 16, "two 8-lane int32 vectors, four 4-lane double vectors per row");
+  constexpr std::size_t W = kGstWidth;
+  const GstPanels& P = *t.p;
+  const std::size_t G = static_cast<std::size_t>(P.L) / kGroup;
+  const int F = t.rule.F;
+  const __m256i group_slack = _mm256_set1_epi32(F - 8);  // gst_steps_body gives the slacks' reasons
+  const __m256i c_slack = _mm256_set1_epi32(F - 23);
+  // RZ to 24 (RZ-E8M13: 14) significant bits: the double's fraction cleared but for its top 23 (13) bits.
+  const __m256d keep = _mm256_castsi256_pd(_mm256_set1_epi64x(static_cast<long long>(~0ull << (t.rule.e8m13 ? 39 : 29))));
+  for (std::size_t s = s0; s < s1; ++s) {
+    if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
+    const std::size_t g0 = s * G;
+    const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s];
+    bool special = nan_lanes != 0;
+    for (std::size_t r = 0; r < kRows; ++r) special |= P.a_flags[(t.row0 + r) * P.steps + s] != 0;
+    const std::size_t a_base = t.row0 * P.groups + g0, b_base = t.strip * P.groups + g0;
+
+    alignas(32) GroupSums sums;
+    group_sums_avx2(t, g0, G, sums);
+
+    // Per row and lane: C, e(c) (acc_exponent), whether C = +-0, and C's floor of e_max.
+    __m256i c[kRows][2], c_exp[kRows][2], zero[kRows][2];
+    alignas(32) int floor_exp[kRows][W];
+    for (std::size_t r = 0; r < kRows; ++r) {
+      for (std::size_t q = 0; q < 2; ++q) {
+        c[r][q] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * W + 8 * q));
+        const __m256i field = _mm256_and_si256(_mm256_srli_epi32(c[r][q], 23), _mm256_set1_epi32(0xFF));
+        c_exp[r][q] = _mm256_sub_epi32(_mm256_max_epi32(field, _mm256_set1_epi32(1)), _mm256_set1_epi32(127));
+        zero[r][q] = _mm256_cmpeq_epi32(_mm256_and_si256(c[r][q], _mm256_set1_epi32(0x7FFFFFFF)), _mm256_setzero_si256());
+        _mm256_store_si256(reinterpret_cast<__m256i*>(floor_exp[r] + 8 * q),
+                           _mm256_blendv_epi8(c_exp[r][q], _mm256_set1_epi32(t.rule.e_zero), zero[r][q]));
+      }
+    }
+    // gst_steps_body's exactness proof: from the step's bounds, and where they fail from the
+    // groups' (the same lanes, the same outcome).
+    __m256i step_outside = _mm256_setzero_si256();
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const __m256i a_hi = _mm256_set1_epi32(P.a_step_hi[(t.row0 + r) * P.steps + s]);
+      const __m256i a_lo = _mm256_set1_epi32(P.a_step_lo[(t.row0 + r) * P.steps + s]);
+      for (std::size_t q = 0; q < 2; ++q) {
+        const std::size_t at = (t.strip * P.steps + s) * W + 8 * q;
+        const __m256i floor = _mm256_load_si256(reinterpret_cast<const __m256i*>(floor_exp[r] + 8 * q));
+        const __m256i upper = _mm256_max_epi32(floor, _mm256_add_epi32(a_hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&P.b_step_hi[at]))));
+        const __m256i lower = _mm256_add_epi32(a_lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(&P.b_step_lo[at])));
+        step_outside = _mm256_or_si256(step_outside, gst_outside(upper, lower, c_exp[r][q], zero[r][q], group_slack, c_slack));
+      }
+    }
+    bool exact = _mm256_testz_si256(step_outside, step_outside) != 0;
+    if (!exact) {
+      __m256i group_outside = _mm256_setzero_si256();
+      for (std::size_t r = 0; r < kRows; ++r) {
+        __m256i upper[2], lower[2];
+        for (std::size_t q = 0; q < 2; ++q) {
+          upper[q] = _mm256_load_si256(reinterpret_cast<const __m256i*>(floor_exp[r] + 8 * q));
+          lower[q] = _mm256_set1_epi32(kNoExpHigh);
+        }
+        for (std::size_t g = 0; g < G; ++g) {
+          const std::size_t ag = a_base + r * P.groups + g, bg = (b_base + g) * W;
+          const __m256i a_hi = _mm256_set1_epi32(P.a_ehi[ag]), a_lo = _mm256_set1_epi32(P.a_elo[ag]);
+          for (std::size_t q = 0; q < 2; ++q) {
+            upper[q] = _mm256_max_epi32(upper[q], _mm256_add_epi32(a_hi, _mm256_load_si256(reinterpret_cast<const __m256i*>(&P.b_ehi[bg + 8 * q]))));
+            lower[q] = _mm256_min_epi32(lower[q], _mm256_add_epi32(a_lo, _mm256_load_si256(reinterpret_cast<const __m256i*>(&P.b_elo[bg + 8 * q]))));
+          }
+        }
+        for (std::size_t q = 0; q < 2; ++q) {
+          group_outside = _mm256_or_si256(group_outside, gst_outside(upper[q], lower[q], c_exp[r][q], zero[r][q], group_slack, c_slack));
+        }
+      }
+      exact = _mm256_testz_si256(group_outside, group_outside) != 0;
+    }
+
+    if (exact) {
+      counts.exact += kRows * W;
+      for (std::size_t r = 0; r < kRows; ++r) {
+        // C (a zero C as +0, for the reason the AVX-512 kernel gives) plus each group's sum times
+        // its scale product, by FMAs: every product and partial sum is exact (the proof above).
+        const __m256i c_start[2] = {_mm256_andnot_si256(zero[r][0], c[r][0]), _mm256_andnot_si256(zero[r][1], c[r][1])};
+        __m256d V[4] = {lo_ps_pd(c_start[0]), hi_ps_pd(c_start[0]), lo_ps_pd(c_start[1]), hi_ps_pd(c_start[1])};
+        for (std::size_t g = 0; g < G; ++g) {
+          const __m256d a = _mm256_set1_pd(P.a_sv[a_base + r * P.groups + g]);
+          const double* b = &P.b_sv[(b_base + g) * W];
+          const __m256i sum[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(&sums[g][r][0])),
+                                  _mm256_load_si256(reinterpret_cast<const __m256i*>(&sums[g][r][8]))};
+          V[0] = _mm256_fmadd_pd(lo_pd(sum[0]), _mm256_mul_pd(a, _mm256_load_pd(b)), V[0]);
+          V[1] = _mm256_fmadd_pd(hi_pd(sum[0]), _mm256_mul_pd(a, _mm256_load_pd(b + 4)), V[1]);
+          V[2] = _mm256_fmadd_pd(lo_pd(sum[1]), _mm256_mul_pd(a, _mm256_load_pd(b + 8)), V[2]);
+          V[3] = _mm256_fmadd_pd(hi_pd(sum[1]), _mm256_mul_pd(a, _mm256_load_pd(b + 12)), V[3]);
+        }
+        __m256d tiny = _mm256_setzero_pd();
+        for (std::size_t h = 0; h < 4; ++h) tiny = add_tiny_lanes(V[h], tiny);
+        output_row_gst(V, !t.rule.f16 && _mm256_testz_pd(tiny, tiny) != 0, keep, t.rule, acc + r * W);
+      }
+    } else {
+      counts.truncating += kRows * W;
+      for (std::size_t r = 0; r < kRows; ++r) {
+        // e_max as gst_truncating_row's.
+        __m256i emax[2];
+        for (std::size_t q = 0; q < 2; ++q) emax[q] = _mm256_load_si256(reinterpret_cast<const __m256i*>(floor_exp[r] + 8 * q));
+        for (std::size_t g = 0; g < G; ++g) {
+          const std::size_t ag = a_base + r * P.groups + g, bg = (b_base + g) * W;
+          const __m256i a_nz = _mm256_set1_epi32(static_cast<int>(P.a_nz[ag])), a_hi = _mm256_set1_epi32(P.a_ehi[ag]);
+          for (std::size_t q = 0; q < 2; ++q) {
+            const __m256i dead = _mm256_cmpeq_epi32(
+                _mm256_and_si256(a_nz, _mm256_load_si256(reinterpret_cast<const __m256i*>(&P.b_nz[bg + 8 * q]))), _mm256_setzero_si256());
+            const __m256i e = _mm256_add_epi32(a_hi, _mm256_load_si256(reinterpret_cast<const __m256i*>(&P.b_ehi[bg + 8 * q])));
+            emax[q] = _mm256_max_epi32(emax[q], _mm256_blendv_epi8(e, _mm256_set1_epi32(2 * kNoExp), dead));
+          }
+        }
+        // The vector route needs e_max in F - 126 .. F + 1022: then 2^(F - e_max) and its inverse are
+        // normal doubles (pow2d4), and a nonzero V, a multiple of 2^(e_max - F), is at least 2^-126
+        // (rz_fp32_8). e_max is at most 254 (two scale exponents; C's e(c) <= 128), so only rows
+        // whose C and live groups all lie below 2^(F - 126) fall outside: gst_truncating_row.
+        // (For RZ-FP32 a limit down to F - 149 gives the same bits, a subnormal multiple of 2^-149
+        // being a float; GstRowsAroundTheLeastNormalGrid fails with it at F - 150.)
+        __m256i off_range = _mm256_setzero_si256();
+        for (std::size_t q = 0; q < 2; ++q) {
+          off_range = _mm256_or_si256(off_range, _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(F - 126), emax[q]),
+                                                                 _mm256_cmpgt_epi32(emax[q], _mm256_set1_epi32(F + 1022))));
+        }
+        if (!_mm256_testz_si256(off_range, off_range)) {
+          gst_truncating_row(t, r, g0, G, sums, floor_exp[r], acc + r * W);
+          continue;
+        }
+        // Per double vector h: the grid factor 2^(F - e_max), 2^(e_max - F) (the exponent field
+        // mirrored: 2046 - field), C truncated to the grid (plus +0, as gst_truncating_row's S
+        // starts), then each group's term truncated.
+        __m256d grid[4], S[4];
+        for (std::size_t q = 0; q < 2; ++q) {
+          const __m256i down = _mm256_sub_epi32(_mm256_set1_epi32(F), emax[q]);
+          grid[2 * q] = pow2d4(_mm256_castsi256_si128(down));
+          grid[2 * q + 1] = pow2d4(_mm256_extracti128_si256(down, 1));
+        }
+        const __m256d c_pd[4] = {lo_ps_pd(c[r][0]), hi_ps_pd(c[r][0]), lo_ps_pd(c[r][1]), hi_ps_pd(c[r][1])};
+        for (std::size_t h = 0; h < 4; ++h) {
+          S[h] = _mm256_add_pd(_mm256_round_pd(_mm256_mul_pd(c_pd[h], grid[h]), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
+                               _mm256_setzero_pd());
+        }
+        for (std::size_t g = 0; g < G; ++g) {
+          const __m256d a = _mm256_set1_pd(P.a_sv[a_base + r * P.groups + g]);
+          const double* b = &P.b_sv[(b_base + g) * W];
+          const __m256i sum[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(&sums[g][r][0])),
+                                  _mm256_load_si256(reinterpret_cast<const __m256i*>(&sums[g][r][8]))};
+          const __m256d sum_pd[4] = {lo_pd(sum[0]), hi_pd(sum[0]), lo_pd(sum[1]), hi_pd(sum[1])};
+          for (std::size_t h = 0; h < 4; ++h) {
+            const __m256d w = _mm256_mul_pd(_mm256_mul_pd(a, _mm256_load_pd(b + 4 * h)), grid[h]);
+            S[h] = _mm256_add_pd(S[h], _mm256_round_pd(_mm256_mul_pd(sum_pd[h], w), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+          }
+        }
+        __m256d V[4];
+        const __m256i mirror = _mm256_set1_epi64x(2046ll << 52);
+        for (std::size_t h = 0; h < 4; ++h) {
+          V[h] = _mm256_mul_pd(S[h], _mm256_castsi256_pd(_mm256_sub_epi64(mirror, _mm256_castpd_si256(grid[h]))));
+        }
+        output_row_gst(V, !t.rule.f16, keep, t.rule, acc + r * W);
+      }
+    }
+
+    if (special) {
+      counts.special += kRows * W;
+      for (std::size_t r = 0; r < kRows; ++r) {
+        const bool row_nan = (P.a_flags[(t.row0 + r) * P.steps + s] & kHasNaN) != 0;
+        for (std::size_t j = 0; j < W; ++j) {
+          if (row_nan || ((nan_lanes >> j) & 1u)) acc[r * W + j] = 0x7FFFFFFFu;
+        }
+      }
+    }
+  }
 }
 
 // ---- Panel decoding (fast_panels.h DecodeARowFn / DecodeBStripFn) with e8 bounds and without

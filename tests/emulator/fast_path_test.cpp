@@ -1137,6 +1137,77 @@ TEST(EmulatorFastPath, ScaledRowsAroundTheLargestGridFactor) {
               fast_paths().size());
 }
 
+// GST-FDPA (kind::mxf4, F = 35, e8m0 scales) with the group terms' exponent e(alpha) + e(beta) =
+// e_max swept from F - 215 to F - 115. The AVX2 kernel converts a row's step values by a mask on
+// the doubles' fractions, which is RZ-FP32 only for values of 0 or at least 2^-126: its truncating
+// tier needs e_max >= F - 126 (then a nonzero value is a multiple of 2^(e_max - F) >= 2^-126), its
+// exact tier tests the values, and the rows outside take the plain C++ route. Below e_max = -147
+// a group term p_g 2^e_max (p_g a multiple of 1/4) has bits under fp32's least subnormal 2^-149,
+// so a row let through either test rounds where RZ truncates. Even rounds give C = 0 or C within
+// 8 binades of e_max (the exact tier); odd rounds scale A's second block 2^-34 below its first and
+// also give C 13 to 43 binades below e_max (the truncating tier). In row 3 the first block cancels,
+// so that the truncated terms of the second block make values below 2^-126 with bits down to the
+// grid 2^(e_max - F): a limit moved below F - 149 lets them through. Both tiers must be taken, and
+// give the reference engine's bits.
+TEST(EmulatorFastPath, GstRowsAroundTheLeastNormalGrid) {
+  const std::size_t M = 4, N = 16, K = 64;
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32 m128n256k64 f32 e2m1 e2m1 ue8m0"));
+  const int F = schedule.instruction.params().F;
+  ASSERT_EQ(F, 35);
+  const Format e2m1 = Format::float4_e2m1fn, e8m0 = Format::float8_e8m0fnu;
+  const std::size_t blocks = K / 32;
+  Rng rng(0x65A1u);
+  std::vector<GemmPathStats> total(fast_paths().size());
+  std::size_t outputs = 0;
+  for (int emax = F - 215; emax <= F - 115; ++emax) {
+    const int ea = emax / 2, eb = emax - ea;  // each in -90 .. -40: e8m0 codes 37 .. 87
+    const std::vector<std::uint32_t> sb(blocks * N, static_cast<std::uint32_t>(127 + eb));
+    for (int round = 0; round < 2; ++round) {
+      // Odd rounds: A's second block scaled 2^-34 below its first (groups 34 binades apart).
+      std::vector<std::uint32_t> sa(M * blocks, static_cast<std::uint32_t>(127 + ea));
+      for (std::size_t i = 0; round == 1 && i < M; ++i) sa[i * blocks + 1] -= 34;
+      std::vector<std::uint32_t> a(M * K), b(K * N), c(M * N);
+      for (auto& x : a) x = static_cast<std::uint32_t>(rng() % 16);
+      for (auto& x : b) x = static_cast<std::uint32_t>(rng() % 16);
+      // Row 3's first block cancels (a[k + 1] = -a[k], b[k + 1] = b[k]): its groups keep e_max at
+      // their scales' exponents while adding nothing, so the row's value is the second block's
+      // terms truncated to the grid and C, below 2^-126 where e_max is low enough.
+      for (std::size_t k = 0; k < 32; k += 2) {
+        a[3 * K + k + 1] = a[3 * K + k] ^ 0x8u;
+        for (std::size_t j = 0; j < N; ++j) b[(k + 1) * N + j] = b[k * N + j];
+      }
+      for (std::size_t i = 0; i < M * N; ++i) {
+        const std::uint32_t sign = static_cast<std::uint32_t>(rng() & 1u) << 31;
+        const bool far = round == 1 && rng() % 2 == 0;
+        const int e = emax - (far ? 13 + static_cast<int>(rng() % 31) : static_cast<int>(rng() % 9));
+        const std::uint32_t fraction = static_cast<std::uint32_t>(rng()) & 0x7FFFFFu;
+        // A normal C keeps its exponent; below 2^-126 the pattern is the subnormal of that fraction.
+        c[i] = e < -149 ? sign
+                        : sign | (e >= -126 ? (static_cast<std::uint32_t>(e + 127) << 23) | fraction
+                                            : (fraction | 0x800000u) >> (-126 - e));
+        if (i % 8 == 0) c[i] = sign;  // +-0
+      }
+      const GemmOperands ops{CodeMatrix(e2m1, M, K, a), CodeMatrix(e2m1, K, N, b), CodeMatrix(e8m0, M, blocks, sa),
+                             CodeMatrix(e8m0, blocks, N, sb), CodeMatrix(Format::float32, M, N, c)};
+      const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+      for (std::size_t p = 0; p < fast_paths().size(); ++p) {
+        GemmPathStats stats;
+        EXPECT_EQ(gemm(schedule, ops, {1, fast_paths()[p], &stats}), want)
+            << to_string(fast_paths()[p]) << " e_max F - " << F - emax << " round " << round;
+        total[p].exact += stats.exact;
+        total[p].truncating += stats.truncating;
+      }
+      outputs += want.size();
+    }
+  }
+  for (std::size_t p = 0; p < fast_paths().size(); ++p) {
+    EXPECT_GT(total[p].exact, 0u) << to_string(fast_paths()[p]);
+    EXPECT_GT(total[p].truncating, 0u) << to_string(fast_paths()[p]);
+  }
+  std::printf("[ fast path ] GST rows around the least normal grid: %zu outputs x %zu paths\n", outputs, fast_paths().size());
+}
+
 // For F > 15 (tcgen05 fp8, F = 25) the plain C++ kernels form a truncating step's value in grid
 // units in int32 where it fits (fast_kernels_portable.cpp, output_row_int32): C in grid units
 // (shifted left where its lowest bit lies above the grid) plus the runs of 16 terms, each add
@@ -1332,6 +1403,35 @@ TEST(EmulatorFastPath, GstStepBoundsFollowTheStepAndTheLane) {
     GemmPathStats stats;
     EXPECT_EQ(gemm(schedule, ops, {1, path, &stats}), want) << to_string(path);
     EXPECT_EQ(stats.truncating, M * N) << to_string(path);  // step 1 of the one tile
+  }
+}
+
+// The other half of that proof: where the step's bounds fail, the groups' may still prove the step
+// exact. NVFP4, one step, C = 0: A's four groups take the scales 448, 2^-6, 448, 2^-6 and B's the
+// reverse, so every group's scale exponents add up to 8 - 6 = 2, while the step's bounds span
+// 8 + 8 .. -6 - 6, beyond F - 8 = 27. Every path must take the exact tier (a kernel that skips the
+// group bounds truncates: the same bits, but at the truncating tier's cost).
+TEST(EmulatorFastPath, GstGroupBoundsProveWhatTheStepBoundsCannot) {
+  const std::size_t M = 4, N = 16, K = 64, blocks = K / 16;
+  const Format e2m1 = Format::float4_e2m1fn, ue4m3 = Format::float8_ue4m3;
+  Rng rng(0x6B0Du);
+  std::vector<std::uint8_t> a(M * K), b(K * N), sa(M * blocks), sb(blocks * N);
+  for (auto& x : a) x = static_cast<std::uint8_t>(rng() % 16);
+  for (auto& x : b) x = static_cast<std::uint8_t>(rng() % 16);
+  for (std::size_t g = 0; g < blocks; ++g) {
+    const std::uint8_t high = 0x7E, low = 0x08;  // 448 = 1.75 x 2^8 and 2^-6
+    for (std::size_t i = 0; i < M; ++i) sa[i * blocks + g] = g % 2 == 0 ? high : low;
+    for (std::size_t j = 0; j < N; ++j) sb[g * N + j] = g % 2 == 0 ? low : high;
+  }
+  const GemmOperands ops{CodeMatrix(e2m1, M, K, a), CodeMatrix(e2m1, K, N, b), CodeMatrix(ue4m3, M, blocks, sa),
+                         CodeMatrix(ue4m3, blocks, N, sb), {}};
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction(
+      "sm_100a tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 m128n256k64 f32 e2m1 e2m1 ue4m3"));
+  const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+  for (const GemmPath path : fast_paths()) {
+    GemmPathStats stats;
+    EXPECT_EQ(gemm(schedule, ops, {1, path, &stats}), want) << to_string(path);
+    EXPECT_EQ(stats.exact, M * N) << to_string(path);
   }
 }
 
