@@ -691,24 +691,32 @@ BLOCKSCALE_AVX2 void emax_pass_avx2(const TfdpaTile& t, std::size_t k0, EmaxByte
 BLOCKSCALE_AVX2 inline __m256i term8(__m256 a, const float* b, __m256 g) {
   return _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(a, _mm256_load_ps(b)), g));
 }
-// The float form's int32 sums of one row's terms over k in [k0, k1) for the strip's 32 lanes (four
-// vectors), grid factors g, the sums in registers (GCC 12 kept the plain loop's in memory, a store
-// and a reload per vector and k in the loop-carried chain).
-BLOCKSCALE_AVX2 inline void run_sums8x4(const float* av, const float* bv, const __m256 (&g)[4], std::size_t k0,
-                                        std::size_t k1, __m256i (&sum)[4]) {
+// The float form's int32 terms of one row over k in [k0, k1) for the strip's 32 lanes (four
+// vectors), grid factors g, added to sum (wrapping), the sums in registers (GCC 12 kept the plain
+// loop's in memory, a store and a reload per vector and k in the loop-carried chain). Each add is
+// written in place: with the intrinsic GCC 12 added into a fresh register and copied it back, four
+// extra vmovdqa per k, and the MXFP8 rows ran 5% slower on a Zen 1 core (docs/performance.md).
+BLOCKSCALE_AVX2 inline void add_terms8x4(const float* av, const float* bv, const __m256 (&g)[4], std::size_t k0,
+                                         std::size_t k1, __m256i (&sum)[4]) {
   constexpr std::size_t W = kTfdpaWidth;
-  __m256 a = _mm256_broadcast_ss(av + k0);
-  const float* b = bv + k0 * W;
-  __m256i s0 = term8(a, b, g[0]), s1 = term8(a, b + 8, g[1]), s2 = term8(a, b + 16, g[2]), s3 = term8(a, b + 24, g[3]);
-  for (std::size_t k = k0 + 1; k < k1; ++k) {
-    a = _mm256_broadcast_ss(av + k);
-    b = bv + k * W;
-    s0 = _mm256_add_epi32(s0, term8(a, b, g[0]));
-    s1 = _mm256_add_epi32(s1, term8(a, b + 8, g[1]));
-    s2 = _mm256_add_epi32(s2, term8(a, b + 16, g[2]));
-    s3 = _mm256_add_epi32(s3, term8(a, b + 24, g[3]));
+  __m256i s0 = sum[0], s1 = sum[1], s2 = sum[2], s3 = sum[3];
+  for (std::size_t k = k0; k < k1; ++k) {
+    const __m256 a = _mm256_broadcast_ss(av + k);
+    const float* b = bv + k * W;
+    asm("vpaddd %1, %0, %0" : "+x"(s0) : "x"(term8(a, b, g[0])));
+    asm("vpaddd %1, %0, %0" : "+x"(s1) : "x"(term8(a, b + 8, g[1])));
+    asm("vpaddd %1, %0, %0" : "+x"(s2) : "x"(term8(a, b + 16, g[2])));
+    asm("vpaddd %1, %0, %0" : "+x"(s3) : "x"(term8(a, b + 24, g[3])));
   }
   sum[0] = s0, sum[1] = s1, sum[2] = s2, sum[3] = s3;
+}
+// The int32 sums of the terms over k in [k0, k1), k0 < k1 (the first term is the start).
+BLOCKSCALE_AVX2 inline void run_sums8x4(const float* av, const float* bv, const __m256 (&g)[4], std::size_t k0,
+                                        std::size_t k1, __m256i (&sum)[4]) {
+  const __m256 a = _mm256_broadcast_ss(av + k0);
+  const float* b = bv + k0 * kTfdpaWidth;
+  sum[0] = term8(a, b, g[0]), sum[1] = term8(a, b + 8, g[1]), sum[2] = term8(a, b + 16, g[2]), sum[3] = term8(a, b + 24, g[3]);
+  add_terms8x4(av, bv, g, k0 + 1, k1, sum);
 }
 // run_sums8x4 for F <= kUnitsMaxF in float (Avx2UnitSums::float32): each term truncated by
 // vroundps and the sums kept by vaddps, exact because every term is an integer and every partial
@@ -848,24 +856,24 @@ BLOCKSCALE_AVX2 inline void narrow_row_avx2(const TfdpaTile& t, std::size_t r, s
     }
     return;
   }
-  // output_row_int32: C in grid units plus the runs of 16 terms, each add checked for overflow.
-  __m256i T[4], overflow = _mm256_setzero_si256();
+  // output_row_int32's value T, C in grid units plus the terms, summed in wrapping int32 and tested
+  // after every 16 terms: each term lies below 2^(F + 2) <= 2^27, so where the sum so far was
+  // below 2^30, 16 more keep the true sum below 2^30 + 2^31, whose wrapped value lies below 2^30
+  // in magnitude only where the true one does. So every test passes exactly where every true
+  // partial sum, the last one T included, lies below 2^30 (the bound output_row_int32 needs); one
+  // that fails sends the row to truncating_row. (output_row_int32 adds runs of 16 with an overflow
+  // test per add instead: three operations more per vector and run.)
+  __m256i T[4], wide = _mm256_setzero_si256();
   for (std::size_t q = 0; q < 4; ++q) T[q] = c_units_by_product8(c[q], emax[q], F);
   for (std::size_t kb = 0; kb < L; kb += 16) {
-    __m256i run[4];
-    run_sums8x4(av, bv, grid, kb, std::min(L, kb + 16), run);
-    for (std::size_t q = 0; q < 4; ++q) {
-      const __m256i sum = _mm256_add_epi32(T[q], run[q]);
-      overflow = _mm256_or_si256(overflow, _mm256_and_si256(_mm256_xor_si256(sum, T[q]), _mm256_xor_si256(sum, run[q])));
-      T[q] = sum;
-    }
+    add_terms8x4(av, bv, grid, kb, std::min(L, kb + 16), T);
+    for (std::size_t q = 0; q < 4; ++q) wide = _mm256_or_si256(wide, _mm256_abs_epi32(T[q]));  // -2^31 keeps bit 31
   }
-  __m256i magnitude[4], too_wide = _mm256_srai_epi32(overflow, 31);
-  for (std::size_t q = 0; q < 4; ++q) {
-    magnitude[q] = _mm256_abs_epi32(T[q]);  // -2^31 stays -2^31: its bit 31 is set
-    too_wide = _mm256_or_si256(too_wide, _mm256_srli_epi32(magnitude[q], 30));
+  if (!_mm256_testz_si256(wide, _mm256_set1_epi32(static_cast<int>(0xC0000000u)))) {
+    return truncating_row_avx2(t, r, s, scale_exp, emax, out);
   }
-  if (!_mm256_testz_si256(too_wide, too_wide)) return truncating_row_avx2(t, r, s, scale_exp, emax, out);
+  __m256i magnitude[4];
+  for (std::size_t q = 0; q < 4; ++q) magnitude[q] = _mm256_abs_epi32(T[q]);
   for (std::size_t q = 0; q < 4; ++q) {
     // RZ of |T| < 2^30 to float: the conversion stepped one unit toward zero where it rounded up.
     const __m256 f = _mm256_cvtepi32_ps(magnitude[q]);

@@ -1263,6 +1263,46 @@ TEST(EmulatorFastPath, StepValuesInInt32AndBeyond) {
   std::printf("[ fast path ] step values in int32 and beyond (F = 25): %zu outputs x %zu paths\n", want.size(), fast_paths().size());
 }
 
+// The AVX2 kernel sums a step's terms and C in wrapping int32, testing the sum against 2^30 after
+// every 16 terms (fast_kernels_portable.cpp, narrow_row_avx2). Its edges, F = 25, one step of 32
+// products per output, B = 448 everywhere and 448 x 448 in every row (e_max = 16, grid 2^-9: a
+// times 448 is a x 229,376 grid units), partial sums below 2^30 after 16 terms:
+//   0: the terms 9,362 x 229,376 and C = 128 (65,536 units): T = 2^31, which wraps to -2^31, whose
+//      absolute value is -2^31 again (bit 30 clear, bit 31 set);
+//   1: row 0 negated: T = -2^31 without a wrap;
+//   2: 4,681 x 229,376 and C = 64: T = 2^30, the least value the test sends on;
+//   3: row 2 with C one unit less: T = 2^30 - 1, the largest the int32 route converts.
+// Rows 0-2 must take the double route (a test of bit 30 alone lets rows 0 and 1 through); the
+// outputs are RZ(T) 2^-9 on every path: 2^22, -2^22, 2^21 and 2^21 - 2^-3.
+TEST(EmulatorFastPath, WrappedStepSumsAtTheirLimits) {
+  const std::size_t M = 4, N = 32, K = 32;
+  const Format e4m3 = Format::float8_e4m3fn;
+  // e4m3 codes: 448 0x7E, 416 0x7D, 256 0x78, 224 0x76, 208 0x75, 160 0x72, 24 0x5C, 18 0x59, 1 0x38.
+  std::vector<std::uint32_t> a(M * K, 0), b(K * N, 0x7E), c(M * N);
+  for (std::size_t k = 0; k < 15; ++k) a[0 * K + k] = 0x78;  // 15 x 256
+  a[0 * K + 15] = 0x72;                                      // 160: 4,000 in the first 16 k
+  for (std::size_t k = 16; k < 27; ++k) a[0 * K + k] = 0x7E;  // 11 x 448
+  a[0 * K + 27] = 0x7D;
+  a[0 * K + 28] = 0x59;  // + 416 + 18: 5,362 in the second 16
+  for (std::size_t k = 0; k < K; ++k) a[1 * K + k] = a[0 * K + k] == 0 ? 0 : a[0 * K + k] | 0x80u;
+  for (std::size_t k = 0; k < 8; ++k) a[2 * K + k] = 0x76;  // 8 x 224
+  a[2 * K + 8] = 0x75;                                     // 208: 2,000 in the first 16 k
+  for (std::size_t k = 16; k < 21; ++k) a[2 * K + k] = 0x7E;  // 5 x 448
+  a[2 * K + 21] = 0x7D;
+  a[2 * K + 22] = 0x5C;
+  a[2 * K + 23] = 0x38;  // + 416 + 24 + 1: 2,681 in the second 16
+  std::copy_n(a.begin() + 2 * K, K, a.begin() + 3 * K);
+  const std::uint32_t c_row[M] = {0x43000000u, 0xC3000000u, 0x42800000u, 0x427FFE00u};  // 128, -128, 64, 64 - 2^-9
+  const std::uint32_t out_row[M] = {0x4A800000u, 0xCA800000u, 0x4A000000u, 0x49FFFFFFu};
+  for (std::size_t i = 0; i < M * N; ++i) c[i] = c_row[i / N];
+  const KernelSchedule schedule = KernelSchedule::chain(parse_instruction("sm_100a tcgen05.mma.cta_group::1.kind::f8f6f4 m128n256k32 f32 e4m3 e4m3"));
+  ASSERT_EQ(schedule.instruction.params().F, 25);
+  const GemmOperands ops{CodeMatrix(e4m3, M, K, a), CodeMatrix(e4m3, K, N, b), {}, {}, CodeMatrix(Format::float32, M, N, c)};
+  const std::vector<std::uint32_t> want = gemm(schedule, ops, {1, GemmPath::reference});
+  for (std::size_t i = 0; i < M * N; ++i) ASSERT_EQ(want[i], out_row[i / N]) << "output " << i;
+  for (const GemmPath path : fast_paths()) EXPECT_EQ(gemm(schedule, ops, {1, path}), want) << to_string(path);
+}
+
 // A step whose products are all -0 (-0 times x, -x times +0, or a negative group sum times a zero
 // ue4m3 scale), with C = -0 in the accumulator, on rows that keep the sign of a zero result: the
 // step's exact sum is zero, and an exact zero sum is +0 (numerics.md b.3), so the output is +0.
