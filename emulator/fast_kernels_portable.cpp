@@ -948,7 +948,7 @@ BLOCKSCALE_AVX2 inline __m256d pow2d4(__m128i h) {
 // underflow zero). RZ to fp32's 24 significant bits is then a mask on the double's fraction
 // (`keep`: RZ-E8M13 keeps 14), after which the conversion to float is exact, or overflows to Inf
 // from 2^128 as the hardware's "RZ" does (round_output_fp32 too); a NaN keeps its quiet bit and
-// leaves canonical. A zero V is +0 in both tiers (their sums start from +0), so the row's
+// leaves canonical. A zero V is +0 in both tiers (gst_avx2 says why), so the row's
 // underflow-zero rule has nothing to change.
 BLOCKSCALE_AVX2 inline __m256i rz_fp32_8(__m256d lo, __m256d hi, __m256d keep) {
   const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_and_pd(hi, keep)), _mm256_cvtpd_ps(_mm256_and_pd(lo, keep)));
@@ -1108,8 +1108,10 @@ BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t 
           continue;
         }
         // Per double vector h: the grid factor 2^(F - e_max), 2^(e_max - F) (the exponent field
-        // mirrored: 2046 - field), C truncated to the grid (plus +0, as gst_truncating_row's S
-        // starts), then each group's term truncated.
+        // mirrored: 2046 - field), C truncated to the grid, then each group's term truncated.
+        // Unlike gst_truncating_row's, this S needs no +0 to start from: e_max >= F - 126 is set
+        // by a nonzero C, whose term is then at least 2^F in magnitude, or by a live group, whose
+        // term is then nonzero or, for a cancelled group, +0; so a zero sum is +0 either way.
         __m256d grid[4], S[4];
         for (std::size_t q = 0; q < 2; ++q) {
           const __m256i down = _mm256_sub_epi32(_mm256_set1_epi32(F), emax[q]);
@@ -1118,8 +1120,7 @@ BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t 
         }
         const __m256d c_pd[4] = {lo_ps_pd(c[r][0]), hi_ps_pd(c[r][0]), lo_ps_pd(c[r][1]), hi_ps_pd(c[r][1])};
         for (std::size_t h = 0; h < 4; ++h) {
-          S[h] = _mm256_add_pd(_mm256_round_pd(_mm256_mul_pd(c_pd[h], grid[h]), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
-                               _mm256_setzero_pd());
+          S[h] = _mm256_round_pd(_mm256_mul_pd(c_pd[h], grid[h]), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         }
         for (std::size_t g = 0; g < G; ++g) {
           const __m256d a = _mm256_set1_pd(P.a_sv[a_base + r * P.groups + g]);
