@@ -443,6 +443,33 @@ BLOCKSCALE_INLINE void group_sums(const GstTile& t, std::size_t g0, std::size_t 
   }
 }
 
+// A GST-FDPA step's special lanes (b.7): B's lanes with a NaN scale in the step, and whether some
+// lane or A row of the tile has one; apply_gst_specials writes the canonical NaN into those lanes
+// and into the rows whose A has one, over the step's values.
+struct GstSpecials {
+  std::uint32_t nan_lanes;
+  bool any;
+};
+BLOCKSCALE_INLINE GstSpecials gst_specials(const GstTile& t, std::size_t s) {
+  const GstPanels& P = *t.p;
+  GstSpecials sp{P.b_nan[t.strip * P.steps + s], false};
+  sp.any = sp.nan_lanes != 0;
+  for (std::size_t r = 0; r < kRows; ++r) sp.any |= P.a_flags[(t.row0 + r) * P.steps + s] != 0;
+  return sp;
+}
+BLOCKSCALE_INLINE void apply_gst_specials(const GstTile& t, const GstSpecials& sp, std::size_t s, std::uint32_t* acc,
+                                          StepCounts& counts) {
+  constexpr std::size_t W = kGstWidth;
+  if (!sp.any) return;
+  counts.special += kRows * W;
+  for (std::size_t r = 0; r < kRows; ++r) {
+    const bool row_nan = (t.p->a_flags[(t.row0 + r) * t.p->steps + s] & kHasNaN) != 0;
+    for (std::size_t j = 0; j < W; ++j) {
+      if (row_nan || ((sp.nan_lanes >> j) & 1u)) acc[r * W + j] = 0x7FFFFFFFu;
+    }
+  }
+}
+
 // GST-FDPA's truncating tier for row r of a tile-step (the groups g0 .. g0 + G - 1, C's floor of
 // e_max per lane in floor_exp): e_max, then each group term and C truncated toward zero to the grid
 // 2^(e_max - F) and summed exactly, through the output conversion into out (the row's W
@@ -507,9 +534,7 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t g0 = s * G;
-    const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s];
-    bool special = nan_lanes != 0;
-    for (std::size_t r = 0; r < kRows; ++r) special |= P.a_flags[(t.row0 + r) * P.steps + s] != 0;
+    const GstSpecials specials = gst_specials(t, s);
     const auto a_group = [&](std::size_t r, std::size_t g) { return (t.row0 + r) * P.groups + g0 + g; };
     const auto b_group = [&](std::size_t g) { return (t.strip * P.groups + g0 + g) * W; };
 
@@ -585,15 +610,7 @@ BLOCKSCALE_INLINE void gst_steps_body(const GstTile& t, std::uint32_t* acc, std:
       for (std::size_t r = 0; r < kRows; ++r) gst_truncating_row(t, r, g0, G, sums, floor_exp[r], acc + r * W);
     }
 
-    if (special) {
-      counts.special += kRows * W;
-      for (std::size_t r = 0; r < kRows; ++r) {
-        const bool row_nan = (P.a_flags[(t.row0 + r) * P.steps + s] & kHasNaN) != 0;
-        for (std::size_t j = 0; j < W; ++j) {
-          if (row_nan || ((nan_lanes >> j) & 1u)) acc[r * W + j] = 0x7FFFFFFFu;
-        }
-      }
-    }
+    apply_gst_specials(t, specials, s, acc, counts);
   }
 }
 
@@ -996,9 +1013,7 @@ BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t 
   for (std::size_t s = s0; s < s1; ++s) {
     if (nan_absorbed(acc, kRows * W, s1 - s, counts)) break;  // NaN absorption (all_nan)
     const std::size_t g0 = s * G;
-    const std::uint32_t nan_lanes = P.b_nan[t.strip * P.steps + s];
-    bool special = nan_lanes != 0;
-    for (std::size_t r = 0; r < kRows; ++r) special |= P.a_flags[(t.row0 + r) * P.steps + s] != 0;
+    const GstSpecials specials = gst_specials(t, s);
     const std::size_t a_base = t.row0 * P.groups + g0, b_base = t.strip * P.groups + g0;
 
     alignas(32) GroupSums sums;
@@ -1142,15 +1157,7 @@ BLOCKSCALE_AVX2 void gst_avx2(const GstTile& t, std::uint32_t* acc, std::size_t 
       }
     }
 
-    if (special) {
-      counts.special += kRows * W;
-      for (std::size_t r = 0; r < kRows; ++r) {
-        const bool row_nan = (P.a_flags[(t.row0 + r) * P.steps + s] & kHasNaN) != 0;
-        for (std::size_t j = 0; j < W; ++j) {
-          if (row_nan || ((nan_lanes >> j) & 1u)) acc[r * W + j] = 0x7FFFFFFFu;
-        }
-      }
-    }
+    apply_gst_specials(t, specials, s, acc, counts);
   }
 }
 
