@@ -10,9 +10,10 @@ stdout without --out). A mutation is one of the mutation audits' (docs/verificat
 audit"): a comparison moved across its boundary (`<` and `<=`, `>` and `>=`), `==` and `!=`, `&&`
 and `||` (Python: `and` and `or`), binary `+` and `-`, `min` and `max`, or a decimal integer
 literal plus one. Binary operators count only with a space on each side, as the house format
-writes them, so template brackets, `<<`, `->` and unary minus are no sites. Each mutant's old text
-is the site widened on both sides until it occurs once in its file, as mutate.py requires; a site
-whose line occurs more than once (a repeated statement) is widened past the line until unique.
+writes them, so template brackets, `<<`, `->` and unary minus are no sites, nor is a `+` beside a
+string literal. Each mutant's old text is the site widened on both sides until it occurs once in
+its file, as mutate.py requires; a site whose line occurs more than once (a repeated statement) is
+widened past the line until unique.
 The same files, count and seed draw the same mutants.
 """
 import argparse
@@ -82,7 +83,10 @@ def sites(path, text):
         while start >= 0:
             word = old.strip("( ").isalpha()
             boundary = not word or old.startswith(" ") or start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_.:")
-            if boundary and all(mask[start:start + len(old)]):
+            # `+` beside a string literal joins strings: its `-` would not compile (C++) or would
+            # fail at its first call (Python), which tells nothing about the tests.
+            joins = old in (" + ", " - ") and ('"' in text[start - 1:start] or '"' in text[start + 3:start + 4])
+            if boundary and not joins and all(mask[start:start + len(old)]):
                 found.append((start, old, new))
             start = text.find(old, start + 1)
     for m in INTEGER.finditer(text):

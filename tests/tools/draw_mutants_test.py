@@ -5,7 +5,7 @@
     draw_mutants_test.py SCRIPTS_DIR SCRATCH_DIR
 
 Checked: every site is found and nothing in comments, strings, raw strings, character literals,
-preprocessor lines, template brackets, shifts, `->` or unary minus; each mutant's old text occurs
+preprocessor lines, template brackets, shifts, `->`, unary minus or string joins; each mutant's old text occurs
 once in its file and differs from its new text at the site alone; the same seed draws the same
 mutants; bad inputs exit 2 with a message that names them.
 """
@@ -44,7 +44,7 @@ CPP = r'''#include <vector>
    comment: 9 + 10 */
 template <typename T>
 int f(const std::vector<int>& v, T* p) {
-  const char* s = "a < b, 11";
+  const std::string s = "a < b, 11" + std::string("x") + "y";
   const char* r = R"x(12 == 13
       14 + 15)x";
   char c = '4';
