@@ -298,6 +298,11 @@ def check_fp8_scaled():
                              .astype(np.uint32) << 16).view(np.float32)
                 same_bits(bs.gemm_fp8(qa, qb, model, split_k=split, d_type="bf16", bias=bias_bf16).view(np.uint32),
                           bf16_rne((f32 + bias_bf16).view(np.uint32)).astype(np.uint32) << 16, f"fp8 {model} bf16 D + bias")
+    # The model's definition names a split call's slices and their granule, and only a split call's.
+    for split in (1, 2, 3):
+        definition = bs.gemm_fp8(qa, qb, "cublaslt", split_k=split, return_info=True)[1]["definition"]
+        named = f"; split-K {split} at multiples of 128 of K, the slices added in order"
+        assert ("; split-K" in definition) == (split > 1) and (split == 1 or definition.endswith(named)), definition
     # The recorded heuristic: torch._scaled_mm at 64 x 256 x 16384, 1x128 x 128x128 on an H200 chose the
     # split that the H200 study fitted to its outputs, 6 (docs/conformance.md, "External fp8 GEMMs").
     x = rng.standard_normal((64, 16384)).astype(np.float32)
