@@ -117,6 +117,13 @@ def check_models_name(tool):
         assert f"{row['algorithm']}, L={row['L']}, F={row['F']}, " in text and f"e_zero={row['e_zero']}" in text, text
         assert f"provenance for " in text and f": {j['provenance']}\n" in text, text
         assert ("  sparse: 2:4 along K" in text) == sparse, text
+        if sparse:
+            assert (f"  sparse: 2:4 along K; each output is {j['sparse']['dense_form']} on the {k // 2} stored values "
+                    "and the B rows they select\n") in text, text
+        # The rounding, and for the compiler-emulated fp8 mma.sync the add that joins its two HMMA
+        # (numerics.md b.9): an FADD into an f32 D, an HADD into an f16 one.
+        join = {"RZ-FP32": " +FADD", "RNE-FP16": " +HADD"}[row["rounding"]] if row["algorithm"].startswith("fp8->f16") else ""
+        assert f", {row['rounding']}{join}, e_zero=" in text, (text, row)
         for h in row["hardware"]:
             assert f"  confirmed: {h['gpu']} " in text, (text, h)
     for name, rule in [

@@ -409,6 +409,8 @@ def main():
         checked += 1
     human = run(tool, "weights", "sm90_int4", "--rows", "32", "--cols", "128").stdout
     assert "2048 bytes per expert" in human and "4 of 16 rows x 64 codes" in human, human
+    info = json.loads(run(tool, "weights", "sm90_int4", "--rows", "32", "--cols", "128", "--json").stdout)
+    assert info["bytes"] == 2048 and info["tiles"] == 4 and info["rows"] == 32 and info["cols"] == 128, info
 
     # A batch of empty matrices (no element, no storage) is the empty file, at once whatever its size.
     open(f("empty.bin"), "wb").close()
@@ -454,6 +456,8 @@ def main():
         (["where", "tiled_128x4", "--rows", "4", "--cols", "4", "--offset", "512"], "is outside the storage of 512"),
         (["frobnicate"], "unknown subcommand 'frobnicate'"),
         (["show"], "show needs a layout"),
+        (["show", "tiled_128x4", "extra", "--rows", "4", "--cols", "4"], "unexpected argument 'extra'"),
+        (["where", "tiled_128x4", "extra", "--rows", "4", "--cols", "4", "--offset", "0"], "unexpected argument 'extra'"),
         (["show", "deepgemm_sm100_cols:4", "--rows", "6", "--cols", "4"], "deepgemm_sm100 cols groups need R % 4 == 0"),
         (["show", "rows:4", "--rows", "4", "--cols", "6"], "rows groups need C % 4 == 0"),
         (["show", "rows:5", "--rows", "4", "--cols", "4"], "the last group end must be the extent along the axis (R)"),
