@@ -19,10 +19,12 @@ Exit status: 0 when every mutant that built was killed, 1 when some survived, 2 
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 
+CTEST_FAILURE = re.compile(r"\s*\d+ - \S+ \((Failed|Timeout|Subprocess aborted|SEGFAULT|Exception|Not Run)\)")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -96,7 +98,10 @@ def main():
             else:
                 test = run(args.test, args.build_dir)
                 outcome = "killed" if test.returncode != 0 else "survived"
-                tail = [l for l in test.stdout.splitlines() if "FAILED" in l][:8] or test.stdout.strip().splitlines()[-2:]
+                # GoogleTest's "[  FAILED  ] Suite.Test" lines, or ctest's list after "The following
+                # tests FAILED:" ("  12 - name (Failed)"), so that the report names the failing tests.
+                tail = [l for l in test.stdout.splitlines() if "[  FAILED  ]" in l or CTEST_FAILURE.match(l)][:8] \
+                    or test.stdout.strip().splitlines()[-2:]
             restore()
             results.append({"mutant": i, "file": m["file"], "note": m.get("note", ""), "outcome": outcome, "tail": tail})
             print(f"[{i + 1}/{len(mutants)}] {outcome:8}  {m['file']}  {m.get('note', '')}", flush=True)
