@@ -351,6 +351,33 @@ TEST(GoldenKm, MalformedDataIsReportedWithFileAndLine) {
   fs::remove_all(dir);
 }
 
+// hex_words reads lower-case hex digits only (the data set's own spelling): any other character,
+// an upper-case digit or one between '9' and 'a' in ASCII among them, is refused with its line,
+// not read as a digit value.
+TEST(GoldenKm, BadHexDigitsAreRefused) {
+  if (test::env("BLOCKSCALE_KM_DIR").empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
+  const fs::path dir = test::scratch_dir("km_hex");
+  fs::copy(test::env("BLOCKSCALE_KM_DIR"), dir,
+           fs::copy_options::recursive | fs::copy_options::create_hard_links);
+  const fs::path p = dir / "H200" / "E4M3" / "a_H200_E4M3.txt";
+  const std::string original = test::read(p);
+  for (const char bad : {'g', 'A', ':', '/', '`'}) {
+    std::string text = original;
+    text[6 * 289 + 3 * 9 + 5] = bad;  // line 7, value 4, digit 6 (32 values of 9 bytes + LF per line)
+    fs::remove(p);
+    test::write(p, text);
+    try {
+      (void)import_km(dir, 100);
+      ADD_FAILURE() << "accepted the hex digit '" << bad << "'";
+    } catch (const GoldenError& e) {
+      EXPECT_EQ(e.file(), p.string());
+      EXPECT_EQ(e.line(), 7u);
+      EXPECT_NE(std::string(e.what()).find(std::string("bad hex digit '") + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // The README gives the values per a_ / b_ line (32 for fp8): a shorter line is an error, not
 // zeros that would then read as the hardware disagreeing with the model.
 TEST(GoldenKm, ShortOperandLinesAreRefused) {

@@ -15,6 +15,7 @@
 
 #include "blockscale/harness/report.h"
 #include "blockscale/harness/sparse_mm.h"
+#include "expect_throw.h"
 
 namespace bs = blockscale;
 using namespace blockscale::harness;
@@ -122,6 +123,18 @@ TEST(SparseMmRuns, OneChangedOutputBitIsAMismatch) {
   EXPECT_EQ(st.best, 8);
   EXPECT_EQ(st.matches + 1, st.outputs);
   EXPECT_NE(sparse_mm_table({st}).find("MISMATCH: best S = 8, 24/25 outputs match"), std::string::npos) << sparse_mm_table({st});
+}
+
+TEST(SparseMmRuns, MaxSlicesBoundsTheSearch) {
+  // The f16 run that only S = 8 reproduces, fitted with S = 1 alone: its header's S = 8 is tried
+  // beyond the bound and fits; S = 1 does not. A bound below 1 is refused.
+  const SparseMmRun run = read_sparse_mm_file(samples_dir() / "f16_gaussian_64x64x8192.sparse_mm");
+  ASSERT_EQ(run.slices, 8);
+  const SparseMmStudy st = fit_sparse_mm(run, 1);
+  EXPECT_EQ(st.tried, 1);
+  EXPECT_EQ(st.exact, std::vector<int>{8});
+  EXPECT_TRUE(st.header_slices_fit());
+  bs::test::expect_throw_with([&] { (void)fit_sparse_mm(run, 0); }, "fit_sparse_mm: max_slices must be >= 1, got 0");
 }
 
 TEST(SparseMmRuns, SmallRunsAndWhatHasNoModel) {
