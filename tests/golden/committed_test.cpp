@@ -329,17 +329,26 @@ TEST(GoldenKm, FullImportVerifies) {
               static_cast<unsigned long long>(cases));
 }
 
+// A copy of the K&M data set made of hard links, so that a test can spoil one file of it cheaply;
+// replace_linked_file writes a file of such a copy without writing through the link into the
+// data set itself.
+fs::path hard_linked_km_copy(const std::string& name) {
+  const fs::path dir = test::scratch_dir(name);
+  fs::copy(test::env("BLOCKSCALE_KM_DIR"), dir, fs::copy_options::recursive | fs::copy_options::create_hard_links);
+  return dir;
+}
+void replace_linked_file(const fs::path& p, const std::string& text) {
+  fs::remove(p);
+  test::write(p, text);
+}
+
 TEST(GoldenKm, MalformedDataIsReportedWithFileAndLine) {
   if (test::env("BLOCKSCALE_KM_DIR").empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
-  // A copy of the data set made of hard links, but for the one file that is spoiled.
-  const fs::path dir = test::scratch_dir("km_bad");
-  fs::copy(test::env("BLOCKSCALE_KM_DIR"), dir,
-           fs::copy_options::recursive | fs::copy_options::create_hard_links);
+  const fs::path dir = hard_linked_km_copy("km_bad");
   const fs::path c = dir / "H100" / "fp16" / "c_H100_fp32.txt";
   std::string text = test::read(c);
-  fs::remove(c);
   text[33 * 41 + 5] = '2';  // line 42 of 33-byte lines: not a binary digit
-  test::write(c, text);
+  replace_linked_file(c, text);
   try {
     (void)import_km(dir, 100);
     FAIL() << "accepted a bad c_ file";
@@ -356,16 +365,13 @@ TEST(GoldenKm, MalformedDataIsReportedWithFileAndLine) {
 // not read as a digit value.
 TEST(GoldenKm, BadHexDigitsAreRefused) {
   if (test::env("BLOCKSCALE_KM_DIR").empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
-  const fs::path dir = test::scratch_dir("km_hex");
-  fs::copy(test::env("BLOCKSCALE_KM_DIR"), dir,
-           fs::copy_options::recursive | fs::copy_options::create_hard_links);
+  const fs::path dir = hard_linked_km_copy("km_hex");
   const fs::path p = dir / "H200" / "E4M3" / "a_H200_E4M3.txt";
   const std::string original = test::read(p);
   for (const char bad : {'g', 'A', ':', '/', '`'}) {
     std::string text = original;
     text[6 * 289 + 3 * 9 + 5] = bad;  // line 7, value 4, digit 6 (32 values of 9 bytes + LF per line)
-    fs::remove(p);
-    test::write(p, text);
+    replace_linked_file(p, text);
     try {
       (void)import_km(dir, 100);
       ADD_FAILURE() << "accepted the hex digit '" << bad << "'";
@@ -382,17 +388,14 @@ TEST(GoldenKm, BadHexDigitsAreRefused) {
 // zeros that would then read as the hardware disagreeing with the model.
 TEST(GoldenKm, ShortOperandLinesAreRefused) {
   if (test::env("BLOCKSCALE_KM_DIR").empty()) GTEST_FAIL() << "BLOCKSCALE_KM_DIR is not set";
-  const fs::path dir = test::scratch_dir("km_short");
-  fs::copy(test::env("BLOCKSCALE_KM_DIR"), dir,
-           fs::copy_options::recursive | fs::copy_options::create_hard_links);
+  const fs::path dir = hard_linked_km_copy("km_short");
   for (const char* side : {"a", "b"}) {
     const fs::path p = dir / "H200" / "E4M3" / (std::string(side) + "_H200_E4M3.txt");
     const std::string original = test::read(p);
     std::string text = original;
     // Line 7 loses its last value ("xxxxxxxx " is 9 bytes; lines are 32 values, 288 bytes + LF).
     text.erase(6 * 289 + 31 * 9, 9);
-    fs::remove(p);
-    test::write(p, text);
+    replace_linked_file(p, text);
     try {
       (void)import_km(dir, 100);
       ADD_FAILURE() << side << ": accepted a line of 31 values";
@@ -402,8 +405,7 @@ TEST(GoldenKm, ShortOperandLinesAreRefused) {
       EXPECT_NE(std::string(e.what()).find("the K&M README gives 32 per line for E4M3 on H200"), std::string::npos)
           << e.what();
     }
-    fs::remove(p);
-    test::write(p, original);
+    replace_linked_file(p, original);
   }
   fs::remove_all(dir);
 }
