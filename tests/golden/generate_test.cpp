@@ -101,6 +101,20 @@ TEST(GoldenGenerate, TheEdgeListOfAConversionIsComplete) {
 
 // Verification of every kind can fail: one flipped bit in one expected output is one mismatch, at
 // its line.
+// `blockscale golden gen` without --data: "edge for conversions, mixed otherwise" (its help), the
+// conversion family and each convert: operation alike.
+TEST(GoldenGenerate, WithoutDataConversionsTakeTheirEdgeLists) {
+  EXPECT_TRUE(default_data("conversions") == DataKind::edge);
+  EXPECT_TRUE(default_data("convert:f32:e2m1") == DataKind::edge);
+  for (const char* other : {"quantization", "layouts", "instructions", "gemms"}) {
+    EXPECT_TRUE(default_data(other) == DataKind::mixed) << other;
+  }
+  const auto unset = generate_set("convert:f32:e2m1", 1, std::nullopt, std::nullopt);
+  const auto edge = generate_set("convert:f32:e2m1", 1, DataKind::edge, std::nullopt);
+  ASSERT_EQ(unset.size(), 1u);
+  EXPECT_EQ(format_golden(unset[0]), format_golden(edge[0]));
+}
+
 TEST(GoldenGenerate, AFlippedOutputBitIsFoundAtItsLine) {
   for (const char* id : kOps) {
     auto files = generate_set(id, 9, DataKind::mixed, 30);

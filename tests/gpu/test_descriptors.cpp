@@ -99,6 +99,28 @@ TEST(Tcgen05InstrDesc, ScaleIdsMnMajorStepsAndKindValues) {
   EXPECT_THROW(encode_tcgen05_idesc(unknown), std::invalid_argument);
 }
 
+// An SF ID picks a byte or half-word of the scale's TMEM word and has two bits in the block-scaled
+// instruction descriptor (PTX ISA Tables 45-47: SFB ID at bits 4-5, SFA ID at bits 29-30). An ID
+// outside 0..3 would spill into the next field, so the encoder refuses it on either operand.
+TEST(Tcgen05InstrDesc, ScaleIdsOutsideTwoBitsAreRefused) {
+  const Format e4 = Format::float8_e4m3fn;
+  Tcgen05Instr in = instr(Tcgen05Kind::mxf8f6f4, e4, e4, 128, 64);
+  in.sfa_id = in.sfb_id = 3;
+  EXPECT_NO_THROW(encode_tcgen05_idesc(in));
+  for (const int bad_id : {-1, 4}) {
+    for (const bool on_a : {true, false}) {
+      Tcgen05Instr out_of_range = in;
+      (on_a ? out_of_range.sfa_id : out_of_range.sfb_id) = bad_id;
+      try {
+        encode_tcgen05_idesc(out_of_range);
+        ADD_FAILURE() << (on_a ? "SFA" : "SFB") << " ID " << bad_id << " was encoded";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("SF IDs are 0..3"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
 TEST(MatrixDescriptors, BaseOffsetNeedsASwizzle) {
   EXPECT_THROW(encode_sm100_smem_desc(0x200, 0, 128, Sm100Swizzle::none, 3), std::invalid_argument);
   EXPECT_THROW(encode_wgmma_desc(0x80, 128, 256, WgmmaSwizzle::none, 1), std::invalid_argument);
