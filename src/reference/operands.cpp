@@ -27,6 +27,15 @@ Tensor scales_from_layout(DType scale_dtype, const ScaleLayout& layout, Side sid
     throw std::invalid_argument("scales_from_layout: batch x R x C = " + std::to_string(mats) + " x " +
                                 std::to_string(R) + " x " + std::to_string(C) + " is above 2^62 elements");
   }
+  // The stored image's size before the row-major buffer is allocated from the product: a call at the
+  // 2^62 limit with a short image is refused by its rule, not by a failed allocation of 2^62 bytes.
+  const std::int64_t per_item = storage_size(layout, R, C);
+  const auto have = static_cast<std::int64_t>(storage.size());
+  if (per_item == 0 ? have != 0 : (have % per_item != 0 || have / per_item != mats)) {
+    throw std::invalid_argument("scales_from_layout: the stored scales hold " + std::to_string(have) +
+                                " bytes; the layout needs batch x storage_size = " + std::to_string(mats) + " x " +
+                                std::to_string(per_item));
+  }
   std::vector<std::uint8_t> row_major(static_cast<std::size_t>(mats * R * C));
   from_layout(layout, mats, R, C, storage, row_major);
   std::vector<std::uint64_t> codes(row_major.size());
