@@ -99,8 +99,6 @@ TEST(GoldenGenerate, TheEdgeListOfAConversionIsComplete) {
   }
 }
 
-// Verification of every kind can fail: one flipped bit in one expected output is one mismatch, at
-// its line.
 // `blockscale golden gen` without --data: "edge for conversions, mixed otherwise" (its help), the
 // conversion family and each convert: operation alike.
 TEST(GoldenGenerate, WithoutDataConversionsTakeTheirEdgeLists) {
@@ -115,6 +113,8 @@ TEST(GoldenGenerate, WithoutDataConversionsTakeTheirEdgeLists) {
   EXPECT_EQ(format_golden(unset[0]), format_golden(edge[0]));
 }
 
+// Verification of every kind can fail: one flipped bit in one expected output is one mismatch, at
+// its line.
 TEST(GoldenGenerate, AFlippedOutputBitIsFoundAtItsLine) {
   for (const char* id : kOps) {
     auto files = generate_set(id, 9, DataKind::mixed, 30);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "blockscale/gpu/descriptors.h"
+#include "expect_throw.h"
 
 namespace {
 
@@ -111,12 +112,8 @@ TEST(Tcgen05InstrDesc, ScaleIdsOutsideTwoBitsAreRefused) {
     for (const bool on_a : {true, false}) {
       Tcgen05Instr out_of_range = in;
       (on_a ? out_of_range.sfa_id : out_of_range.sfb_id) = bad_id;
-      try {
-        encode_tcgen05_idesc(out_of_range);
-        ADD_FAILURE() << (on_a ? "SFA" : "SFB") << " ID " << bad_id << " was encoded";
-      } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("SF IDs are 0..3"), std::string::npos) << e.what();
-      }
+      SCOPED_TRACE(std::string(on_a ? "SFA" : "SFB") + " ID " + std::to_string(bad_id));
+      test::expect_throw_with([&] { encode_tcgen05_idesc(out_of_range); }, "SF IDs are 0..3");
     }
   }
 }
