@@ -235,6 +235,11 @@ TEST(ExactMma, SumsTheDoubleGetsWrong) {
       // reach from 1 and makes the exact sum round up (or, negative, down).
       {"bit below the double", {1.0f, 0x1p-24f, 0x1p-80f}, 1.0f, 0x3F800001u, Tier::reference},
       {"bit below the double, negative", {1.0f, 0x1p-24f, -0x1p-80f}, 1.0f, 0x3F800000u, Tier::reference},
+      // Two terms, c and c * r with c = 32513 * 2^-15 and r = 33025 * 2^-40: 32513 * 33025 = 2^30 + 1,
+      // so the product is 2^-25 + 2^-55, exact in double, and the sum lies 2^-55 above the midpoint
+      // of c and c + 2^-24. The double's sum drops that bit (a quarter of its ulp) and lands on the
+      // midpoint, whose tie goes to c: the error bound must keep the interval open for two terms.
+      {"two terms, the double on a midpoint", {1.0f, 0x1.0202p-25f}, 0x1.fc04p-1f, 0x3F7E0201u, Tier::reference},
       // Exact ties: nearest even.
       {"tie to even", {1.0f, 0x1p-24f}, 1.0f, 0x3F800000u, Tier::proved},
       {"tie to even, odd", {0x1.000002p0f, 0x1p-24f}, 1.0f, 0x3F800002u, Tier::proved},

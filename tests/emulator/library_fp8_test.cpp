@@ -344,6 +344,9 @@ GemmPathStats expect_exact(const Fp8ScaledMatrix& a, const Fp8ScaledMatrix& b, G
       EXPECT_EQ(d[static_cast<std::size_t>(i * b.rows + j)], oracle(a, b, i, j))
           << "output (" << i << ", " << j << ")";
   EXPECT_EQ(stats.certified + stats.exact + stats.reference_outputs, static_cast<std::uint64_t>(a.rows * b.rows));
+  EXPECT_EQ(stats.truncating, 0u) << "an exact sum truncates nothing";
+  EXPECT_EQ(stats.special, 0u);
+  EXPECT_EQ(stats.fp16, 0u) << "no fp16 form in an exact sum";
   if (path == GemmPath::reference) {
     EXPECT_EQ(stats.certified, 0u) << "the reference path sums every output exactly";
   }

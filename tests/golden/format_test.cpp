@@ -130,6 +130,10 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"extra case", convert_file("@cases 1\n", "3f800000 2\n3f800000 2\n"), 9,
                   "more cases than @cases"},
         Malformed{"crlf", convert_file("@cases 1\r\n", "3f800000 2\n"), 7, "carriage return"},
+        Malformed{"conversion without a mode",
+                  "@golden 1\n@generator x\n@kind conversion\n@op convert f32 e4m3\n@fields x:f32 -> d:e4m3\n"
+                  "@cases 0\n",
+                  0, "a conversion file needs at least one @mode line"},
         Malformed{"unknown key", "@golden 1\n@colour blue\n", 2, "unknown header key '@colour'"},
         Malformed{"repeated kind", "@golden 1\n@kind layout\n@kind layout\n", 3, "@kind appears twice"},
         Malformed{"unknown kind", "@golden 1\n@kind poetry\n", 2, "unknown @kind 'poetry'"},

@@ -1222,6 +1222,35 @@ TEST(HarnessF64, TargetsAreWordPairsAndCasesAreDeterministic) {
   }
 }
 
+// The random set's window profiles (cases.cpp, f64_tile): in tiles 1 and 2 of every 8, A, B and C
+// lie in one narrow window (A and B within 2^lo .. 2^(lo+4), C within 2^(2lo-2) .. 2^(2lo+9), so
+// every step rounds); in tile 7, C lies anywhere in 2^-60 .. 2^61, far from the products too.
+TEST(HarnessF64, RandomWindowTilesPutCWhereTheirProfileSays) {
+  const InstructionTarget t = instruction_target("sm_90a mma.sync.aligned m16n8k16 f64 f64 f64");
+  const std::size_t tiles = 64, na = std::size_t(t.m) * std::size_t(t.k), nc = std::size_t(t.m) * std::size_t(t.n);
+  const TileBatch b = make_tiles(t, DataKind::random, 5, 0, tiles);
+  for (std::size_t g = 0; g < tiles; ++g) {
+    if (g % 8 != 1 && g % 8 != 2 && g % 8 != 7) continue;
+    int a_lo = 2000, a_hi = -2000;
+    for (std::size_t i = 0; i < na; ++i) {
+      const int e = std::ilogb(f64_word(b.a, g * na + i));
+      a_lo = std::min(a_lo, e);
+      a_hi = std::max(a_hi, e);
+    }
+    ASSERT_LE(a_hi - a_lo, 3) << "tile " << g << ": A outside one window";
+    for (std::size_t i = 0; i < nc; ++i) {
+      const int e = std::ilogb(f64_word(b.c, g * nc + i));
+      if (g % 8 == 7) {
+        ASSERT_TRUE(e >= -60 && e <= 60) << "tile " << g << ": C at 2^" << e;
+      } else {
+        // lo lies in [a_hi - 3, a_lo]
+        ASSERT_TRUE(e >= 2 * (a_hi - 3) - 2 && e <= 2 * a_lo + 8)
+            << "tile " << g << ": C at 2^" << e << ", A at 2^" << a_lo << " .. 2^" << a_hi;
+      }
+    }
+  }
+}
+
 // One step of the chain as DMMA computes it (docs/emulator.md, "f64 rows"; measured on an H200 and an
 // H100): a NaN operand comes back quieted, B's before the accumulator's before A's; an invalid
 // operation gives the negative default NaN. `nans` counts the steps with two or more NaN operands.
