@@ -1243,7 +1243,7 @@ TEST(HarnessF64, RandomWindowTilesPutCWhereTheirProfileSays) {
       if (g % 8 == 7) {
         ASSERT_TRUE(e >= -60 && e <= 60) << "tile " << g << ": C at 2^" << e;
       } else {
-        // lo lies in [a_hi - 3, a_lo]
+        // A's exponents lie in lo .. lo + 3, so lo is at most A's lowest and at least its highest less 3.
         ASSERT_TRUE(e >= 2 * (a_hi - 3) - 2 && e <= 2 * a_lo + 8)
             << "tile " << g << ": C at 2^" << e << ", A at 2^" << a_lo << " .. 2^" << a_hi;
       }
