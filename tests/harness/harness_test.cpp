@@ -1018,6 +1018,30 @@ TEST(HarnessExternal, EpilogueRunsAreCheckedAgainstTheCublasLtModel) {
   EXPECT_NE(external_table({amax_off}).find("amax_d differs"), std::string::npos);
 }
 
+// A table row that was never seen splitting K (cuBLASLt's row-wise scaling) is tried unsplit only,
+// whatever count the run reports: the row refuses a split, and the fit must not end there.
+TEST(HarnessExternal, ARowThatNeverSplitsIsTriedUnsplit) {
+  const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
+  ExternalRun r = synthetic_run(ExternalScaling::tensor, emulator::KernelSchedule::chain(ins), 1024);
+  r.library = "cuBLASLt 130100";
+  r.scaling = ExternalScaling::rowwise;
+  r.sa.assign(std::size_t(r.m), 1.5f);
+  r.sb.assign(std::size_t(r.n), 0.75f);
+  Fp8ScaledMatrix a, b;
+  a.element = b.element = Format::float8_e4m3fn;
+  a.granularity = b.granularity = Fp8Granularity::row;
+  a.rows = r.m, b.rows = r.n, a.k = b.k = r.k;
+  a.codes = r.a, b.codes = r.b, a.scales = r.sa, b.scales = r.sb;
+  const auto& row = emulator::library_fp8_schedule(emulator::Fp8Library::cublaslt, false, Fp8Granularity::row,
+                                                   Fp8Granularity::row);
+  ASSERT_EQ(row.split_granule_k, 0);
+  r.d = emulator::library_fp8_gemm(row, a, b, 0, r.m, 1);
+  r.split_k = 3;
+  const ExternalStudy st = fit_schedules(r);
+  ASSERT_TRUE(st.table.bit_exact()) << st.table.row << " " << st.table.why_not;
+  EXPECT_EQ(st.table.split_k, 1);
+}
+
 TEST(HarnessExternal, FitsSwappedOperandRoles) {
   // A run made with B in A's place (fma(sb, sa*p, acc)) is recognised as such.
   const emulator::Instruction ins = emulator::parse_instruction("sm_90a wgmma.mma_async m64n128k32 f32 e4m3 e4m3");
