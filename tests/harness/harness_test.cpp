@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <span>
 #include <tuple>
+#include <utility>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -937,6 +938,16 @@ TEST(HarnessExternal, FitsTheGeneratingSchedule) {
   }
 }
 
+// A synthetic run's e4m3 operands and scales as the library fp8 rows take them.
+std::pair<Fp8ScaledMatrix, Fp8ScaledMatrix> scaled_operands_of(const ExternalRun& r, Fp8Granularity g) {
+  Fp8ScaledMatrix a, b;
+  a.element = b.element = Format::float8_e4m3fn;
+  a.granularity = b.granularity = g;
+  a.rows = r.m, b.rows = r.n, a.k = b.k = r.k;
+  a.codes = r.a, b.codes = r.b, a.scales = r.sa, b.scales = r.sb;
+  return {std::move(a), std::move(b)};
+}
+
 // A run with cuBLASLt's epilogue is checked against cublaslt_fp8_gemm alone, at the split count
 // that reproduces it; a changed output or amax_d shows as a mismatch.
 TEST(HarnessExternal, EpilogueRunsAreCheckedAgainstTheCublasLtModel) {
@@ -949,11 +960,8 @@ TEST(HarnessExternal, EpilogueRunsAreCheckedAgainstTheCublasLtModel) {
     r.split_k = 0;  // not reported: the fit finds it
     return r;
   }();
-  Fp8ScaledMatrix a, b;
-  a.element = b.element = Format::float8_e4m3fn;
-  a.granularity = b.granularity = Fp8Granularity::tensor;
-  a.rows = base.m, b.rows = base.n, a.k = b.k = base.k;
-  a.codes = base.a, b.codes = base.b, a.scales = base.sa, b.scales = base.sb;
+  const auto operands = scaled_operands_of(base, Fp8Granularity::tensor);
+  const Fp8ScaledMatrix &a = operands.first, &b = operands.second;
   const auto& row = emulator::library_fp8_schedule(emulator::Fp8Library::cublaslt, false, Fp8Granularity::tensor,
                                                    Fp8Granularity::tensor);
   // The run as cublaslt_fp8_gemm computes it with split-K 2 and this epilogue.
@@ -1027,11 +1035,8 @@ TEST(HarnessExternal, ARowThatNeverSplitsIsTriedUnsplit) {
   r.scaling = ExternalScaling::rowwise;
   r.sa.assign(std::size_t(r.m), 1.5f);
   r.sb.assign(std::size_t(r.n), 0.75f);
-  Fp8ScaledMatrix a, b;
-  a.element = b.element = Format::float8_e4m3fn;
-  a.granularity = b.granularity = Fp8Granularity::row;
-  a.rows = r.m, b.rows = r.n, a.k = b.k = r.k;
-  a.codes = r.a, b.codes = r.b, a.scales = r.sa, b.scales = r.sb;
+  const auto operands = scaled_operands_of(r, Fp8Granularity::row);
+  const Fp8ScaledMatrix &a = operands.first, &b = operands.second;
   const auto& row = emulator::library_fp8_schedule(emulator::Fp8Library::cublaslt, false, Fp8Granularity::row,
                                                    Fp8Granularity::row);
   ASSERT_EQ(row.split_granule_k, 0);
