@@ -45,6 +45,9 @@ echo "# a stray comment" >>"$tmp/gemms/sm_100a_nvfp4_chain.txt"
 check "manifest hash" 2 "sm_100a_nvfp4_chain.txt: SHA-256 mismatch" -- "$bin" golden verify "$tmp/gemms/manifest.json"
 
 check "show" 0 "blockscale reproduces this case" -- "$bin" golden show "$src/golden/instructions/sm_100a.tcgen05.mxf4nvf4.block16.ue4m3.k64.e2m1.e2m1.txt" --case 3
+# A field's count is shown after its type when it holds more than one value, never for one.
+check "show a one-value field" 0 "^   c      f32 = 1$" -- "$bin" golden show "$src/golden/instructions/sm_100a.tcgen05.mxf4nvf4.block16.ue4m3.k64.e2m1.e2m1.txt" --case 3
+check "show a two-value field" 0 "^   sa     f32\[2\] = " -- "$bin" golden show "$src/golden/gemms/cublaslt_row_x_row.txt" --case 0
 check "show JSON" 0 '"match": true' -- "$bin" golden show "$src/golden/km/km_H100_E4M3_d_fp16.txt" --case 7 --json
 if command -v python3 >/dev/null; then
   # show --json gives each field's own words: the fields' hex, in order, are the case's line.

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Discovery against hypothetical devices: a device built here, outside the emulator, whose dot
 // products are a T-FDPA with chosen fused width L, fraction bits F and output rounding (any of
-// RZ, RD, RU, RA, RNE, RNA, RNZ at FP32, E8M13 or FP16 precision). No Hopper unit rounds other than
-// RZ or RNE, so the emulator's self-test device cannot show what discovery reports for the other
-// modes; these tests make every branch of its rounding classification run and check the parameters
-// it reads back against the ones the device was built with.
+// RZ, RD, RU, RA, RNE, RNA, RNZ, and RNO, ties to odd, which discovery has no name for, at FP32,
+// E8M13 or FP16 precision). No Hopper unit rounds other than RZ or RNE, so the emulator's
+// self-test device cannot show what discovery reports for the other modes; these tests make every
+// branch of its rounding classification run and check the parameters it reads back against the
+// ones the device was built with.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -21,7 +22,7 @@
 namespace blockscale::harness {
 namespace {
 
-enum class Mode { RZ, RD, RU, RA, RNE, RNA, RNZ };
+enum class Mode { RZ, RD, RU, RA, RNE, RNA, RNZ, RNO };
 
 const char* mode_name(Mode m) {
   switch (m) {
@@ -32,6 +33,7 @@ const char* mode_name(Mode m) {
     case Mode::RNE: return "RNE";
     case Mode::RNA: return "RNA";
     case Mode::RNZ: return "RNZ";
+    case Mode::RNO: return "RNO";
   }
   return "?";
 }
@@ -62,6 +64,7 @@ double round_to_bits(bool negative, std::uint64_t q, int e, int bits, Mode m) {
       case Mode::RNE: up = rem > half || (rem == half && (q & 1) != 0); break;
       case Mode::RNA: up = rem >= half; break;
       case Mode::RNZ: up = rem > half; break;
+      case Mode::RNO: up = rem > half || (rem == half && (q & 1) == 0); break;
     }
     q += up ? 1 : 0;
   }
@@ -177,6 +180,17 @@ TEST(HarnessDiscoverHypothetical, NamesEveryRoundingModeAtFp32) {
     EXPECT_EQ(item(d, "C placement").verdict, Verdict::agrees);
     EXPECT_EQ(item(d, "product normalisation").verdict, Verdict::agrees);
   }
+}
+
+// A tie rule discovery has no name for (ties to odd: 0.5 ulp above the even V0 goes up, 1.5 ulp
+// stays at the odd 1) is reported as an unnamed round-to-nearest, not as the nearest named one.
+TEST(HarnessDiscoverHypothetical, NamesNoModeForTiesToOdd) {
+  HypotheticalDevice dev({.L = 16, .F = 25, .mode = Mode::RNO, .output_bits = 23});
+  const Discovery d = discover(dev, instruction_target(kBf16));
+  const DiscoveryItem& r = item(d, "output rounding");
+  EXPECT_EQ(r.discovered, "RN?-FP32") << r.evidence;
+  EXPECT_EQ(r.verdict, Verdict::disagrees);
+  EXPECT_NE(r.evidence.find("ties 0.5/1.5 -> 1/1"), std::string::npos) << r.evidence;
 }
 
 // The output precision is read before the mode: E8M13 and an unnamed 18-bit precision.
@@ -301,13 +315,32 @@ TEST(HarnessDiscoverBlockScaled, ReadsEveryBlockScaledRow) {
       EXPECT_EQ(item(d, "scale 0xB8 (0x38 = 1 with bit 7 set) in SFA, 1 * 1 + 0.75").discovered, "0x3FE00000");
     }
     if (gst && t.scale == Format::float8_e8m0fnu) {
-      // MS-v2: the cancelled group keeps 2^60 and C is truncated away.
+      // MS-v2: the cancelled group keeps 2^60 and C is truncated away, 2^-23 above 1 or not.
       EXPECT_EQ(item(d, "group 0 cancelling (+-6) under a large scale, C = 1").discovered, "0x00000000");
+      EXPECT_EQ(item(d, "group 0 cancelling (+-6) under a large scale, C = 1 + 2^-23").discovered, "0x00000000");
+    } else if (gst) {
+      // Under 448 = 1.75 x 2^8 the grid is 2^(8 - F) = 2^-27: C keeps its last bit.
+      EXPECT_EQ(item(d, "group 0 cancelling (+-6) under a large scale, C = 1").discovered, "0x3F800000");
+      EXPECT_EQ(item(d, "group 0 cancelling (+-6) under a large scale, C = 1 + 2^-23").discovered, "0x3F800001");
     }
     const Discovery wrong = discover(*short_f, t);
     EXPECT_EQ(item(wrong, "fraction bits F").discovered, gst ? "34" : "24") << discovery_table(wrong);
     EXPECT_EQ(item(wrong, "fraction bits F").verdict, Verdict::disagrees);
   }
+}
+
+// The Inf probes exist only where the A format has an Inf (e5m2; e4m3's 0x78 is 256, a finite
+// value): there they give the NaN both ways; for e4m3 none is asked.
+TEST(HarnessDiscoverSpecialValues, AskInfOnlyOfFormatsThatHaveIt) {
+  auto dev = make_emulator_device();
+  const char* inf_probes[] = {"Inf * 0", "+Inf and -Inf products", "-Inf product, C = 1"};
+  const Discovery e5m2 = discover(*dev, instruction_target("sm_90a wgmma.mma_async m64n8k32 f32 e5m2 e5m2"));
+  for (const char* p : inf_probes) {
+    EXPECT_EQ(item(e5m2, p).discovered, p == inf_probes[2] ? "0xFF800000" : "0x7FFFFFFF") << p;
+    EXPECT_EQ(item(e5m2, p).verdict, Verdict::agrees) << p;
+  }
+  const Discovery e4m3 = discover(*dev, instruction_target("sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e5m2"));
+  for (const DiscoveryItem& i : e4m3.items) EXPECT_EQ(i.parameter.find("Inf"), std::string::npos) << i.parameter;
 }
 
 // A candidate row that chains the four ue8m0 blocks in two steps of 32 (L = 32) is told apart from

@@ -547,6 +547,41 @@ TEST(HarnessConform, BatchAndProblemSizesAreChecked) {
   test::expect_throw_with([&] { emulate_gemm(g, p); }, "M, N and K must be positive");
 }
 
+// The output-lsb perturbation is the rare one-ulp fault device.h promises: the last bit of every
+// 4096th output (7, 4103, 8199, ...) and nothing else, in f32 instructions, in f64 ones (the low
+// word of the pair, which holds the last bit) and in GEMMs.
+TEST(HarnessConform, OutputLsbFlipsTheLastBitOfEvery4096thOutput) {
+  auto exact = make_emulator_device();
+  auto flipped = make_emulator_device(Perturbation::output_lsb);
+  auto expect_flips = [](const std::vector<std::uint32_t>& want, const std::vector<std::uint32_t>& got,
+                         std::size_t words, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    ASSERT_GT(want.size(), 3 * 4096 * words) << what;  // at least three flips to place
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const bool flip = i % words == 0 && i / words % 4096 == 7;
+      ASSERT_EQ(got[i] ^ want[i], flip ? 1u : 0u) << what << ": word " << i;
+    }
+  };
+  for (const char* name : {"sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", "sm_90a mma.sync.aligned m16n8k16 f64 f64 f64"}) {
+    const InstructionTarget t = instruction_target(name);
+    const TileBatch b = make_tiles(t, DataKind::realistic, 5, 0, t.f64 ? 100 : 30);
+    expect_flips(exact->run(t, b), flipped->run(t, b), words_per_element(t), name);
+  }
+  GemmTarget g;
+  for (const Target& target : exact->targets())
+    if (target.kind == TargetKind::gemm && target.gemm.recipe == GemmRecipe::mxfp8) g = target.gemm;
+  ASSERT_FALSE(g.name.empty());
+  GemmProblem p;
+  p.m = 128;
+  p.n = 100;
+  p.k = 64;
+  p.a.assign(std::size_t(p.m * p.k), 0x38);  // e4m3 1.0
+  p.b.assign(std::size_t(p.n * p.k), 0x40);  // e4m3 2.0
+  p.sfa.assign(std::size_t(p.m * p.k / 32), 127);
+  p.sfb.assign(std::size_t(p.n * p.k / 32), 127);
+  expect_flips(exact->run(g, p), flipped->run(g, p), 1, g.name);
+}
+
 // The Markdown report's command line is a comment: a "-->" or a line break in it cannot end the
 // comment or a table row early.
 TEST(HarnessReport, CommandLineCannotInjectMarkdown) {
