@@ -562,7 +562,8 @@ TEST(HarnessConform, OutputLsbFlipsTheLastBitOfEvery4096thOutput) {
       ASSERT_EQ(got[i] ^ want[i], flip ? 1u : 0u) << what << ": word " << i;
     }
   };
-  for (const char* name : {"sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", "sm_90a mma.sync.aligned m16n8k16 f64 f64 f64"}) {
+  for (const char* name :
+       {"sm_90a wgmma.mma_async m64n8k32 f32 e4m3 e4m3", "sm_90a mma.sync.aligned m16n8k16 f64 f64 f64"}) {
     const InstructionTarget t = instruction_target(name);
     const TileBatch b = make_tiles(t, DataKind::realistic, 5, 0, t.f64 ? 100 : 30);
     expect_flips(exact->run(t, b), flipped->run(t, b), words_per_element(t), name);
@@ -574,7 +575,7 @@ TEST(HarnessConform, OutputLsbFlipsTheLastBitOfEvery4096thOutput) {
   GemmProblem p;
   p.m = 128;
   p.n = 100;
-  p.k = 64;
+  p.k = 128;  // the kernels' K multiple
   p.a.assign(std::size_t(p.m * p.k), 0x38);  // e4m3 1.0
   p.b.assign(std::size_t(p.n * p.k), 0x40);  // e4m3 2.0
   p.sfa.assign(std::size_t(p.m * p.k / 32), 127);
