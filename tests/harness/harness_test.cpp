@@ -511,6 +511,14 @@ TEST(HarnessConform, ModelOverridesRefuseWhatTheyCannotMean) {
                           "--model-override 'm16n8k32(' is not a valid regular expression");
 }
 
+// The device's MXFP8 GEMM target (the last one it lists; an empty name when it has none).
+GemmTarget mxfp8_gemm_target(Device& dev) {
+  GemmTarget g;
+  for (const Target& target : dev.targets())
+    if (target.kind == TargetKind::gemm && target.gemm.recipe == GemmRecipe::mxfp8) g = target.gemm;
+  return g;
+}
+
 // Batches and problems whose vectors do not hold what their sizes say are refused by name before
 // any output is computed (the audit of 2026-11-30: the self-test device and emulate_gemm read past
 // short vectors; 2^58 tiles "needed" 0 words).
@@ -525,9 +533,7 @@ TEST(HarnessConform, BatchAndProblemSizesAreChecked) {
   wraps.tiles = std::size_t{1} << 58;
   test::expect_throw_with([&] { emulate_tiles(t, wraps); }, "overflow");
 
-  GemmTarget g;
-  for (const Target& target : dev->targets())
-    if (target.kind == TargetKind::gemm && target.gemm.recipe == GemmRecipe::mxfp8) g = target.gemm;
+  const GemmTarget g = mxfp8_gemm_target(*dev);
   ASSERT_FALSE(g.name.empty());
   GemmProblem p;
   p.m = p.n = 2;
@@ -568,9 +574,7 @@ TEST(HarnessConform, OutputLsbFlipsTheLastBitOfEvery4096thOutput) {
     const TileBatch b = make_tiles(t, DataKind::realistic, 5, 0, t.f64 ? 100 : 30);
     expect_flips(exact->run(t, b), flipped->run(t, b), words_per_element(t), name);
   }
-  GemmTarget g;
-  for (const Target& target : exact->targets())
-    if (target.kind == TargetKind::gemm && target.gemm.recipe == GemmRecipe::mxfp8) g = target.gemm;
+  const GemmTarget g = mxfp8_gemm_target(*exact);
   ASSERT_FALSE(g.name.empty());
   GemmProblem p;
   p.m = 128;
